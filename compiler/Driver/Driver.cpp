@@ -1,0 +1,235 @@
+//===- Driver.cpp - the library behind `sgc compile` and `sgc explain` ----===//
+//
+// Part of sgc. Parses the command line, loads the input (a system_graph.json
+// or an .mlir file), runs the phases up to `--compile-to` and writes the
+// result. Every failure prints one `error:` line first and maps to an exit
+// code of ExitCodes.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/Driver.h"
+#include "compiler/Driver/Diagnostics.h"
+#include "compiler/Driver/ExitCodes.h"
+#include "compiler/Pipelines/IRDump.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Pipelines/Registration.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+namespace cl = llvm::cl;
+
+namespace {
+/// Options of `sgc compile` and `sgc explain`. Built per run so that the
+/// library can be driven more than once in one process (tests).
+struct Options {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<system_graph.json|.mlir>"),
+                             cl::Required};
+  cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
+                              cl::value_desc("file"), cl::init("-")};
+  cl::opt<std::string> compileTo{
+      "compile-to",
+      cl::desc("Stop after this phase: import, graph-opt, fusion, plan, "
+               "lower, codegen, emit"),
+      cl::value_desc("phase"), cl::init("emit")};
+  cl::opt<std::string> dumpDir{
+      "dump-ir-after-each",
+      cl::desc("Write the IR after every pass to DIR/NN-<pass>.mlir"),
+      cl::value_desc("dir")};
+  cl::opt<std::string> target{
+      "target", cl::desc("Code generation target: mlir (the IR itself)"),
+      cl::init("mlir")};
+  cl::opt<std::string> computeDtype{
+      "compute-dtype", cl::desc("Activation dtype: bf16 (default) or f32"),
+      cl::init("bf16")};
+  cl::opt<bool> remarks{"remarks",
+                        cl::desc("Print remarks (completions the importer "
+                                 "applied, fusions)")};
+  cl::opt<bool> strictGraph{
+      "strict-graph",
+      cl::desc("Follow the graph literally: no family completions, unknown "
+               "keys are errors")};
+};
+
+/// Prints `error: message` and returns `code`.
+int fail(int code, const Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return code;
+}
+
+bool isJsonInput(StringRef path) {
+  return llvm::sys::path::extension(path).equals_insensitive(".json");
+}
+
+/// Parses the command line after the subcommand. Returns an exit code on a
+/// usage error.
+std::optional<int> parseCommandLine(int argc, char **argv, StringRef overview) {
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (cl::ParseCommandLineOptions(argc, argv, overview, &errorStream))
+    return std::nullopt;
+  // Keep the one-error-line rule: the first line is the error, the rest are
+  // notes. The parser prefixes lines with the program name; drop it.
+  std::string prefix = (llvm::sys::path::filename(argv[0]) + ": ").str();
+  llvm::SmallVector<StringRef> lines;
+  StringRef(errors).trim().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  if (lines.empty())
+    lines.push_back("invalid command line");
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    line = line.trim();
+    line.consume_front(prefix);
+    llvm::errs() << (i == 0 ? "error: " : "note: ") << line << "\n";
+  }
+  return kExitUsage;
+}
+
+void makeContext(MLIRContext &ctx) {
+  DialectRegistry registry;
+  registerSgcDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+}
+
+/// Loads the input as an sg module; emits diagnostics and returns null on a
+/// bad file.
+OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
+                                llvm::SourceMgr &sourceMgr) {
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(opts.input, &errorMessage);
+  if (!buffer) {
+    emitError(UnknownLoc::get(&ctx))
+        << "cannot read '" << opts.input << "': " << errorMessage;
+    return nullptr;
+  }
+  if (isJsonInput(opts.input)) {
+    emitError(UnknownLoc::get(&ctx))
+        << "importing system_graph.json is not supported in this build";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+}
+
+int runCompile(int argc, char **argv) {
+  Options opts;
+  // Pass names must be registered before the options that list them
+  // (--mlir-print-ir-before=<pass>).
+  registerSgcPasses();
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  if (std::optional<int> code = parseCommandLine(
+          argc, argv, "sgc compile: system_graph.json or .mlir -> artifact\n"))
+    return *code;
+
+  std::optional<Phase> stopAfter = parsePhase(opts.compileTo);
+  if (!stopAfter)
+    return fail(kExitUsage, "unknown phase '" + opts.compileTo +
+                                "' for --compile-to (expected import, "
+                                "graph-opt, fusion, plan, lower, codegen, "
+                                "emit)");
+  if (opts.target != "mlir")
+    return fail(kExitUsage, "--target=" + opts.target +
+                                " is not available in this build (the CPU "
+                                "and CUDA back ends are not built yet); use "
+                                "--target=mlir");
+  if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
+    return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
+                                "' (expected bf16 or f32)");
+
+  MLIRContext ctx;
+  makeContext(ctx);
+  if (!opts.dumpDir.empty())
+    ctx.disableMultithreading();
+  SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), opts.remarks);
+
+  llvm::SourceMgr sourceMgr;
+  OwningOpRef<ModuleOp> module = loadInput(ctx, opts, sourceMgr);
+  if (!module)
+    return kExitBadInput;
+
+  PassManager pm(&ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail(kExitUsage, "invalid pass manager options");
+  applyDefaultTimingPassManagerCLOptions(pm);
+  IRDumpInstrumentation *dumper = nullptr;
+  if (!opts.dumpDir.empty()) {
+    auto instrumentation =
+        std::make_unique<IRDumpInstrumentation>(opts.dumpDir, 0);
+    dumper = instrumentation.get();
+    // 00-input.mlir is what the later passes start from.
+    if (!dumper->dump("input", *module))
+      return fail(kExitBadInput, dumper->getError());
+    pm.addInstrumentation(std::move(instrumentation));
+  }
+  for (Phase phase : allPhases()) {
+    buildPhasePipeline(phase, pm);
+    if (phase == *stopAfter)
+      break;
+  }
+  LogicalResult result = pm.run(*module);
+  if (dumper && !dumper->getError().empty())
+    return fail(kExitBadInput, dumper->getError());
+  if (failed(result))
+    return diagnostics.getNumErrors() ? kExitBadInput
+                                      : fail(kExitInternal, "compilation failed");
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(opts.output, &errorMessage);
+  if (!out)
+    return fail(kExitBadInput, "cannot write '" + opts.output +
+                                   "': " + errorMessage);
+  module->print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return kExitOk;
+}
+
+void printUsage(llvm::raw_ostream &os) {
+  os << "usage: sgc <command> [options]\n\n"
+        "commands:\n"
+        "  compile GRAPH   compile a system_graph.json (or an sg .mlir file)\n"
+        "  explain GRAPH   print what the compiler understood of a graph\n\n"
+        "run 'sgc <command> --help' for the options of a command\n";
+}
+} // namespace
+
+int mlir::sgc::runSgcMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  if (argc < 2) {
+    printUsage(llvm::errs());
+    return fail(kExitUsage, "missing command");
+  }
+  StringRef command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    printUsage(llvm::outs());
+    return kExitOk;
+  }
+  // The subcommand becomes part of the program name for the option parser.
+  std::string programName = (StringRef(argv[0]) + " " + command).str();
+  std::vector<char *> args;
+  args.push_back(programName.data());
+  for (int i = 2; i < argc; ++i)
+    args.push_back(argv[i]);
+  int subArgc = static_cast<int>(args.size());
+  if (command == "compile")
+    return runCompile(subArgc, args.data());
+  printUsage(llvm::errs());
+  return fail(kExitUsage, "unknown command '" + command + "'");
+}

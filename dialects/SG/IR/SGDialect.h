@@ -1,0 +1,14 @@
+//===- SGDialect.h - sg dialect ---------------------------------*- C++ -*-===//
+//
+// Part of sgc. The dialect class of the model-level `sg` dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_DIALECTS_SG_IR_SGDIALECT_H
+#define SGC_DIALECTS_SG_IR_SGDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/SG/IR/SGOpsDialect.h.inc"
+
+#endif // SGC_DIALECTS_SG_IR_SGDIALECT_H

@@ -1,0 +1,397 @@
+//===- SGOps.cpp - sg op verifiers ----------------------------------------===//
+//
+// Part of sgc. Every check carries the tag of the constraint it enforces
+// (`<op>_cN`, as numbered in SGOps.td); test/Dialect/SG/invalid.mlir has one
+// negative case per tag.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/SG/IR/SGOps.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::sgc::sg;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Two dimensions conflict only when both are known and differ.
+static bool dimsConflict(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+static bool shapesConflict(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  if (a.size() != b.size())
+    return true;
+  for (auto [x, y] : llvm::zip_equal(a, b))
+    if (dimsConflict(x, y))
+      return true;
+  return false;
+}
+
+static RankedTensorType rankedType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static bool isPositiveFinite(double x) { return std::isfinite(x) && x > 0.0; }
+
+/// Prints a double as a user wrote it (`0.25`, `1e+06`), not `2.5e-01`.
+static std::string num(double x) {
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "%g", x);
+  return buffer;
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// WeightOp, EmbedOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  // weight_c1
+  if (getName().empty())
+    return emitOpError("requires a non-empty checkpoint tensor name");
+  // weight_c2
+  if (!getResult().getType().hasStaticShape())
+    return emitOpError("requires a static shape, got ")
+           << shapeStr(getResult().getType().getShape());
+  return success();
+}
+
+LogicalResult EmbedOp::verify() {
+  RankedTensorType table = getTable().getType();
+  RankedTensorType ids = getIds().getType();
+  // embed_c1
+  if (table.getRank() != 2 || ids.getRank() != 1)
+    return emitOpError("requires a rank-2 table and rank-1 ids, got ranks ")
+           << table.getRank() << " and " << ids.getRank();
+  // embed_c2
+  SmallVector<int64_t> expected = {ids.getDimSize(0), table.getDimSize(1)};
+  if (shapesConflict(getResult().getType().getShape(), expected))
+    return emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got "
+           << shapeStr(getResult().getType().getShape());
+  // embed_c3
+  if (!isPositiveFinite(getScale().convertToDouble()))
+    return emitOpError("requires 'scale' > 0, got ")
+           << num(getScale().convertToDouble());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormOp, LinearOp, SplitHeadsOp, MergeHeadsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RMSNormOp::verify() {
+  // rms_norm_c1
+  if (!isPositiveFinite(getEps().convertToDouble()))
+    return emitOpError("requires 'eps' > 0, got ")
+           << num(getEps().convertToDouble());
+  // rms_norm_c2
+  int64_t offset = getWeightOffsetAttr().getInt();
+  if (offset != 0 && offset != 1)
+    return emitOpError("requires 'weight_offset' 0 or 1, got ") << offset;
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("requires an input of rank >= 1");
+  if (Value weight = getWeight()) {
+    // rms_norm_c3
+    RankedTensorType w = rankedType(weight);
+    if (w.getRank() != 1 || dimsConflict(w.getDimSize(0), x.getShape().back()))
+      return emitOpError("requires a weight of shape [")
+             << x.getShape().back() << "], got " << shapeStr(w.getShape());
+  } else if (offset != 0) {
+    // rms_norm_c4
+    return emitOpError("without a weight requires 'weight_offset' 0, got ")
+           << offset;
+  }
+  // rms_norm_c5
+  if (shapesConflict(getResult().getType().getShape(), x.getShape()))
+    return emitOpError("requires the result shape to equal the input shape ")
+           << shapeStr(x.getShape());
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  RankedTensorType x = getX().getType();
+  RankedTensorType w = getW().getType();
+  // linear_c1
+  if (w.getRank() != 2 || x.getRank() < 1)
+    return emitOpError("requires a rank-2 weight and an input of rank >= 1, "
+                       "got ranks ")
+           << w.getRank() << " and " << x.getRank();
+  // linear_c2
+  if (dimsConflict(x.getShape().back(), w.getDimSize(1)))
+    return emitOpError("input width ")
+           << x.getShape().back() << " does not match weight 'in' dimension "
+           << w.getDimSize(1);
+  // linear_c3
+  SmallVector<int64_t> expected(x.getShape());
+  expected.back() = w.getDimSize(0);
+  if (shapesConflict(getResult().getType().getShape(), expected))
+    return emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got "
+           << shapeStr(getResult().getType().getShape());
+  return success();
+}
+
+/// Shared check of split_heads / merge_heads: `flat` is [S, H·D] and
+/// `split` is [S, H, D].
+static LogicalResult verifyHeadsView(Operation *op, RankedTensorType flat,
+                                     RankedTensorType split) {
+  // split_heads_c1, merge_heads_c1
+  if (flat.getRank() != 2 || split.getRank() != 3)
+    return op->emitOpError("requires a rank-2 flat and a rank-3 split "
+                           "tensor, got ranks ")
+           << flat.getRank() << " and " << split.getRank();
+  if (dimsConflict(flat.getDimSize(0), split.getDimSize(0)))
+    return op->emitOpError("token dimensions differ: ")
+           << flat.getDimSize(0) << " vs " << split.getDimSize(0);
+  // split_heads_c2, merge_heads_c2
+  int64_t h = split.getDimSize(1), d = split.getDimSize(2);
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(d) ||
+      dimsConflict(flat.getDimSize(1), h * d))
+    return op->emitOpError("requires width heads x head_dim = ")
+           << (ShapedType::isDynamic(h) || ShapedType::isDynamic(d)
+                   ? std::string("?")
+                   : std::to_string(h * d))
+           << ", got " << flat.getDimSize(1);
+  return success();
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  return verifyHeadsView(*this, getX().getType(), getResult().getType());
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  return verifyHeadsView(*this, getResult().getType(), getX().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp, PartialRopeOp
+//===----------------------------------------------------------------------===//
+
+/// Shared checks of rope / partial_rope: rank 3 (c1) and an even head width
+/// (c2).
+static LogicalResult verifyRopeInput(Operation *op, RankedTensorType x) {
+  // rope_c1, partial_rope_c1
+  if (x.getRank() != 3)
+    return op->emitOpError("requires a [tokens, heads, head_dim] input, got "
+                           "rank ")
+           << x.getRank();
+  // rope_c2, partial_rope_c2
+  int64_t d = x.getDimSize(2);
+  if (!ShapedType::isDynamic(d) && d % 2 != 0)
+    return op->emitOpError("requires an even head_dim, got ") << d;
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  if (failed(verifyRopeInput(*this, getX().getType())))
+    return failure();
+  // rope_c3
+  if (!isPositiveFinite(getTheta().convertToDouble()))
+    return emitOpError("requires 'theta' > 0, got ")
+           << num(getTheta().convertToDouble());
+  // rope_c4
+  if (!isPositiveFinite(getFactor().convertToDouble()))
+    return emitOpError("requires 'factor' > 0, got ")
+           << num(getFactor().convertToDouble());
+  return success();
+}
+
+LogicalResult PartialRopeOp::verify() {
+  if (failed(verifyRopeInput(*this, getX().getType())))
+    return failure();
+  // partial_rope_c3
+  double fraction = getRotaryFraction().convertToDouble();
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    return emitOpError("requires 'rotary_fraction' in (0, 1], got ")
+           << num(fraction);
+  // partial_rope_c4
+  int64_t d = getX().getType().getDimSize(2);
+  if (!ShapedType::isDynamic(d)) {
+    double rotated = fraction * static_cast<double>(d);
+    double whole = std::round(rotated);
+    if (std::fabs(rotated - whole) > 1e-9 ||
+        static_cast<int64_t>(whole) % 2 != 0 || whole < 2)
+      return emitOpError("requires an even rotated width rotary_fraction x "
+                         "head_dim, got ")
+             << num(rotated) << " (" << num(fraction) << " x " << d << ")";
+  }
+  // partial_rope_c5
+  if (!isPositiveFinite(getTheta().convertToDouble()))
+    return emitOpError("requires 'theta' > 0, got ")
+           << num(getTheta().convertToDouble());
+  // partial_rope_c6
+  if (getBasis() != "head_width" && getBasis() != "rotated_width")
+    return emitOpError("requires 'basis' head_width or rotated_width, got '")
+           << getBasis() << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SlidingAttnOp, FullAttnOp, KVWriteOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The operands of an attention op, unpacked for the shared checks.
+struct AttnTypes {
+  RankedTensorType q, k, v, kCache, vCache, result;
+};
+} // namespace
+
+/// Checks shared by both attention ops, whose constraints c1, c3, c4, c6 and
+/// c7 have the same meaning.
+static LogicalResult verifyAttnCommon(Operation *op, const AttnTypes &t,
+                                      double scale) {
+  // sliding_attn_c1, full_attn_c1
+  for (RankedTensorType ty : {t.q, t.k, t.v, t.kCache, t.vCache})
+    if (ty.getRank() != 3)
+      return op->emitOpError("requires rank-3 q, k, v and caches, got a "
+                             "rank-")
+             << ty.getRank() << " operand";
+  // sliding_attn_c3, full_attn_c3
+  int64_t hq = t.q.getDimSize(1), hkv = t.k.getDimSize(1);
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv <= 0 || hq % hkv != 0))
+    return op->emitOpError("requires query heads (")
+           << hq << ") to be a multiple of key/value heads (" << hkv << ")";
+  // sliding_attn_c4, full_attn_c4
+  if (dimsConflict(t.k.getDimSize(0), t.q.getDimSize(0)) ||
+      dimsConflict(t.v.getDimSize(0), t.q.getDimSize(0)))
+    return op->emitOpError("requires k and v to have the token count of q");
+  if (dimsConflict(t.q.getDimSize(2), t.k.getDimSize(2)))
+    return op->emitOpError("requires q and k to have the same head_dim, got ")
+           << t.q.getDimSize(2) << " and " << t.k.getDimSize(2);
+  if (dimsConflict(t.v.getDimSize(1), hkv))
+    return op->emitOpError("requires k and v to have the same heads, got ")
+           << hkv << " and " << t.v.getDimSize(1);
+  if (shapesConflict(t.kCache.getShape().drop_front(),
+                     t.k.getShape().drop_front()) ||
+      shapesConflict(t.vCache.getShape().drop_front(),
+                     t.v.getShape().drop_front()))
+    return op->emitOpError("requires caches of [slots, heads, head_dim] "
+                           "matching k ")
+           << shapeStr(t.k.getShape()) << " and v " << shapeStr(t.v.getShape())
+           << ", got " << shapeStr(t.kCache.getShape()) << " and "
+           << shapeStr(t.vCache.getShape());
+  // sliding_attn_c6, full_attn_c6
+  if (!isPositiveFinite(scale))
+    return op->emitOpError("requires 'scale' > 0, got ") << num(scale);
+  // sliding_attn_c7, full_attn_c7
+  SmallVector<int64_t> expected = {t.q.getDimSize(0), hq, t.v.getDimSize(2)};
+  if (shapesConflict(t.result.getShape(), expected))
+    return op->emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got " << shapeStr(t.result.getShape());
+  return success();
+}
+
+LogicalResult SlidingAttnOp::verify() {
+  AttnTypes t{getQ().getType(),      getK().getType(),
+              getV().getType(),      getKCache().getType(),
+              getVCache().getType(), getResult().getType()};
+  // sliding_attn_c2
+  int64_t window = getWindowAttr().getInt();
+  if (window <= 0)
+    return emitOpError("requires 'window' > 0, got ") << window;
+  if (failed(verifyAttnCommon(*this, t, getScale().convertToDouble())))
+    return failure();
+  // sliding_attn_c5
+  for (RankedTensorType cache : {t.kCache, t.vCache})
+    if (ShapedType::isDynamic(cache.getDimSize(0)) ||
+        cache.getDimSize(0) != window)
+      return emitOpError("requires caches of exactly 'window' = ")
+             << window << " slots, got " << cache.getDimSize(0);
+  return success();
+}
+
+LogicalResult FullAttnOp::verify() {
+  AttnTypes t{getQ().getType(),      getK().getType(),
+              getV().getType(),      getKCache().getType(),
+              getVCache().getType(), getResult().getType()};
+  if (failed(verifyAttnCommon(*this, t, getScale().convertToDouble())))
+    return failure();
+  // full_attn_c2
+  int64_t kSlots = t.kCache.getDimSize(0), vSlots = t.vCache.getDimSize(0);
+  if (dimsConflict(kSlots, vSlots) ||
+      (!ShapedType::isDynamic(kSlots) && kSlots < 1))
+    return emitOpError("requires caches with the same number of slots >= 1, "
+                       "got ")
+           << kSlots << " and " << vSlots;
+  // full_attn_c5
+  if (getVFromK() && shapesConflict(t.v.getShape(), t.k.getShape()))
+    return emitOpError("with 'v_from_k' requires v to have the shape of k ")
+           << shapeStr(t.k.getShape()) << ", got " << shapeStr(t.v.getShape());
+  return success();
+}
+
+LogicalResult KVWriteOp::verify() {
+  RankedTensorType cache = getCache().getType();
+  RankedTensorType values = getValues().getType();
+  // kv_write_c1
+  if (cache.getRank() != 3 || values.getRank() != 3)
+    return emitOpError("requires rank-3 cache and values, got ranks ")
+           << cache.getRank() << " and " << values.getRank();
+  // kv_write_c2
+  if (shapesConflict(cache.getShape().drop_front(),
+                     values.getShape().drop_front()))
+    return emitOpError("requires values of [tokens, heads, head_dim] "
+                       "matching the cache ")
+           << shapeStr(cache.getShape()) << ", got "
+           << shapeStr(values.getShape());
+  // kv_write_c3
+  if (IntegerAttr window = getWindowAttr()) {
+    int64_t w = window.getInt();
+    if (w <= 0)
+      return emitOpError("requires 'window' > 0, got ") << w;
+    if (ShapedType::isDynamic(cache.getDimSize(0)) ||
+        cache.getDimSize(0) != w)
+      return emitOpError("requires a ring cache of exactly 'window' = ")
+             << w << " slots, got " << cache.getDimSize(0);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayerScalarOp, SoftcapOp, OpaqueComponentOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerScalarOp::verify() {
+  // layer_scalar_c1
+  RankedTensorType s = getScalar().getType();
+  if (!s.hasStaticShape() || s.getNumElements() != 1)
+    return emitOpError("requires a one-element scalar, got shape ")
+           << shapeStr(s.getShape());
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  // softcap_c1
+  if (!isPositiveFinite(getCap().convertToDouble()))
+    return emitOpError("requires 'cap' > 0, got ")
+           << num(getCap().convertToDouble());
+  return success();
+}
+
+LogicalResult OpaqueComponentOp::verify() {
+  // opaque_component_c1
+  if (getComponent().empty())
+    return emitOpError("requires a non-empty component id");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/SG/IR/SGOps.cpp.inc"

@@ -1,0 +1,402 @@
+// RUN: sgc-opt %s -split-input-file -verify-diagnostics
+// One case per verifier constraint tag of dialects/SG/IR/SGOps.td; the
+// function name carries the tag (`grep c3` links spec, code and test).
+
+// weight_c1: a checkpoint tensor needs a name.
+func.func @weight_c1_empty_name() -> tensor<4xbf16> {
+  // expected-error @+1 {{requires a non-empty checkpoint tensor name}}
+  %w = sg.weight "" : tensor<4xbf16>
+  return %w : tensor<4xbf16>
+}
+
+// -----
+// weight_c2: checkpoint tensors have static shapes.
+func.func @weight_c2_dynamic_shape() -> tensor<?x4xbf16> {
+  // expected-error @+1 {{requires a static shape, got [?, 4]}}
+  %w = sg.weight "w" : tensor<?x4xbf16>
+  return %w : tensor<?x4xbf16>
+}
+
+// -----
+// embed_c1: the table is [V, H] and the ids a vector.
+func.func @embed_c1_table_rank(%t: tensor<2x512x96xbf16>, %ids: tensor<?xi32>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires a rank-2 table and rank-1 ids, got ranks 3 and 1}}
+  %h = sg.embed %t[%ids] scale(1.0) : (tensor<2x512x96xbf16>, tensor<?xi32>) -> tensor<?x96xbf16>
+  return %h : tensor<?x96xbf16>
+}
+
+// -----
+// embed_c2: the result is [len(ids), H].
+func.func @embed_c2_result_width(%t: tensor<512x96xbf16>, %ids: tensor<?xi32>) -> tensor<?x80xbf16> {
+  // expected-error @+1 {{requires result shape [?, 96], got [?, 80]}}
+  %h = sg.embed %t[%ids] scale(1.0) : (tensor<512x96xbf16>, tensor<?xi32>) -> tensor<?x80xbf16>
+  return %h : tensor<?x80xbf16>
+}
+
+// -----
+// embed_c3: the scale is positive.
+func.func @embed_c3_scale_zero(%t: tensor<512x96xbf16>, %ids: tensor<?xi32>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires 'scale' > 0, got 0}}
+  %h = sg.embed %t[%ids] scale(0.0) : (tensor<512x96xbf16>, tensor<?xi32>) -> tensor<?x96xbf16>
+  return %h : tensor<?x96xbf16>
+}
+
+// -----
+// rms_norm_c1: eps is positive.
+func.func @rms_norm_c1_eps_negative(%x: tensor<?x96xbf16>, %w: tensor<96xbf16>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires 'eps' > 0, got -1}}
+  %n = sg.rms_norm %x, %w {eps = -1.0 : f64, weight_offset = 0 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x96xbf16>
+  return %n : tensor<?x96xbf16>
+}
+
+// -----
+// rms_norm_c2: the weight offset is 0 (x̂·w) or 1 (x̂·(1+w)).
+func.func @rms_norm_c2_offset_two(%x: tensor<?x96xbf16>, %w: tensor<96xbf16>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires 'weight_offset' 0 or 1, got 2}}
+  %n = sg.rms_norm %x, %w {eps = 1.0e-6 : f64, weight_offset = 2 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x96xbf16>
+  return %n : tensor<?x96xbf16>
+}
+
+// -----
+// rms_norm_c3: the weight covers the normalized (last) dimension.
+func.func @rms_norm_c3_weight_shape(%x: tensor<?x4x16xbf16>, %w: tensor<64xbf16>) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires a weight of shape [16], got [64]}}
+  %n = sg.rms_norm %x, %w {eps = 1.0e-6 : f64, weight_offset = 0 : i64} : (tensor<?x4x16xbf16>, tensor<64xbf16>) -> tensor<?x4x16xbf16>
+  return %n : tensor<?x4x16xbf16>
+}
+
+// -----
+// rms_norm_c4: a weightless norm has no offset to add.
+func.func @rms_norm_c4_offset_without_weight(%x: tensor<?x96xbf16>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{without a weight requires 'weight_offset' 0, got 1}}
+  %n = sg.rms_norm %x {eps = 1.0e-6 : f64, weight_offset = 1 : i64} : (tensor<?x96xbf16>) -> tensor<?x96xbf16>
+  return %n : tensor<?x96xbf16>
+}
+
+// -----
+// rms_norm_c5: the result keeps the input's shape.
+func.func @rms_norm_c5_result_shape(%x: tensor<?x96xbf16>) -> tensor<?x95xbf16> {
+  // expected-error @+1 {{requires the result shape to equal the input shape [?, 96]}}
+  %n = sg.rms_norm %x {eps = 1.0e-6 : f64, weight_offset = 0 : i64} : (tensor<?x96xbf16>) -> tensor<?x95xbf16>
+  return %n : tensor<?x95xbf16>
+}
+
+// -----
+// linear_c1: the weight is a matrix.
+func.func @linear_c1_weight_rank(%x: tensor<?x96xbf16>, %w: tensor<96xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires a rank-2 weight and an input of rank >= 1, got ranks 1 and 2}}
+  %y = sg.linear %x, %w : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+// linear_c2: the input width matches the weight's 'in' dimension.
+func.func @linear_c2_in_mismatch(%x: tensor<?x80xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{input width 80 does not match weight 'in' dimension 96}}
+  %y = sg.linear %x, %w : (tensor<?x80xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+// linear_c3: the result width is the weight's 'out' dimension.
+func.func @linear_c3_out_mismatch(%x: tensor<?x96xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x32xbf16> {
+  // expected-error @+1 {{requires result shape [?, 64], got [?, 32]}}
+  %y = sg.linear %x, %w : (tensor<?x96xbf16>, tensor<64x96xbf16>) -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}
+
+// -----
+// split_heads_c1: [tokens, width] -> [tokens, heads, D].
+func.func @split_heads_c1_rank(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires a rank-2 flat and a rank-3 split tensor, got ranks 2 and 2}}
+  %y = sg.split_heads %x : tensor<?x64xbf16> -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+// split_heads_c2: heads x D equals the width.
+func.func @split_heads_c2_width(%x: tensor<?x64xbf16>) -> tensor<?x3x16xbf16> {
+  // expected-error @+1 {{requires width heads x head_dim = 48, got 64}}
+  %y = sg.split_heads %x : tensor<?x64xbf16> -> tensor<?x3x16xbf16>
+  return %y : tensor<?x3x16xbf16>
+}
+
+// -----
+// merge_heads_c1: [tokens, heads, D] -> [tokens, width], same tokens.
+func.func @merge_heads_c1_tokens(%x: tensor<5x4x16xbf16>) -> tensor<6x64xbf16> {
+  // expected-error @+1 {{token dimensions differ: 6 vs 5}}
+  %y = sg.merge_heads %x : tensor<5x4x16xbf16> -> tensor<6x64xbf16>
+  return %y : tensor<6x64xbf16>
+}
+
+// -----
+// merge_heads_c2: the width is heads x D.
+func.func @merge_heads_c2_width(%x: tensor<?x4x16xbf16>) -> tensor<?x32xbf16> {
+  // expected-error @+1 {{requires width heads x head_dim = 64, got 32}}
+  %y = sg.merge_heads %x : tensor<?x4x16xbf16> -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}
+
+// -----
+// rope_c1: RoPE acts on [tokens, heads, D].
+func.func @rope_c1_rank(%x: tensor<?x64xbf16>, %p: i64) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires a [tokens, heads, head_dim] input, got rank 2}}
+  %y = sg.rope %x at %p {theta = 1.0e4 : f64} : tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+// rope_c2: rotate_half pairs d with d + D/2, so D is even.
+func.func @rope_c2_odd_head_dim(%x: tensor<?x4x15xbf16>, %p: i64) -> tensor<?x4x15xbf16> {
+  // expected-error @+1 {{requires an even head_dim, got 15}}
+  %y = sg.rope %x at %p {theta = 1.0e4 : f64} : tensor<?x4x15xbf16>
+  return %y : tensor<?x4x15xbf16>
+}
+
+// -----
+// rope_c3: theta is positive.
+func.func @rope_c3_theta_zero(%x: tensor<?x4x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires 'theta' > 0, got 0}}
+  %y = sg.rope %x at %p {theta = 0.0 : f64} : tensor<?x4x16xbf16>
+  return %y : tensor<?x4x16xbf16>
+}
+
+// -----
+// rope_c4: the linear factor is positive.
+func.func @rope_c4_factor_negative(%x: tensor<?x4x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires 'factor' > 0, got -8}}
+  %y = sg.rope %x at %p {theta = 1.0e6 : f64, factor = -8.0 : f64} : tensor<?x4x16xbf16>
+  return %y : tensor<?x4x16xbf16>
+}
+
+// -----
+// partial_rope_c1: [tokens, heads, D].
+func.func @partial_rope_c1_rank(%x: tensor<?x64xbf16>, %p: i64) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires a [tokens, heads, head_dim] input, got rank 2}}
+  %y = sg.partial_rope %x at %p {theta = 1.0e6 : f64, rotary_fraction = 0.25 : f64, basis = "head_width"} : tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+// partial_rope_c2: an odd head width cannot be rotated in halves.
+func.func @partial_rope_c2_odd_head_dim(%x: tensor<?x1x63xbf16>, %p: i64) -> tensor<?x1x63xbf16> {
+  // expected-error @+1 {{requires an even head_dim, got 63}}
+  %y = sg.partial_rope %x at %p {theta = 1.0e6 : f64, rotary_fraction = 0.25 : f64, basis = "head_width"} : tensor<?x1x63xbf16>
+  return %y : tensor<?x1x63xbf16>
+}
+
+// -----
+// partial_rope_c3: the fraction is in (0, 1].
+func.func @partial_rope_c3_fraction_above_one(%x: tensor<?x1x64xbf16>, %p: i64) -> tensor<?x1x64xbf16> {
+  // expected-error @+1 {{requires 'rotary_fraction' in (0, 1], got 1.5}}
+  %y = sg.partial_rope %x at %p {theta = 1.0e6 : f64, rotary_fraction = 1.5 : f64, basis = "head_width"} : tensor<?x1x64xbf16>
+  return %y : tensor<?x1x64xbf16>
+}
+
+// -----
+// partial_rope_c4: the rotated width is a whole number of pairs.
+func.func @partial_rope_c4_odd_rotated_width(%x: tensor<?x1x20xbf16>, %p: i64) -> tensor<?x1x20xbf16> {
+  // 0.25 x 20 = 5 channels: not whole pairs.
+  // expected-error @+1 {{requires an even rotated width rotary_fraction x head_dim, got 5 (0.25 x 20)}}
+  %y = sg.partial_rope %x at %p {theta = 1.0e6 : f64, rotary_fraction = 0.25 : f64, basis = "head_width"} : tensor<?x1x20xbf16>
+  return %y : tensor<?x1x20xbf16>
+}
+
+// -----
+// partial_rope_c5: theta is positive.
+func.func @partial_rope_c5_theta_negative(%x: tensor<?x1x64xbf16>, %p: i64) -> tensor<?x1x64xbf16> {
+  // expected-error @+1 {{requires 'theta' > 0, got -1}}
+  %y = sg.partial_rope %x at %p {theta = -1.0 : f64, rotary_fraction = 0.25 : f64, basis = "head_width"} : tensor<?x1x64xbf16>
+  return %y : tensor<?x1x64xbf16>
+}
+
+// -----
+// partial_rope_c6: the exponent basis is a known one.
+func.func @partial_rope_c6_unknown_basis(%x: tensor<?x1x64xbf16>, %p: i64) -> tensor<?x1x64xbf16> {
+  // expected-error @+1 {{requires 'basis' head_width or rotated_width, got 'rotated'}}
+  %y = sg.partial_rope %x at %p {theta = 1.0e6 : f64, rotary_fraction = 0.25 : f64, basis = "rotated"} : tensor<?x1x64xbf16>
+  return %y : tensor<?x1x64xbf16>
+}
+
+// -----
+// sliding_attn_c1: q, k, v and caches are [tokens|slots, heads, D].
+func.func @sliding_attn_c1_rank(%q: tensor<?x64xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires rank-3 q, k, v and caches, got a rank-2 operand}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x64xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c2: the window is positive.
+func.func @sliding_attn_c2_window_zero(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires 'window' > 0, got 0}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 0 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c3: GQA needs query heads in whole groups per kv head.
+func.func @sliding_attn_c3_heads_not_multiple(%q: tensor<?x3x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<?x3x16xbf16> {
+  // expected-error @+1 {{requires query heads (3) to be a multiple of key/value heads (2)}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x3x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x3x16xbf16>
+  return %a : tensor<?x3x16xbf16>
+}
+
+// -----
+// sliding_attn_c4: the chunk's k and v have one row per query token.
+func.func @sliding_attn_c4_token_mismatch(%q: tensor<5x4x16xbf16>, %k: tensor<3x2x16xbf16>, %v: tensor<3x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<5x4x16xbf16> {
+  // expected-error @+1 {{requires k and v to have the token count of q}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<5x4x16xbf16>, tensor<3x2x16xbf16>, tensor<3x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<5x4x16xbf16>
+  return %a : tensor<5x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c4: the caches hold the heads and widths of k and v.
+func.func @sliding_attn_c4_cache_heads(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x1x16xbf16>, %vc: tensor<4x1x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires caches of [slots, heads, head_dim] matching k [?, 2, 16] and v [?, 2, 16], got [4, 1, 16] and [4, 1, 16]}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x1x16xbf16>, tensor<4x1x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c5: a sliding cache is a ring of exactly `window` slots.
+func.func @sliding_attn_c5_slots_not_window(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<8x2x16xbf16>, %vc: tensor<8x2x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires caches of exactly 'window' = 4 slots, got 8}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<8x2x16xbf16>, tensor<8x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c6: the score scale is positive.
+func.func @sliding_attn_c6_scale_zero(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires 'scale' > 0, got 0}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 0.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c7: the result is [tokens, Hq, Dv].
+func.func @sliding_attn_c7_result_heads(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64) -> tensor<?x2x16xbf16> {
+  // expected-error @+1 {{requires result shape [?, 4, 16], got [?, 2, 16]}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x2x16xbf16>
+  return %a : tensor<?x2x16xbf16>
+}
+
+// -----
+// full_attn_c1: rank-3 operands.
+func.func @full_attn_c1_rank(%q: tensor<?x4x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires rank-3 q, k, v and caches, got a rank-2 operand}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c2: K and V caches cover the same positions.
+func.func @full_attn_c2_slots_differ(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<256x1x64xbf16>, %p: i64) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires caches with the same number of slots >= 1, got 512 and 256}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<256x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c3: GQA grouping.
+func.func @full_attn_c3_heads_not_multiple(%q: tensor<?x6x64xbf16>, %k: tensor<?x4x64xbf16>, %v: tensor<?x4x64xbf16>, %kc: tensor<512x4x64xbf16>, %vc: tensor<512x4x64xbf16>, %p: i64) -> tensor<?x6x64xbf16> {
+  // expected-error @+1 {{requires query heads (6) to be a multiple of key/value heads (4)}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
+      : (tensor<?x6x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4x64xbf16>, tensor<512x4x64xbf16>, tensor<512x4x64xbf16>, i64) -> tensor<?x6x64xbf16>
+  return %a : tensor<?x6x64xbf16>
+}
+
+// -----
+// full_attn_c4: q and k share the head width.
+func.func @full_attn_c4_head_dim(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x32xbf16>, %v: tensor<?x1x32xbf16>, %kc: tensor<512x1x32xbf16>, %vc: tensor<512x1x32xbf16>, %p: i64) -> tensor<?x4x32xbf16> {
+  // expected-error @+1 {{requires q and k to have the same head_dim, got 64 and 32}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<512x1x32xbf16>, tensor<512x1x32xbf16>, i64) -> tensor<?x4x32xbf16>
+  return %a : tensor<?x4x32xbf16>
+}
+
+// -----
+// full_attn_c5: V derived from K has K's shape.
+func.func @full_attn_c5_v_from_k_shape(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x32xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x32xbf16>, %p: i64) -> tensor<?x4x32xbf16> {
+  // expected-error @+1 {{with 'v_from_k' requires v to have the shape of k [?, 1, 64], got [?, 1, 32]}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64, v_from_k}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x32xbf16>, tensor<512x1x64xbf16>, tensor<512x1x32xbf16>, i64) -> tensor<?x4x32xbf16>
+  return %a : tensor<?x4x32xbf16>
+}
+
+// -----
+// full_attn_c6: the score scale is positive and finite.
+func.func @full_attn_c6_scale_negative(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires 'scale' > 0, got -1}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = -1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c7: the result is [tokens, Hq, Dv].
+func.func @full_attn_c7_result_width(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64) -> tensor<?x4x32xbf16> {
+  // expected-error @+1 {{requires result shape [?, 4, 64], got [?, 4, 32]}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x32xbf16>
+  return %a : tensor<?x4x32xbf16>
+}
+
+// -----
+// kv_write_c1: rank-3 cache and values.
+func.func @kv_write_c1_rank(%k: tensor<?x32xbf16>, %kc: tensor<4x2x16xbf16>, %p: i64) -> tensor<4x2x16xbf16> {
+  // expected-error @+1 {{requires rank-3 cache and values, got ranks 3 and 2}}
+  %c = sg.kv_write %k into %kc at %p {window = 4 : i64} : tensor<?x32xbf16> into tensor<4x2x16xbf16>
+  return %c : tensor<4x2x16xbf16>
+}
+
+// -----
+// kv_write_c2: values have the cache's heads and head width.
+func.func @kv_write_c2_heads(%k: tensor<?x1x16xbf16>, %kc: tensor<4x2x16xbf16>, %p: i64) -> tensor<4x2x16xbf16> {
+  // expected-error @+1 {{requires values of [tokens, heads, head_dim] matching the cache [4, 2, 16], got [?, 1, 16]}}
+  %c = sg.kv_write %k into %kc at %p {window = 4 : i64} : tensor<?x1x16xbf16> into tensor<4x2x16xbf16>
+  return %c : tensor<4x2x16xbf16>
+}
+
+// -----
+// kv_write_c3: a ring has exactly `window` slots.
+func.func @kv_write_c3_ring_slots(%k: tensor<?x2x16xbf16>, %kc: tensor<8x2x16xbf16>, %p: i64) -> tensor<8x2x16xbf16> {
+  // expected-error @+1 {{requires a ring cache of exactly 'window' = 4 slots, got 8}}
+  %c = sg.kv_write %k into %kc at %p {window = 4 : i64} : tensor<?x2x16xbf16> into tensor<8x2x16xbf16>
+  return %c : tensor<8x2x16xbf16>
+}
+
+// -----
+// layer_scalar_c1: one scalar per layer.
+func.func @layer_scalar_c1_two_elements(%x: tensor<?x96xbf16>, %s: tensor<2xbf16>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires a one-element scalar, got shape [2]}}
+  %y = sg.layer_scalar %x, %s : tensor<?x96xbf16>, tensor<2xbf16>
+  return %y : tensor<?x96xbf16>
+}
+
+// -----
+// softcap_c1: the cap is positive.
+func.func @softcap_c1_cap_zero(%x: tensor<?x512xbf16>) -> tensor<?x512xbf16> {
+  // expected-error @+1 {{requires 'cap' > 0, got 0}}
+  %y = sg.softcap %x {cap = 0.0 : f64} : tensor<?x512xbf16>
+  return %y : tensor<?x512xbf16>
+}
+
+// -----
+// opaque_component_c1: the component is named.
+func.func @opaque_component_c1_empty() {
+  // expected-error @+1 {{requires a non-empty component id}}
+  sg.opaque_component ""
+  return
+}

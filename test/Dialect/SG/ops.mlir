@@ -1,0 +1,93 @@
+// RUN: sgc-opt %s | FileCheck %s
+// Round trip: parse -> print -> parse -> print gives identical text, in the
+// custom and in the generic form.
+// RUN: sgc-opt %s > %t.1.mlir && sgc-opt %t.1.mlir > %t.2.mlir && diff %t.1.mlir %t.2.mlir
+// RUN: sgc-opt %s -mlir-print-op-generic | sgc-opt > %t.3.mlir && diff %t.1.mlir %t.3.mlir
+
+// Every sg op, in the order a Gemma decoder layer uses them.
+
+// CHECK-LABEL: func.func @weights_and_embed
+func.func @weights_and_embed(%ids: tensor<?xi32>) -> tensor<?x96xbf16> {
+  // CHECK: %[[T:.*]] = sg.weight "model.language_model.embed_tokens.weight" : tensor<512x96xbf16>
+  %table = sg.weight "model.language_model.embed_tokens.weight" : tensor<512x96xbf16>
+  // CHECK: sg.embed %[[T]][%{{.*}}] scale(9.812500e+00) : (tensor<512x96xbf16>, tensor<?xi32>) -> tensor<?x96xbf16>
+  %h = sg.embed %table[%ids] scale(9.8125) : (tensor<512x96xbf16>, tensor<?xi32>) -> tensor<?x96xbf16>
+  return %h : tensor<?x96xbf16>
+}
+
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<?x96xbf16>, %w: tensor<96xbf16>, %v: tensor<?x2x16xbf16>) -> (tensor<?x96xbf16>, tensor<?x2x16xbf16>) {
+  // CHECK: sg.rms_norm %{{.*}}, %{{.*}} {eps = 9.9999999747524271E-7 : f64, weight_offset = 1 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x96xbf16>
+  %n = sg.rms_norm %x, %w {eps = 9.999999974752427e-07 : f64, weight_offset = 1 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x96xbf16>
+  // The parameter-free V norm of Gemma 4: no weight operand.
+  // CHECK: sg.rms_norm %{{.*}} {eps = 9.9999999747524271E-7 : f64, weight_offset = 0 : i64} : (tensor<?x2x16xbf16>) -> tensor<?x2x16xbf16>
+  %vn = sg.rms_norm %v {eps = 9.999999974752427e-07 : f64, weight_offset = 0 : i64} : (tensor<?x2x16xbf16>) -> tensor<?x2x16xbf16>
+  return %n, %vn : tensor<?x96xbf16>, tensor<?x2x16xbf16>
+}
+
+// CHECK-LABEL: func.func @projections
+func.func @projections(%x: tensor<?x96xf32>, %wq: tensor<64x96xbf16>) -> tensor<?x64xf32> {
+  // Mixed dtypes: bf16 weights, f32 activations.
+  // CHECK: %[[Q:.*]] = sg.linear %{{.*}}, %{{.*}} : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  %q = sg.linear %x, %wq : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  // CHECK: %[[H:.*]] = sg.split_heads %[[Q]] : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  %qh = sg.split_heads %q : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  // CHECK: sg.merge_heads %[[H]] : tensor<?x4x16xf32> -> tensor<?x64xf32>
+  %m = sg.merge_heads %qh : tensor<?x4x16xf32> -> tensor<?x64xf32>
+  return %m : tensor<?x64xf32>
+}
+
+// CHECK-LABEL: func.func @ropes
+func.func @ropes(%q: tensor<?x4x16xbf16>, %k: tensor<?x1x64xbf16>, %pos: i64) -> (tensor<?x4x16xbf16>, tensor<?x4x16xbf16>, tensor<?x1x64xbf16>) {
+  // The default factor 1.0 is elided.
+  // CHECK: sg.rope %{{.*}} at %{{.*}} {theta = 1.000000e+04 : f64} : tensor<?x4x16xbf16>
+  %a = sg.rope %q at %pos {theta = 1.0e4 : f64, factor = 1.0 : f64} : tensor<?x4x16xbf16>
+  // Linear scaling (Gemma 3 full layers).
+  // CHECK: sg.rope %{{.*}} at %{{.*}} {factor = 8.000000e+00 : f64, theta = 1.000000e+06 : f64} : tensor<?x4x16xbf16>
+  %b = sg.rope %q at %pos {theta = 1.0e6 : f64, factor = 8.0 : f64} : tensor<?x4x16xbf16>
+  // CHECK: sg.partial_rope %{{.*}} at %{{.*}} {basis = "head_width", rotary_fraction = 2.500000e-01 : f64, theta = 1.000000e+06 : f64} : tensor<?x1x64xbf16>
+  %c = sg.partial_rope %k at %pos {theta = 1.0e6 : f64, rotary_fraction = 0.25 : f64, basis = "head_width"} : tensor<?x1x64xbf16>
+  return %a, %b, %c : tensor<?x4x16xbf16>, tensor<?x4x16xbf16>, tensor<?x1x64xbf16>
+}
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>,
+                     %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>,
+                     %qf: tensor<?x4x64xbf16>, %kf: tensor<?x1x64xbf16>,
+                     %kcf: tensor<512x1x64xbf16>, %vcf: tensor<512x1x64xbf16>, %pos: i64)
+    -> (tensor<?x4x16xbf16>, tensor<4x2x16xbf16>, tensor<?x4x64xbf16>, tensor<512x1x64xbf16>) {
+  // CHECK: sg.sliding_attn %{{.*}}, %{{.*}}, %{{.*}} cache(%{{.*}}, %{{.*}}) at %{{.*}} {scale = 6.250000e-02 : f64, window = 4 : i64} : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %pos {window = 4 : i64, scale = 0.0625 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64) -> tensor<?x4x16xbf16>
+  // CHECK: sg.kv_write %{{.*}} into %{{.*}} at %{{.*}} {window = 4 : i64} : tensor<?x2x16xbf16> into tensor<4x2x16xbf16>
+  %kc2 = sg.kv_write %k into %kc at %pos {window = 4 : i64} : tensor<?x2x16xbf16> into tensor<4x2x16xbf16>
+  // CHECK: sg.full_attn %{{.*}}, %{{.*}}, %{{.*}} cache(%{{.*}}, %{{.*}}) at %{{.*}} {scale = 1.000000e+00 : f64, v_from_k} : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  %f = sg.full_attn %qf, %kf, %kf cache(%kcf, %vcf) at %pos {scale = 1.0 : f64, v_from_k}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  // A full cache: no window, slot = position.
+  // CHECK: sg.kv_write %{{.*}} into %{{.*}} at %{{.*}} : tensor<?x1x64xbf16> into tensor<512x1x64xbf16>
+  %kcf2 = sg.kv_write %kf into %kcf at %pos : tensor<?x1x64xbf16> into tensor<512x1x64xbf16>
+  return %a, %kc2, %f, %kcf2 : tensor<?x4x16xbf16>, tensor<4x2x16xbf16>, tensor<?x4x64xbf16>, tensor<512x1x64xbf16>
+}
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%g: tensor<?x192xbf16>, %u: tensor<?x192xbf16>, %h: tensor<?x96xbf16>, %s: tensor<1xbf16>) -> (tensor<?x192xbf16>, tensor<?x96xbf16>) {
+  // CHECK: %[[G:.*]] = sg.gelu_tanh %{{.*}} : tensor<?x192xbf16>
+  %a = sg.gelu_tanh %g : tensor<?x192xbf16>
+  // CHECK: sg.mul %[[G]], %{{.*}} : tensor<?x192xbf16>
+  %p = sg.mul %a, %u : tensor<?x192xbf16>
+  // CHECK: %[[R:.*]] = sg.add %{{.*}}, %{{.*}} : tensor<?x96xbf16>
+  %r = sg.add %h, %h : tensor<?x96xbf16>
+  // CHECK: %[[L:.*]] = sg.layer_scalar %[[R]], %{{.*}} : tensor<?x96xbf16>, tensor<1xbf16>
+  %l = sg.layer_scalar %r, %s : tensor<?x96xbf16>, tensor<1xbf16>
+  // CHECK: sg.softcap %[[L]] {cap = 3.000000e+01 : f64} : tensor<?x96xbf16>
+  %c = sg.softcap %l {cap = 30.0 : f64} : tensor<?x96xbf16>
+  return %p, %c : tensor<?x192xbf16>, tensor<?x96xbf16>
+}
+
+// CHECK-LABEL: func.func @components
+func.func @components() {
+  // CHECK: sg.opaque_component "vision" {num_layers = 27 : i64, role = "perception"}
+  sg.opaque_component "vision" {role = "perception", num_layers = 27 : i64}
+  return
+}

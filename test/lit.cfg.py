@@ -1,0 +1,39 @@
+# -*- Python -*-
+# lit configuration of the sgc test suite (lit + FileCheck from llvm-22-tools).
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "SGC"
+# An external shell, so tests can check exact exit codes with $?.
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test", ".json"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.sgc_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py", "unit", "fuzz"]
+
+# FileCheck variables are scoped to a CHECK-LABEL block (STYLE.md habit 4).
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+config.substitutions.append(("%sgc_src_root", config.sgc_src_root))
+config.substitutions.append(("%examples", os.path.join(config.sgc_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.sgc_tools_dir, config.llvm_tools_dir]
+tools = ["sgc", "sgc-opt", "sgc-run", "not", "count", "FileCheck"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+llvm_config.with_environment("PATH", config.sgc_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The cuda feature needs a CUDA build and a device that answers; CPU-only
+# machines (CI) skip the folders that require it.
+if os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda")

@@ -1,0 +1,4 @@
+func.func @f() {
+  %0 = sg.weight "" : tensor<4xbf16>
+  return
+}

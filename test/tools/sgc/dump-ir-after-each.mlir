@@ -1,0 +1,26 @@
+// `--dump-ir-after-each=DIR` writes the input and then the IR after every
+// pass, numbered in execution order.
+// RUN: rm -rf %t && sgc compile %examples/sg/tiny-decoder.mlir --dump-ir-after-each=%t -o /dev/null
+// RUN: ls %t | FileCheck %s
+// CHECK: 00-input.mlir
+// CHECK-NEXT: 01-sg-verify-graph.mlir
+// CHECK-NEXT: 02-canonicalize.mlir
+// CHECK-NEXT: 03-cse.mlir
+
+// Each dump is a whole module that sgc-opt parses again, and the last dump is
+// the compiler's output.
+// RUN: sgc-opt %t/02-canonicalize.mlir -o /dev/null
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir -o %t.final.mlir
+// RUN: diff %t/03-cse.mlir %t.final.mlir
+
+// Stopping early dumps only the phases that ran.
+// RUN: rm -rf %t.import && sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import --dump-ir-after-each=%t.import -o /dev/null
+// RUN: ls %t.import | FileCheck %s --check-prefix=IMPORT
+// IMPORT: 00-input.mlir
+// IMPORT-NEXT: 01-sg-verify-graph.mlir
+// IMPORT-NOT: canonicalize
+
+// A dump directory that cannot be created is an error naming it.
+// RUN: touch %t.file
+// RUN: not sgc compile %examples/sg/tiny-decoder.mlir --dump-ir-after-each=%t.file/sub -o /dev/null 2>&1 | FileCheck %s --check-prefix=NODIR
+// NODIR: error: cannot create '{{.*}}.file/sub'
