@@ -55,10 +55,14 @@ void mlir::sgc::buildImportPipeline(OpPassManager &pm) {
 void mlir::sgc::buildGraphOptPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createSpecializePass());
 }
 
 void mlir::sgc::buildFusionPipeline(OpPassManager &) {}
-void mlir::sgc::buildPlanPipeline(OpPassManager &) {}
+void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
+  pm.addPass(createPlanKVCachePass());
+  pm.addPass(createOutlineLayersPass());
+}
 void mlir::sgc::buildLowerPipeline(OpPassManager &) {}
 void mlir::sgc::buildCodegenPipeline(OpPassManager &) {}
 void mlir::sgc::buildEmitPipeline(OpPassManager &) {}

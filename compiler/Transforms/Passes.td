@@ -20,4 +20,54 @@ def VerifyGraphPass : Pass<"sg-verify-graph", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::sgc::sg::SGDialect"];
 }
 
+def PlanKVCachePass : Pass<"sg-plan-kv-cache", "mlir::ModuleOp"> {
+  let summary = "Plan the KV cache of every function with attention";
+  let description = [{
+    Computes the KV cache plan (compiler/Transforms/KVCachePlan.h) of every
+    function that holds attention ops and records it on the function as
+    `sg.kv_plan`: one dictionary per attention layer, in op order, with the
+    kind (`ring` for sliding layers: exactly `window` slots, slot = position
+    mod window; `full`: slot = position), slots, kv heads, head widths,
+    `v_from_k` and bytes per token. The CPU and CUDA back ends size the
+    caches from it, and `sgc explain` prints the same plan. A remark per
+    function gives the planned bytes next to the naive (every layer at full
+    context) bytes.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
+def SpecializePass : Pass<"sg-specialize", "mlir::ModuleOp"> {
+  let summary = "Clone @forward into a decode and a prefill variant";
+  let description = [{
+    `@forward` takes a dynamic number of tokens. This pass clones it into
+    `@decode` (exactly one token: every activation's token dimension becomes
+    1, so linear layers are GEMV-shaped) and `@prefill` (a chunk of up to
+    `max-prefill-chunk` tokens, dynamic), tags each with `sg.variant`, and
+    erases `@forward`. Later passes specialize each variant on its own.
+  }];
+  let options = [
+    Option<"maxPrefillChunk", "max-prefill-chunk", "int64_t", "512",
+           "Largest number of tokens one prefill call takes">
+  ];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
+def OutlineLayersPass : Pass<"sg-outline-layers", "mlir::ModuleOp"> {
+  let summary = "One function per layer signature, called per layer";
+  let description = [{
+    Groups the ops of every variant function (`sg.variant`) by the block the
+    importer tagged them with (`sg.block` = embed, layer with `sg.layer`,
+    head) and moves each group into its own function, called with that
+    layer's activations, caches and weights (weights become arguments, so
+    layers that differ only in their weights share one body). Layers whose
+    bodies are structurally equal (same ops, attributes and types) share one
+    function, named `@<variant>_layer<k>`; the embed and head groups become
+    `@<variant>_embed` and `@<variant>_head`. What remains of the variant is
+    its plan: `sg.weight` ops, calls and the return. The full seeds compile
+    two layer bodies per variant, not 48 or 60.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // SGC_COMPILER_TRANSFORMS_PASSES_TD

@@ -3,7 +3,9 @@
 // driver's graph-opt dump.
 // RUN: rm -rf %t && sgc compile %examples/sg/tiny-decoder.mlir --dump-ir-after-each=%t -o /dev/null
 // RUN: sgc-opt %t/01-sg-verify-graph.mlir --sgc-graph-opt > %t.replayed.mlir
-// RUN: diff %t/03-cse.mlir %t.replayed.mlir
+// RUN: diff %t/04-sg-specialize.mlir %t.replayed.mlir
+// RUN: sgc-opt %t/04-sg-specialize.mlir --sgc-fusion --sgc-plan > %t.plan.mlir
+// RUN: diff %t/06-sg-outline-layers.mlir %t.plan.mlir
 
 // RUN: sgc-opt --help | FileCheck %s
 // CHECK-DAG: --sgc-import
@@ -14,3 +16,6 @@
 // CHECK-DAG: --sgc-codegen
 // CHECK-DAG: --sgc-emit
 // CHECK-DAG: --sg-verify-graph
+// CHECK-DAG: --sg-plan-kv-cache
+// CHECK-DAG: --sg-specialize
+// CHECK-DAG: --sg-outline-layers

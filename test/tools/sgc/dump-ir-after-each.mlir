@@ -6,12 +6,15 @@
 // CHECK-NEXT: 01-sg-verify-graph.mlir
 // CHECK-NEXT: 02-canonicalize.mlir
 // CHECK-NEXT: 03-cse.mlir
+// CHECK-NEXT: 04-sg-specialize.mlir
+// CHECK-NEXT: 05-sg-plan-kv-cache.mlir
+// CHECK-NEXT: 06-sg-outline-layers.mlir
 
 // Each dump is a whole module that sgc-opt parses again, and the last dump is
 // the compiler's output.
 // RUN: sgc-opt %t/02-canonicalize.mlir -o /dev/null
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir -o %t.final.mlir
-// RUN: diff %t/03-cse.mlir %t.final.mlir
+// RUN: diff %t/06-sg-outline-layers.mlir %t.final.mlir
 
 // Stopping early dumps only the phases that ran.
 // RUN: rm -rf %t.import && sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import --dump-ir-after-each=%t.import -o /dev/null

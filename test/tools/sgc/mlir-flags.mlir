@@ -3,6 +3,9 @@
 // AFTER: IR Dump After VerifyGraphPass (sg-verify-graph)
 // AFTER: IR Dump After Canonicalizer (canonicalize)
 // AFTER: IR Dump After CSE (cse)
+// AFTER: IR Dump After SpecializePass (sg-specialize)
+// AFTER: IR Dump After PlanKVCachePass (sg-plan-kv-cache)
+// AFTER: IR Dump After OutlineLayersPass (sg-outline-layers)
 
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir --mlir-print-ir-before=cse -o /dev/null 2>&1 | FileCheck %s --check-prefix=BEFORE
 // BEFORE: IR Dump Before CSE (cse)

@@ -1,0 +1,191 @@
+//===- GraphSpec.h - a validated system_graph.json --------------*- C++ -*-===//
+//
+// Part of sgc. What the importer understood of a schema-6 graph after
+// validation and family completions, before any IR exists. GraphParser.cpp
+// fills it from the JSON text; BuildIR.cpp turns it into sg IR; Explain.cpp
+// prints it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_IMPORT_GRAPHSPEC_H
+#define SGC_COMPILER_IMPORT_GRAPHSPEC_H
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::sgc::import {
+
+/// Where a value sits in the user's file: the JSON path (`$.a[0].b`) and,
+/// when known, the 1-based line and column of the value.
+struct SourcePos {
+  std::string jsonPath;
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
+/// The location an op or diagnostic gets for `pos` in `fileName`:
+/// NameLoc(jsonPath) around a FileLineColLoc.
+Location makeLoc(MLIRContext *ctx, llvm::StringRef fileName,
+                 const SourcePos &pos);
+
+enum class Family { Gemma3, Gemma4 };
+enum class Span { Sliding, Full };
+enum class PositionKind { Rope, Linear, PartialRope, None };
+
+/// One RMSNorm instance's parameters.
+struct NormSpec {
+  double eps = 0;
+  /// 0: x̂·w, 1: x̂·(1+w).
+  int64_t weightOffset = 0;
+};
+
+/// One decoder layer's attention, geometry resolved.
+struct LayerSpec {
+  unsigned index = 0;
+  Span span = Span::Full;
+  /// Sliding layers only: key j visible to query i iff 0 <= i-j < window.
+  int64_t window = 0;
+  PositionKind position = PositionKind::None;
+  double theta = 0;
+  /// `linear`: positions are divided by factor.
+  double factor = 1.0;
+  /// `partial_rope`.
+  double rotaryFraction = 1.0;
+  std::string basis;
+  /// From `geometry`, else the execution.attention defaults.
+  int64_t headDim = 0;
+  int64_t numKvHeads = 0;
+  /// No v_proj; V is the raw k projection.
+  bool vFromK = false;
+  /// Gemma 4: the trained per-layer scalar (a completion).
+  bool layerScalar = false;
+  /// A weightless RMSNorm on V (Gemma 4, every layer).
+  bool vNorm = false;
+  /// $.components[c].attention[l]
+  SourcePos pos;
+};
+
+/// The `primary_text` component with every default and completion applied.
+struct TextSpec {
+  std::string id;
+  std::string sourceArtifact;
+  Family family = Family::Gemma3;
+  int64_t numLayers = 0;
+  int64_t hiddenSize = 0;
+  int64_t numQHeads = 0;
+  int64_t contextLength = 0;
+  int64_t vocabSize = 0;
+  int64_t intermediateSize = 0;
+  /// Multiplies q·k.
+  double scoreScale = 1.0;
+  /// q_norm / k_norm weight offset.
+  int64_t qkNormOffset = 0;
+  NormSpec preNorm, postNorm, finalNorm;
+  /// Sandwich norms (`placement: pre_post`).
+  bool postNorms = false;
+  /// The embed scale as written (√H in f32); the IR uses it rounded to the
+  /// compute dtype.
+  double embedScale = 1.0;
+  /// Round embedScale to the compute dtype (a family completion: the
+  /// reference casts √H to its weight dtype); false under --strict-graph.
+  bool castEmbedScale = true;
+  std::optional<double> finalSoftcap;
+  /// The LM head is the (unscaled) embedding table.
+  bool tiedHead = true;
+  /// Checkpoint tensor-name prefixes from the objects' source_bindings, in
+  /// full: "model.language_model.layers" (layer l's tensors are
+  /// "<layersPrefix>.<l>.self_attn.q_proj.weight"),
+  /// "model.language_model.embed_tokens" and "model.language_model.norm"
+  /// (each + ".weight").
+  std::string layersPrefix, embedPrefix, finalNormPrefix;
+  std::vector<LayerSpec> layers;
+  /// $.components[c]
+  SourcePos pos;
+};
+
+/// A component that is validated but not lowered (the vision tower).
+struct OpaqueComponentSpec {
+  std::string id;
+  std::string role;
+  std::string sourceArtifact;
+  Family family = Family::Gemma3;
+  /// perception.modality ("image").
+  std::string modality;
+  int64_t numLayers = 0;
+  int64_t hiddenSize = 0;
+  /// Encoder geometry (perception.transform.encoder, execution.attention or
+  /// the family facts).
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0;
+  int64_t intermediateSize = 0;
+  /// Checkpoint prefixes of the tower (its layers are
+  /// "<towerPrefix>.encoder.layers.<i>.…") and of the adapter into the text
+  /// stream, from the objects' source_bindings or the family defaults.
+  std::string towerPrefix, adapterPrefix;
+  SourcePos pos;
+};
+
+/// One `objects[].source_bindings[]` entry with the figures derived from the
+/// family tensor table next to the declared ones.
+struct BindingSpec {
+  std::string artifact;
+  std::string tensorPrefix;
+  int64_t declaredTensors = 0, declaredBytes = 0;
+  int64_t derivedTensors = 0, derivedBytes = 0;
+  SourcePos pos;
+};
+
+struct ObjectSpec {
+  std::string id, component, kind;
+  std::vector<BindingSpec> bindings;
+  SourcePos pos;
+};
+
+/// A fact the graph could not express, supplied by the family table.
+struct Completion {
+  SourcePos pos;
+  /// What was completed and why, e.g. "layer_scalar: gemma4 multiplies the
+  /// residual stream by a trained per-layer scalar".
+  std::string message;
+};
+
+/// A checkpoint tensor the text component binds.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+struct GraphSpec {
+  std::string fileName;
+  TextSpec text;
+  std::vector<OpaqueComponentSpec> opaqueComponents;
+  std::vector<ObjectSpec> objects;
+  std::vector<Completion> completions;
+};
+
+/// Every checkpoint tensor the text component binds, in a stable order,
+/// derived from the family tensor table (gemma-text.md §12).
+std::vector<TensorSpec> textTensors(const TextSpec &text);
+
+/// Every checkpoint tensor a perception component (tower and adapter) binds,
+/// from the family tensor table (gemma-vision.md §G3.6, §G4.6). The adapter
+/// projects into the text stream of width `textHiddenSize`.
+std::vector<TensorSpec> perceptionTensors(const OpaqueComponentSpec &component,
+                                          int64_t textHiddenSize);
+
+} // namespace mlir::sgc::import
+
+#endif // SGC_COMPILER_IMPORT_GRAPHSPEC_H

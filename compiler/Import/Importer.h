@@ -1,0 +1,51 @@
+//===- Importer.h - system_graph.json (schema 6) -> sg IR -------*- C++ -*-===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_IMPORT_IMPORTER_H
+#define SGC_COMPILER_IMPORT_IMPORTER_H
+
+#include "compiler/Import/GraphSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::sgc {
+
+struct ImportOptions {
+  /// Follow the graph literally: no family completions; unknown keys are
+  /// errors instead of warnings.
+  bool strictGraph = false;
+  /// "bf16" or "f32": the activation dtype of the IR.
+  std::string computeDtype = "bf16";
+};
+
+/// Parses and validates `text` (the contents of `fileName`). Every problem is
+/// emitted as a diagnostic on `ctx` located at the JSON path (and line:col);
+/// parsing stops at the first error. Completions are emitted as remarks.
+FailureOr<import::GraphSpec> parseSystemGraph(MLIRContext *ctx,
+                                              llvm::StringRef fileName,
+                                              llvm::StringRef text,
+                                              const ImportOptions &options);
+
+/// Builds the sg module for a validated graph: `@forward` for the text
+/// component and one opaque function per other component.
+OwningOpRef<ModuleOp> buildModule(MLIRContext *ctx,
+                                  const import::GraphSpec &graph,
+                                  const ImportOptions &options);
+
+/// parseSystemGraph + buildModule + verification; null on failure (the
+/// diagnostics are already emitted).
+OwningOpRef<ModuleOp> importSystemGraph(MLIRContext *ctx,
+                                        llvm::StringRef fileName,
+                                        llvm::StringRef text,
+                                        const ImportOptions &options);
+
+} // namespace mlir::sgc
+
+#endif // SGC_COMPILER_IMPORT_IMPORTER_H
