@@ -10,9 +10,12 @@
 #include "compiler/Driver/Driver.h"
 #include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/ExitCodes.h"
+#include "compiler/Import/Explain.h"
+#include "compiler/Import/Importer.h"
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
+#include "compiler/Target/CPU/CPULibrary.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,7 +53,8 @@ struct Options {
       cl::desc("Write the IR after every pass to DIR/NN-<pass>.mlir"),
       cl::value_desc("dir")};
   cl::opt<std::string> target{
-      "target", cl::desc("Code generation target: mlir (the IR itself)"),
+      "target",
+      cl::desc("Code generation target: cpu (a model .so) or mlir (the IR)"),
       cl::init("mlir")};
   cl::opt<std::string> computeDtype{
       "compute-dtype", cl::desc("Activation dtype: bf16 (default) or f32"),
@@ -58,6 +62,23 @@ struct Options {
   cl::opt<bool> remarks{"remarks",
                         cl::desc("Print remarks (completions the importer "
                                  "applied, fusions)")};
+  cl::opt<bool> strictGraph{
+      "strict-graph",
+      cl::desc("Follow the graph literally: no family completions, unknown "
+               "keys are errors")};
+};
+
+/// Options of `sgc explain`.
+struct ExplainOptions {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<system_graph.json>"),
+                             cl::Required};
+  cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
+                              cl::value_desc("file"), cl::init("-")};
+  cl::opt<std::string> computeDtype{
+      "compute-dtype", cl::desc("Activation dtype: bf16 (default) or f32"),
+      cl::init("bf16")};
+  cl::opt<bool> remarks{"remarks",
+                        cl::desc("Also print the completions as remarks")};
   cl::opt<bool> strictGraph{
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
@@ -116,9 +137,11 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
     return nullptr;
   }
   if (isJsonInput(opts.input)) {
-    emitError(UnknownLoc::get(&ctx))
-        << "importing system_graph.json is not supported in this build";
-    return nullptr;
+    ImportOptions importOptions;
+    importOptions.strictGraph = opts.strictGraph;
+    importOptions.computeDtype = opts.computeDtype;
+    return importSystemGraph(&ctx, opts.input, buffer->getBuffer(),
+                             importOptions);
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
@@ -143,11 +166,15 @@ int runCompile(int argc, char **argv) {
                                 "' for --compile-to (expected import, "
                                 "graph-opt, fusion, plan, lower, codegen, "
                                 "emit)");
-  if (opts.target != "mlir")
+  if (opts.target != "mlir" && opts.target != "cpu")
     return fail(kExitUsage, "--target=" + opts.target +
-                                " is not available in this build (the CPU "
-                                "and CUDA back ends are not built yet); use "
-                                "--target=mlir");
+                                " is not available in this build (expected "
+                                "cpu or mlir; the CUDA back end is not built "
+                                "yet)");
+  bool emitLibrary = opts.target == "cpu" && *stopAfter == Phase::Emit;
+  if (emitLibrary && opts.output == "-")
+    return fail(kExitUsage, "--target=cpu writes a shared library: give it "
+                            "a file name with -o");
   if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
     return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
                                 "' (expected bf16 or f32)");
@@ -189,6 +216,10 @@ int runCompile(int argc, char **argv) {
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "compilation failed");
 
+  if (emitLibrary)
+    return succeeded(emitCPULibrary(*module, opts.output)) ? kExitOk
+                                                           : kExitBadInput;
+
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> out =
       openOutputFile(opts.output, &errorMessage);
@@ -197,6 +228,49 @@ int runCompile(int argc, char **argv) {
                                    "': " + errorMessage);
   module->print(out->os());
   out->os() << "\n";
+  out->keep();
+  return kExitOk;
+}
+
+int runExplain(int argc, char **argv) {
+  ExplainOptions opts;
+  if (std::optional<int> code = parseCommandLine(
+          argc, argv,
+          "sgc explain: what the compiler understood of a system_graph.json "
+          "(layers, attention kinds, KV cache plan, tensor bytes, "
+          "completions)\n"))
+    return *code;
+  if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
+    return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
+                                "' (expected bf16 or f32)");
+
+  MLIRContext ctx;
+  makeContext(ctx);
+  SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), opts.remarks);
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(opts.input, &errorMessage);
+  if (!buffer)
+    return fail(kExitBadInput,
+                "cannot read '" + opts.input + "': " + errorMessage);
+
+  ImportOptions importOptions;
+  importOptions.strictGraph = opts.strictGraph;
+  importOptions.computeDtype = opts.computeDtype;
+  // Print nothing unless the whole explanation succeeds.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(explainSystemGraph(&ctx, opts.input, buffer->getBuffer(),
+                                importOptions, os)))
+    return diagnostics.getNumErrors() ? kExitBadInput
+                                      : fail(kExitInternal, "explain failed");
+
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(opts.output, &errorMessage);
+  if (!out)
+    return fail(kExitBadInput, "cannot write '" + opts.output +
+                                   "': " + errorMessage);
+  out->os() << text;
   out->keep();
   return kExitOk;
 }
@@ -230,6 +304,8 @@ int mlir::sgc::runSgcMain(int argc, char **argv) {
   int subArgc = static_cast<int>(args.size());
   if (command == "compile")
     return runCompile(subArgc, args.data());
+  if (command == "explain")
+    return runExplain(subArgc, args.data());
   printUsage(llvm::errs());
   return fail(kExitUsage, "unknown command '" + command + "'");
 }

@@ -95,12 +95,32 @@ static double roundToType(double value, Type type) {
   return f.convertToDouble();
 }
 
+/// The graph object whose binding has the longest prefix of `name`.
+static StringRef objectOf(const GraphSpec &graph, StringRef name) {
+  StringRef best, bestPrefix;
+  for (const ObjectSpec &object : graph.objects)
+    for (const BindingSpec &binding : object.bindings) {
+      StringRef prefix = binding.tensorPrefix;
+      if (name.starts_with(prefix) && prefix.size() > bestPrefix.size() &&
+          (name.size() == prefix.size() || name[prefix.size()] == '.')) {
+        best = object.id;
+        bestPrefix = prefix;
+      }
+    }
+  return best;
+}
+
 Value ForwardBuilder::weight(Location at, const std::string &name,
                              ArrayRef<int64_t> shape) {
   Location named = NameLoc::get(b.getStringAttr(name), at);
-  return sg::WeightOp::create(b, named,
-                              RankedTensorType::get(shape, weightType),
-                              b.getStringAttr(name));
+  auto op = sg::WeightOp::create(b, named,
+                                 RankedTensorType::get(shape, weightType),
+                                 b.getStringAttr(name));
+  // The graph object, for the runtime's diagnostics.
+  StringRef object = objectOf(graph, name);
+  if (!object.empty())
+    op->setAttr("sg.object", b.getStringAttr(object));
+  return op;
 }
 
 Value ForwardBuilder::rope(Location at, const LayerSpec &layer, Value x,

@@ -128,6 +128,8 @@ struct OpaqueComponentSpec {
   /// "<towerPrefix>.encoder.layers.<i>.…") and of the adapter into the text
   /// stream, from the objects' source_bindings or the family defaults.
   std::string towerPrefix, adapterPrefix;
+  /// The encoder's layers (validated like the text layers).
+  std::vector<LayerSpec> layers;
   SourcePos pos;
 };
 

@@ -6,8 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Conversion/Passes.h"
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -63,8 +69,37 @@ void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
   pm.addPass(createPlanKVCachePass());
   pm.addPass(createOutlineLayersPass());
 }
-void mlir::sgc::buildLowerPipeline(OpPassManager &) {}
-void mlir::sgc::buildCodegenPipeline(OpPassManager &) {}
+void mlir::sgc::buildLowerPipeline(OpPassManager &pm) {
+  pm.addPass(createExtractPlanPass());
+  pm.addPass(createConvertSGToLinalgPass());
+}
+void mlir::sgc::buildCodegenPipeline(OpPassManager &pm) {
+  // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
+  // strided metadata and affine go before arith-to-llvm; bf16 truncation
+  // is expanded to integer code so no variant calls __truncsfbf2.
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // rsqrt, sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst); what
+  // LLVM has no intrinsic for (tanh) calls libm by name.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createSCFToControlFlowPass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
 void mlir::sgc::buildEmitPipeline(OpPassManager &) {}
 
 void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm) {

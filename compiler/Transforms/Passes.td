@@ -70,4 +70,27 @@ def OutlineLayersPass : Pass<"sg-outline-layers", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def ExtractPlanPass : Pass<"sg-extract-plan", "mlir::ModuleOp"> {
+  let summary = "Turn the outlined variant functions into the module's plan";
+  let description = [{
+    After sg-outline-layers a variant function (`@decode`, `@prefill`) only
+    binds weights and calls bodies. This pass records it as data in the
+    module attribute `sg.plan` and erases it, so that only kernels remain to
+    be lowered:
+
+    - `tensors`: every checkpoint tensor (name, shape, element type) in the
+      order the runtime's weight table uses (first use in `@decode`);
+    - `kv`, `context_length`: the KV cache plan (sg-plan-kv-cache);
+    - per variant, `max_tokens`, `temps` (the types of the activations passed
+      between calls) and `steps`: one `{callee, args, results}` per call,
+      where an argument or result names `tokens`, `pos0`, `w<i>` (tensor i),
+      `k<l>`/`v<l>` (layer l's caches) or `t<i>` (temp i); `logits` names
+      the temp the variant returns first.
+
+    The emit phase generates the runtime glue (ABI table and entry points)
+    from this attribute.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
 #endif // SGC_COMPILER_TRANSFORMS_PASSES_TD

@@ -1,19 +1,38 @@
-// `--compile-to=PHASE` stops after PHASE. The graph-opt phase merges the two
-// references to the tied embedding table, so the count tells which phases ran.
-// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import | grep -c 'sg.weight "model.language_model.embed_tokens.weight"' | FileCheck %s --check-prefix=TWO
-// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=graph-opt --mlir-print-ir-before=sg-specialize -o /dev/null 2>&1 | grep -c 'sg.weight "model.language_model.embed_tokens.weight"' | FileCheck %s --check-prefix=ONE
-// After graph-opt, decode and prefill each hold one reference.
-// RUN: sgc compile %examples/sg/tiny-decoder.mlir | grep -c 'sg.weight "model.language_model.embed_tokens.weight"' | FileCheck %s --check-prefix=TWO
-// TWO: {{^2$}}
-// ONE: {{^1$}}
+// `--compile-to=PHASE` stops after PHASE; each phase leaves its mark.
+// import: the two references to the tied embedding table are still apart.
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import | FileCheck %s --check-prefix=IMPORT
+// IMPORT: func.func @forward
+// IMPORT-COUNT-2: sg.weight "model.language_model.embed_tokens.weight"
+// IMPORT-NOT: sg.weight "model.language_model.embed_tokens.weight"
 
-// -o writes the file instead of stdout.
-// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=fusion -o %t.mlir
-// RUN: FileCheck %s --check-prefix=FILE < %t.mlir
-// FILE: func.func @prefill
-// FILE: sg.sliding_attn
-// FILE: func.func @decode
-// FILE: sg.sliding_attn
+// graph-opt: CSE merged them, and sg-specialize made the two variants.
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=graph-opt | FileCheck %s --check-prefix=GRAPHOPT
+// GRAPHOPT-NOT: func.func @forward
+// GRAPHOPT: func.func @prefill
+// GRAPHOPT-COUNT-1: sg.weight "model.language_model.embed_tokens.weight"
+// GRAPHOPT: func.func @decode
+// GRAPHOPT-COUNT-1: sg.weight "model.language_model.embed_tokens.weight"
+
+// plan: the KV plan is recorded and the layers are outlined.
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=plan -o %t.plan.mlir
+// RUN: FileCheck %s --check-prefix=PLAN < %t.plan.mlir
+// PLAN: func.func @prefill
+// PLAN-SAME: sg.kv_plan = [{{.*}}kind = "ring"{{.*}}slots = 4 : i64
+// PLAN: call @prefill_layer0
+// PLAN: func.func private @prefill_layer0
+// PLAN-SAME: sg.body = "layer"
+
+// lower: the plan is data, the bodies work on buffers.
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=lower | FileCheck %s --check-prefix=LOWER
+// LOWER: module attributes {sg.plan =
+// LOWER-NOT: sg.weight
+// LOWER: func.func @decode_layer0(%{{.*}}: memref<1x96xbf16>
+
+// codegen and emit (--target=mlir): LLVM dialect.
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=codegen | FileCheck %s --check-prefix=LLVM
+// RUN: sgc compile %examples/sg/tiny-decoder.mlir | FileCheck %s --check-prefix=LLVM
+// LLVM: llvm.func @_mlir_ciface_decode_layer0
+// LLVM-NOT: memref<
 
 // Every phase name is accepted.
 // RUN: for p in import graph-opt fusion plan lower codegen emit; do sgc compile %examples/sg/tiny-decoder.mlir --compile-to=$p -o /dev/null || exit 1; done
@@ -24,3 +43,4 @@
 // RUN: grep -c '^error:' %t.out | FileCheck %s --check-prefix=ONE
 // BAD-PHASE: error: unknown phase 'bogus' for --compile-to (expected import, graph-opt, fusion, plan, lower, codegen, emit)
 // BAD-PHASE: exit=2
+// ONE: {{^1$}}

@@ -1,0 +1,48 @@
+//===- Passes.td - sgc conversion passes -------------------*- tablegen -*-===//
+//
+// Part of sgc. Every convert-<src>-to-<dst> pass, in one list.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_PASSES_TD
+#define SGC_COMPILER_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower sg bodies to linalg, scf, vector and memref on buffers";
+  let description = [{
+    Rewrites every function that holds sg ops (the bodies sg-outline-layers
+    made) from tensors to buffers, op by op in program order:
+
+    - elementwise ops, RMSNorm and type casts become `linalg.generic` on
+      memrefs (the norm as a reduction into an f32 buffer, then one
+      elementwise op); every op computes in f32 and rounds once to the
+      compute dtype, as the reference does;
+    - `sg.embed`, `sg.rope`/`sg.partial_rope` (with the inverse frequencies
+      computed here in f32 the way the reference computes them),
+      `sg.kv_write` (ring slots `pos mod window`) and the attention ops become
+      `scf` loops; attention reads the caches as they were before the chunk,
+      then the chunk's own keys, and visits only the keys in view;
+    - `sg.linear` becomes a call to a dispatcher `@sgc_dispatch_<kernel>` that
+      the emitted runtime glue implements with the runtime's `parallel_for`,
+      and a kernel `@sgc_<kernel>(x, w, y, row_begin, row_end)` in
+      `scf` + `vector`: one row at a time, 4 independent `vector<16xf32>`
+      accumulators along K, bf16 weights widened exactly to f32 (CPU.md §6).
+
+    Calling convention of a converted function: tensor arguments become
+    memrefs; a result that is an `sg.kv_write` into an argument cache is
+    updated in place and dropped; every other result becomes an output
+    memref appended to the arguments. `sg.result_slots` records, per original
+    result, the argument it updates in place or -1 for an appended output.
+    Every converted function gets `llvm.emit_c_interface`.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // SGC_COMPILER_CONVERSION_PASSES_TD

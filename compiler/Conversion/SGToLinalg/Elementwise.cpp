@@ -1,0 +1,366 @@
+//===- Elementwise.cpp - embed, norms, RoPE and elementwise ops -----------===//
+//
+// Part of sgc. Every op computes in f32 and rounds once to its result type,
+// at the points gemma-text.md §10 lists.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+static Type elementTypeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+/// out[s, :] = round(f32(table[ids[s], :]) * scale).
+static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value table = state.lookup(op.getTable());
+  Value ids = state.lookup(op.getIds());
+  Value out = state.bufferFor(loc, op.getResult());
+  Type ct = elementTypeOf(out);
+  Value scale = constF32(b, loc, static_cast<float>(op.getScale().convertToDouble()));
+  Value zero = constIndex(b, loc, 0);
+  Value hidden = dimOf(b, loc, out, 1);
+  Value vocab = dimOf(b, loc, table, 0);
+  emitFor(b, loc, zero, dimOf(b, loc, out, 0),
+          [&](OpBuilder &b, Location loc, Value s) {
+            Value id = memref::LoadOp::create(b, loc, ids, ValueRange{s});
+            Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+            // Ids outside the table read row 0 instead of stray memory; the
+            // runtime rejects them before calling.
+            Value inRange = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, row, vocab);
+            row = arith::SelectOp::create(b, loc, inRange, row, zero);
+            emitFor(b, loc, zero, hidden, [&](OpBuilder &b, Location loc, Value h) {
+              Value e = memref::LoadOp::create(b, loc, table, ValueRange{row, h});
+              Value y = arith::MulFOp::create(b, loc, toF32(b, loc, e), scale);
+              memref::StoreOp::create(b, loc, roundTo(b, loc, y, ct), out,
+                                      ValueRange{s, h});
+            });
+          });
+  state.buffers.map(op.getResult(), out);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNorm
+//===----------------------------------------------------------------------===//
+
+/// n = x * rsqrt(mean(x^2) + eps) in f32; result = round(n * (offset + w)).
+static LogicalResult lowerRMSNorm(sg::RMSNormOp op, FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value x = state.lookup(op.getX());
+  auto xType = cast<MemRefType>(x.getType());
+  unsigned rank = xType.getRank();
+  int64_t width = xType.getShape().back();
+  Value out = state.bufferFor(loc, op.getResult());
+  Type ct = elementTypeOf(out);
+
+  // Sum of squares over the last dimension into an f32 buffer.
+  SmallVector<int64_t> rowShape(xType.getShape().drop_back());
+  Value sums = state.allocTemp(loc, rowShape, b.getF32Type());
+  linalg::FillOp::create(b, loc, constF32(b, loc, 0.0f), sums);
+  MLIRContext *ctx = b.getContext();
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap rows = AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1);
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  linalg::GenericOp::create(
+      b, loc, ValueRange{x}, ValueRange{sums}, ArrayRef<AffineMap>{full, rows},
+      iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value v = toF32(b, loc, args[0]);
+        Value sq = arith::MulFOp::create(b, loc, v, v);
+        linalg::YieldOp::create(b, loc,
+                                Value(arith::AddFOp::create(b, loc, args[1], sq)));
+      });
+
+  Value invWidth = constF32(b, loc, static_cast<float>(width));
+  Value eps = constF32(b, loc, static_cast<float>(op.getEps().convertToDouble()));
+  Value weight = op.getWeight() ? state.lookup(op.getWeight()) : Value();
+  bool plusOne = op.getWeightOffsetAttr().getInt() == 1;
+  SmallVector<Value> inputs = {x, sums};
+  SmallVector<AffineMap> maps = {full, rows};
+  if (weight) {
+    inputs.push_back(weight);
+    maps.push_back(AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1), ctx));
+  }
+  maps.push_back(full);
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc, inputs, ValueRange{out}, maps, parallel,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value mean = arith::DivFOp::create(b, loc, args[1], invWidth);
+        Value r = math::RsqrtOp::create(
+            b, loc, Value(arith::AddFOp::create(b, loc, mean, eps)));
+        Value n = arith::MulFOp::create(b, loc, toF32(b, loc, args[0]), r);
+        if (weight) {
+          Value w = toF32(b, loc, args[2]);
+          if (plusOne)
+            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
+          n = arith::MulFOp::create(b, loc, n, w);
+        }
+        linalg::YieldOp::create(b, loc, roundTo(b, loc, n, ct));
+      });
+  state.buffers.map(op.getResult(), out);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Head views
+//===----------------------------------------------------------------------===//
+
+static LogicalResult lowerSplitHeads(sg::SplitHeadsOp op,
+                                     FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value x = state.lookup(op.getX());
+  auto resultType = op.getResult().getType();
+  auto type = MemRefType::get(resultType.getShape(), resultType.getElementType());
+  SmallVector<OpFoldResult> shape = {
+      resultType.isDynamicDim(0) ? OpFoldResult(dimOf(b, loc, x, 0))
+                                 : OpFoldResult(b.getIndexAttr(resultType.getDimSize(0))),
+      b.getIndexAttr(resultType.getDimSize(1)),
+      b.getIndexAttr(resultType.getDimSize(2))};
+  Value view = memref::ExpandShapeOp::create(
+      b, loc, type, x, ArrayRef<ReassociationIndices>{{0}, {1, 2}}, shape);
+  state.buffers.map(op.getResult(), view);
+  return success();
+}
+
+static LogicalResult lowerMergeHeads(sg::MergeHeadsOp op,
+                                     FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Value x = state.lookup(op.getX());
+  Value view = memref::CollapseShapeOp::create(
+      b, op.getLoc(), x, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  state.buffers.map(op.getResult(), view);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+/// The inverse frequencies as the reference computes them in f32:
+/// inv[k] = 1 / theta^(f32(2k) / basis) for k < rotated, 0 beyond, each
+/// divided by `factor` (linear scaling).
+static SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
+                                             int64_t basis, double theta,
+                                             double factor) {
+  SmallVector<float> inv(half, 0.0f);
+  for (int64_t k = 0; k < rotated; ++k) {
+    float exponent = static_cast<float>(2 * k) / static_cast<float>(basis);
+    float p = std::pow(static_cast<float>(theta), exponent);
+    inv[k] = (1.0f / p) / static_cast<float>(factor);
+  }
+  return inv;
+}
+
+/// y[d] = round(round(x[d]*c) + round(rot[d]*s)) with rot the rotate_half of
+/// x; c, s are cos/sin of (pos0+i)*inv[d mod D/2] rounded to the element type.
+static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
+                                     ArrayRef<float> inv,
+                                     FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op->getLoc();
+  Value x = state.lookup(xTensor);
+  Value out = state.bufferFor(loc, op->getResult(0));
+  auto type = cast<MemRefType>(x.getType());
+  Type ct = type.getElementType();
+  int64_t d = type.getDimSize(2), half = d / 2;
+
+  // The table of inverse frequencies is a constant global.
+  auto tableType = MemRefType::get({half}, b.getF32Type());
+  // Named by an FNV-1a hash of the exact bits (stable across runs), so equal
+  // tables are shared.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (float f : inv) {
+    hash ^= llvm::bit_cast<uint32_t>(f);
+    hash *= 0x100000001b3ull;
+  }
+  std::string name = "sgc_rope_inv_freq_" + std::to_string(half) + "_" +
+                     llvm::utohexstr(hash);
+  if (!state.module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(state.module.getBody());
+    auto values = DenseElementsAttr::get(
+        RankedTensorType::get({half}, b.getF32Type()), inv);
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                             tableType, values, /*constant=*/true,
+                             /*alignment=*/IntegerAttr());
+  }
+  Value table = memref::GetGlobalOp::create(b, loc, tableType, name);
+
+  Value zero = constIndex(b, loc, 0);
+  Value halfIdx = constIndex(b, loc, half);
+  Value pos0Index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                              state.lookup(pos0));
+  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
+    Value p = arith::AddIOp::create(b, loc, pos0Index, s);
+    Value pf = arith::UIToFPOp::create(
+        b, loc, b.getF32Type(),
+        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), p)));
+    emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
+      Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
+      Value angle = arith::MulFOp::create(b, loc, pf, f);
+      Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
+      Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+      Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
+      emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
+        Value lo = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
+        Value hi = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k2}));
+        auto term = [&](Value a, Value t) {
+          return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
+        };
+        // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s.
+        Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
+        Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
+        memref::StoreOp::create(b, loc, roundTo(b, loc, yLo, ct), out, ValueRange{s, h, k});
+        memref::StoreOp::create(b, loc, roundTo(b, loc, yHi, ct), out, ValueRange{s, h, k2});
+      });
+    });
+  });
+  state.buffers.map(op->getResult(0), out);
+  return success();
+}
+
+static LogicalResult lowerRope(sg::RopeOp op, FunctionLowering &state) {
+  int64_t d = op.getX().getType().getDimSize(2);
+  SmallVector<float> inv = inverseFrequencies(
+      d / 2, d / 2, d, op.getTheta().convertToDouble(),
+      op.getFactor().convertToDouble());
+  return lowerRopeCommon(op, op.getX(), op.getPos0(), inv, state);
+}
+
+static LogicalResult lowerPartialRope(sg::PartialRopeOp op,
+                                      FunctionLowering &state) {
+  int64_t d = op.getX().getType().getDimSize(2);
+  int64_t rotatedWidth = static_cast<int64_t>(
+      std::llround(op.getRotaryFraction().convertToDouble() * d));
+  int64_t basis = op.getBasis() == "head_width" ? d : rotatedWidth;
+  SmallVector<float> inv = inverseFrequencies(
+      d / 2, rotatedWidth / 2, basis, op.getTheta().convertToDouble(), 1.0);
+  return lowerRopeCommon(op, op.getX(), op.getPos0(), inv, state);
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise
+//===----------------------------------------------------------------------===//
+
+/// Lowers a one-result op whose output element is `fn` of its inputs' f32
+/// values, rounded once to the result type.
+static LogicalResult lowerPointwise(
+    Operation *op, ValueRange tensors, FunctionLowering &state,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  Location loc = op->getLoc();
+  SmallVector<Value> inputs;
+  for (Value t : tensors)
+    inputs.push_back(state.lookup(t));
+  Value out = state.bufferFor(loc, op->getResult(0));
+  Type ct = elementTypeOf(out);
+  emitElementwise(state.b, loc, inputs, out,
+                  [&](OpBuilder &b, Location loc, ValueRange args) {
+                    SmallVector<Value> wide;
+                    for (Value a : args)
+                      wide.push_back(toF32(b, loc, a));
+                    return roundTo(b, loc, fn(b, loc, wide), ct);
+                  });
+  state.buffers.map(op->getResult(0), out);
+  return success();
+}
+
+/// 0.5·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))) in f32.
+static Value geluTanh(OpBuilder &b, Location loc, Value z) {
+  Value cube = arith::MulFOp::create(
+      b, loc, Value(arith::MulFOp::create(b, loc, z, z)), z);
+  Value inner = arith::AddFOp::create(
+      b, loc, z,
+      Value(arith::MulFOp::create(b, loc, constF32(b, loc, 0.044715f), cube)));
+  const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+  Value t = math::TanhOp::create(
+      b, loc, Value(arith::MulFOp::create(b, loc, constF32(b, loc, beta), inner)));
+  Value onePlus = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), t);
+  Value half = arith::MulFOp::create(b, loc, constF32(b, loc, 0.5f), z);
+  return arith::MulFOp::create(b, loc, half, onePlus);
+}
+
+LogicalResult lowering::lowerElementwiseFamily(Operation *op,
+                                               FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  if (auto embed = dyn_cast<sg::EmbedOp>(op))
+    return lowerEmbed(embed, state);
+  if (auto norm = dyn_cast<sg::RMSNormOp>(op))
+    return lowerRMSNorm(norm, state);
+  if (auto split = dyn_cast<sg::SplitHeadsOp>(op))
+    return lowerSplitHeads(split, state);
+  if (auto merge = dyn_cast<sg::MergeHeadsOp>(op))
+    return lowerMergeHeads(merge, state);
+  if (auto rope = dyn_cast<sg::RopeOp>(op))
+    return lowerRope(rope, state);
+  if (auto rope = dyn_cast<sg::PartialRopeOp>(op))
+    return lowerPartialRope(rope, state);
+  if (auto gelu = dyn_cast<sg::GeluTanhOp>(op))
+    return lowerPointwise(op, gelu.getX(), state,
+                          [](OpBuilder &b, Location loc, ValueRange v) {
+                            return geluTanh(b, loc, v[0]);
+                          });
+  if (auto mul = dyn_cast<sg::MulOp>(op))
+    return lowerPointwise(op, {mul.getLhs(), mul.getRhs()}, state,
+                          [](OpBuilder &b, Location loc, ValueRange v) {
+                            return Value(arith::MulFOp::create(b, loc, v[0], v[1]));
+                          });
+  if (auto add = dyn_cast<sg::AddOp>(op))
+    return lowerPointwise(op, {add.getLhs(), add.getRhs()}, state,
+                          [](OpBuilder &b, Location loc, ValueRange v) {
+                            return Value(arith::AddFOp::create(b, loc, v[0], v[1]));
+                          });
+  if (auto scalarOp = dyn_cast<sg::LayerScalarOp>(op)) {
+    Location loc = op->getLoc();
+    Value buffer = state.lookup(scalarOp.getScalar());
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<Value> zeros(type.getRank(), constIndex(b, loc, 0));
+    Value s = toF32(b, loc, memref::LoadOp::create(b, loc, buffer, zeros));
+    return lowerPointwise(op, scalarOp.getX(), state,
+                          [&](OpBuilder &b, Location loc, ValueRange v) {
+                            return Value(arith::MulFOp::create(b, loc, v[0], s));
+                          });
+  }
+  if (auto softcap = dyn_cast<sg::SoftcapOp>(op)) {
+    // Three rounded steps: t1 = x / cap, t2 = tanh(t1), out = t2 * cap.
+    Location loc = op->getLoc();
+    Value x = state.lookup(softcap.getX());
+    Value out = state.bufferFor(loc, op->getResult(0));
+    Type ct = elementTypeOf(out);
+    Value cap = constF32(b, loc, static_cast<float>(softcap.getCap().convertToDouble()));
+    emitElementwise(b, loc, x, out, [&](OpBuilder &b, Location loc, ValueRange v) {
+      Value t1 = toF32(b, loc, roundTo(b, loc,
+          arith::DivFOp::create(b, loc, toF32(b, loc, v[0]), cap), ct));
+      Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), ct));
+      return roundTo(b, loc, arith::MulFOp::create(b, loc, t2, cap), ct);
+    });
+    state.buffers.map(op->getResult(0), out);
+    return success();
+  }
+  return op->emitError("not an elementwise-family op");
+}

@@ -1,0 +1,103 @@
+//===- Lowering.cpp - shared helpers of the sg -> buffers lowering --------===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+Value lowering::toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value lowering::roundTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type == v.getType())
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value lowering::constF32(OpBuilder &b, Location loc, float value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value lowering::dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return constIndex(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, memref, dim);
+}
+
+void lowering::emitElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Value output,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto outType = cast<MemRefType>(output.getType());
+  unsigned rank = outType.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(inputs.size() + 1, identity);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc, inputs, ValueRange{output}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+}
+
+void lowering::emitFor(
+    OpBuilder &b, Location loc, Value lb, Value ub,
+    llvm::function_ref<void(OpBuilder &, Location, Value)> body) {
+  Value one = constIndex(b, loc, 1);
+  scf::ForOp::create(b, loc, lb, ub, one, ValueRange{},
+                     [&](OpBuilder &nb, Location nloc, Value iv, ValueRange) {
+                       body(nb, nloc, iv);
+                       scf::YieldOp::create(nb, nloc);
+                     });
+}
+
+Value FunctionLowering::allocTemp(Location loc, ArrayRef<int64_t> shape,
+                                  Type elementType) {
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d : shape)
+    if (ShapedType::isDynamic(d))
+      dynamicSizes.push_back(tokens);
+  auto type = MemRefType::get(shape, elementType);
+  Value buffer = memref::AllocOp::create(b, loc, type, dynamicSizes,
+                                         b.getI64IntegerAttr(64));
+  allocated.push_back(buffer);
+  return buffer;
+}
+
+Value FunctionLowering::bufferFor(Location loc, Value result) {
+  if (Value dest = destinations.lookup(result))
+    return dest;
+  auto type = cast<RankedTensorType>(result.getType());
+  return allocTemp(loc, type.getShape(), type.getElementType());
+}
+
+Value FunctionLowering::toF32Buffer(Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getElementType().isF32())
+    return buffer;
+  Value wide = allocTemp(loc, type.getShape(), b.getF32Type());
+  emitElementwise(b, loc, buffer, wide,
+                  [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return toF32(nb, nloc, args[0]);
+                  });
+  return wide;
+}

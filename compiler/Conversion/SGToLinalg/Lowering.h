@@ -1,0 +1,92 @@
+//===- Lowering.h - shared state of the sg -> buffers lowering --*- C++ -*-===//
+//
+// Part of sgc. convert-sg-to-linalg rebuilds each sg function on buffers, op
+// by op in program order. This header holds the state one function's
+// lowering carries (the tensor -> memref map, the token count, the buffers to
+// free) and the entry point of each op family (one .cpp each).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_LOWERING_H
+#define SGC_COMPILER_CONVERSION_SGTOLINALG_LOWERING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::sgc::lowering {
+
+/// The state of lowering one function.
+class FunctionLowering {
+public:
+  FunctionLowering(OpBuilder &b, ModuleOp module) : b(b), module(module) {}
+
+  OpBuilder &b;
+  ModuleOp module;
+  /// Tensor values of the source function -> their buffers.
+  IRMapping buffers;
+  /// Token count of the function's activations (an index value).
+  Value tokens;
+  /// Result tensors that live in an output argument instead of a new buffer.
+  llvm::DenseMap<Value, Value> destinations;
+  /// Buffers allocated here, freed before the function returns.
+  SmallVector<Value> allocated;
+
+  /// The buffer of a source tensor value (must have been lowered).
+  Value lookup(Value tensor) const { return buffers.lookup(tensor); }
+
+  /// A buffer for `result`: its output argument, or a new allocation whose
+  /// dynamic (token) dimension is `tokens`.
+  Value bufferFor(Location loc, Value result);
+
+  /// A temporary buffer of `shape` (dynamic dims = tokens) and element type
+  /// `elementType`, freed at the end of the function.
+  Value allocTemp(Location loc, ArrayRef<int64_t> shape, Type elementType);
+
+  /// `buffer` widened to f32 (a copy when its elements are narrower).
+  Value toF32Buffer(Location loc, Value buffer);
+};
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+/// `v` (any float) as f32.
+Value toF32(OpBuilder &b, Location loc, Value v);
+/// `v` (f32) rounded to `type` (round to nearest even); `v` if f32.
+Value roundTo(OpBuilder &b, Location loc, Value v, Type type);
+Value constF32(OpBuilder &b, Location loc, float value);
+Value constIndex(OpBuilder &b, Location loc, int64_t value);
+/// Dimension `dim` of a memref as an index value.
+Value dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim);
+
+/// A `linalg.generic` with identity maps over `output`'s shape: `body`
+/// receives one scalar per input (same shape as the output) and returns the
+/// output scalar.
+void emitElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Value output,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
+void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
+             llvm::function_ref<void(OpBuilder &, Location, Value)> body);
+
+//===----------------------------------------------------------------------===//
+// Op families (one .cpp each). Each lowers `op` at the builder's insertion
+// point and maps its results; failure means a diagnostic was emitted.
+//===----------------------------------------------------------------------===//
+
+/// Elementwise.cpp: embed, rms_norm, split/merge heads, rope, partial_rope,
+/// gelu_tanh, mul, add, layer_scalar, softcap.
+LogicalResult lowerElementwiseFamily(Operation *op, FunctionLowering &state);
+/// Attention.cpp: sliding_attn, full_attn, kv_write.
+LogicalResult lowerAttentionFamily(Operation *op, FunctionLowering &state);
+/// Linear.cpp: linear (kernel + dispatcher call).
+LogicalResult lowerLinear(Operation *op, FunctionLowering &state);
+
+} // namespace mlir::sgc::lowering
+
+#endif // SGC_COMPILER_CONVERSION_SGTOLINALG_LOWERING_H

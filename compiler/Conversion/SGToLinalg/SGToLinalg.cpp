@@ -1,0 +1,146 @@
+//===- SGToLinalg.cpp - sg functions on tensors -> on buffers -------------===//
+//
+// Part of sgc. The pass driver: rebuilds each function that holds sg ops with
+// the buffer calling convention (see Passes.td) and hands each op to its
+// family's lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::sgc {
+#define GEN_PASS_DEF_CONVERTSGTOLINALGPASS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::sgc
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+/// The buffer type of a tensor type (other types unchanged).
+static Type bufferType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  return type;
+}
+
+/// For each result of `func`: the argument it updates in place (a kv_write
+/// into an argument cache), or -1 for a result returned in an output buffer.
+static SmallVector<int64_t> resultSlots(func::FuncOp func) {
+  SmallVector<int64_t> slots;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (Value v : ret.getOperands()) {
+    int64_t slot = -1;
+    if (auto write = v.getDefiningOp<sg::KVWriteOp>())
+      if (auto arg = dyn_cast<BlockArgument>(write.getCache()))
+        if (arg.getOwner() == &func.getBody().front())
+          slot = arg.getArgNumber();
+    slots.push_back(slot);
+  }
+  return slots;
+}
+
+static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
+  if (isa<sg::LinearOp>(op))
+    return lowerLinear(op, state);
+  if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::KVWriteOp>(op))
+    return lowerAttentionFamily(op, state);
+  if (isa<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp, sg::MergeHeadsOp,
+          sg::RopeOp, sg::PartialRopeOp, sg::GeluTanhOp, sg::MulOp, sg::AddOp,
+          sg::LayerScalarOp, sg::SoftcapOp>(op))
+    return lowerElementwiseFamily(op, state);
+  return op->emitError("convert-sg-to-linalg: cannot lower '")
+         << op->getName() << "' in a function body (weights must be "
+                             "arguments: run sg-outline-layers first)";
+}
+
+/// Rebuilds `func` on buffers; the new function replaces it.
+static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
+  Block &oldBody = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
+  SmallVector<int64_t> slots = resultSlots(func);
+
+  SmallVector<Type> inputs;
+  for (Type t : func.getArgumentTypes())
+    inputs.push_back(bufferType(t));
+  for (auto [slot, type] : llvm::zip_equal(slots, func.getResultTypes()))
+    if (slot < 0)
+      inputs.push_back(bufferType(type));
+
+  OpBuilder b(func);
+  auto lowered = func::FuncOp::create(b, func.getLoc(), func.getSymName(),
+                                      b.getFunctionType(inputs, {}));
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    lowered->setAttr(attr.getName(), attr.getValue());
+  lowered->setAttr("sg.result_slots", b.getI64ArrayAttr(slots));
+  lowered->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = lowered.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  FunctionLowering state(b, module);
+  for (BlockArgument arg : oldBody.getArguments())
+    state.buffers.map(arg, entry->getArgument(arg.getArgNumber()));
+  // The token count: the leading dimension of the first dynamic argument.
+  for (BlockArgument arg : entry->getArguments()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (type && type.getRank() > 0 && type.isDynamicDim(0)) {
+      state.tokens = dimOf(b, func.getLoc(), arg, 0);
+      break;
+    }
+  }
+  unsigned nextOut = oldBody.getNumArguments();
+  for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands()))
+    if (slot < 0 && !isa<BlockArgument>(v) &&
+        !state.destinations.count(v))
+      state.destinations[v] = entry->getArgument(nextOut++);
+    else if (slot < 0)
+      ++nextOut;
+
+  for (Operation &op : oldBody.without_terminator())
+    if (failed(lowerOp(&op, state)))
+      return failure();
+
+  // Results computed elsewhere than in their output buffer are copied there.
+  nextOut = oldBody.getNumArguments();
+  for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands())) {
+    if (slot >= 0)
+      continue;
+    Value out = entry->getArgument(nextOut++);
+    Value buffer = state.lookup(v);
+    if (buffer != out)
+      linalg::CopyOp::create(b, ret.getLoc(), buffer, out);
+  }
+  for (Value buffer : state.allocated)
+    memref::DeallocOp::create(b, ret.getLoc(), buffer);
+  func::ReturnOp::create(b, ret.getLoc());
+  func.erase();
+  return success();
+}
+
+namespace {
+struct ConvertSGToLinalgPass
+    : public sgc::impl::ConvertSGToLinalgPassBase<ConvertSGToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> todo;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool hasSG = false;
+      func.walk([&](Operation *op) {
+        hasSG |= isa<sg::SGDialect>(op->getDialect());
+      });
+      if (hasSG)
+        todo.push_back(func);
+    }
+    for (func::FuncOp func : todo)
+      if (failed(lowerFunction(func, module)))
+        return signalPassFailure();
+  }
+};
+} // namespace

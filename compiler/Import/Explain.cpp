@@ -1,0 +1,253 @@
+//===- Explain.cpp - `sgc explain`: what the compiler understood ----------===//
+//
+// Part of sgc. Prints the GraphSpec the importer built and the KV cache plan
+// of the IR it imported: the same plan the `sg-plan-kv-cache` pass records,
+// computed by the same code (compiler/Transforms/KVCachePlan.h), so what
+// explain says is what the compiler does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Explain.h"
+#include "compiler/Import/FamilyFacts.h"
+#include "compiler/Import/Format.h"
+#include "compiler/Transforms/KVCachePlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::import;
+
+namespace {
+
+/// 10000.0 -> "10,000"; 0.25 -> "0.25".
+std::string number(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 9e15 &&
+      std::fabs(value) >= 1000)
+    return withCommas(static_cast<int64_t>(value));
+  return formatDouble(value);
+}
+
+/// Sorted indices as "0-4, 6-10, 12".
+std::string ranges(ArrayRef<unsigned> indices) {
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ", ";
+    out += std::to_string(indices[i]);
+    if (j > i)
+      out += "-" + std::to_string(indices[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+/// Layers grouped by their description, in order of first appearance.
+class Groups {
+public:
+  std::vector<unsigned> &operator[](const std::string &description) {
+    auto [it, inserted] = index.try_emplace(description, groups.size());
+    if (inserted)
+      groups.emplace_back(description, std::vector<unsigned>());
+    return groups[it->second].second;
+  }
+  auto begin() const { return groups.begin(); }
+  auto end() const { return groups.end(); }
+
+private:
+  llvm::StringMap<size_t> index;
+  std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
+};
+
+void printGroups(llvm::raw_ostream &os, const Groups &groups,
+                 StringRef indent) {
+  for (const auto &[description, indices] : groups)
+    os << indent << (indices.size() == 1 ? "layer " : "layers ")
+       << ranges(indices) << " (" << indices.size() << "): " << description
+       << "\n";
+}
+
+std::string describeLayer(const LayerSpec &l, int64_t numQHeads) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (l.span == Span::Sliding)
+    os << "sliding, window " << withCommas(l.window);
+  else
+    os << "full";
+  os << ", head_dim " << l.headDim << ", kv heads " << l.numKvHeads
+     << ", q heads " << numQHeads << ", ";
+  switch (l.position) {
+  case PositionKind::None:
+    os << "no position encoding";
+    break;
+  case PositionKind::Rope:
+    os << "rope theta " << number(l.theta);
+    break;
+  case PositionKind::Linear:
+    os << "linear rope theta " << number(l.theta) << " factor "
+       << number(l.factor);
+    break;
+  case PositionKind::PartialRope:
+    os << "partial_rope theta " << number(l.theta) << " fraction "
+       << number(l.rotaryFraction) << " basis " << l.basis;
+    break;
+  }
+  if (l.vFromK)
+    os << ", v_from_k";
+  if (l.layerScalar)
+    os << ", layer scalar";
+  if (l.vNorm)
+    os << ", v norm";
+  return s;
+}
+
+std::string describeNorm(const NormSpec &n) {
+  return "eps " + formatDouble(n.eps) + ", offset " +
+         std::to_string(n.weightOffset);
+}
+
+double roundTo(double value, StringRef dtype) {
+  llvm::APFloat f(static_cast<float>(value));
+  if (dtype == "bf16") {
+    bool losesInfo = false;
+    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+  }
+  return f.convertToDouble();
+}
+
+void printText(llvm::raw_ostream &os, const TextSpec &t,
+               const ImportOptions &options, const KVCachePlan &plan) {
+  os << "component '" << t.id << "': primary_text, " << t.sourceArtifact
+     << " (family " << familyName(t.family) << ")\n";
+  os << "  " << t.numLayers << " layers, hidden " << withCommas(t.hiddenSize)
+     << ", " << t.numQHeads << " q heads, ffn "
+     << withCommas(t.intermediateSize) << " (gated gelu_tanh), vocab "
+     << withCommas(t.vocabSize) << ", context " << withCommas(t.contextLength)
+     << "\n";
+  os << "  score scale " << formatDouble(t.scoreScale) << ", q/k norm offset "
+     << t.qkNormOffset << ", norms " << (t.postNorms ? "pre+post" : "pre")
+     << " (rms_norm, " << describeNorm(t.preNorm) << "), final norm ("
+     << describeNorm(t.finalNorm) << ")\n";
+  os << "  embed scale " << formatDouble(t.embedScale);
+  if (t.castEmbedScale)
+    os << " -> " << formatFloat(roundTo(t.embedScale, options.computeDtype))
+       << " (" << options.computeDtype << ")";
+  os << ", final softcap "
+     << (t.finalSoftcap ? formatDouble(*t.finalSoftcap) : std::string("none"))
+     << ", " << (t.tiedHead ? "tied" : "untied") << " LM head\n";
+  Groups layers;
+  for (const LayerSpec &l : t.layers)
+    layers[describeLayer(l, t.numQHeads)].push_back(l.index);
+  printGroups(os, layers, "  ");
+
+  os << "  KV cache at context " << withCommas(plan.contextLength) << " ("
+     << options.computeDtype << "):\n";
+  Groups caches;
+  for (const KVLayerPlan &l : plan.layers) {
+    std::string s;
+    llvm::raw_string_ostream d(s);
+    if (l.ring)
+      d << "ring of " << withCommas(l.slots) << " slots";
+    else
+      d << "full, " << withCommas(l.slots) << " slots";
+    d << ", " << l.kvHeads << " kv heads x (K " << l.headDim << " + V "
+      << l.vHeadDim << ")";
+    if (l.vFromK)
+      d << ", V from K";
+    d << ", " << withCommas(l.bytesPerToken()) << " B/token, "
+      << withCommas(l.bytes()) << " B each";
+    caches[s].push_back(l.layer);
+  }
+  printGroups(os, caches, "    ");
+  os << "    total " << withCommas(plan.totalBytes())
+     << " B (rings for sliding layers) vs " << withCommas(plan.naiveBytes())
+     << " B naive (every layer keeps the whole context)\n";
+}
+
+void printOpaque(llvm::raw_ostream &os, const OpaqueComponentSpec &c) {
+  os << "component '" << c.id << "': " << c.role << " (" << c.modality << "), "
+     << c.sourceArtifact << " (family " << familyName(c.family)
+     << "), validated, not lowered\n";
+  os << "  " << c.numLayers << " layers, hidden " << withCommas(c.hiddenSize)
+     << ", " << c.numHeads << " heads x " << c.headDim << ", " << c.numKvHeads
+     << " kv heads, ffn " << withCommas(c.intermediateSize) << "\n";
+  Groups layers;
+  for (const LayerSpec &l : c.layers)
+    layers[describeLayer(l, c.numHeads)].push_back(l.index);
+  printGroups(os, layers, "  ");
+}
+
+} // namespace
+
+LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
+                                            StringRef fileName, StringRef text,
+                                            const ImportOptions &options,
+                                            llvm::raw_ostream &os) {
+  // Parse once (the remarks go out once), then build and verify the IR the
+  // compiler would build.
+  FailureOr<GraphSpec> graph = parseSystemGraph(ctx, fileName, text, options);
+  if (failed(graph))
+    return failure();
+  OwningOpRef<ModuleOp> module = buildModule(ctx, *graph, options);
+  if (!module || failed(verify(*module)))
+    return failure();
+  auto forward = module->lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return emitError(module->getLoc(),
+                     "internal error: the imported module has no @forward");
+  FailureOr<KVCachePlan> plan = KVCachePlan::compute(forward);
+  if (failed(plan))
+    return failure();
+
+  os << "graph " << fileName << " (schema 6), compute dtype "
+     << options.computeDtype << (options.strictGraph ? ", --strict-graph" : "")
+     << "\n\n";
+  printText(os, graph->text, options, *plan);
+  for (const OpaqueComponentSpec &c : graph->opaqueComponents) {
+    os << "\n";
+    printOpaque(os, c);
+  }
+
+  os << "\nobjects (tensors, bytes: derived from the family tensor table | "
+        "declared):\n";
+  int64_t derivedTensors = 0, derivedBytes = 0, declaredTensors = 0,
+          declaredBytes = 0;
+  for (const ObjectSpec &o : graph->objects) {
+    os << "  " << o.id << " (" << o.kind << " of '" << o.component << "')\n";
+    for (const BindingSpec &b : o.bindings) {
+      bool agree = b.derivedTensors == b.declaredTensors &&
+                   b.derivedBytes == b.declaredBytes;
+      os << "    " << b.tensorPrefix << ": " << withCommas(b.derivedTensors)
+         << ", " << withCommas(b.derivedBytes) << " B | "
+         << withCommas(b.declaredTensors) << ", " << withCommas(b.declaredBytes)
+         << " B" << (agree ? "" : "  MISMATCH") << "\n";
+      derivedTensors += b.derivedTensors;
+      derivedBytes += b.derivedBytes;
+      declaredTensors += b.declaredTensors;
+      declaredBytes += b.declaredBytes;
+    }
+  }
+  os << "  total: " << withCommas(derivedTensors) << ", "
+     << withCommas(derivedBytes) << " B | " << withCommas(declaredTensors)
+     << ", " << withCommas(declaredBytes) << " B\n";
+
+  if (options.strictGraph) {
+    os << "\ncompletions: none (--strict-graph follows the graph "
+          "literally)\n";
+    return success();
+  }
+  os << "\ncompletions (" << graph->completions.size() << "):\n";
+  for (const Completion &c : graph->completions)
+    os << "  [" << c.pos.jsonPath << "] " << c.message << "\n";
+  return success();
+}

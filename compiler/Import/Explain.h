@@ -1,0 +1,30 @@
+//===- Explain.h - `sgc explain`: what the compiler understood --*- C++ -*-===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_IMPORT_EXPLAIN_H
+#define SGC_COMPILER_IMPORT_EXPLAIN_H
+
+#include "compiler/Import/Importer.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::sgc {
+
+/// Imports `text` (the contents of `fileName`) and prints, per component,
+/// its layers grouped by signature and (for the text decoder) the KV cache
+/// plan of the imported `@forward` as `sg-plan-kv-cache` computes it; then,
+/// per object, the tensor figures derived from the family table next to the
+/// declared ones, and every completion applied. Diagnostics go to `ctx` as
+/// for a compile; fails (printing nothing) when the import fails.
+LogicalResult explainSystemGraph(MLIRContext *ctx, StringRef fileName,
+                                 StringRef text, const ImportOptions &options,
+                                 llvm::raw_ostream &os);
+
+} // namespace mlir::sgc
+
+#endif // SGC_COMPILER_IMPORT_EXPLAIN_H

@@ -1,0 +1,55 @@
+//===- CPULibrary.h - LLVM-dialect module -> model .so ----------*- C++ -*-===//
+//
+// Part of sgc. The CPU back end of the emit phase: compiles the lowered module
+// once per CPU variant (the host CPU and the x86-64-v3 baseline, each with its
+// own symbol prefix), generates the runtime glue from the module's `sg.plan`
+// (the ABI table, the entry points that run the plan, the dispatchers that
+// spread kernels over the runtime's threads) and links all of it into one
+// shared library that exports only `sgc_model_query`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_TARGET_CPU_CPULIBRARY_H
+#define SGC_COMPILER_TARGET_CPU_CPULIBRARY_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::sgc {
+
+/// One compiled variant of the model's code.
+struct CPUVariant {
+  /// Shown to users and recorded in the ABI table ("znver5", "x86-64-v3").
+  std::string name;
+  /// LLVM CPU name and feature string for code generation.
+  std::string cpu;
+  std::string features;
+  /// SGC_ABI_CPU_* bits the code needs.
+  uint64_t requiredFeatures = 0;
+  /// Prefix of every symbol of this variant's object.
+  std::string prefix;
+};
+
+/// The host CPU (best first) and the x86-64-v3 baseline.
+std::vector<CPUVariant> defaultCPUVariants();
+
+/// Generates the C glue for `module` (which must carry `sg.plan` and the
+/// lowered bodies) and `variants`. Fails with a diagnostic on a plan the
+/// glue cannot express.
+FailureOr<std::string> emitCPUGlue(ModuleOp module,
+                                   ArrayRef<CPUVariant> variants);
+
+/// Compiles the LLVM-dialect `module` into an object file for `variant`.
+FailureOr<std::string> emitCPUObject(ModuleOp module,
+                                     const CPUVariant &variant);
+
+/// Builds the model library at `outputPath` from an LLVM-dialect module.
+LogicalResult emitCPULibrary(ModuleOp module, StringRef outputPath);
+
+} // namespace mlir::sgc
+
+#endif // SGC_COMPILER_TARGET_CPU_CPULIBRARY_H

@@ -1,0 +1,139 @@
+//===- Linker.cpp - glue + variant objects -> the model library -----------===//
+//
+// Part of sgc. Writes the glue and one object per CPU variant to a scratch
+// directory and links them with the system C compiler into a shared library
+// that needs only libc and libm and exports only sgc_model_query.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/CPULibrary.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+
+/// SGC_ABI_CPU_* bits of LLVM's x86 feature names (lib/abi/sgc/abi.h).
+static uint64_t abiFeatureBit(StringRef feature) {
+  static const llvm::StringMap<uint64_t> bits = {
+      {"sse4.2", 1ull << 0},      {"avx", 1ull << 1},
+      {"avx2", 1ull << 2},        {"fma", 1ull << 3},
+      {"f16c", 1ull << 4},        {"bmi2", 1ull << 5},
+      {"avxvnni", 1ull << 6},     {"avx512f", 1ull << 8},
+      {"avx512bw", 1ull << 9},    {"avx512vl", 1ull << 10},
+      {"avx512dq", 1ull << 11},   {"avx512cd", 1ull << 12},
+      {"avx512bf16", 1ull << 13}, {"avx512vnni", 1ull << 14},
+      {"avx512fp16", 1ull << 15}};
+  auto it = bits.find(feature);
+  return it == bits.end() ? 0 : it->second;
+}
+
+std::vector<CPUVariant> mlir::sgc::defaultCPUVariants() {
+  std::vector<CPUVariant> variants;
+  llvm::Triple host(llvm::sys::getDefaultTargetTriple());
+  CPUVariant native{llvm::sys::getHostCPUName().str(),
+                    llvm::sys::getHostCPUName().str(), "", 0, "sgc_v0_"};
+  std::string features;
+  for (const auto &entry : llvm::sys::getHostCPUFeatures()) {
+    // AMX needs a permission the runtime does not ask for: keep it off.
+    bool on = entry.getValue() && !entry.getKey().starts_with("amx");
+    features += (features.empty() ? "" : ",") +
+                std::string(on ? "+" : "-") + entry.getKey().str();
+    if (on)
+      native.requiredFeatures |= abiFeatureBit(entry.getKey());
+  }
+  native.features = features;
+  variants.push_back(native);
+  if (host.getArch() == llvm::Triple::x86_64) {
+    // The baseline every x86-64 machine of the last decade has (CPU.md: never
+    // SSE2 only, it halves the bandwidth).
+    uint64_t v3 = 0;
+    for (StringRef f : {"sse4.2", "avx", "avx2", "fma", "f16c", "bmi2"})
+      v3 |= abiFeatureBit(f);
+    variants.push_back(CPUVariant{"x86-64-v3", "x86-64-v3", "", v3, "sgc_v1_"});
+  }
+  return variants;
+}
+
+/// Writes `contents` to `dir/name`; returns the path or "" with a diagnostic.
+static std::string writeFile(Location loc, StringRef dir, StringRef name,
+                             StringRef contents) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    emitError(loc, "cannot write '") << path << "': " << ec.message();
+    return "";
+  }
+  os << contents;
+  return std::string(path);
+}
+
+LogicalResult mlir::sgc::emitCPULibrary(ModuleOp module, StringRef outputPath) {
+  Location loc = module.getLoc();
+  std::vector<CPUVariant> variants = defaultCPUVariants();
+  FailureOr<std::string> glue = emitCPUGlue(module, variants);
+  if (failed(glue))
+    return failure();
+
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("sgc-link", dir))
+    return emitError(loc, "cannot create a scratch directory: ")
+           << ec.message();
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove_directories(dir);
+  });
+
+  std::vector<std::string> inputs;
+  inputs.push_back(writeFile(loc, dir, "glue.c", *glue));
+  for (const CPUVariant &variant : variants) {
+    FailureOr<std::string> object = emitCPUObject(module, variant);
+    if (failed(object))
+      return failure();
+    inputs.push_back(writeFile(loc, dir, variant.prefix + "model.o", *object));
+  }
+  std::string script = writeFile(loc, dir, "exports.map",
+                                 "{ global: sgc_model_query; local: *; };\n");
+  for (const std::string &input : inputs)
+    if (input.empty())
+      return failure();
+  if (script.empty())
+    return failure();
+
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return emitError(loc, "no C compiler ('cc') on PATH to link the model");
+  std::string out = outputPath.str();
+  std::string versionScript = "-Wl,--version-script=" + script;
+  SmallVector<StringRef> args = {*cc, "-shared", "-fPIC", "-O2", "-std=gnu11",
+                                 "-fvisibility=hidden", "-o", out};
+  for (const std::string &input : inputs)
+    args.push_back(input);
+  args.append({versionScript, "-Wl,-z,defs", "-Wl,-z,noexecstack", "-lm"});
+  std::string error;
+  llvm::SmallString<128> log(dir);
+  llvm::sys::path::append(log, "link.log");
+  std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
+                                     &error);
+  if (rc != 0) {
+    auto buffer = llvm::MemoryBuffer::getFile(log);
+    InFlightDiagnostic diag = emitError(loc, "linking the model failed (")
+                              << *cc << " exited with " << rc << ")";
+    if (buffer)
+      diag.attachNote() << (*buffer)->getBuffer();
+    return failure();
+  }
+  return success();
+}

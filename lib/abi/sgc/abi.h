@@ -1,0 +1,429 @@
+/*
+ * sgc/abi.h - the versioned contract between a compiled model (.so) and the
+ * sgc runtime. ABI version 1.0.
+ *
+ * Dependency-free C (C99/C11 and C++ can include it). The compiler emits a
+ * generated C file that defines the tables below as static constant data and
+ * the one exported function, sgc_model_query; that file is compiled and
+ * linked into the model .so. The runtime dlopens the .so, calls the query
+ * function, checks the header (magic, then major version) before reading
+ * anything else, validates the table, binds the weights the manifest names
+ * and calls the entry points.
+ *
+ * Versioning (treat a change here like a schema change, STYLE.md habit 10):
+ *  - magic and major/minor come first in every version, so a runtime can
+ *    check them without knowing the rest of the layout;
+ *  - a new MINOR version may only append fields at the end of
+ *    sgc_model_v1_t (struct_size tells the runtime how much is there) or give
+ *    meaning to fields documented as reserved (reserved fields are zero);
+ *    array element structs never grow within a major version;
+ *  - anything else is a new MAJOR version, which older runtimes refuse with
+ *    a message naming both versions.
+ *
+ * Lifetime and ownership: every pointer in the tables points at static
+ * constant data inside the .so; it stays valid until the runtime dlcloses
+ * the library and is never written or freed by the runtime.
+ *
+ * Units: sizes are bytes unless named otherwise; shapes and counts are
+ * elements; token ids are int32; positions are 0-based token indices.
+ */
+#ifndef SGC_ABI_H
+#define SGC_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Version and the query symbol
+ *===----------------------------------------------------------------------===*/
+
+/** "SGC\x01" read as a little-endian uint32. */
+#define SGC_ABI_MAGIC 0x01434753u
+#define SGC_ABI_VERSION_MAJOR 1u
+#define SGC_ABI_VERSION_MINOR 0u
+
+/** The one symbol a compiled model exports (dlsym name). */
+#define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
+
+/** Largest tensor rank the manifest can describe. */
+#define SGC_ABI_MAX_RANK 8
+
+/**
+ * First member of every model table, whatever the version. The runtime reads
+ * these 16 bytes first and trusts nothing else until they check out.
+ */
+typedef struct sgc_abi_header_t {
+  uint32_t magic;         /**< SGC_ABI_MAGIC */
+  uint32_t version_major; /**< SGC_ABI_VERSION_MAJOR the table was built for */
+  uint32_t version_minor; /**< SGC_ABI_VERSION_MINOR the table was built for */
+  uint32_t struct_size;   /**< sizeof the whole table (e.g. sgc_model_v1_t) */
+} sgc_abi_header_t;
+
+/**
+ * Signature of the exported query function. |runtime_major| and
+ * |runtime_minor| are the ABI version of the calling runtime; a library that
+ * carries tables for several majors may use them to pick one. Returns a
+ * pointer to a table that begins with sgc_abi_header_t (for major 1: a
+ * sgc_model_v1_t), or NULL when the library has no table the runtime can
+ * use. The table is static data owned by the library; calling the function
+ * more than once returns the same pointer. Must not allocate, lock or print.
+ */
+typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
+                                                      uint32_t runtime_minor);
+
+/*===----------------------------------------------------------------------===*
+ * Enumerations (stored as uint32_t in the tables)
+ *===----------------------------------------------------------------------===*/
+
+/**
+ * Element types. The values equal the runtime's SGC_DTYPE_* codes; the names
+ * are the safetensors dtype strings ("BF16", "F8_E4M3", ...).
+ */
+enum {
+  SGC_ABI_DTYPE_INVALID = 0,
+  SGC_ABI_DTYPE_BOOL = 1,
+  SGC_ABI_DTYPE_U8 = 2,
+  SGC_ABI_DTYPE_I8 = 3,
+  SGC_ABI_DTYPE_I16 = 4,
+  SGC_ABI_DTYPE_U16 = 5,
+  SGC_ABI_DTYPE_F16 = 6,
+  SGC_ABI_DTYPE_BF16 = 7,
+  SGC_ABI_DTYPE_I32 = 8,
+  SGC_ABI_DTYPE_U32 = 9,
+  SGC_ABI_DTYPE_F32 = 10,
+  SGC_ABI_DTYPE_F64 = 11,
+  SGC_ABI_DTYPE_I64 = 12,
+  SGC_ABI_DTYPE_U64 = 13,
+  SGC_ABI_DTYPE_F8_E4M3 = 14, /**< storage only in 1.0 */
+  SGC_ABI_DTYPE_F8_E5M2 = 15, /**< storage only in 1.0 */
+  SGC_ABI_DTYPE_F8_E8M0 = 16, /**< storage only in 1.0 */
+  SGC_ABI_DTYPE_COUNT = 17
+};
+
+/** What --load-format=dummy writes into a tensor. */
+enum {
+  /** Uniform in [-0.02, 0.02), seeded from the tensor name (runtime.h). */
+  SGC_ABI_FILL_RANDOM = 0,
+  /** Every element 1 (norm weights used as x * w). */
+  SGC_ABI_FILL_ONES = 1,
+  /** Every element 0 (norm weights used as x * (1 + w), biases). */
+  SGC_ABI_FILL_ZEROS = 2
+};
+
+/** The kind of one layer's KV cache. */
+enum {
+  /** One slot per position: slot = pos, slots = the context length. */
+  SGC_ABI_KV_FULL = 0,
+  /** A ring of exactly `window` slots: slot = pos mod slots. */
+  SGC_ABI_KV_RING = 1
+};
+
+/** The device a model was compiled for (sgc_model_v1_t.device). */
+enum { SGC_ABI_DEVICE_CPU = 0, SGC_ABI_DEVICE_CUDA = 1 };
+
+/**
+ * CPU feature bits (sgc_abi_cpu_variant_t.required_cpu_features and
+ * sgc_abi_call_context_t.cpu_features). x86-64 bits mean the CPU reports the
+ * feature AND the OS enabled its register state (XCR0); AMX bits also mean
+ * the runtime obtained tile-data permission from the kernel.
+ */
+#define SGC_ABI_CPU_SSE42 (UINT64_C(1) << 0)
+#define SGC_ABI_CPU_AVX (UINT64_C(1) << 1)
+#define SGC_ABI_CPU_AVX2 (UINT64_C(1) << 2)
+#define SGC_ABI_CPU_FMA (UINT64_C(1) << 3)
+#define SGC_ABI_CPU_F16C (UINT64_C(1) << 4)
+#define SGC_ABI_CPU_BMI2 (UINT64_C(1) << 5)
+#define SGC_ABI_CPU_AVX_VNNI (UINT64_C(1) << 6)
+#define SGC_ABI_CPU_AVX512F (UINT64_C(1) << 8)
+#define SGC_ABI_CPU_AVX512BW (UINT64_C(1) << 9)
+#define SGC_ABI_CPU_AVX512VL (UINT64_C(1) << 10)
+#define SGC_ABI_CPU_AVX512DQ (UINT64_C(1) << 11)
+#define SGC_ABI_CPU_AVX512CD (UINT64_C(1) << 12)
+#define SGC_ABI_CPU_AVX512BF16 (UINT64_C(1) << 13)
+#define SGC_ABI_CPU_AVX512VNNI (UINT64_C(1) << 14)
+#define SGC_ABI_CPU_AVX512FP16 (UINT64_C(1) << 15)
+#define SGC_ABI_CPU_AMX_TILE (UINT64_C(1) << 16)
+#define SGC_ABI_CPU_AMX_BF16 (UINT64_C(1) << 17)
+#define SGC_ABI_CPU_AMX_INT8 (UINT64_C(1) << 18)
+/* AArch64 (reserved for later targets). */
+#define SGC_ABI_CPU_NEON (UINT64_C(1) << 32)
+#define SGC_ABI_CPU_SVE (UINT64_C(1) << 33)
+#define SGC_ABI_CPU_ARM_BF16 (UINT64_C(1) << 34)
+#define SGC_ABI_CPU_ARM_I8MM (UINT64_C(1) << 35)
+
+/** x86-64-v3 as the compiler's baseline variant requires it. */
+#define SGC_ABI_CPU_X86_64_V3                                                  \
+  (SGC_ABI_CPU_SSE42 | SGC_ABI_CPU_AVX | SGC_ABI_CPU_AVX2 | SGC_ABI_CPU_FMA |  \
+   SGC_ABI_CPU_F16C | SGC_ABI_CPU_BMI2)
+
+/** Status codes an entry point returns (0 = success). */
+enum {
+  SGC_ABI_OK = 0,
+  /** An argument was out of range (token id, position, count). */
+  SGC_ABI_ERROR_INVALID_ARGUMENT = 1,
+  /** The call context does not match the table (counts, sizes, NULLs). */
+  SGC_ABI_ERROR_BAD_CONTEXT = 2,
+  /** Anything else. */
+  SGC_ABI_ERROR_INTERNAL = 3
+};
+
+/*===----------------------------------------------------------------------===*
+ * The manifest: tensors the model binds
+ *===----------------------------------------------------------------------===*/
+
+/** One checkpoint tensor the model reads (an entry of the weight table). */
+typedef struct sgc_abi_tensor_t {
+  /**
+   * The tensor's name in the checkpoint, e.g.
+   * "language_model.model.layers.0.self_attn.q_proj.weight". The runtime
+   * also accepts the other spelling of the gemma3/gemma4 prefixes
+   * (language_model.model. <-> model.language_model., and the vision tower /
+   * projector prefixes) when this one is absent from the checkpoint.
+   */
+  const char *name;
+  /** SGC_ABI_DTYPE_*; the checkpoint's dtype must be exactly this. */
+  uint32_t dtype;
+  /** Number of dimensions, 0..SGC_ABI_MAX_RANK (0 = scalar). */
+  uint32_t rank;
+  /** Dimensions, outermost first; entries at index >= rank are 0. */
+  int64_t shape[SGC_ABI_MAX_RANK];
+  /** dtype size x product(shape); the runtime checks this. */
+  uint64_t bytes;
+  /**
+   * The schema-6 graph object this tensor belongs to ("target.embedding",
+   * "target.decoder_stack", ...), for diagnostics; may be NULL.
+   */
+  const char *graph_object;
+  /** SGC_ABI_FILL_*: what --load-format=dummy puts here. */
+  uint32_t fill;
+  /** Zero in 1.0. */
+  uint32_t reserved0;
+  uint64_t reserved1;
+} sgc_abi_tensor_t;
+
+/*===----------------------------------------------------------------------===*
+ * The KV-cache plan
+ *===----------------------------------------------------------------------===*/
+
+/**
+ * One decoder layer's cache. The runtime allocates a K buffer and, when
+ * has_v_cache is set, a V buffer, each of slots x kv_heads x head_dim
+ * elements of dtype, 64-byte aligned and zero-filled at session creation.
+ * The element layout inside a buffer is the compiled code's choice; the
+ * runtime never reads or writes cache contents.
+ */
+typedef struct sgc_abi_kv_layer_t {
+  /** SGC_ABI_KV_FULL or SGC_ABI_KV_RING. */
+  uint32_t kind;
+  /** SGC_ABI_DTYPE_* of the cached elements. */
+  uint32_t dtype;
+  /**
+   * Positions held: FULL layers hold the context length; RING layers hold
+   * the attention window (slot = position mod slots).
+   */
+  int64_t slots;
+  /** Key/value heads stored per position. */
+  int64_t kv_heads;
+  /** Elements per head. */
+  int64_t head_dim;
+  /** 1 when V is derived from the K projection (gemma-4 full layers). */
+  uint32_t v_from_k;
+  /**
+   * 1 when the layer has its own V buffer; 0 when the compiled code keeps V
+   * in (or recomputes it from) the K buffer, and the V pointer passed in the
+   * call context is NULL.
+   */
+  uint32_t has_v_cache;
+  /**
+   * Cache bytes per slot, K and V together:
+   * kv_heads x head_dim x dtype size x (1 + has_v_cache). The runtime checks
+   * this and reports slots x bytes_per_token as the layer's cache size.
+   */
+  uint64_t bytes_per_token;
+  /** Zero in 1.0. */
+  uint64_t reserved;
+} sgc_abi_kv_layer_t;
+
+/*===----------------------------------------------------------------------===*
+ * Calling compiled code
+ *===----------------------------------------------------------------------===*/
+
+/** Work function handed to parallel_for: processes indices [begin, end). */
+typedef void (*sgc_abi_range_fn_t)(void *fn_ctx, int64_t begin, int64_t end);
+
+/**
+ * The runtime's thread pool, as seen by compiled code. Splits [0, n) into
+ * disjoint contiguous ranges, calls fn(fn_ctx, begin, end) for each, on the
+ * runtime's threads including the calling one, and returns when every range
+ * is done (all writes made by fn are then visible to the caller). n <= 0
+ * returns at once. fn must be safe to run concurrently on disjoint ranges.
+ * A nested call (from inside fn) runs its whole range on the calling thread.
+ * |runtime_state| must be the call context's runtime_state.
+ */
+typedef void (*sgc_abi_parallel_for_fn_t)(void *runtime_state, int64_t n,
+                                          sgc_abi_range_fn_t fn, void *fn_ctx);
+
+/**
+ * Everything an entry point needs from the runtime. Built by the runtime for
+ * each session, owned by it, read-only for compiled code. One session calls
+ * at most one entry point at a time, so compiled code may use the workspace
+ * and caches without locking.
+ */
+typedef struct sgc_abi_call_context_t {
+  /** sizeof(sgc_abi_call_context_t) as the runtime knows it. */
+  uint32_t struct_size;
+  /** Number of entries in weights (= the manifest's num_tensors). */
+  uint32_t num_weights;
+  /**
+   * Weight pointers in manifest order. Each points at the tensor's bytes()
+   * bytes, row-major, aligned to at least the element size (the runtime
+   * copies a tensor whose checkpoint offset is misaligned). On CPU the
+   * memory is usually a read-only mapping of the checkpoint: never write it.
+   */
+  const void *const *weights;
+  /** Number of entries in k_cache and v_cache (= the plan's num_layers). */
+  uint32_t num_layers;
+  uint32_t reserved0;
+  /** Per layer, the K buffer (see sgc_abi_kv_layer_t). */
+  void *const *k_cache;
+  /** Per layer, the V buffer, or NULL where has_v_cache is 0. */
+  void *const *v_cache;
+  /**
+   * Scratch memory of at least the model's workspace_bytes, 64-byte aligned,
+   * contents undefined on entry (NULL when workspace_bytes is 0).
+   */
+  void *workspace;
+  uint64_t workspace_bytes;
+  /** Threads parallel_for may use (>= 1), including the caller. */
+  int32_t num_threads;
+  uint32_t reserved1;
+  /** The CPU feature bits (SGC_ABI_CPU_*) the runtime detected. */
+  uint64_t cpu_features;
+  /** Opaque runtime pointer; pass it to parallel_for. */
+  void *runtime_state;
+  /** The runtime's thread pool (never NULL). */
+  sgc_abi_parallel_for_fn_t parallel_for;
+} sgc_abi_call_context_t;
+
+/**
+ * Runs the prompt tokens tokens[0..n_tokens) at positions pos0..pos0+n-1,
+ * reading the caches for positions < pos0 and writing the new K/V into them.
+ * 1 <= n_tokens <= max_prefill_chunk; pos0 + n_tokens <= context_length;
+ * 0 <= tokens[i] < vocab_size. Writes float32 logits to logits_out:
+ * vocab_size floats for the last position, or n_tokens x vocab_size
+ * (row-major, one row per position) when all_positions is nonzero. The
+ * runtime owns logits_out. Returns SGC_ABI_OK or an SGC_ABI_ERROR_* code.
+ */
+typedef int32_t (*sgc_abi_prefill_fn_t)(const sgc_abi_call_context_t *ctx,
+                                        const int32_t *tokens, int64_t n_tokens,
+                                        int64_t pos0, float *logits_out,
+                                        int32_t all_positions);
+
+/**
+ * Runs one token at position pos (caches hold positions < pos) and writes
+ * vocab_size float32 logits to logits_out. Same rules as prefill.
+ */
+typedef int32_t (*sgc_abi_decode_fn_t)(const sgc_abi_call_context_t *ctx,
+                                       int32_t token, int64_t pos,
+                                       float *logits_out);
+
+/**
+ * One compiled CPU variant (e.g. "znver4" and the "x86-64-v3" baseline).
+ * Variants are listed best first; the runtime takes the first whose
+ * required_cpu_features are all present, unless the user names one.
+ */
+typedef struct sgc_abi_cpu_variant_t {
+  /** Short name shown to users, e.g. "x86-64-v3". */
+  const char *name;
+  /** SGC_ABI_CPU_* bits the code needs. */
+  uint64_t required_cpu_features;
+  /** Entry points (never NULL). */
+  sgc_abi_prefill_fn_t prefill;
+  sgc_abi_decode_fn_t decode;
+  /** NULL in 1.0 (reserved for encode_image and friends). */
+  void (*reserved[4])(void);
+} sgc_abi_cpu_variant_t;
+
+/*===----------------------------------------------------------------------===*
+ * The model table, ABI major 1
+ *===----------------------------------------------------------------------===*/
+
+typedef struct sgc_model_v1_t {
+  /** magic SGC_ABI_MAGIC, major 1, minor, sizeof(sgc_model_v1_t). */
+  sgc_abi_header_t header;
+
+  /** Model name from the graph, e.g. "gemma-3-12b-it". Never NULL. */
+  const char *model_id;
+  /** Target triple the compiler was given: "cpu", "cuda:sm_90a", ... */
+  const char *target;
+  /**
+   * Model family: "gemma3", "gemma4", or another name; decides which tensor
+   * name spellings the runtime may substitute. Never NULL.
+   */
+  const char *family;
+  /** Who built this, e.g. "sgc 0.1.0 (LLVM 22.1.8)"; may be NULL. */
+  const char *producer;
+  /** SGC_ABI_DEVICE_*; 1.0 runtimes run only SGC_ABI_DEVICE_CPU tables. */
+  uint32_t device;
+  uint32_t reserved0;
+
+  /** Logits per position. */
+  int64_t vocab_size;
+  /** Most positions a sequence may use (prompt + generated). */
+  int64_t context_length;
+  /** Largest n_tokens a prefill call accepts (>= 1). */
+  int64_t max_prefill_chunk;
+  /** Special tokens; -1 where unknown. */
+  int32_t bos_token_id;
+  int32_t eos_token_id;
+  int32_t pad_token_id;
+  /** Further tokens that end generation (e.g. <end_of_turn>); may be 0. */
+  uint32_t num_stop_tokens;
+  const int32_t *stop_tokens;
+
+  /** The manifest: every tensor the model binds, in weight-table order. */
+  uint32_t num_tensors;
+  uint32_t reserved1;
+  const sgc_abi_tensor_t *tensors;
+
+  /** The KV-cache plan, one entry per decoder layer, in layer order. */
+  uint32_t num_layers;
+  uint32_t reserved2;
+  const sgc_abi_kv_layer_t *kv_layers;
+
+  /** Scratch bytes an entry point needs (the largest over all of them). */
+  uint64_t workspace_bytes;
+
+  /** CPU code, best variant first (at least one for a CPU table). */
+  uint32_t num_cpu_variants;
+  uint32_t reserved3;
+  const sgc_abi_cpu_variant_t *cpu_variants;
+} sgc_model_v1_t;
+
+/**
+ * What the compiler emits, in the generated C file:
+ *
+ *   static const sgc_model_v1_t model = {
+ *       {SGC_ABI_MAGIC, SGC_ABI_VERSION_MAJOR, SGC_ABI_VERSION_MINOR,
+ *        sizeof(sgc_model_v1_t)}, ...};
+ *   SGC_ABI_EXPORT const sgc_abi_header_t *sgc_model_query(uint32_t major,
+ *                                                          uint32_t minor) {
+ *     (void)major; (void)minor;
+ *     return &model.header;
+ *   }
+ */
+#if defined(_WIN32)
+#define SGC_ABI_EXPORT __declspec(dllexport)
+#else
+#define SGC_ABI_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SGC_ABI_H */
