@@ -240,7 +240,8 @@ func::FuncOp ForwardBuilder::build(ModuleOp module) {
                        {text.vocabSize, text.hiddenSize});
   Value h = sg::EmbedOp::create(
       b, at, act({text.hiddenSize}), table, tokens,
-      b.getF64FloatAttr(roundToType(text.embedScale, ct)));
+      b.getF64FloatAttr(text.castEmbedScale ? roundToType(text.embedScale, ct)
+                                            : text.embedScale));
 
   tagOps(body, nullptr, "embed", std::nullopt);
 

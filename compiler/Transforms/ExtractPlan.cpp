@@ -169,8 +169,24 @@ struct ExtractPlanPass
       plan.push_back(b.getNamedAttr("kv", kv));
     if (auto context = first->getAttr("sg.kv_context_length"))
       plan.push_back(b.getNamedAttr("context_length", context));
+    // Components validated but not lowered (the vision tower) have no entry
+    // point yet; they leave the module with a remark and a note in the plan.
+    SmallVector<Attribute> unlowered;
+    SmallVector<func::FuncOp> opaque;
+    for (auto func : module.getOps<func::FuncOp>())
+      func.walk([&](sg::OpaqueComponentOp op) {
+        op.emitRemark() << "component '" << op.getComponent()
+                        << "' is validated but not lowered: the library "
+                           "has no entry point for it";
+        unlowered.push_back(op.getComponentAttr());
+        opaque.push_back(func);
+      });
+    if (!unlowered.empty())
+      plan.push_back(b.getNamedAttr("unlowered", b.getArrayAttr(unlowered)));
     module->setAttr("sg.plan", b.getDictionaryAttr(plan));
     for (func::FuncOp func : variants)
+      func.erase();
+    for (func::FuncOp func : opaque)
       func.erase();
   }
 };

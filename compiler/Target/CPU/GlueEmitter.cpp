@@ -25,30 +25,41 @@ const char *const kAbiHeader =
 #include "compiler/Target/CPU/AbiHeader.inc"
     ;
 
-/// The runtime-independent part of the glue: descriptors, the current call
-/// context, the row dispatcher, bf16 conversion.
+/// The model-independent part of the glue: descriptors, plan replay, the
+/// current call context, the row dispatcher.
 const char *const kPrelude = R"c(
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A memref descriptor as MLIR's C interface passes it (one per rank). */
-typedef struct { void *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } sgc_desc1;
-typedef struct { void *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } sgc_desc2;
-typedef struct { void *allocated, *aligned; int64_t offset, sizes[3], strides[3]; } sgc_desc3;
+/* A memref descriptor of rank <= 3 as MLIR's C interface reads it: allocated
+   and aligned pointer, offset, then sizes[rank] and strides[rank] packed. */
+typedef struct { int64_t w[9]; } sgc_desc;
 
-static sgc_desc1 sgc_d1(const void *p, int64_t a) {
-  sgc_desc1 d = {(void *)p, (void *)p, 0, {a}, {1}};
-  return d;
+static void sgc_fill(sgc_desc *d, const void *p, int rank, const int64_t *shape) {
+  int64_t stride = 1;
+  d->w[0] = d->w[1] = (int64_t)(intptr_t)p;
+  d->w[2] = 0;
+  for (int i = rank - 1; i >= 0; --i) {
+    d->w[3 + i] = shape[i];
+    d->w[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
 }
-static sgc_desc2 sgc_d2(const void *p, int64_t a, int64_t b) {
-  sgc_desc2 d = {(void *)p, (void *)p, 0, {a, b}, {b, 1}};
-  return d;
-}
-static sgc_desc3 sgc_d3(const void *p, int64_t a, int64_t b, int64_t c) {
-  sgc_desc3 d = {(void *)p, (void *)p, 0, {a, b, c}, {b * c, c, 1}};
-  return d;
-}
+
+/* What a plan step passes: the prompt tokens, the start position, a weight,
+   a layer's K or V cache, or an activation buffer (temp). */
+enum { SGC_REF_TOKENS, SGC_REF_POS0, SGC_REF_WEIGHT, SGC_REF_K, SGC_REF_V, SGC_REF_TEMP };
+typedef struct { uint8_t kind; int32_t index; } sgc_ref;
+/* An activation buffer: shape[i] < 0 stands for the chunk's token count. */
+typedef struct { int32_t rank, elem_bytes; int64_t shape[3]; } sgc_temp_type;
+typedef struct { int32_t callee, num_args; sgc_ref args[SGC_MAX_ARGS]; } sgc_step;
+typedef struct {
+  int32_t num_steps; const sgc_step *steps;
+  int32_t num_temps; const sgc_temp_type *temps;
+  int32_t logits_temp; int64_t max_tokens;
+} sgc_plan;
+typedef void (*sgc_callee_fn)(sgc_desc *args, int64_t pos0);
 
 /* The context of the call in progress on this thread; kernels reach the
    runtime's threads through it. */
@@ -77,13 +88,95 @@ static float sgc_bf16_to_f32(uint16_t h) {
   memcpy(&f, &bits, sizeof f);
   return f;
 }
+)c";
 
-static void *sgc_alloc(size_t bytes) {
-  return aligned_alloc(64, (bytes + 63) / 64 * 64);
+/// The model-specific runner, emitted after the tables.
+const char *const kRunner = R"c(
+static int32_t sgc_run_plan(const sgc_plan *plan, const sgc_callee_fn *callees,
+                            const sgc_abi_call_context_t *ctx,
+                            const int32_t *tokens, int64_t n, int64_t pos0,
+                            float *logits_out, int32_t all_positions) {
+  if (!ctx || ctx->struct_size < sizeof(sgc_abi_call_context_t) ||
+      ctx->num_weights != SGC_NUM_TENSORS || ctx->num_layers != SGC_NUM_LAYERS ||
+      !ctx->weights || (SGC_NUM_LAYERS && (!ctx->k_cache || !ctx->v_cache)))
+    return SGC_ABI_ERROR_BAD_CONTEXT;
+  if (!tokens || !logits_out || n < 1 || n > plan->max_tokens || pos0 < 0 ||
+      pos0 + n > SGC_CONTEXT)
+    return SGC_ABI_ERROR_INVALID_ARGUMENT;
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= SGC_VOCAB)
+      return SGC_ABI_ERROR_INVALID_ARGUMENT;
+
+  void *temps[SGC_MAX_TEMPS] = {0};
+  int32_t status = SGC_ABI_OK;
+  for (int32_t t = 0; t < plan->num_temps; ++t) {
+    const sgc_temp_type *type = &plan->temps[t];
+    size_t bytes = (size_t)type->elem_bytes;
+    for (int i = 0; i < type->rank; ++i)
+      bytes *= (size_t)(type->shape[i] < 0 ? n : type->shape[i]);
+    temps[t] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!temps[t])
+      status = SGC_ABI_ERROR_INTERNAL;
+  }
+  if (status == SGC_ABI_OK) {
+    sgc_current = ctx;
+    for (int32_t s = 0; s < plan->num_steps; ++s) {
+      const sgc_step *step = &plan->steps[s];
+      sgc_desc args[SGC_MAX_ARGS];
+      for (int32_t a = 0; a < step->num_args; ++a) {
+        sgc_ref ref = step->args[a];
+        int64_t shape[3];
+        switch (ref.kind) {
+        case SGC_REF_TOKENS:
+          shape[0] = n;
+          sgc_fill(&args[a], tokens, 1, shape);
+          break;
+        case SGC_REF_WEIGHT: {
+          const sgc_abi_tensor_t *t = &sgc_tensors[ref.index];
+          sgc_fill(&args[a], ctx->weights[ref.index], (int)t->rank, t->shape);
+          break;
+        }
+        case SGC_REF_K:
+        case SGC_REF_V: {
+          const sgc_abi_kv_layer_t *l = &sgc_kv_layers[ref.index];
+          shape[0] = l->slots; shape[1] = l->kv_heads; shape[2] = l->head_dim;
+          sgc_fill(&args[a], ref.kind == SGC_REF_K ? ctx->k_cache[ref.index]
+                                                  : ctx->v_cache[ref.index], 3, shape);
+          break;
+        }
+        case SGC_REF_TEMP: {
+          const sgc_temp_type *type = &plan->temps[ref.index];
+          for (int i = 0; i < type->rank; ++i)
+            shape[i] = type->shape[i] < 0 ? n : type->shape[i];
+          sgc_fill(&args[a], temps[ref.index], type->rank, shape);
+          break;
+        }
+        default: /* pos0 is passed by value */
+          break;
+        }
+      }
+      callees[step->callee](args, pos0);
+    }
+    sgc_current = 0;
+
+    /* Logits to f32: the last row, or every row. */
+    const sgc_temp_type *lt = &plan->temps[plan->logits_temp];
+    const void *logits = temps[plan->logits_temp];
+    int64_t first = all_positions ? 0 : n - 1;
+    for (int64_t r = first; r < n; ++r)
+      for (int64_t i = 0; i < SGC_VOCAB; ++i)
+        logits_out[(r - first) * SGC_VOCAB + i] =
+            lt->elem_bytes == 2
+                ? sgc_bf16_to_f32(((const uint16_t *)logits)[r * SGC_VOCAB + i])
+                : ((const float *)logits)[r * SGC_VOCAB + i];
+  }
+  for (int32_t t = 0; t < plan->num_temps; ++t)
+    free(temps[t]);
+  return status;
 }
 )c";
 
-/// A plan value's C expression of its descriptor's element type size.
+/// Bytes of one element of `t`.
 unsigned elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 std::string abiDtype(Type t) {
@@ -108,6 +201,16 @@ std::string cString(StringRef s) {
   return out + "\"";
 }
 
+/// A plan variant (decode or prefill) resolved against the lowered module.
+struct PlanInfo {
+  std::string name;
+  DictionaryAttr attr;
+  /// Distinct callees in first-use order.
+  SmallVector<std::string> callees;
+  /// Per step: callee index and every argument (call args, then outputs).
+  SmallVector<std::pair<unsigned, SmallVector<std::string>>> steps;
+};
+
 /// The glue writer: one instance per module.
 class Glue {
 public:
@@ -118,13 +221,11 @@ public:
   LogicalResult emit();
 
 private:
+  LogicalResult resolvePlan(PlanInfo &info);
   LogicalResult emitTables();
-  void emitPrototypes();
-  LogicalResult emitVariantEntry(StringRef variantName, DictionaryAttr variant);
-  /// C code building the descriptor of plan value `name` into `var`;
-  /// "" on an unknown name.
-  std::string descriptor(StringRef name, StringRef var, ArrayAttr temps);
-  std::string shapeArgs(ArrayRef<int64_t> shape);
+  void emitPlanTables(const PlanInfo &info);
+  LogicalResult emitRef(StringRef name, const PlanInfo &info);
+  void emitVariant(const CPUVariant &variant);
 
   ModuleOp module;
   DictionaryAttr plan;
@@ -133,65 +234,120 @@ private:
   ArrayAttr tensors, kv;
   int64_t vocab = 0, context = 0, maxChunk = 1;
   Type logitsType;
+  SmallVector<PlanInfo, 2> plans;
+  size_t maxArgs = 1, maxTemps = 1;
 };
 
-std::string Glue::shapeArgs(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (int64_t d : shape)
-    s += ", " + (ShapedType::isDynamic(d) ? std::string("n") : std::to_string(d));
-  return s;
+LogicalResult Glue::resolvePlan(PlanInfo &info) {
+  auto steps = cast<ArrayAttr>(info.attr.get("steps"));
+  for (auto [stepIndex, stepAttr] : llvm::enumerate(steps)) {
+    auto step = cast<DictionaryAttr>(stepAttr);
+    std::string callee =
+        cast<FlatSymbolRefAttr>(step.get("callee")).getValue().str();
+    auto func = module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + callee);
+    auto slots = func ? func->getAttrOfType<ArrayAttr>("sg.result_slots")
+                      : ArrayAttr();
+    if (!func || !slots)
+      return emitError(module.getLoc(), "emit: no lowered body '")
+             << callee << "' for step " << stepIndex << " of " << info.name;
+    auto args = cast<ArrayAttr>(step.get("args"));
+    auto results = cast<ArrayAttr>(step.get("results"));
+    SmallVector<std::string> refs;
+    for (Attribute a : args)
+      refs.push_back(cast<StringAttr>(a).str());
+    for (auto [slotAttr, resultAttr] : llvm::zip_equal(slots, results)) {
+      int64_t slot = cast<IntegerAttr>(slotAttr).getInt();
+      StringRef name = cast<StringAttr>(resultAttr).getValue();
+      if (slot < 0) {
+        refs.push_back(name.str());
+        continue;
+      }
+      // Updated in place: must be the cache the step passed in that slot.
+      if (slot >= static_cast<int64_t>(args.size()) ||
+          cast<StringAttr>(args[slot]).getValue() != name)
+        return emitError(module.getLoc(), "emit: result '")
+               << name << "' of '" << callee
+               << "' is not updated in place in the plan";
+    }
+    if (refs.size() != func.getFunctionType().getNumParams())
+      return emitError(module.getLoc(), "emit: step ")
+             << stepIndex << " of " << info.name << " passes " << refs.size()
+             << " values to '" << callee << "', which takes "
+             << func.getFunctionType().getNumParams();
+    auto *it = llvm::find(info.callees, callee);
+    unsigned calleeIndex = it - info.callees.begin();
+    if (it == info.callees.end())
+      info.callees.push_back(callee);
+    maxArgs = std::max(maxArgs, refs.size());
+    info.steps.push_back({calleeIndex, std::move(refs)});
+  }
+  maxTemps = std::max<size_t>(maxTemps,
+                              cast<ArrayAttr>(info.attr.get("temps")).size());
+  return success();
 }
 
-std::string Glue::descriptor(StringRef name, StringRef var, ArrayAttr temps) {
-  auto make = [&](StringRef ptr, ArrayRef<int64_t> shape) {
-    return "sgc_desc" + std::to_string(shape.size()) + " " + var.str() +
-           " = sgc_d" + std::to_string(shape.size()) + "(" + ptr.str() +
-           shapeArgs(shape) + ");";
+LogicalResult Glue::emitRef(StringRef name, const PlanInfo &info) {
+  unsigned index = 0;
+  auto emitKind = [&](StringRef kind, unsigned i) {
+    os << "{" << kind << ", " << i << "}";
+    return success();
   };
   if (name == "tokens")
-    return make("tokens", {ShapedType::kDynamic});
-  unsigned index = 0;
-  if (name.consume_front("w") && !name.getAsInteger(10, index) &&
-      index < tensors.size()) {
-    auto entry = cast<DictionaryAttr>(tensors[index]);
-    auto type = cast<RankedTensorType>(
-        cast<TypeAttr>(entry.get("type")).getValue());
-    return make("ctx->weights[" + std::to_string(index) + "]", type.getShape());
+    return emitKind("SGC_REF_TOKENS", 0);
+  if (name == "pos0")
+    return emitKind("SGC_REF_POS0", 0);
+  StringRef rest = name.drop_front();
+  if (!rest.getAsInteger(10, index)) {
+    if (name[0] == 'w' && index < tensors.size())
+      return emitKind("SGC_REF_WEIGHT", index);
+    if (name[0] == 'k' && index < kv.size())
+      return emitKind("SGC_REF_K", index);
+    if (name[0] == 'v' && index < kv.size())
+      return emitKind("SGC_REF_V", index);
+    if (name[0] == 't' &&
+        index < cast<ArrayAttr>(info.attr.get("temps")).size())
+      return emitKind("SGC_REF_TEMP", index);
   }
-  bool isK = name.starts_with("k"), isV = name.starts_with("v");
-  if ((isK || isV) && !name.drop_front().getAsInteger(10, index) &&
-      index < kv.size()) {
-    auto layer = cast<DictionaryAttr>(kv[index]);
-    auto get = [&](StringRef key) {
-      return cast<IntegerAttr>(layer.get(key)).getInt();
-    };
-    int64_t width = isK ? get("head_dim") : get("v_head_dim");
-    return make(std::string(isK ? "ctx->k_cache[" : "ctx->v_cache[") +
-                    std::to_string(index) + "]",
-                {get("slots"), get("kv_heads"), width});
-  }
-  if (name.consume_front("t") && !name.getAsInteger(10, index) &&
-      index < temps.size()) {
-    auto type = cast<RankedTensorType>(cast<TypeAttr>(temps[index]).getValue());
-    return make("t" + std::to_string(index), type.getShape());
-  }
-  return "";
+  return emitError(module.getLoc(), "emit: unknown plan value '")
+         << name << "' in " << info.name;
 }
 
-void Glue::emitPrototypes() {
-  // Every C-interface function of the lowered module, per variant.
+void Glue::emitPlanTables(const PlanInfo &info) {
+  auto temps = cast<ArrayAttr>(info.attr.get("temps"));
+  os << "static const sgc_temp_type sgc_" << info.name << "_temps[] = {\n";
+  for (Attribute attr : temps) {
+    auto type = cast<RankedTensorType>(cast<TypeAttr>(attr).getValue());
+    os << "  {" << type.getRank() << ", " << elementBytes(type.getElementType())
+       << ", {";
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      os << (i ? ", " : "") << (ShapedType::isDynamic(d) ? -1 : d);
+    os << "}},\n";
+  }
+  os << "};\nstatic const sgc_step sgc_" << info.name << "_steps[] = {\n";
+  for (const auto &[callee, refs] : info.steps) {
+    os << "  {" << callee << ", " << refs.size() << ", {";
+    for (auto [i, ref] : llvm::enumerate(refs)) {
+      os << (i ? ", " : "");
+      (void)emitRef(ref, info);
+    }
+    os << "}},\n";
+  }
+  StringRef logits = cast<StringAttr>(info.attr.get("logits")).getValue();
+  os << "};\nstatic const sgc_plan sgc_" << info.name << "_plan = {"
+     << info.steps.size() << ", sgc_" << info.name << "_steps, "
+     << temps.size() << ", sgc_" << info.name << "_temps, "
+     << logits.drop_front() << ", "
+     << cast<IntegerAttr>(info.attr.get("max_tokens")).getInt() << "};\n\n";
+}
+
+void Glue::emitVariant(const CPUVariant &variant) {
+  os << "#define SGC_V(name) " << variant.prefix << "##name\n";
+  // Prototypes of the lowered functions; definitions of the dispatchers.
   for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
     StringRef name = func.getName();
     if (!name.starts_with("_mlir_ciface_"))
       continue;
-    std::string params;
-    for (Type t : func.getFunctionType().getParams()) {
-      if (!params.empty())
-        params += ", ";
-      params += isa<LLVM::LLVMPointerType>(t) ? "void *" : "int64_t";
-    }
     if (func.isExternal()) {
-      // A dispatcher: defined here, runs its kernel's rows in parallel.
       auto kernel = func->getAttrOfType<FlatSymbolRefAttr>("sg.dispatch");
       auto rows = func->getAttrOfType<IntegerAttr>("sg.rows");
       if (!kernel || !rows)
@@ -202,120 +358,44 @@ void Glue::emitPrototypes() {
          << "  sgc_run_rows(" << rows.getInt() << ", &job);\n}\n";
       continue;
     }
+    std::string params;
+    for (Type t : func.getFunctionType().getParams())
+      params += std::string(params.empty() ? "" : ", ") +
+                (isa<LLVM::LLVMPointerType>(t) ? "void *" : "int64_t");
     os << "extern void SGC_V(" << name << ")(" << params << ");\n";
   }
-}
-
-LogicalResult Glue::emitVariantEntry(StringRef variantName,
-                                     DictionaryAttr variant) {
-  auto steps = cast<ArrayAttr>(variant.get("steps"));
-  auto temps = cast<ArrayAttr>(variant.get("temps"));
-  StringRef logits = cast<StringAttr>(variant.get("logits")).getValue();
-  bool decode = variantName == "decode";
-  if (decode)
-    os << "static int32_t SGC_V(decode)(const sgc_abi_call_context_t *ctx, "
-          "int32_t token, int64_t pos0, float *logits_out) {\n"
-          "  const int32_t *tokens = &token;\n  const int64_t n = 1;\n"
-          "  const int32_t all_positions = 0;\n";
-  else
-    os << "static int32_t SGC_V(prefill)(const sgc_abi_call_context_t *ctx, "
-          "const int32_t *tokens, int64_t n, int64_t pos0, float *logits_out, "
-          "int32_t all_positions) {\n";
-  os << "  int32_t status = sgc_check(ctx, tokens, n, pos0, logits_out, "
-     << cast<IntegerAttr>(variant.get("max_tokens")).getInt() << ");\n"
-     << "  if (status != SGC_ABI_OK)\n    return status;\n"
-     << "  sgc_current = ctx;\n";
-  // Activations passed between bodies.
-  for (auto [i, attr] : llvm::enumerate(temps)) {
-    auto type = cast<RankedTensorType>(cast<TypeAttr>(attr).getValue());
-    std::string bytes = std::to_string(elementBytes(type.getElementType()));
-    for (int64_t d : type.getShape())
-      bytes += " * " + (ShapedType::isDynamic(d) ? std::string("n")
-                                                 : std::to_string(d));
-    os << "  void *t" << i << " = sgc_alloc((size_t)(" << bytes << "));\n";
-  }
-  os << "  if (";
-  for (size_t i = 0; i < temps.size(); ++i)
-    os << (i ? " || " : "") << "!t" << i;
-  os << (temps.empty() ? "0" : "") << ") {\n    status = SGC_ABI_ERROR_INTERNAL;\n"
-     << "    goto done;\n  }\n";
-
-  for (auto [stepIndex, stepAttr] : llvm::enumerate(steps)) {
-    auto step = cast<DictionaryAttr>(stepAttr);
-    auto calleeName = cast<FlatSymbolRefAttr>(step.get("callee")).getValue();
-    auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(
-        ("_mlir_ciface_" + calleeName).str());
-    auto slots = callee ? callee->getAttrOfType<ArrayAttr>("sg.result_slots")
-                        : ArrayAttr();
-    if (!callee || !slots)
-      return emitError(module.getLoc(), "emit: no lowered body '")
-             << calleeName << "' for step " << stepIndex << " of " << variantName;
-    os << "  {\n";
-    SmallVector<std::string> callArgs;
-    auto args = cast<ArrayAttr>(step.get("args"));
-    auto results = cast<ArrayAttr>(step.get("results"));
-    unsigned d = 0;
-    auto addDescriptor = [&](StringRef name) -> LogicalResult {
-      std::string var = "d" + std::to_string(d++);
-      std::string code = descriptor(name, var, temps);
-      if (code.empty())
-        return emitError(module.getLoc(), "emit: unknown plan value '")
-               << name << "' in step " << stepIndex << " of " << variantName;
-      os << "    " << code << "\n";
-      callArgs.push_back("&" + var);
-      return success();
-    };
-    for (Attribute a : args) {
-      StringRef name = cast<StringAttr>(a).getValue();
-      if (name == "pos0") {
-        callArgs.push_back("pos0");
-        continue;
-      }
-      if (failed(addDescriptor(name)))
-        return failure();
+  // One adapter per callee: descriptors by address, pos0 by value.
+  for (const PlanInfo &info : plans) {
+    for (auto [index, callee] : llvm::enumerate(info.callees)) {
+      const auto &refs = llvm::find_if(info.steps, [&](const auto &step) {
+                           return step.first == index;
+                         })->second;
+      os << "static void SGC_V(" << info.name << "_call" << index
+         << ")(sgc_desc *a, int64_t pos0) {\n  (void)pos0;\n  SGC_V(_mlir_ciface_"
+         << callee << ")(";
+      for (auto [i, ref] : llvm::enumerate(refs))
+        os << (i ? ", " : "")
+           << (ref == "pos0" ? std::string("pos0") : "&a[" + std::to_string(i) + "]");
+      os << ");\n}\n";
     }
-    for (auto [slotAttr, resultAttr] : llvm::zip_equal(slots, results)) {
-      int64_t slot = cast<IntegerAttr>(slotAttr).getInt();
-      StringRef name = cast<StringAttr>(resultAttr).getValue();
-      if (slot >= 0) {
-        // Updated in place: must be the cache the step passed in that slot.
-        if (slot >= static_cast<int64_t>(args.size()) ||
-            cast<StringAttr>(args[slot]).getValue() != name)
-          return emitError(module.getLoc(), "emit: result '")
-                 << name << "' of '" << calleeName
-                 << "' is not updated in place in the plan";
-        continue;
-      }
-      if (failed(addDescriptor(name)))
-        return failure();
-    }
-    os << "    SGC_V(_mlir_ciface_" << calleeName << ")(" << llvm::join(callArgs, ", ")
-       << ");\n  }\n";
+    os << "static const sgc_callee_fn SGC_V(" << info.name << "_callees)[] = {";
+    for (size_t i = 0; i < info.callees.size(); ++i)
+      os << (i ? ", " : "") << "SGC_V(" << info.name << "_call" << i << ")";
+    os << "};\n";
   }
-
-  // Logits to f32: the last row, or every row.
-  auto logitsIndex = logits.drop_front();
-  os << "  {\n    const int64_t first = all_positions ? 0 : n - 1;\n"
-     << "    for (int64_t r = first; r < n; ++r)\n"
-     << "      for (int64_t i = 0; i < " << vocab << "; ++i)\n";
-  if (logitsType.isBF16())
-    os << "        logits_out[(r - first) * " << vocab
-       << " + i] = sgc_bf16_to_f32(((const uint16_t *)t" << logitsIndex
-       << ")[r * " << vocab << " + i]);\n";
-  else
-    os << "        logits_out[(r - first) * " << vocab
-       << " + i] = ((const float *)t" << logitsIndex << ")[r * " << vocab
-       << " + i];\n";
-  os << "  }\ndone:\n  sgc_current = 0;\n";
-  for (size_t i = 0; i < temps.size(); ++i)
-    os << "  free(t" << i << ");\n";
-  os << "  return status;\n}\n\n";
-  return success();
+  os << "static int32_t SGC_V(decode)(const sgc_abi_call_context_t *ctx, "
+        "int32_t token, int64_t pos, float *logits_out) {\n"
+        "  return sgc_run_plan(&sgc_decode_plan, SGC_V(decode_callees), ctx, "
+        "&token, 1, pos, logits_out, 0);\n}\n"
+        "static int32_t SGC_V(prefill)(const sgc_abi_call_context_t *ctx, "
+        "const int32_t *tokens, int64_t n, int64_t pos0, float *logits_out, "
+        "int32_t all_positions) {\n"
+        "  return sgc_run_plan(&sgc_prefill_plan, SGC_V(prefill_callees), ctx, "
+        "tokens, n, pos0, logits_out, all_positions);\n}\n"
+        "#undef SGC_V\n\n";
 }
 
 LogicalResult Glue::emitTables() {
-  auto modelId = module->getAttrOfType<StringAttr>("sg.model_id");
-  auto family = module->getAttrOfType<StringAttr>("sg.family");
   os << "static const sgc_abi_tensor_t sgc_tensors[] = {\n";
   for (Attribute attr : tensors) {
     auto entry = cast<DictionaryAttr>(attr);
@@ -354,44 +434,21 @@ LogicalResult Glue::emitTables() {
   if (kv.empty())
     os << "  {0},\n";
   os << "};\n\n";
-  // The shared argument check of every entry point.
-  os << "static int32_t sgc_check(const sgc_abi_call_context_t *ctx, "
-        "const int32_t *tokens, int64_t n, int64_t pos0, float *logits_out, "
-        "int64_t max_tokens) {\n"
-     << "  if (!ctx || ctx->struct_size < sizeof(sgc_abi_call_context_t) ||\n"
-     << "      ctx->num_weights != " << tensors.size()
-     << "u || ctx->num_layers != " << kv.size() << "u || !ctx->weights)\n"
-     << "    return SGC_ABI_ERROR_BAD_CONTEXT;\n"
-     << "  if (!tokens || !logits_out || n < 1 || n > max_tokens || pos0 < 0 ||\n"
-     << "      pos0 + n > " << context << ")\n"
-     << "    return SGC_ABI_ERROR_INVALID_ARGUMENT;\n"
-     << "  for (int64_t i = 0; i < n; ++i)\n"
-     << "    if (tokens[i] < 0 || tokens[i] >= " << vocab << ")\n"
-     << "      return SGC_ABI_ERROR_INVALID_ARGUMENT;\n"
-     << "  return SGC_ABI_OK;\n}\n\n";
+  for (const PlanInfo &info : plans)
+    emitPlanTables(info);
+  os << kRunner << "\n";
+  for (const CPUVariant &variant : variants)
+    emitVariant(variant);
 
-  for (const CPUVariant &variant : variants) {
-    os << "#define SGC_V(name) " << variant.prefix << "##name\n";
-    emitPrototypes();
-    auto variantPlans = cast<DictionaryAttr>(plan.get("variants"));
-    for (StringRef name : {"decode", "prefill"}) {
-      auto variantPlan = variantPlans.getAs<DictionaryAttr>(name);
-      if (!variantPlan)
-        return emitError(module.getLoc(), "emit: the plan has no '")
-               << name << "' variant";
-      if (failed(emitVariantEntry(name, variantPlan)))
-        return failure();
-    }
-    os << "#undef SGC_V\n\n";
-  }
+  auto modelId = module->getAttrOfType<StringAttr>("sg.model_id");
+  auto family = module->getAttrOfType<StringAttr>("sg.family");
   os << "static const sgc_abi_cpu_variant_t sgc_variants[] = {\n";
   for (const CPUVariant &variant : variants)
     os << "  {" << cString(variant.name) << ", " << variant.requiredFeatures
        << "ull, " << variant.prefix << "prefill, " << variant.prefix
        << "decode, {0}},\n";
-  os << "};\n\n";
-
-  os << "static const sgc_model_v1_t sgc_model = {\n"
+  os << "};\n\n"
+     << "static const sgc_model_v1_t sgc_model = {\n"
      << "  .header = {SGC_ABI_MAGIC, SGC_ABI_VERSION_MAJOR, "
         "SGC_ABI_VERSION_MINOR, sizeof(sgc_model_v1_t)},\n"
      << "  .model_id = " << cString(modelId ? modelId.getValue() : "sg-module")
@@ -399,19 +456,18 @@ LogicalResult Glue::emitTables() {
      << cString(family ? family.getValue() : "unknown")
      << ",\n  .producer = \"sgc 0.1 (LLVM/MLIR 22.1)\",\n"
      << "  .device = SGC_ABI_DEVICE_CPU,\n"
-     << "  .vocab_size = " << vocab << ",\n  .context_length = " << context
-     << ",\n  .max_prefill_chunk = " << maxChunk << ",\n"
+     << "  .vocab_size = SGC_VOCAB,\n  .context_length = SGC_CONTEXT,\n"
+     << "  .max_prefill_chunk = " << maxChunk << ",\n"
      << "  .bos_token_id = -1, .eos_token_id = -1, .pad_token_id = -1,\n"
-     << "  .num_tensors = " << tensors.size() << ", .tensors = sgc_tensors,\n"
-     << "  .num_layers = " << kv.size() << ", .kv_layers = sgc_kv_layers,\n"
+     << "  .num_tensors = SGC_NUM_TENSORS, .tensors = sgc_tensors,\n"
+     << "  .num_layers = SGC_NUM_LAYERS, .kv_layers = sgc_kv_layers,\n"
      << "  .workspace_bytes = 0,\n"
      << "  .num_cpu_variants = " << variants.size()
      << ", .cpu_variants = sgc_variants,\n};\n\n"
-     << "__attribute__((visibility(\"default\"))) const sgc_abi_header_t *\n"
+     << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
      << "sgc_model_query(uint32_t runtime_major, uint32_t runtime_minor) {\n"
-     << "  (void)runtime_minor;\n"
+     << "  (void)runtime_major;\n  (void)runtime_minor;\n"
      << "  return &sgc_model.header;\n}\n";
-  (void)maxChunk;
   return success();
 }
 
@@ -423,22 +479,27 @@ LogicalResult Glue::emit() {
     return emitError(module.getLoc(), "emit: malformed sg.plan");
   if (!kv)
     kv = ArrayAttr::get(module.getContext(), {});
-  auto decode = variantPlans.getAs<DictionaryAttr>("decode");
-  auto prefill = variantPlans.getAs<DictionaryAttr>("prefill");
-  if (!decode || !prefill)
-    return emitError(module.getLoc(), "emit: the plan needs decode and prefill");
+  for (StringRef name : {"decode", "prefill"}) {
+    auto attr = variantPlans.getAs<DictionaryAttr>(name);
+    if (!attr)
+      return emitError(module.getLoc(), "emit: the plan has no '")
+             << name << "' variant";
+    plans.push_back(PlanInfo{name.str(), attr, {}, {}});
+    if (failed(resolvePlan(plans.back())))
+      return failure();
+  }
   // The logits' type gives the vocabulary and the compute dtype.
+  DictionaryAttr decode = plans[0].attr;
   StringRef logits = decode.getAs<StringAttr>("logits").getValue();
   unsigned index = 0;
   auto temps = decode.getAs<ArrayAttr>("temps");
-  if (!logits.drop_front().getAsInteger(10, index) && index < temps.size()) {
-    auto type = cast<RankedTensorType>(cast<TypeAttr>(temps[index]).getValue());
-    vocab = type.getShape().back();
-    logitsType = type.getElementType();
-  } else {
+  if (logits.drop_front().getAsInteger(10, index) || index >= temps.size())
     return emitError(module.getLoc(), "emit: no logits in the decode plan");
-  }
-  maxChunk = prefill.getAs<IntegerAttr>("max_tokens").getInt();
+  auto logitsTensor =
+      cast<RankedTensorType>(cast<TypeAttr>(temps[index]).getValue());
+  vocab = logitsTensor.getShape().back();
+  logitsType = logitsTensor.getElementType();
+  maxChunk = plans[1].attr.getAs<IntegerAttr>("max_tokens").getInt();
   auto contextAttr = module->getAttrOfType<IntegerAttr>("sg.context_length");
   context = contextAttr ? contextAttr.getInt() : 0;
   if (auto planContext = plan.getAs<IntegerAttr>("context_length"))
@@ -447,7 +508,12 @@ LogicalResult Glue::emit() {
     context = INT32_MAX;
 
   os << "/* Generated by sgc: the runtime glue of one compiled model. */\n"
-     << kAbiHeader << kPrelude << "\n";
+     << kAbiHeader << "\n#define SGC_MAX_ARGS " << maxArgs
+     << "\n#define SGC_MAX_TEMPS " << maxTemps << "\n#define SGC_NUM_TENSORS "
+     << tensors.size() << "u\n#define SGC_NUM_LAYERS " << kv.size()
+     << "u\n#define SGC_VOCAB " << vocab << "\n#define SGC_CONTEXT " << context
+     << "\n"
+     << kPrelude << "\n";
   return emitTables();
 }
 

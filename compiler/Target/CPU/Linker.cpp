@@ -19,6 +19,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::sgc;
 
@@ -91,8 +93,13 @@ LogicalResult mlir::sgc::emitCPULibrary(ModuleOp module, StringRef outputPath) {
           llvm::sys::fs::createUniqueDirectory("sgc-link", dir))
     return emitError(loc, "cannot create a scratch directory: ")
            << ec.message();
+  // SGC_KEEP_LINK_DIR=1 keeps the glue and objects for inspection.
+  bool keep = getenv("SGC_KEEP_LINK_DIR") != nullptr;
+  if (keep)
+    llvm::errs() << "sgc: link inputs kept in " << dir << "\n";
   auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove_directories(dir);
+    if (!keep)
+      llvm::sys::fs::remove_directories(dir);
   });
 
   std::vector<std::string> inputs;
