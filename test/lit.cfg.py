@@ -33,6 +33,10 @@ llvm_config.add_tool_substitutions(
 llvm_config.with_environment("PATH", config.sgc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# sgc-run is part of the build unless the runtime is configured out.
+if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
+    config.available_features.add("sgc-run")
+
 # The cuda feature needs a CUDA build and a device that answers; CPU-only
 # machines (CI) skip the folders that require it.
 if os.path.exists("/dev/nvidia0"):

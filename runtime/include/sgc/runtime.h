@@ -1,0 +1,488 @@
+/*
+ * sgc/runtime.h - the sgc runtime's C API (the only public runtime header).
+ *
+ * Loads a compiled model (.so), binds a safetensors checkpoint (or dummy
+ * weights) to it, and runs it on a device. The steps are separate so that
+ * every check happens before anything runs:
+ *
+ *   sgc_model_open      dlopen the .so, check the ABI, validate its tables
+ *   sgc_weights_bind    open the checkpoint, check every tensor the model
+ *                       binds (presence, dtype, shape), map it zero-copy
+ *   sgc_session_create  pick the device and CPU variant, allocate the KV
+ *                       cache and workspace, start the thread pool
+ *   sgc_session_generate / _prefill / _decode
+ *
+ * Conventions (STYLE.md habit 9):
+ *  - Every fallible call returns sgc_status_t*: NULL means success; a
+ *    non-NULL status is owned by the caller and freed with sgc_status_free.
+ *    Its code is the exit code a tool should use (sgc_status_code_t).
+ *  - Handles are opaque and reference counted internally: a weights handle
+ *    keeps its model alive and a session keeps both alive, so the release
+ *    functions may be called in any order. Release functions accept NULL.
+ *  - Options structs are initialized with their _default() function; unset
+ *    fields then keep working when later versions append fields.
+ *  - Out-parameters are prefixed out_ and written only on success.
+ *  - Strings returned by the API are owned by the handle they came from and
+ *    live as long as it does, unless stated otherwise.
+ *  - No call throws, exits or aborts. Models and weights are immutable once
+ *    created and may be shared by threads; a session must be used by one
+ *    thread at a time.
+ */
+#ifndef SGC_RUNTIME_H
+#define SGC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+/** Status codes; each is also the exit code of sgc and sgc-run. */
+typedef enum sgc_status_code_e {
+  SGC_STATUS_OK = 0,
+  /** A bad input file: a checkpoint, a .so that is not an sgc model, ... */
+  SGC_STATUS_BAD_INPUT = 1,
+  /** Invalid arguments or options. */
+  SGC_STATUS_USAGE = 2,
+  /** Model, checkpoint and ABI do not fit: missing or misshapen tensors,
+   *  another ABI major version, a model compiled for another device. */
+  SGC_STATUS_MISMATCH = 3,
+  /** The device is absent or unusable (no CUDA driver, no CUDA device,
+   *  a CPU without the features a forced variant needs). */
+  SGC_STATUS_DEVICE_UNAVAILABLE = 4,
+  /** An internal error or an unexpected system failure. */
+  SGC_STATUS_INTERNAL = 5
+} sgc_status_code_t;
+
+/** An error: a code, a one-line message and note lines. */
+typedef struct sgc_status_t sgc_status_t;
+
+/** SGC_STATUS_OK for NULL. */
+sgc_status_code_t sgc_status_code(const sgc_status_t *status);
+/** One line, no "error: " prefix, no newline; "" for NULL. */
+const char *sgc_status_message(const sgc_status_t *status);
+/** Number of detail lines (printed by tools as "note: ..."). */
+size_t sgc_status_note_count(const sgc_status_t *status);
+/** The |index|-th note; "" when out of range. */
+const char *sgc_status_note(const sgc_status_t *status, size_t index);
+/** Frees |status| (NULL is fine). */
+void sgc_status_free(sgc_status_t *status);
+/** A short name for |code|: "ok", "bad input", "usage", ... (static). */
+const char *sgc_status_code_name(sgc_status_code_t code);
+
+/*===----------------------------------------------------------------------===*
+ * Versions, dtypes, devices
+ *===----------------------------------------------------------------------===*/
+
+/** Runtime version string, e.g. "0.1.0" (static). */
+const char *sgc_runtime_version(void);
+/** The model ABI version this runtime implements (sgc/abi.h). */
+void sgc_runtime_abi_version(uint32_t *out_major, uint32_t *out_minor);
+
+/** Element types (the same codes as the ABI's SGC_ABI_DTYPE_*). */
+typedef enum sgc_dtype_e {
+  SGC_DTYPE_INVALID = 0,
+  SGC_DTYPE_BOOL = 1,
+  SGC_DTYPE_U8 = 2,
+  SGC_DTYPE_I8 = 3,
+  SGC_DTYPE_I16 = 4,
+  SGC_DTYPE_U16 = 5,
+  SGC_DTYPE_F16 = 6,
+  SGC_DTYPE_BF16 = 7,
+  SGC_DTYPE_I32 = 8,
+  SGC_DTYPE_U32 = 9,
+  SGC_DTYPE_F32 = 10,
+  SGC_DTYPE_F64 = 11,
+  SGC_DTYPE_I64 = 12,
+  SGC_DTYPE_U64 = 13,
+  SGC_DTYPE_F8_E4M3 = 14,
+  SGC_DTYPE_F8_E5M2 = 15,
+  SGC_DTYPE_F8_E8M0 = 16
+} sgc_dtype_t;
+
+/** Safetensors spelling ("BF16"); "INVALID" otherwise (static). */
+const char *sgc_dtype_name(sgc_dtype_t dtype);
+/** Bytes per element; 0 for SGC_DTYPE_INVALID. */
+size_t sgc_dtype_size(sgc_dtype_t dtype);
+
+typedef enum sgc_device_kind_e {
+  SGC_DEVICE_CPU = 0,
+  SGC_DEVICE_CUDA = 1
+} sgc_device_kind_t;
+
+/**
+ * Checks that a device can be used, without creating a session. For CUDA:
+ * loads libcuda.so.1 with dlopen ("no CUDA driver found" when that fails),
+ * calls cuInit and cuDeviceGetCount ("no CUDA device" when they fail or
+ * find none, or when |ordinal| is past the count). Code
+ * SGC_STATUS_DEVICE_UNAVAILABLE on failure. CPU always succeeds.
+ */
+sgc_status_t *sgc_device_probe(sgc_device_kind_t kind, int32_t ordinal);
+
+/** The CPU's features as SGC_ABI_CPU_* bits (sgc/abi.h). */
+uint64_t sgc_cpu_features(void);
+/** Writes the names of the bits in |features| ("avx2 fma f16c") into |buf|
+ *  (NUL-terminated, truncated to |size|). Returns the length needed. */
+size_t sgc_cpu_features_string(uint64_t features, char *buf, size_t size);
+
+/** Physical cores this process may run on (at least 1). */
+int32_t sgc_default_thread_count(void);
+
+/*===----------------------------------------------------------------------===*
+ * Tensors
+ *===----------------------------------------------------------------------===*/
+
+/** Describes one tensor of a checkpoint or of a model's manifest. */
+typedef struct sgc_tensor_info_t {
+  const char *name;
+  sgc_dtype_t dtype;
+  uint32_t rank;
+  /** |rank| dimensions; owned by the handle. */
+  const int64_t *shape;
+  uint64_t bytes;
+  /** Checkpoints: the shard file's path as opened. Models: the graph
+   *  object ("target.decoder_stack"), or "" when unknown. */
+  const char *location;
+  /** Models: the dummy fill (0 random, 1 ones, 2 zeros); checkpoints: 0. */
+  uint32_t fill;
+} sgc_tensor_info_t;
+
+/** A caller-owned tensor to write (sgc_safetensors_write). */
+typedef struct sgc_tensor_view_t {
+  const char *name;
+  sgc_dtype_t dtype;
+  uint32_t rank;
+  const int64_t *shape;
+  /** sgc_dtype_size(dtype) x product(shape) bytes, row-major. */
+  const void *data;
+} sgc_tensor_view_t;
+
+/** Writes |count| tensors to |path| as a safetensors file (atomically:
+ *  a temporary file is renamed over |path|). */
+sgc_status_t *sgc_safetensors_write(const char *path,
+                                    const sgc_tensor_view_t *tensors,
+                                    size_t count);
+
+/*===----------------------------------------------------------------------===*
+ * Checkpoints (no model needed)
+ *===----------------------------------------------------------------------===*/
+
+typedef struct sgc_checkpoint_t sgc_checkpoint_t;
+
+/**
+ * Opens and validates a checkpoint: a .safetensors file, an
+ * *.index.json, or a directory with model.safetensors or
+ * model.safetensors.index.json. Every shard is validated in full (header
+ * rules, exact tiling of the data region) and must hold exactly the tensors
+ * the index gives it. Data stays on disk (mmap); nothing is read but the
+ * headers. Errors name the file and the tensor; code SGC_STATUS_BAD_INPUT.
+ */
+sgc_status_t *sgc_checkpoint_open(const char *path,
+                                  sgc_checkpoint_t **out_checkpoint);
+void sgc_checkpoint_release(sgc_checkpoint_t *checkpoint);
+/** Number of tensors over all shards. */
+size_t sgc_checkpoint_tensor_count(const sgc_checkpoint_t *checkpoint);
+/** The |index|-th tensor in name order; returns 0 when out of range, else 1.
+ *  location = the shard file. */
+int sgc_checkpoint_tensor(const sgc_checkpoint_t *checkpoint, size_t index,
+                          sgc_tensor_info_t *out_info);
+size_t sgc_checkpoint_shard_count(const sgc_checkpoint_t *checkpoint);
+/** Path of the |index|-th shard; NULL when out of range. */
+const char *sgc_checkpoint_shard_path(const sgc_checkpoint_t *checkpoint,
+                                      size_t index);
+/** Sum of all tensor bytes. */
+uint64_t sgc_checkpoint_tensor_bytes(const sgc_checkpoint_t *checkpoint);
+
+/*===----------------------------------------------------------------------===*
+ * Models
+ *===----------------------------------------------------------------------===*/
+
+typedef struct sgc_model_t sgc_model_t;
+
+/**
+ * dlopens |library_path| and reads its table. Fails with
+ *  - SGC_STATUS_BAD_INPUT when the file cannot be loaded, has no
+ *    sgc_model_query symbol ("not an sgc model"), returns a table with the
+ *    wrong magic, or a table that breaks its own rules (sizes, counts);
+ *  - SGC_STATUS_MISMATCH when the table is for another ABI major version
+ *    (the message names both versions) or the library returns no table.
+ */
+sgc_status_t *sgc_model_open(const char *library_path, sgc_model_t **out_model);
+void sgc_model_release(sgc_model_t *model);
+
+typedef struct sgc_model_info_t {
+  const char *model_id;
+  const char *target;
+  const char *family;
+  /** "" when the table has none. */
+  const char *producer;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  sgc_device_kind_t device;
+  int64_t vocab_size;
+  int64_t context_length;
+  int64_t max_prefill_chunk;
+  int32_t bos_token_id; /**< -1 if unknown */
+  int32_t eos_token_id; /**< -1 if unknown */
+  int32_t pad_token_id; /**< -1 if unknown */
+  size_t num_stop_tokens;
+  const int32_t *stop_tokens;
+  size_t num_tensors;
+  /** Sum of the manifest's tensor bytes. */
+  uint64_t weight_bytes;
+  size_t num_layers;
+  /** KV-cache bytes the plan needs (what a session allocates). */
+  uint64_t kv_cache_bytes;
+  uint64_t workspace_bytes;
+  size_t num_cpu_variants;
+} sgc_model_info_t;
+
+void sgc_model_get_info(const sgc_model_t *model, sgc_model_info_t *out_info);
+
+/** The |index|-th manifest tensor (weight-table order); 0 if out of range.
+ *  location = the graph object. */
+int sgc_model_tensor(const sgc_model_t *model, size_t index,
+                     sgc_tensor_info_t *out_info);
+
+typedef enum sgc_kv_kind_e { SGC_KV_FULL = 0, SGC_KV_RING = 1 } sgc_kv_kind_t;
+
+typedef struct sgc_kv_layer_info_t {
+  sgc_kv_kind_t kind;
+  sgc_dtype_t dtype;
+  int64_t slots;
+  int64_t kv_heads;
+  int64_t head_dim;
+  int v_from_k;
+  int has_v_cache;
+  uint64_t bytes_per_token;
+  /** slots x bytes_per_token. */
+  uint64_t bytes;
+} sgc_kv_layer_info_t;
+
+/** The |index|-th layer's cache plan; 0 if out of range. */
+int sgc_model_kv_layer(const sgc_model_t *model, size_t index,
+                       sgc_kv_layer_info_t *out_info);
+
+typedef struct sgc_cpu_variant_info_t {
+  const char *name;
+  uint64_t required_cpu_features;
+  /** 1 when this CPU has every required feature. */
+  int supported;
+} sgc_cpu_variant_info_t;
+
+/** The |index|-th CPU variant (best first); 0 if out of range. */
+int sgc_model_cpu_variant(const sgc_model_t *model, size_t index,
+                          sgc_cpu_variant_info_t *out_info);
+
+/*===----------------------------------------------------------------------===*
+ * Weights
+ *===----------------------------------------------------------------------===*/
+
+typedef enum sgc_load_format_e {
+  /** Safetensors when a path is given; a usage error otherwise. */
+  SGC_LOAD_FORMAT_AUTO = 0,
+  SGC_LOAD_FORMAT_SAFETENSORS = 1,
+  /**
+   * Deterministic values, no checkpoint. Each tensor's elements come from
+   * the tensor's manifest name: seed = FNV-1a-64(name bytes); element i
+   * takes r = splitmix64(seed + (i + 1) * 0x9E3779B97F4A7C15) (the standard
+   * splitmix64 finalizer), v = (float)((int64_t)(r >> 40) - 2^23) *
+   * (0.02f / 2^23), a float in [-0.02, 0.02), stored rounded to nearest
+   * even in the tensor's dtype (F32/F16/BF16/F64). Tensors whose manifest
+   * fill is ones or zeros get 1 or 0. Integer tensors get
+   * (int)(r % 5) - 2 (unsigned: r % 3; BOOL: r & 1); F8 tensors get zero
+   * bytes.
+   */
+  SGC_LOAD_FORMAT_DUMMY = 2
+} sgc_load_format_t;
+
+/** Called while weights are mapped, touched, filled or written:
+ *  |done_bytes| of |total_bytes|, on the calling thread. */
+typedef void (*sgc_progress_fn_t)(void *user, uint64_t done_bytes,
+                                  uint64_t total_bytes);
+
+typedef struct sgc_weights_options_t {
+  sgc_load_format_t format;
+  /** Threads for filling dummy weights; 0 = sgc_default_thread_count(). */
+  int32_t num_threads;
+  /**
+   * Nonzero: read every bound page now (so the first token does not pay for
+   * page faults and the progress bar shows the real load). Zero: pages load
+   * on first touch. Ignored for dummy weights.
+   */
+  int populate;
+  sgc_progress_fn_t progress;
+  void *progress_user;
+} sgc_weights_options_t;
+
+/** format AUTO, num_threads 0, populate 0, no progress callback. */
+void sgc_weights_options_default(sgc_weights_options_t *out_options);
+
+typedef struct sgc_weights_t sgc_weights_t;
+
+/**
+ * Binds weights to |model|. With a checkpoint (|path|: file, index or
+ * directory, see sgc_checkpoint_open), every manifest tensor is looked up by
+ * name (for gemma3/gemma4 families also under the other prefix spelling,
+ * e.g. model.language_model. for language_model.model.), and its dtype and
+ * shape are compared with the manifest. All problems are collected: the
+ * status (SGC_STATUS_MISMATCH) lists every missing and every mismatched
+ * tensor with both shapes, one note each. Bad files fail earlier with
+ * SGC_STATUS_BAD_INPUT. Tensors are used in place (mmap, zero copy) unless
+ * their offset is not a multiple of the element size, in which case they
+ * are copied. |path| may be NULL for dummy weights. The weights keep
+ * |model| alive.
+ */
+sgc_status_t *sgc_weights_bind(sgc_model_t *model, const char *path,
+                               const sgc_weights_options_t *options,
+                               sgc_weights_t **out_weights);
+void sgc_weights_release(sgc_weights_t *weights);
+/** The format actually used (never AUTO). */
+sgc_load_format_t sgc_weights_format(const sgc_weights_t *weights);
+/** Sum of bound tensor bytes. */
+uint64_t sgc_weights_bytes(const sgc_weights_t *weights);
+/** Bytes the runtime had to copy (misaligned tensors, dummy weights). */
+uint64_t sgc_weights_copied_bytes(const sgc_weights_t *weights);
+/** The checkpoint name a manifest tensor was bound to (it differs from the
+ *  manifest name when the other prefix spelling was used); NULL if out of
+ *  range. */
+const char *sgc_weights_source_name(const sgc_weights_t *weights, size_t index);
+
+/**
+ * Writes |model|'s dummy weights (the values SGC_LOAD_FORMAT_DUMMY binds) to
+ * |path| as one safetensors file, streaming (memory use stays small), under
+ * the manifest's names. |options| may be NULL; only progress and threads are
+ * used.
+ */
+sgc_status_t *
+sgc_model_write_dummy_weights(const sgc_model_t *model, const char *path,
+                              const sgc_weights_options_t *options);
+
+/*===----------------------------------------------------------------------===*
+ * Sessions
+ *===----------------------------------------------------------------------===*/
+
+typedef struct sgc_session_options_t {
+  sgc_device_kind_t device;
+  int32_t device_ordinal;
+  /** Threads for parallel_for, caller included; 0 = the default count. */
+  int32_t num_threads;
+  /** Force a CPU variant by name; NULL = the best one this CPU supports. */
+  const char *cpu_variant;
+} sgc_session_options_t;
+
+/** CPU, ordinal 0, default threads, best variant. */
+void sgc_session_options_default(sgc_session_options_t *out_options);
+
+typedef struct sgc_session_t sgc_session_t;
+
+/**
+ * Creates a session: checks the device (CUDA: as sgc_device_probe; a model
+ * compiled for another device is SGC_STATUS_MISMATCH), picks the CPU
+ * variant, allocates the KV cache exactly as the model's plan says and the
+ * workspace, and starts num_threads - 1 worker threads. |weights| must have
+ * been bound to |model|. The session keeps both alive.
+ */
+sgc_status_t *sgc_session_create(sgc_model_t *model, sgc_weights_t *weights,
+                                 const sgc_session_options_t *options,
+                                 sgc_session_t **out_session);
+void sgc_session_release(sgc_session_t *session);
+
+/** KV-cache bytes this session allocated (sum over layers of K and V). */
+uint64_t sgc_session_kv_cache_bytes(const sgc_session_t *session);
+uint64_t sgc_session_workspace_bytes(const sgc_session_t *session);
+int32_t sgc_session_num_threads(const sgc_session_t *session);
+/** The CPU variant in use. */
+const char *sgc_session_cpu_variant(const sgc_session_t *session);
+
+/**
+ * One prefill call: tokens at positions pos0..pos0+n-1 (1 <= n <=
+ * max_prefill_chunk, pos0 + n <= context_length, ids in [0, vocab)).
+ * |logits_out| receives vocab floats, or n x vocab when |all_positions|.
+ * Invalid arguments: SGC_STATUS_USAGE; a failing entry point:
+ * SGC_STATUS_INTERNAL.
+ */
+sgc_status_t *sgc_session_prefill(sgc_session_t *session, const int32_t *tokens,
+                                  int64_t n, int64_t pos0, float *logits_out,
+                                  int all_positions);
+/** One decode call at |pos| (0 <= pos < context_length). */
+sgc_status_t *sgc_session_decode(sgc_session_t *session, int32_t token,
+                                 int64_t pos, float *logits_out);
+
+/** Called for each generated token; return nonzero to stop generating. */
+typedef int (*sgc_token_fn_t)(void *user, int32_t token);
+
+typedef enum sgc_logits_kind_e {
+  SGC_LOGITS_PREFILL = 0,
+  SGC_LOGITS_DECODE = 1
+} sgc_logits_kind_t;
+
+/**
+ * Called with each row of logits the runtime computed: prefill rows with
+ * their prompt position (every position when prefill_all_logits, else the
+ * last only), decode rows with the decode step (0, 1, ...). |row| holds
+ * |vocab| floats and is valid only during the call.
+ */
+typedef void (*sgc_logits_fn_t)(void *user, sgc_logits_kind_t kind,
+                                int64_t index, const float *row, int64_t vocab);
+
+typedef struct sgc_generate_options_t {
+  /** Tokens to generate at most (>= 0). */
+  int64_t max_new_tokens;
+  /** Prompt tokens per prefill call; 0 = the model's max_prefill_chunk;
+   *  larger than that is a usage error. */
+  int64_t prefill_chunk;
+  /** <= 0: greedy (argmax, lowest id on ties). Otherwise softmax(logits/T)
+   *  after top_k / top_p filtering, sampled with |seed|. */
+  float temperature;
+  /** Keep the k most likely tokens (0 = all). */
+  int32_t top_k;
+  /** Keep the smallest set whose probability reaches top_p (1 = all). */
+  float top_p;
+  uint64_t seed;
+  /** Extra stop tokens (also stop: the model's eos and stop tokens unless
+   *  ignore_eos). A stop token is emitted, then generation ends. */
+  const int32_t *stop_tokens;
+  size_t num_stop_tokens;
+  int ignore_eos;
+  /**
+   * Teacher forcing: when non-NULL, decode step i is fed feed_tokens[i]
+   * (for i < num_feed_tokens) instead of the token just sampled; the
+   * sampled tokens are still reported. Lets a caller reproduce a reference
+   * run's decode logits.
+   */
+  const int32_t *feed_tokens;
+  size_t num_feed_tokens;
+  /** Report every prompt position's logits to on_logits, not just the last
+   *  (computes prefill with all_positions). */
+  int prefill_all_logits;
+  sgc_token_fn_t on_token;
+  sgc_logits_fn_t on_logits;
+  void *user;
+} sgc_generate_options_t;
+
+/** max_new_tokens 16, chunk 0, greedy, top_k 0, top_p 1, seed 0. */
+void sgc_generate_options_default(sgc_generate_options_t *out_options);
+
+/**
+ * Runs the prompt (positions 0..n_prompt-1, in chunks) and then up to
+ * max_new_tokens decode steps, starting a fresh sequence at position 0.
+ * n_prompt >= 1 and n_prompt + max_new_tokens <= context_length, else
+ * SGC_STATUS_USAGE. |out_num_generated| (may be NULL) receives the number
+ * of tokens reported to on_token.
+ */
+sgc_status_t *sgc_session_generate(sgc_session_t *session,
+                                   const int32_t *prompt, int64_t n_prompt,
+                                   const sgc_generate_options_t *options,
+                                   int64_t *out_num_generated);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SGC_RUNTIME_H */

@@ -1,0 +1,142 @@
+/*
+ * dummy.cc - deterministic dummy weights.
+ */
+#include "runtime/src/dummy.h"
+
+#include "lib/support/dtype.h"
+#include "lib/support/half.h"
+#include "lib/support/hash.h"
+
+#include <sgc/abi.h>
+
+#include <cstring>
+
+namespace sgc {
+namespace runtime {
+
+uint64_t dummy_seed(const char *name) {
+  return fnv1a64(name, std::strlen(name));
+}
+
+float dummy_value(uint64_t seed, uint64_t index) {
+  const uint64_t r = splitmix64_at(seed, index);
+  const int64_t centered = static_cast<int64_t>(r >> 40) - (int64_t{1} << 23);
+  return static_cast<float>(centered) * (0.02f / 8388608.0f);
+}
+
+namespace {
+
+template <typename T>
+void fill_constant(T value, uint64_t count, void *dst) {
+  T *out = static_cast<T *>(dst);
+  for (uint64_t i = 0; i < count; ++i)
+    out[i] = value;
+}
+
+template <typename T, typename F>
+void fill_each(uint64_t first, uint64_t count, void *dst, F &&f) {
+  T *out = static_cast<T *>(dst);
+  for (uint64_t i = 0; i < count; ++i)
+    out[i] = f(first + i);
+}
+
+void fill_ones(uint32_t dt, uint64_t count, void *dst) {
+  switch (dt) {
+  case SGC_ABI_DTYPE_F32:
+    return fill_constant<float>(1.0f, count, dst);
+  case SGC_ABI_DTYPE_F64:
+    return fill_constant<double>(1.0, count, dst);
+  case SGC_ABI_DTYPE_BF16:
+    return fill_constant<uint16_t>(0x3F80, count, dst);
+  case SGC_ABI_DTYPE_F16:
+    return fill_constant<uint16_t>(0x3C00, count, dst);
+  case SGC_ABI_DTYPE_F8_E4M3:
+    return fill_constant<uint8_t>(0x38, count, dst);
+  case SGC_ABI_DTYPE_F8_E5M2:
+    return fill_constant<uint8_t>(0x3C, count, dst);
+  case SGC_ABI_DTYPE_F8_E8M0:
+    return fill_constant<uint8_t>(0x7F, count, dst);
+  case SGC_ABI_DTYPE_BOOL:
+  case SGC_ABI_DTYPE_U8:
+  case SGC_ABI_DTYPE_I8:
+    return fill_constant<uint8_t>(1, count, dst);
+  case SGC_ABI_DTYPE_I16:
+  case SGC_ABI_DTYPE_U16:
+    return fill_constant<uint16_t>(1, count, dst);
+  case SGC_ABI_DTYPE_I32:
+  case SGC_ABI_DTYPE_U32:
+    return fill_constant<uint32_t>(1, count, dst);
+  case SGC_ABI_DTYPE_I64:
+  case SGC_ABI_DTYPE_U64:
+    return fill_constant<uint64_t>(1, count, dst);
+  default:
+    return;
+  }
+}
+
+void fill_random(uint64_t seed, uint32_t dt, uint64_t first, uint64_t count,
+                 void *dst) {
+  auto r = [seed](uint64_t i) { return splitmix64_at(seed, i); };
+  auto sint = [&](uint64_t i) { return static_cast<int>(r(i) % 5) - 2; };
+  auto uint = [&](uint64_t i) { return static_cast<unsigned>(r(i) % 3); };
+  switch (dt) {
+  case SGC_ABI_DTYPE_F32:
+    return fill_each<float>(first, count, dst,
+                            [&](uint64_t i) { return dummy_value(seed, i); });
+  case SGC_ABI_DTYPE_F64:
+    return fill_each<double>(first, count, dst, [&](uint64_t i) {
+      return static_cast<double>(dummy_value(seed, i));
+    });
+  case SGC_ABI_DTYPE_BF16:
+    return fill_each<uint16_t>(first, count, dst, [&](uint64_t i) {
+      return f32_to_bf16(dummy_value(seed, i));
+    });
+  case SGC_ABI_DTYPE_F16:
+    return fill_each<uint16_t>(first, count, dst, [&](uint64_t i) {
+      return f32_to_f16(dummy_value(seed, i));
+    });
+  case SGC_ABI_DTYPE_BOOL:
+    return fill_each<uint8_t>(first, count, dst, [&](uint64_t i) {
+      return static_cast<uint8_t>(r(i) & 1);
+    });
+  case SGC_ABI_DTYPE_I8:
+    return fill_each<int8_t>(first, count, dst, sint);
+  case SGC_ABI_DTYPE_U8:
+    return fill_each<uint8_t>(first, count, dst, uint);
+  case SGC_ABI_DTYPE_I16:
+    return fill_each<int16_t>(first, count, dst, sint);
+  case SGC_ABI_DTYPE_U16:
+    return fill_each<uint16_t>(first, count, dst, uint);
+  case SGC_ABI_DTYPE_I32:
+    return fill_each<int32_t>(first, count, dst, sint);
+  case SGC_ABI_DTYPE_U32:
+    return fill_each<uint32_t>(first, count, dst, uint);
+  case SGC_ABI_DTYPE_I64:
+    return fill_each<int64_t>(first, count, dst, sint);
+  case SGC_ABI_DTYPE_U64:
+    return fill_each<uint64_t>(first, count, dst, uint);
+  default: // F8: storage only, zero
+    std::memset(dst, 0, static_cast<size_t>(count));
+    return;
+  }
+}
+
+} // namespace
+
+void fill_dummy(uint64_t seed, uint32_t abi_dtype, uint32_t fill,
+                uint64_t first, uint64_t count, void *dst) {
+  switch (fill) {
+  case SGC_ABI_FILL_ONES:
+    return fill_ones(abi_dtype, count, dst);
+  case SGC_ABI_FILL_ZEROS:
+    std::memset(dst, 0,
+                static_cast<size_t>(
+                    count * dtype_size(static_cast<sgc::dtype>(abi_dtype))));
+    return;
+  default:
+    return fill_random(seed, abi_dtype, first, count, dst);
+  }
+}
+
+} // namespace runtime
+} // namespace sgc

@@ -1,0 +1,53 @@
+/*
+ * memory.h - page-backed anonymous memory (KV caches, workspace, dummy
+ * weights). Pages are zero and uncommitted until first written, so a cache
+ * planned for the full context costs address space, not RAM, until used.
+ */
+#ifndef SGC_RUNTIME_SRC_MEMORY_H
+#define SGC_RUNTIME_SRC_MEMORY_H
+
+#include "lib/support/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sgc {
+namespace runtime {
+
+class anon_memory {
+public:
+  anon_memory() = default;
+  ~anon_memory();
+  anon_memory(const anon_memory &) = delete;
+  anon_memory &operator=(const anon_memory &) = delete;
+  anon_memory(anon_memory &&other) noexcept;
+  anon_memory &operator=(anon_memory &&other) noexcept;
+
+  /// Maps |bytes| of zeroed, page-aligned memory; |what| names the use in
+  /// the error. 0 bytes gives data() == nullptr.
+  static status allocate(uint64_t bytes, const std::string &what,
+                         anon_memory *out);
+
+  uint8_t *data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+private:
+  uint8_t *data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+/// Rounds |v| up to a multiple of |align| (a power of two); false on
+/// overflow.
+inline bool align_up(uint64_t v, uint64_t align, uint64_t *out) {
+  uint64_t r;
+  if (__builtin_add_overflow(v, align - 1, &r))
+    return false;
+  *out = r & ~(align - 1);
+  return true;
+}
+
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_MEMORY_H

@@ -1,0 +1,58 @@
+/*
+ * model.h - a compiled model library: dlopen, ABI check, table validation.
+ */
+#ifndef SGC_RUNTIME_SRC_MODEL_H
+#define SGC_RUNTIME_SRC_MODEL_H
+
+#include "lib/support/status.h"
+
+#include <sgc/abi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sgc {
+namespace runtime {
+
+class model_library {
+public:
+  /// Loads |path| and validates its table (see sgc_model_open for codes).
+  static status open(const std::string &path,
+                     std::shared_ptr<model_library> *out);
+  ~model_library();
+  model_library(const model_library &) = delete;
+  model_library &operator=(const model_library &) = delete;
+
+  const std::string &path() const { return path_; }
+  const sgc_model_v1_t &table() const { return *table_; }
+  uint32_t abi_minor() const { return table_->header.version_minor; }
+
+  /// Sum of the manifest's bytes.
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  /// Per-layer K and V buffer sizes (V is 0 without a V cache).
+  uint64_t k_bytes(size_t layer) const { return k_bytes_[layer]; }
+  uint64_t v_bytes(size_t layer) const { return v_bytes_[layer]; }
+  /// Sum of all K and V buffers.
+  uint64_t kv_cache_bytes() const { return kv_bytes_; }
+
+  /// A short description for messages: 'id' ('path').
+  std::string describe() const;
+
+private:
+  model_library() = default;
+  status validate();
+
+  std::string path_;
+  void *handle_ = nullptr;
+  const sgc_model_v1_t *table_ = nullptr;
+  uint64_t weight_bytes_ = 0;
+  uint64_t kv_bytes_ = 0;
+  std::vector<uint64_t> k_bytes_;
+  std::vector<uint64_t> v_bytes_;
+};
+
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_MODEL_H

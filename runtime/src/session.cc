@@ -1,0 +1,322 @@
+/*
+ * session.cc - device checks, cache allocation, entry-point calls and the
+ * chunked prefill + decode loop.
+ */
+#include "runtime/src/session.h"
+
+#include "runtime/src/cpu/cpu_features.h"
+#include "runtime/src/cuda/cuda_driver.h"
+#include "runtime/src/sampler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+namespace sgc {
+namespace runtime {
+
+namespace {
+
+constexpr uint64_t buffer_alignment = 64;
+
+const char *abi_error_name(int32_t rc) {
+  switch (rc) {
+  case SGC_ABI_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case SGC_ABI_ERROR_BAD_CONTEXT:
+    return "bad call context";
+  case SGC_ABI_ERROR_INTERNAL:
+    return "internal error";
+  default:
+    return "unknown error";
+  }
+}
+
+} // namespace
+
+status select_cpu_variant(const sgc_model_v1_t &table, const char *name,
+                          uint64_t cpu_features,
+                          const sgc_abi_cpu_variant_t **out) {
+  const std::string have = cpu_feature_names(cpu_features);
+  if (name && *name) {
+    for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
+      const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
+      if (std::strcmp(v.name, name) != 0)
+        continue;
+      const uint64_t lacking = v.required_cpu_features & ~cpu_features;
+      if (lacking)
+        return device_error("this CPU cannot run variant " + quote(name) +
+                            ": it lacks " + cpu_feature_names(lacking))
+            .note("this CPU has: " + (have.empty() ? "-" : have));
+      *out = &v;
+      return status();
+    }
+    status err = usage_error("model has no CPU variant named " + quote(name));
+    for (uint32_t i = 0; i < table.num_cpu_variants; ++i)
+      err.note("available: " + quote(table.cpu_variants[i].name));
+    return err;
+  }
+  for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
+    const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
+    if ((v.required_cpu_features & ~cpu_features) == 0) {
+      *out = &v;
+      return status();
+    }
+  }
+  status err = device_error("this CPU can run none of the model's variants");
+  for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
+    const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
+    err.note("variant " + quote(v.name) + " needs " +
+             cpu_feature_names(v.required_cpu_features));
+  }
+  err.note("this CPU has: " + (have.empty() ? "-" : have));
+  return err;
+}
+
+status session::create(std::shared_ptr<model_library> model,
+                       std::shared_ptr<bound_weights> weights,
+                       const sgc_session_options_t &options,
+                       std::unique_ptr<session> *out) {
+  const sgc_model_v1_t &t = model->table();
+  if (weights->model() != model)
+    return usage_error("the weights were bound to another model");
+  if (options.num_threads < 0)
+    return usage_error("thread count must be positive, not " +
+                       std::to_string(options.num_threads));
+
+  // Device.
+  switch (options.device) {
+  case SGC_DEVICE_CPU:
+    if (t.device != SGC_ABI_DEVICE_CPU)
+      return mismatch_error("model " + model->describe() +
+                            " was compiled for target " + quote(t.target) +
+                            " and cannot run on the CPU");
+    break;
+  case SGC_DEVICE_CUDA: {
+    status st =
+        probe_cuda(cuda_driver_library, options.device_ordinal, nullptr);
+    if (!st.ok())
+      return st;
+    if (t.device != SGC_ABI_DEVICE_CUDA)
+      return mismatch_error("model " + model->describe() +
+                            " was compiled for target " + quote(t.target) +
+                            ", not for CUDA")
+          .note("compile it with --target=cuda:<arch> to run it on the GPU");
+    return mismatch_error("model " + model->describe() +
+                          " targets CUDA, but ABI 1.0 has no CUDA launch "
+                          "table yet; this runtime runs CPU models only");
+  }
+  default:
+    return usage_error("unknown device kind " +
+                       std::to_string(static_cast<int>(options.device)));
+  }
+
+  std::unique_ptr<session> s(new session());
+  s->model_ = model;
+  s->weights_ = weights;
+  const uint64_t features = detect_cpu_features();
+  status st =
+      select_cpu_variant(t, options.cpu_variant, features, &s->variant_);
+  if (!st.ok())
+    return st;
+  constexpr uint64_t amx =
+      SGC_ABI_CPU_AMX_TILE | SGC_ABI_CPU_AMX_BF16 | SGC_ABI_CPU_AMX_INT8;
+  if ((s->variant_->required_cpu_features & amx) && !request_amx_permission())
+    return device_error(
+        "the kernel refused AMX tile state, needed by variant " +
+        quote(s->variant_->name));
+
+  // KV cache: one mapping, every buffer 64-byte aligned, as the plan says.
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
+    for (uint64_t bytes : {model->k_bytes(i), model->v_bytes(i)}) {
+      uint64_t off = 0;
+      if (!align_up(total, buffer_alignment, &off) ||
+          __builtin_add_overflow(off, bytes, &total))
+        return internal_error("KV cache size overflows");
+      offsets.push_back(off);
+    }
+  }
+  st = anon_memory::allocate(total, "the KV cache", &s->kv_memory_);
+  if (!st.ok())
+    return st;
+  s->kv_bytes_ = model->kv_cache_bytes();
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
+    s->k_cache_.push_back(s->kv_memory_.data() + offsets[2 * i]);
+    s->v_cache_.push_back(model->v_bytes(i)
+                              ? s->kv_memory_.data() + offsets[2 * i + 1]
+                              : nullptr);
+  }
+  st =
+      anon_memory::allocate(t.workspace_bytes, "the workspace", &s->workspace_);
+  if (!st.ok())
+    return st;
+
+  s->pool_ = std::make_unique<thread_pool>(
+      options.num_threads > 0 ? options.num_threads : physical_core_count());
+
+  sgc_abi_call_context_t &c = s->ctx_;
+  c.struct_size = sizeof(sgc_abi_call_context_t);
+  c.num_weights = t.num_tensors;
+  c.weights = weights->pointers().data();
+  c.num_layers = t.num_layers;
+  c.k_cache = s->k_cache_.data();
+  c.v_cache = s->v_cache_.data();
+  c.workspace = s->workspace_.data();
+  c.workspace_bytes = s->workspace_.size();
+  c.num_threads = s->pool_->size();
+  c.cpu_features = features;
+  c.runtime_state = s->pool_.get();
+  c.parallel_for = &thread_pool::abi_parallel_for;
+  *out = std::move(s);
+  return status();
+}
+
+status session::check_tokens(const int32_t *tokens, int64_t n) const {
+  const int64_t vocab = model_->table().vocab_size;
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      return usage_error("token id " + std::to_string(tokens[i]) +
+                         " (at index " + std::to_string(i) +
+                         ") is outside the vocabulary [0, " +
+                         std::to_string(vocab) + ")");
+  return status();
+}
+
+status session::entry_status(int32_t rc, const char *entry) const {
+  if (rc == SGC_ABI_OK)
+    return status();
+  return internal_error("model " + model_->describe() + ": " + entry +
+                        " returned status " + std::to_string(rc) + " (" +
+                        abi_error_name(rc) + ")");
+}
+
+status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
+                        float *logits, bool all_positions) {
+  const sgc_model_v1_t &t = model_->table();
+  if (!tokens || !logits)
+    return usage_error("prefill needs tokens and a logits buffer");
+  if (n < 1 || n > t.max_prefill_chunk)
+    return usage_error("prefill chunk of " + std::to_string(n) +
+                       " tokens is outside [1, " +
+                       std::to_string(t.max_prefill_chunk) + "]");
+  if (pos0 < 0 || pos0 > t.context_length - n)
+    return usage_error("positions " + std::to_string(pos0) + ".." +
+                       std::to_string(pos0 + n - 1) +
+                       " exceed the context length " +
+                       std::to_string(t.context_length));
+  status st = check_tokens(tokens, n);
+  if (!st.ok())
+    return st;
+  return entry_status(
+      variant_->prefill(&ctx_, tokens, n, pos0, logits, all_positions ? 1 : 0),
+      "prefill");
+}
+
+status session::decode(int32_t token, int64_t pos, float *logits) {
+  const sgc_model_v1_t &t = model_->table();
+  if (!logits)
+    return usage_error("decode needs a logits buffer");
+  if (pos < 0 || pos >= t.context_length)
+    return usage_error("position " + std::to_string(pos) +
+                       " is outside the context length " +
+                       std::to_string(t.context_length));
+  status st = check_tokens(&token, 1);
+  if (!st.ok())
+    return st;
+  return entry_status(variant_->decode(&ctx_, token, pos, logits), "decode");
+}
+
+status session::generate(const int32_t *prompt, int64_t n_prompt,
+                         const sgc_generate_options_t &o,
+                         int64_t *out_num_generated) {
+  const sgc_model_v1_t &t = model_->table();
+  const int64_t vocab = t.vocab_size;
+  if (out_num_generated)
+    *out_num_generated = 0;
+  if (!prompt || n_prompt < 1)
+    return usage_error("the prompt is empty");
+  if (o.max_new_tokens < 0)
+    return usage_error("max new tokens must not be negative");
+  if (n_prompt > t.context_length ||
+      o.max_new_tokens > t.context_length - n_prompt)
+    return usage_error("the prompt (" + std::to_string(n_prompt) +
+                       " tokens) plus " + std::to_string(o.max_new_tokens) +
+                       " new tokens exceed the context length " +
+                       std::to_string(t.context_length));
+  int64_t chunk = o.prefill_chunk;
+  if (chunk < 0)
+    return usage_error("prefill chunk must be positive");
+  if (chunk == 0)
+    chunk = t.max_prefill_chunk;
+  if (chunk > t.max_prefill_chunk)
+    return usage_error("prefill chunk " + std::to_string(chunk) +
+                       " exceeds the model's maximum of " +
+                       std::to_string(t.max_prefill_chunk));
+  if (o.num_stop_tokens > 0 && !o.stop_tokens)
+    return usage_error("stop_tokens is NULL");
+  if (o.num_feed_tokens > 0 && !o.feed_tokens)
+    return usage_error("feed_tokens is NULL");
+  status st = check_tokens(prompt, n_prompt);
+  if (st.ok() && o.num_feed_tokens)
+    st = check_tokens(o.feed_tokens, static_cast<int64_t>(o.num_feed_tokens));
+  if (!st.ok())
+    return st;
+
+  std::unordered_set<int32_t> stops(o.stop_tokens,
+                                    o.stop_tokens + o.num_stop_tokens);
+  if (!o.ignore_eos) {
+    if (t.eos_token_id >= 0)
+      stops.insert(t.eos_token_id);
+    for (uint32_t i = 0; i < t.num_stop_tokens; ++i)
+      stops.insert(t.stop_tokens[i]);
+  }
+
+  const bool all = o.prefill_all_logits != 0;
+  std::vector<float> logits(static_cast<size_t>((all ? chunk : 1) * vocab));
+  for (int64_t pos = 0; pos < n_prompt; pos += chunk) {
+    const int64_t n = std::min(chunk, n_prompt - pos);
+    st = prefill(prompt + pos, n, pos, logits.data(), all);
+    if (!st.ok())
+      return st;
+    if (o.on_logits) {
+      if (all) {
+        for (int64_t i = 0; i < n; ++i)
+          o.on_logits(o.user, SGC_LOGITS_PREFILL, pos + i,
+                      logits.data() + i * vocab, vocab);
+      } else if (pos + n == n_prompt) {
+        o.on_logits(o.user, SGC_LOGITS_PREFILL, n_prompt - 1, logits.data(),
+                    vocab);
+      }
+    }
+  }
+  // The last position's row is the last row written.
+  const float *last =
+      all ? logits.data() + ((n_prompt - 1) % chunk) * vocab : logits.data();
+  std::vector<float> row(last, last + vocab);
+
+  sampler pick(o.temperature, o.top_k, o.top_p, o.seed);
+  int64_t generated = 0;
+  for (int64_t step = 0; step < o.max_new_tokens; ++step) {
+    const int32_t token = pick.sample(row.data(), vocab);
+    ++generated;
+    if (out_num_generated)
+      *out_num_generated = generated;
+    const bool stop_requested = o.on_token && o.on_token(o.user, token) != 0;
+    if (stop_requested || stops.count(token) || step + 1 == o.max_new_tokens)
+      break;
+    const int32_t fed = static_cast<size_t>(step) < o.num_feed_tokens
+                            ? o.feed_tokens[step]
+                            : token;
+    st = decode(fed, n_prompt + step, row.data());
+    if (!st.ok())
+      return st;
+    if (o.on_logits)
+      o.on_logits(o.user, SGC_LOGITS_DECODE, step, row.data(), vocab);
+  }
+  return status();
+}
+
+} // namespace runtime
+} // namespace sgc

@@ -1,0 +1,337 @@
+/*
+ * weights.cc - checking a checkpoint against the manifest, zero-copy
+ * binding, dummy weights.
+ */
+#include "runtime/src/weights.h"
+
+#include "lib/support/dtype.h"
+#include "runtime/src/cpu/cpu_features.h"
+#include "runtime/src/dummy.h"
+#include "runtime/src/thread_pool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+namespace sgc {
+namespace runtime {
+
+namespace {
+
+constexpr uint64_t tensor_alignment = 64;
+constexpr uint64_t progress_step = uint64_t{64} << 20;
+/// Elements per dummy-fill work item.
+constexpr uint64_t fill_block = uint64_t{1} << 18;
+
+std::string tensor_signature(uint32_t dt, const int64_t *shape, size_t rank) {
+  return std::string(dtype_name(static_cast<dtype>(dt))) + " " +
+         shape_string(shape, rank);
+}
+
+bool starts_with(const std::string &s, const std::string &p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+
+/// Reads every page of [p, p + n) so later accesses do not fault.
+void populate_range(const uint8_t *p, uint64_t n) {
+  if (n == 0)
+    return;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + n;
+  if (::madvise(reinterpret_cast<void *>(begin), end - begin,
+                MADV_POPULATE_READ) == 0)
+    return;
+  volatile uint8_t sink = 0;
+  for (uintptr_t a = begin; a < end; a += page)
+    sink ^= *reinterpret_cast<const volatile uint8_t *>(
+        a < reinterpret_cast<uintptr_t>(p) ? reinterpret_cast<uintptr_t>(p)
+                                           : a);
+  (void)sink;
+}
+
+int thread_count(int32_t requested) {
+  return requested > 0 ? requested : physical_core_count();
+}
+
+} // namespace
+
+std::vector<std::string> alternative_tensor_names(const std::string &family,
+                                                  const std::string &name) {
+  std::vector<std::string> out;
+  if (!starts_with(family, "gemma3") && !starts_with(family, "gemma4"))
+    return out;
+  static const std::pair<const char *, const char *> spellings[] = {
+      {"language_model.model.", "model.language_model."},
+      {"vision_tower.", "model.vision_tower."},
+      {"multi_modal_projector.", "model.multi_modal_projector."},
+  };
+  for (const auto &[a, b] : spellings) {
+    if (starts_with(name, a))
+      out.push_back(b + name.substr(std::strlen(a)));
+    else if (starts_with(name, b))
+      out.push_back(a + name.substr(std::strlen(b)));
+  }
+  return out;
+}
+
+status bound_weights::bind(std::shared_ptr<model_library> model,
+                           const char *path,
+                           const sgc_weights_options_t &options,
+                           std::shared_ptr<bound_weights> *out) {
+  auto w = std::make_shared<bound_weights>();
+  w->model_ = std::move(model);
+  sgc_load_format_t format = options.format;
+  if (format == SGC_LOAD_FORMAT_AUTO) {
+    if (!path || !*path)
+      return usage_error("no weights given")
+          .note("give a checkpoint path, or use the dummy load format for "
+                "random weights");
+    format = SGC_LOAD_FORMAT_SAFETENSORS;
+  }
+  status st;
+  switch (format) {
+  case SGC_LOAD_FORMAT_SAFETENSORS:
+    if (!path || !*path)
+      return usage_error("the safetensors load format needs a weights path");
+    st = w->bind_checkpoint(path, options);
+    break;
+  case SGC_LOAD_FORMAT_DUMMY:
+    st = w->bind_dummy(options);
+    break;
+  default:
+    return usage_error("unknown load format " +
+                       std::to_string(static_cast<int>(format)));
+  }
+  if (!st.ok())
+    return st;
+  w->format_ = format;
+  *out = std::move(w);
+  return status();
+}
+
+status bound_weights::bind_checkpoint(const std::string &path,
+                                      const sgc_weights_options_t &options) {
+  status st = safetensors::checkpoint::open(path, &checkpoint_);
+  if (!st.ok())
+    return st;
+  const sgc_model_v1_t &t = model_->table();
+  const std::string family = t.family;
+
+  std::vector<std::string> missing, mismatched;
+  std::vector<const safetensors::checkpoint::entry *> found(t.num_tensors);
+  sources_.assign(t.num_tensors, std::string());
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    const sgc_abi_tensor_t &m = t.tensors[i];
+    const std::string name = m.name;
+    const std::string want = tensor_signature(m.dtype, m.shape, m.rank);
+    const safetensors::checkpoint::entry *e = checkpoint_->find(name);
+    std::vector<std::string> alts;
+    if (!e) {
+      alts = alternative_tensor_names(family, name);
+      for (const std::string &a : alts)
+        if ((e = checkpoint_->find(a)))
+          break;
+    }
+    if (!e) {
+      std::string text = "missing tensor " + quote(name) + " (" + want + ")";
+      for (const std::string &a : alts)
+        text += ", also looked for " + quote(a);
+      missing.push_back(std::move(text));
+      continue;
+    }
+    const safetensors::tensor_info &ci = *e->info;
+    const bool same_dtype = static_cast<uint32_t>(ci.type) == m.dtype;
+    const bool same_shape =
+        ci.shape.size() == m.rank &&
+        std::equal(ci.shape.begin(), ci.shape.end(), m.shape);
+    if (!same_dtype || !same_shape) {
+      mismatched.push_back("tensor " + quote(ci.name) + " in " +
+                           quote(e->shard->path()) + ": the checkpoint has " +
+                           tensor_signature(static_cast<uint32_t>(ci.type),
+                                            ci.shape.data(), ci.shape.size()) +
+                           ", the model expects " + want);
+      continue;
+    }
+    found[i] = e;
+    sources_[i] = ci.name;
+  }
+  if (!missing.empty() || !mismatched.empty()) {
+    std::string counts;
+    if (!missing.empty())
+      counts += std::to_string(missing.size()) + " missing";
+    if (!mismatched.empty())
+      counts += std::string(counts.empty() ? "" : " and ") +
+                std::to_string(mismatched.size()) + " mismatched";
+    status err =
+        mismatch_error("checkpoint " + quote(path) + " does not fit model " +
+                       quote(t.model_id) + ": " + counts + " of " +
+                       std::to_string(t.num_tensors) + " tensors");
+    for (std::string &s : missing)
+      err.note(std::move(s));
+    for (std::string &s : mismatched)
+      err.note(std::move(s));
+    return err;
+  }
+
+  // Pointers: in place unless misaligned for the element type.
+  std::vector<uint32_t> to_copy;
+  uint64_t copy_bytes = 0;
+  pointers_.assign(t.num_tensors, nullptr);
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    const auto *e = found[i];
+    const uint32_t esize = dtype_size(e->info->type);
+    bytes_ += e->info->bytes();
+    if (e->shard->file_offset(*e->info) % esize != 0) {
+      to_copy.push_back(i);
+      uint64_t a;
+      if (!align_up(copy_bytes, tensor_alignment, &a))
+        return internal_error("weight copy size overflows");
+      copy_bytes = a + e->info->bytes();
+    } else {
+      pointers_[i] = e->shard->data(*e->info);
+    }
+  }
+  if (copy_bytes > 0) {
+    st = anon_memory::allocate(copy_bytes, "misaligned weights", &owned_);
+    if (!st.ok())
+      return st;
+    uint64_t off = 0;
+    for (uint32_t i : to_copy) {
+      const auto *e = found[i];
+      align_up(off, tensor_alignment, &off);
+      std::memcpy(owned_.data() + off, e->shard->data(*e->info),
+                  static_cast<size_t>(e->info->bytes()));
+      pointers_[i] = owned_.data() + off;
+      off += e->info->bytes();
+    }
+    copied_ = copy_bytes;
+  }
+
+  if (options.populate || options.progress) {
+    uint64_t done = 0;
+    if (options.progress)
+      options.progress(options.progress_user, 0, bytes_);
+    for (uint32_t i = 0; i < t.num_tensors; ++i) {
+      const auto *p = static_cast<const uint8_t *>(pointers_[i]);
+      const uint64_t n = found[i]->info->bytes();
+      for (uint64_t off = 0; off < n; off += progress_step) {
+        const uint64_t len = std::min(progress_step, n - off);
+        if (options.populate)
+          populate_range(p + off, len);
+        done += len;
+        if (options.progress)
+          options.progress(options.progress_user, done, bytes_);
+      }
+    }
+  }
+  return status();
+}
+
+status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
+  const sgc_model_v1_t &t = model_->table();
+  std::vector<uint64_t> offsets(t.num_tensors);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    if (!align_up(total, tensor_alignment, &offsets[i]))
+      return internal_error("dummy weight size overflows");
+    total = offsets[i] + t.tensors[i].bytes;
+    bytes_ += t.tensors[i].bytes;
+  }
+  status st = anon_memory::allocate(total, "dummy weights", &owned_);
+  if (!st.ok())
+    return st;
+  copied_ = bytes_;
+
+  struct work_item {
+    uint32_t tensor;
+    uint64_t first;
+    uint64_t count;
+  };
+  std::vector<work_item> items;
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    const uint32_t esize = dtype_size(static_cast<dtype>(t.tensors[i].dtype));
+    const uint64_t n = t.tensors[i].bytes / esize;
+    for (uint64_t first = 0; first < n; first += fill_block)
+      items.push_back({i, first, std::min(fill_block, n - first)});
+  }
+  std::vector<uint64_t> seeds(t.num_tensors);
+  pointers_.resize(t.num_tensors);
+  sources_.resize(t.num_tensors);
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    seeds[i] = dummy_seed(t.tensors[i].name);
+    pointers_[i] = owned_.data() + offsets[i];
+    sources_[i] = t.tensors[i].name;
+  }
+
+  thread_pool pool(thread_count(options.num_threads));
+  const size_t batch = static_cast<size_t>(pool.size()) * 16;
+  uint64_t done = 0;
+  if (options.progress)
+    options.progress(options.progress_user, 0, bytes_);
+  for (size_t b = 0; b < items.size(); b += batch) {
+    const size_t end = std::min(items.size(), b + batch);
+    pool.run(static_cast<int64_t>(end - b), [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const work_item &w = items[b + static_cast<size_t>(k)];
+        const sgc_abi_tensor_t &m = t.tensors[w.tensor];
+        const uint32_t esize = dtype_size(static_cast<dtype>(m.dtype));
+        fill_dummy(seeds[w.tensor], m.dtype, m.fill, w.first, w.count,
+                   owned_.data() + offsets[w.tensor] + w.first * esize);
+      }
+    });
+    for (size_t k = b; k < end; ++k)
+      done += items[k].count *
+              dtype_size(static_cast<dtype>(t.tensors[items[k].tensor].dtype));
+    if (options.progress)
+      options.progress(options.progress_user, done, bytes_);
+  }
+  return status();
+}
+
+status write_dummy_weights(const model_library &model, const std::string &path,
+                           const sgc_weights_options_t &options) {
+  const sgc_model_v1_t &t = model.table();
+  thread_pool pool(thread_count(options.num_threads));
+  std::vector<safetensors::tensor_source> sources(t.num_tensors);
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    const sgc_abi_tensor_t &m = t.tensors[i];
+    safetensors::tensor_source &s = sources[i];
+    s.name = m.name;
+    s.type = static_cast<dtype>(m.dtype);
+    s.shape.assign(m.shape, m.shape + m.rank);
+    const uint64_t seed = dummy_seed(m.name);
+    const uint32_t esize = dtype_size(s.type);
+    const uint32_t dt = m.dtype, fill = m.fill;
+    s.generate = [&pool, seed, esize, dt, fill](uint64_t offset, void *dst,
+                                                size_t bytes) -> status {
+      const uint64_t first = offset / esize;
+      const int64_t count = static_cast<int64_t>(bytes / esize);
+      pool.run(count, [&](int64_t lo, int64_t hi) {
+        fill_dummy(seed, dt, fill, first + static_cast<uint64_t>(lo),
+                   static_cast<uint64_t>(hi - lo),
+                   static_cast<uint8_t *>(dst) + lo * esize);
+      });
+      return status();
+    };
+  }
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"sgc_dummy_weights", "1"},
+      {"sgc_model_id", t.model_id},
+  };
+  safetensors::write_progress progress;
+  if (options.progress)
+    progress = [&](uint64_t done, uint64_t total) {
+      options.progress(options.progress_user, done, total);
+    };
+  return safetensors::write(path, sources, metadata, progress);
+}
+
+} // namespace runtime
+} // namespace sgc

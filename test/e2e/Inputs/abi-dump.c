@@ -1,0 +1,49 @@
+/* Prints the ABI table of a compiled model: one line per KV layer and per CPU
+ * variant, and the totals. Used by the anti-shortcut tests to read what the
+ * compiler promised the runtime. Usage: abi-dump MODEL.so */
+#include "sgc/abi.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: abi-dump MODEL.so\n");
+    return 2;
+  }
+  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    fprintf(stderr, "error: %s\n", dlerror());
+    return 1;
+  }
+  sgc_abi_query_fn_t query = (sgc_abi_query_fn_t)dlsym(lib, SGC_ABI_QUERY_SYMBOL);
+  if (!query) {
+    fprintf(stderr, "error: no %s\n", SGC_ABI_QUERY_SYMBOL);
+    return 1;
+  }
+  const sgc_model_v1_t *m = (const sgc_model_v1_t *)query(SGC_ABI_VERSION_MAJOR,
+                                                          SGC_ABI_VERSION_MINOR);
+  if (!m || m->header.magic != SGC_ABI_MAGIC) {
+    fprintf(stderr, "error: bad table\n");
+    return 1;
+  }
+  printf("model %s family %s vocab %" PRId64 " context %" PRId64 "\n",
+         m->model_id, m->family, m->vocab_size, m->context_length);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < m->num_layers; ++i) {
+    const sgc_abi_kv_layer_t *l = &m->kv_layers[i];
+    uint64_t bytes = (uint64_t)l->slots * l->bytes_per_token;
+    total += bytes;
+    printf("layer %u %s slots %" PRId64 " kv_heads %" PRId64 " head_dim %" PRId64
+           " v_from_k %u bytes %" PRIu64 "\n",
+           i, l->kind == SGC_ABI_KV_RING ? "ring" : "full", l->slots, l->kv_heads,
+           l->head_dim, l->v_from_k, bytes);
+  }
+  printf("kv total %" PRIu64 "\n", total);
+  for (uint32_t i = 0; i < m->num_cpu_variants; ++i)
+    printf("variant %s features 0x%" PRIx64 "\n", m->cpu_variants[i].name,
+           m->cpu_variants[i].required_cpu_features);
+  printf("tensors %u\n", m->num_tensors);
+  return 0;
+}

@@ -1,0 +1,990 @@
+/*
+ * runtime_test.cc - the runtime through its C API, with the hand-written
+ * model of fake_model.c: opening models, binding checkpoints (every error
+ * class), KV-cache sizing, exact logits against fake_model_reference.h,
+ * dummy weights, devices; plus the thread pool and sampler internals.
+ */
+#include <sgc/abi.h>
+#include <sgc/runtime.h>
+
+#include "fake_model_reference.h"
+#include "lib/safetensors/safetensors.h"
+#include "runtime/src/cuda/cuda_driver.h"
+#include "runtime/src/dummy.h"
+#include "runtime/src/sampler.h"
+#include "runtime/src/thread_pool.h"
+#include "runtime/src/weights.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using sgc_test::temp_dir;
+namespace st = sgc::safetensors;
+
+namespace {
+
+/// Owns a status for the duration of a check.
+struct status_holder {
+  sgc_status_t *s;
+  explicit status_holder(sgc_status_t *status) : s(status) {}
+  ~status_holder() { sgc_status_free(s); }
+  sgc_status_code_t code() const { return sgc_status_code(s); }
+  std::string message() const { return sgc_status_message(s); }
+  std::string all() const {
+    std::string out = message();
+    for (size_t i = 0; i < sgc_status_note_count(s); ++i)
+      out += std::string("\nnote: ") + sgc_status_note(s, i);
+    return out;
+  }
+};
+
+#define ASSERT_SGC_OK(expr)                                                    \
+  do {                                                                         \
+    status_holder h_(expr);                                                    \
+    ASSERT_EQ(h_.code(), SGC_STATUS_OK) << h_.all();                           \
+  } while (0)
+
+struct model_deleter {
+  void operator()(sgc_model_t *m) const { sgc_model_release(m); }
+};
+struct weights_deleter {
+  void operator()(sgc_weights_t *w) const { sgc_weights_release(w); }
+};
+struct session_deleter {
+  void operator()(sgc_session_t *s) const { sgc_session_release(s); }
+};
+using model_ptr = std::unique_ptr<sgc_model_t, model_deleter>;
+using weights_ptr = std::unique_ptr<sgc_weights_t, weights_deleter>;
+using session_ptr = std::unique_ptr<sgc_session_t, session_deleter>;
+
+model_ptr open_fake_model() {
+  sgc_model_t *m = nullptr;
+  status_holder h(sgc_model_open(SGC_TEST_FAKE_MODEL, &m));
+  EXPECT_EQ(h.code(), SGC_STATUS_OK) << h.all();
+  return model_ptr(m);
+}
+
+/// Writes the fake model's checkpoint. Names and shapes can be changed to
+/// build mismatching checkpoints; an empty name leaves the tensor out.
+void write_checkpoint(const std::string &path, const fake_model::weights &w,
+                      std::string embed = fake_model::embed_name,
+                      std::string norm = fake_model::norm_name,
+                      std::vector<int64_t> embed_shape = {16, 8}) {
+  std::vector<st::tensor_source> src;
+  if (!embed.empty()) {
+    st::tensor_source e;
+    e.name = embed;
+    e.type = sgc::dtype::bf16;
+    e.shape = embed_shape;
+    uint64_t n = 1;
+    for (int64_t d : embed_shape)
+      n *= static_cast<uint64_t>(d);
+    ASSERT_LE(n, w.embed.size());
+    e.data = w.embed.data();
+    src.push_back(e);
+  }
+  if (!norm.empty()) {
+    st::tensor_source n;
+    n.name = norm;
+    n.type = sgc::dtype::f32;
+    n.shape = {8};
+    n.data = w.norm.data();
+    src.push_back(n);
+  }
+  sgc::status s = st::write(path, src);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+weights_ptr bind_weights(sgc_model_t *m, const std::string &path,
+                         sgc_load_format_t format = SGC_LOAD_FORMAT_AUTO) {
+  sgc_weights_options_t o;
+  sgc_weights_options_default(&o);
+  o.format = format;
+  sgc_weights_t *w = nullptr;
+  status_holder h(
+      sgc_weights_bind(m, path.empty() ? nullptr : path.c_str(), &o, &w));
+  EXPECT_EQ(h.code(), SGC_STATUS_OK) << h.all();
+  return weights_ptr(w);
+}
+
+session_ptr make_session(sgc_model_t *m, sgc_weights_t *w, int threads = 2,
+                         const char *variant = nullptr) {
+  sgc_session_options_t o;
+  sgc_session_options_default(&o);
+  o.num_threads = threads;
+  o.cpu_variant = variant;
+  sgc_session_t *s = nullptr;
+  status_holder h(sgc_session_create(m, w, &o, &s));
+  EXPECT_EQ(h.code(), SGC_STATUS_OK) << h.all();
+  return session_ptr(s);
+}
+
+/// What a generate call reported.
+struct run_record {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> prefill_rows;
+  std::vector<int64_t> prefill_index;
+  std::vector<std::vector<float>> decode_rows;
+  int stop_after = -1; ///< on_token returns nonzero after this many tokens
+};
+
+int record_token(void *user, int32_t token) {
+  auto *r = static_cast<run_record *>(user);
+  r->tokens.push_back(token);
+  return r->stop_after >= 0 &&
+         static_cast<int>(r->tokens.size()) >= r->stop_after;
+}
+
+void record_logits(void *user, sgc_logits_kind_t kind, int64_t index,
+                   const float *row, int64_t vocab) {
+  auto *r = static_cast<run_record *>(user);
+  std::vector<float> v(row, row + vocab);
+  if (kind == SGC_LOGITS_PREFILL) {
+    r->prefill_rows.push_back(v);
+    r->prefill_index.push_back(index);
+  } else {
+    EXPECT_EQ(index, static_cast<int64_t>(r->decode_rows.size()));
+    r->decode_rows.push_back(v);
+  }
+}
+
+sgc_generate_options_t generate_options(run_record *r, int64_t max_new,
+                                        int64_t chunk = 0, bool all = true) {
+  sgc_generate_options_t o;
+  sgc_generate_options_default(&o);
+  o.max_new_tokens = max_new;
+  o.prefill_chunk = chunk;
+  o.prefill_all_logits = all ? 1 : 0;
+  o.on_token = record_token;
+  o.on_logits = record_logits;
+  o.user = r;
+  return o;
+}
+
+void expect_rows_equal(const std::vector<float> &got, const float *want) {
+  ASSERT_EQ(got.size(), static_cast<size_t>(fake_model::vocab));
+  for (int64_t v = 0; v < fake_model::vocab; ++v)
+    ASSERT_EQ(got[v], want[v]) << "vocab entry " << v;
+}
+
+const std::vector<int32_t> prompt = {2, 5, 7, 9, 11, 3, 14, 6, 4, 13, 8};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Opening models
+//===----------------------------------------------------------------------===//
+
+TEST(ModelOpen, GoodModelInfo) {
+  model_ptr m = open_fake_model();
+  ASSERT_TRUE(m);
+  sgc_model_info_t info;
+  sgc_model_get_info(m.get(), &info);
+  EXPECT_STREQ(info.model_id, "fake-gemma3-toy");
+  EXPECT_STREQ(info.family, "gemma3");
+  EXPECT_STREQ(info.target, "cpu");
+  EXPECT_EQ(info.abi_major, 1u);
+  EXPECT_EQ(info.vocab_size, 16);
+  EXPECT_EQ(info.context_length, 64);
+  EXPECT_EQ(info.max_prefill_chunk, 8);
+  EXPECT_EQ(info.bos_token_id, 2);
+  EXPECT_EQ(info.eos_token_id, 1);
+  EXPECT_EQ(info.num_tensors, 2u);
+  EXPECT_EQ(info.weight_bytes, 16u * 8 * 2 + 8 * 4);
+  EXPECT_EQ(info.num_layers, 2u);
+  EXPECT_EQ(info.kv_cache_bytes, fake_model::kv_bytes);
+  EXPECT_EQ(info.num_cpu_variants, 3u);
+
+  sgc_tensor_info_t t;
+  ASSERT_TRUE(sgc_model_tensor(m.get(), 0, &t));
+  EXPECT_STREQ(t.name, fake_model::embed_name);
+  EXPECT_EQ(t.dtype, SGC_DTYPE_BF16);
+  ASSERT_EQ(t.rank, 2u);
+  EXPECT_EQ(t.shape[0], 16);
+  EXPECT_STREQ(t.location, "target.embedding");
+  ASSERT_TRUE(sgc_model_tensor(m.get(), 1, &t));
+  EXPECT_EQ(t.fill, 2u); // zeros
+  EXPECT_FALSE(sgc_model_tensor(m.get(), 2, &t));
+
+  sgc_kv_layer_info_t l;
+  ASSERT_TRUE(sgc_model_kv_layer(m.get(), 1, &l));
+  EXPECT_EQ(l.kind, SGC_KV_RING);
+  EXPECT_EQ(l.slots, 4);
+  EXPECT_EQ(l.bytes, 4u * 8 * 4 * 2);
+  ASSERT_TRUE(sgc_model_kv_layer(m.get(), 0, &l));
+  EXPECT_EQ(l.kind, SGC_KV_FULL);
+  EXPECT_EQ(l.slots, 64);
+
+  sgc_cpu_variant_info_t v;
+  ASSERT_TRUE(sgc_model_cpu_variant(m.get(), 1, &v));
+  EXPECT_STREQ(v.name, "fake-generic");
+  EXPECT_TRUE(v.supported);
+}
+
+TEST(ModelOpen, Errors) {
+  temp_dir dir;
+  sgc_test::write_file(dir.file("text.so"), "this is not an ELF file\n");
+  struct error_case {
+    std::string path;
+    sgc_status_code_t code;
+    std::vector<std::string> parts;
+  };
+  const std::vector<error_case> cases = {
+      {dir.file("absent.so"), SGC_STATUS_BAD_INPUT, {"no such file"}},
+      {dir.path(), SGC_STATUS_BAD_INPUT, {"not a regular file"}},
+      {dir.file("text.so"), SGC_STATUS_BAD_INPUT, {"not an sgc model"}},
+      {SGC_TEST_NOT_A_MODEL,
+       SGC_STATUS_BAD_INPUT,
+       {"not an sgc model", "sgc_model_query"}},
+      {SGC_TEST_FAKE_MODEL_BAD_MAGIC,
+       SGC_STATUS_BAD_INPUT,
+       {"not an sgc model", "magic 0xDEADBEEF"}},
+      {SGC_TEST_FAKE_MODEL_ABI2,
+       SGC_STATUS_MISMATCH,
+       {"model ABI version 2.0", "runtime (ABI 1.0)", "newer sgc"}},
+      {SGC_TEST_FAKE_MODEL_NO_TABLE,
+       SGC_STATUS_MISMATCH,
+       {"no table for this runtime's ABI 1.0"}},
+      {SGC_TEST_FAKE_MODEL_BAD_TABLE,
+       SGC_STATUS_BAD_INPUT,
+       {"invalid model table", "embed_tokens", "bytes is 258"}},
+  };
+  for (const error_case &c : cases) {
+    SCOPED_TRACE(c.path);
+    sgc_model_t *m = nullptr;
+    status_holder h(sgc_model_open(c.path.c_str(), &m));
+    EXPECT_EQ(m, nullptr);
+    EXPECT_EQ(h.code(), c.code) << h.all();
+    EXPECT_NE(h.message().find(c.path), std::string::npos) << h.all();
+    for (const std::string &p : c.parts)
+      EXPECT_NE(h.all().find(p), std::string::npos)
+          << "no '" << p << "' in " << h.all();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Binding and running
+//===----------------------------------------------------------------------===//
+
+TEST(Run, ExactLogitsForEveryChunkSize) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("model.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.path());
+  ASSERT_TRUE(wt);
+  EXPECT_EQ(sgc_weights_format(wt.get()), SGC_LOAD_FORMAT_SAFETENSORS);
+  EXPECT_EQ(sgc_weights_copied_bytes(wt.get()), 0u); // zero copy
+  session_ptr s = make_session(m.get(), wt.get());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(sgc_session_kv_cache_bytes(s.get()), fake_model::kv_bytes);
+  EXPECT_EQ(sgc_session_workspace_bytes(s.get()), 32u);
+
+  const int64_t max_new = 6;
+  const std::vector<int32_t> expected =
+      fake_model::greedy(w, prompt, max_new, /*ignore_eos=*/true);
+  std::vector<int32_t> all_tokens = prompt;
+  all_tokens.insert(all_tokens.end(), expected.begin(), expected.end() - 1);
+  const std::vector<float> ref = fake_model::logits(w, all_tokens);
+
+  for (int64_t chunk : {1, 2, 3, 5, 8}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, max_new, chunk);
+    o.ignore_eos = 1;
+    int64_t generated = 0;
+    ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                       static_cast<int64_t>(prompt.size()), &o,
+                                       &generated));
+    EXPECT_EQ(generated, max_new);
+    EXPECT_EQ(r.tokens, expected);
+    ASSERT_EQ(r.prefill_rows.size(), prompt.size());
+    for (size_t p = 0; p < prompt.size(); ++p) {
+      EXPECT_EQ(r.prefill_index[p], static_cast<int64_t>(p));
+      expect_rows_equal(r.prefill_rows[p], ref.data() + p * 16);
+    }
+    ASSERT_EQ(r.decode_rows.size(), static_cast<size_t>(max_new - 1));
+    for (size_t i = 0; i < r.decode_rows.size(); ++i)
+      expect_rows_equal(r.decode_rows[i],
+                        ref.data() + (prompt.size() + i) * 16);
+  }
+
+  // Only the last prompt row when all positions are not requested.
+  run_record last;
+  sgc_generate_options_t o = generate_options(&last, 1, 3, /*all=*/false);
+  o.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                     static_cast<int64_t>(prompt.size()), &o,
+                                     nullptr));
+  ASSERT_EQ(last.prefill_rows.size(), 1u);
+  EXPECT_EQ(last.prefill_index[0], static_cast<int64_t>(prompt.size() - 1));
+  expect_rows_equal(last.prefill_rows[0],
+                    ref.data() + (prompt.size() - 1) * 16);
+}
+
+TEST(Run, LowLevelPrefillAndDecode) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(3);
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get(), 1);
+  const std::vector<float> ref = fake_model::logits(w, {4, 9, 12});
+  float logits[16 * 2];
+  const int32_t two[2] = {4, 9};
+  ASSERT_SGC_OK(sgc_session_prefill(s.get(), two, 2, 0, logits, 1));
+  for (int v = 0; v < 32; ++v)
+    ASSERT_EQ(logits[v], ref[v]);
+  ASSERT_SGC_OK(sgc_session_decode(s.get(), 12, 2, logits));
+  for (int v = 0; v < 16; ++v)
+    ASSERT_EQ(logits[v], ref[32 + v]);
+
+  status_holder bad_token(sgc_session_decode(s.get(), 16, 3, logits));
+  EXPECT_EQ(bad_token.code(), SGC_STATUS_USAGE);
+  status_holder bad_pos(sgc_session_decode(s.get(), 1, 64, logits));
+  EXPECT_EQ(bad_pos.code(), SGC_STATUS_USAGE);
+  int32_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  status_holder too_long(sgc_session_prefill(s.get(), nine, 9, 0, logits, 0));
+  EXPECT_EQ(too_long.code(), SGC_STATUS_USAGE);
+  status_holder past_end(sgc_session_prefill(s.get(), nine, 2, 63, logits, 0));
+  EXPECT_EQ(past_end.code(), SGC_STATUS_USAGE);
+}
+
+TEST(Run, ThreadCountsAgree) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(7);
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  std::vector<std::vector<float>> firsts;
+  for (int threads : {1, 2, 3, 5}) {
+    session_ptr s = make_session(m.get(), wt.get(), threads);
+    EXPECT_EQ(sgc_session_num_threads(s.get()), threads);
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 4);
+    o.ignore_eos = 1;
+    ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 5, &o, nullptr));
+    firsts.push_back(r.prefill_rows[4]);
+  }
+  for (const auto &f : firsts)
+    EXPECT_EQ(f, firsts[0]);
+}
+
+TEST(Run, StopsAndFeeds) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get());
+  const std::vector<int32_t> free_run = fake_model::greedy(w, prompt, 5, true);
+
+  // A user stop token ends generation after it is emitted.
+  run_record r1;
+  sgc_generate_options_t o = generate_options(&r1, 5);
+  o.ignore_eos = 1;
+  o.stop_tokens = &free_run[1];
+  o.num_stop_tokens = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                     static_cast<int64_t>(prompt.size()), &o,
+                                     nullptr));
+  ASSERT_GE(r1.tokens.size(), 1u);
+  EXPECT_EQ(r1.tokens.back(), free_run[1]);
+  EXPECT_LE(r1.tokens.size(), 2u);
+
+  // The callback can stop it too.
+  run_record r2;
+  r2.stop_after = 2;
+  o = generate_options(&r2, 5);
+  o.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                     static_cast<int64_t>(prompt.size()), &o,
+                                     nullptr));
+  EXPECT_EQ(r2.tokens.size(), 2u);
+
+  // Teacher forcing: decode steps see the fed tokens.
+  const std::vector<int32_t> feed = {3, 3, 10};
+  run_record r3;
+  o = generate_options(&r3, 4);
+  o.ignore_eos = 1;
+  o.feed_tokens = feed.data();
+  o.num_feed_tokens = feed.size();
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                     static_cast<int64_t>(prompt.size()), &o,
+                                     nullptr));
+  std::vector<int32_t> forced = prompt;
+  forced.insert(forced.end(), feed.begin(), feed.end());
+  const std::vector<float> ref = fake_model::logits(w, forced);
+  ASSERT_EQ(r3.decode_rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    expect_rows_equal(r3.decode_rows[i], ref.data() + (prompt.size() + i) * 16);
+    EXPECT_EQ(r3.tokens[i + 1],
+              fake_model::argmax(ref.data() + (prompt.size() + i) * 16));
+  }
+}
+
+TEST(Run, ModelEosStops) {
+  // Find a weight seed whose greedy run hits eos (1) or the stop token (15)
+  // within the budget, then check the runtime stops there too.
+  temp_dir dir;
+  for (uint32_t seed = 1; seed < 2000; ++seed) {
+    const fake_model::weights w = fake_model::make_weights(seed);
+    const std::vector<int32_t> g = fake_model::greedy(w, {2, 3}, 20);
+    if (g.size() == 20 || g.size() < 2)
+      continue;
+    std::vector<int32_t> unlimited = fake_model::greedy(w, {2, 3}, 20, true);
+    ASSERT_NE(unlimited, g); // it really stopped early
+    write_checkpoint(dir.file("m.safetensors"), w);
+    model_ptr m = open_fake_model();
+    weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+    session_ptr s = make_session(m.get(), wt.get());
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 20);
+    const int32_t p[2] = {2, 3};
+    ASSERT_SGC_OK(sgc_session_generate(s.get(), p, 2, &o, nullptr));
+    EXPECT_EQ(r.tokens, g);
+    return;
+  }
+  GTEST_SKIP() << "no seed reaches eos";
+}
+
+TEST(Run, Sampling) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get());
+  auto run = [&](float temperature, int32_t top_k, float top_p, uint64_t seed) {
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 8);
+    o.ignore_eos = 1;
+    o.temperature = temperature;
+    o.top_k = top_k;
+    o.top_p = top_p;
+    o.seed = seed;
+    status_holder h(
+        sgc_session_generate(s.get(), prompt.data(), 4, &o, nullptr));
+    EXPECT_EQ(h.code(), SGC_STATUS_OK) << h.all();
+    return r.tokens;
+  };
+  const auto greedy = run(0.0f, 0, 1.0f, 0);
+  EXPECT_EQ(run(1.0f, 1, 1.0f, 123), greedy); // top-k 1 is greedy
+  EXPECT_EQ(run(1.0f, 0, 1e-6f, 5), greedy);  // tiny top-p is greedy
+  EXPECT_EQ(run(2.0f, 0, 1.0f, 42), run(2.0f, 0, 1.0f, 42)); // reproducible
+  bool differs = false;
+  for (uint64_t seed = 0; seed < 20 && !differs; ++seed)
+    differs = run(50.0f, 0, 1.0f, seed) != greedy;
+  EXPECT_TRUE(differs) << "hot sampling never left the greedy path";
+}
+
+TEST(Run, UsageErrors) {
+  temp_dir dir;
+  write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get());
+  run_record r;
+  sgc_generate_options_t o = generate_options(&r, 4);
+  const int32_t bad[2] = {3, 16};
+  status_holder h1(sgc_session_generate(s.get(), bad, 2, &o, nullptr));
+  EXPECT_EQ(h1.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(h1.message().find("token id 16"), std::string::npos);
+  o.max_new_tokens = 60;
+  status_holder h2(
+      sgc_session_generate(s.get(), prompt.data(), 5, &o, nullptr));
+  EXPECT_EQ(h2.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(h2.message().find("context length 64"), std::string::npos);
+  o.max_new_tokens = 2;
+  o.prefill_chunk = 9;
+  status_holder h3(
+      sgc_session_generate(s.get(), prompt.data(), 5, &o, nullptr));
+  EXPECT_EQ(h3.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(h3.message().find("maximum of 8"), std::string::npos);
+  o.prefill_chunk = 0;
+  status_holder h4(
+      sgc_session_generate(s.get(), prompt.data(), 0, &o, nullptr));
+  EXPECT_EQ(h4.code(), SGC_STATUS_USAGE);
+  EXPECT_TRUE(r.tokens.empty());
+}
+
+TEST(Run, HandlesOutliveEachOther) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  sgc_model_t *m = nullptr;
+  ASSERT_SGC_OK(sgc_model_open(SGC_TEST_FAKE_MODEL, &m));
+  sgc_weights_t *wt = nullptr;
+  ASSERT_SGC_OK(
+      sgc_weights_bind(m, dir.file("m.safetensors").c_str(), nullptr, &wt));
+  sgc_session_t *s = nullptr;
+  ASSERT_SGC_OK(sgc_session_create(m, wt, nullptr, &s));
+  sgc_model_release(m);
+  sgc_weights_release(wt);
+  run_record r;
+  sgc_generate_options_t o = generate_options(&r, 3);
+  o.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s, prompt.data(), 4, &o, nullptr));
+  EXPECT_EQ(r.tokens, fake_model::greedy(w, {2, 5, 7, 9}, 3, true));
+  sgc_session_release(s);
+}
+
+//===----------------------------------------------------------------------===//
+// Binding errors and checkpoint variants
+//===----------------------------------------------------------------------===//
+
+TEST(Bind, OtherPrefixSpelling) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w,
+                   "model.language_model.embed_tokens.weight",
+                   "model.language_model.norm.weight");
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  ASSERT_TRUE(wt);
+  EXPECT_STREQ(sgc_weights_source_name(wt.get(), 0),
+               "model.language_model.embed_tokens.weight");
+  session_ptr s = make_session(m.get(), wt.get());
+  run_record r;
+  sgc_generate_options_t o = generate_options(&r, 3);
+  o.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 6, &o, nullptr));
+  EXPECT_EQ(r.tokens,
+            fake_model::greedy(
+                w, std::vector<int32_t>(prompt.begin(), prompt.begin() + 6), 3,
+                true));
+}
+
+TEST(Bind, ListsEveryMissingAndMismatchedTensor) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  // Embedding misshapen ([8, 8] instead of [16, 8]), norm missing.
+  write_checkpoint(dir.file("m.safetensors"), w, fake_model::embed_name, "",
+                   {8, 8});
+  model_ptr m = open_fake_model();
+  sgc_weights_t *wt = nullptr;
+  status_holder h(sgc_weights_bind(m.get(), dir.file("m.safetensors").c_str(),
+                                   nullptr, &wt));
+  EXPECT_EQ(wt, nullptr);
+  ASSERT_EQ(h.code(), SGC_STATUS_MISMATCH) << h.all();
+  EXPECT_NE(h.message().find(dir.file("m.safetensors")), std::string::npos);
+  EXPECT_NE(h.message().find("1 missing and 1 mismatched of 2 tensors"),
+            std::string::npos)
+      << h.message();
+  ASSERT_EQ(sgc_status_note_count(h.s), 2u);
+  const std::string missing = sgc_status_note(h.s, 0);
+  EXPECT_NE(missing.find("missing tensor 'language_model.model.norm.weight' "
+                         "(F32 [8])"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("'model.language_model.norm.weight'"),
+            std::string::npos);
+  const std::string shape = sgc_status_note(h.s, 1);
+  EXPECT_NE(shape.find("'language_model.model.embed_tokens.weight'"),
+            std::string::npos);
+  EXPECT_NE(shape.find("BF16 [8, 8]"), std::string::npos) << shape;
+  EXPECT_NE(shape.find("expects BF16 [16, 8]"), std::string::npos) << shape;
+}
+
+TEST(Bind, DtypeMismatch) {
+  temp_dir dir;
+  st::tensor_source e, n;
+  std::vector<float> zeros(16 * 8, 0.0f);
+  e.name = fake_model::embed_name;
+  e.type = sgc::dtype::f32; // model wants BF16
+  e.shape = {16, 8};
+  e.data = zeros.data();
+  n.name = fake_model::norm_name;
+  n.type = sgc::dtype::f32;
+  n.shape = {8};
+  n.data = zeros.data();
+  ASSERT_TRUE(st::write(dir.file("m.safetensors"), {e, n}).ok());
+  model_ptr m = open_fake_model();
+  sgc_weights_t *wt = nullptr;
+  status_holder h(sgc_weights_bind(m.get(), dir.file("m.safetensors").c_str(),
+                                   nullptr, &wt));
+  ASSERT_EQ(h.code(), SGC_STATUS_MISMATCH);
+  EXPECT_NE(h.all().find("has F32 [16, 8], the model expects BF16 [16, 8]"),
+            std::string::npos)
+      << h.all();
+}
+
+TEST(Bind, BadCheckpointIsBadInput) {
+  model_ptr m = open_fake_model();
+  for (const char *f : {"bad_overlap.safetensors", "bad_empty.safetensors",
+                        "sharded_missing_shard"}) {
+    const std::string path = sgc_test::fixtures_dir() + "/" + f;
+    sgc_weights_t *wt = nullptr;
+    status_holder h(sgc_weights_bind(m.get(), path.c_str(), nullptr, &wt));
+    EXPECT_EQ(h.code(), SGC_STATUS_BAD_INPUT) << f << ": " << h.all();
+  }
+  sgc_weights_options_t o;
+  sgc_weights_options_default(&o);
+  sgc_weights_t *wt = nullptr;
+  status_holder none(sgc_weights_bind(m.get(), nullptr, &o, &wt));
+  EXPECT_EQ(none.code(), SGC_STATUS_USAGE);
+}
+
+TEST(Bind, ShardedCheckpoint) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(5);
+  write_checkpoint(dir.file("a.safetensors"), w, fake_model::embed_name, "");
+  write_checkpoint(dir.file("b.safetensors"), w, "", fake_model::norm_name);
+  sgc_test::write_file(dir.file("model.safetensors.index.json"),
+                       std::string("{\"weight_map\":{\"") +
+                           fake_model::embed_name + "\":\"a.safetensors\",\"" +
+                           fake_model::norm_name + "\":\"b.safetensors\"}}");
+  model_ptr m = open_fake_model();
+  sgc_weights_options_t o;
+  sgc_weights_options_default(&o);
+  o.populate = 1;
+  struct progress_log {
+    uint64_t last = 0, total = 0;
+    int calls = 0;
+  } log;
+  o.progress = [](void *user, uint64_t done, uint64_t total) {
+    auto *l = static_cast<progress_log *>(user);
+    EXPECT_GE(done, l->last);
+    l->last = done;
+    l->total = total;
+    ++l->calls;
+  };
+  o.progress_user = &log;
+  sgc_weights_t *raw = nullptr;
+  ASSERT_SGC_OK(sgc_weights_bind(m.get(), dir.path().c_str(), &o, &raw));
+  weights_ptr wt(raw);
+  EXPECT_EQ(log.total, 288u);
+  EXPECT_EQ(log.last, 288u);
+  EXPECT_GE(log.calls, 2);
+  session_ptr s = make_session(m.get(), wt.get());
+  run_record r;
+  sgc_generate_options_t g = generate_options(&r, 2);
+  g.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 3, &g, nullptr));
+  EXPECT_EQ(r.tokens, fake_model::greedy(w, {2, 5, 7}, 2, true));
+}
+
+TEST(Bind, MisalignedTensorsAreCopied) {
+  // A 1-byte tensor first pushes the BF16 and F32 tensors to odd offsets.
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(9);
+  std::string data(1, '\x07');
+  data.append(reinterpret_cast<const char *>(w.norm.data()), 32);
+  data.append(reinterpret_cast<const char *>(w.embed.data()), 256);
+  std::string header =
+      std::string("{\"pad\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":"
+                  "[0,1]},\"") +
+      fake_model::norm_name +
+      "\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[1,33]},\"" +
+      fake_model::embed_name +
+      "\":{\"dtype\":\"BF16\",\"shape\":[16,8],\"data_offsets\":[33,289]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  sgc_test::write_file(dir.file("m.safetensors"),
+                       sgc_test::safetensors_image(header, data));
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  ASSERT_TRUE(wt);
+  EXPECT_GT(sgc_weights_copied_bytes(wt.get()), 0u);
+  session_ptr s = make_session(m.get(), wt.get());
+  run_record r;
+  sgc_generate_options_t o = generate_options(&r, 3);
+  o.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 7, &o, nullptr));
+  EXPECT_EQ(r.tokens,
+            fake_model::greedy(
+                w, std::vector<int32_t>(prompt.begin(), prompt.begin() + 7), 3,
+                true));
+}
+
+TEST(Bind, AlternativeNames) {
+  using sgc::runtime::alternative_tensor_names;
+  EXPECT_EQ(alternative_tensor_names("gemma3", "language_model.model.x"),
+            std::vector<std::string>{"model.language_model.x"});
+  EXPECT_EQ(alternative_tensor_names("gemma4", "model.language_model.x"),
+            std::vector<std::string>{"language_model.model.x"});
+  EXPECT_EQ(alternative_tensor_names("gemma3", "vision_tower.a"),
+            std::vector<std::string>{"model.vision_tower.a"});
+  EXPECT_EQ(alternative_tensor_names("gemma4", "model.multi_modal_projector.p"),
+            std::vector<std::string>{"multi_modal_projector.p"});
+  EXPECT_TRUE(
+      alternative_tensor_names("llama", "language_model.model.x").empty());
+  EXPECT_TRUE(alternative_tensor_names("gemma3", "lm_head.weight").empty());
+}
+
+//===----------------------------------------------------------------------===//
+// Dummy weights
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The documented dummy value, computed here from the formula.
+float documented_dummy(const std::string &name, uint64_t i) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  uint64_t z = h + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<int64_t>(z >> 40) - 8388608) *
+         (0.02f / 8388608.0f);
+}
+
+uint16_t round_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+} // namespace
+
+TEST(Dummy, WrittenFileMatchesTheFormulaAndBinding) {
+  temp_dir dir;
+  model_ptr m = open_fake_model();
+  const std::string path = dir.file("dummy.safetensors");
+  ASSERT_SGC_OK(sgc_model_write_dummy_weights(m.get(), path.c_str(), nullptr));
+
+  std::unique_ptr<st::file> f;
+  ASSERT_TRUE(st::file::open(path, &f).ok());
+  EXPECT_EQ(f->hdr().metadata.at("format"), "pt");
+  const st::tensor_info *e = f->find(fake_model::embed_name);
+  const st::tensor_info *n = f->find(fake_model::norm_name);
+  ASSERT_TRUE(e && n);
+  const auto *ev = reinterpret_cast<const uint16_t *>(f->data(*e));
+  fake_model::weights from_file;
+  for (uint64_t i = 0; i < 128; ++i) {
+    const float v = documented_dummy(fake_model::embed_name, i);
+    EXPECT_GE(v, -0.02f);
+    EXPECT_LT(v, 0.02f);
+    ASSERT_EQ(ev[i], round_to_bf16(v)) << i;
+    from_file.embed.push_back(ev[i]);
+  }
+  const auto *nv = reinterpret_cast<const float *>(f->data(*n));
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(nv[i], 0.0f); // fill hint: zeros
+    from_file.norm.push_back(nv[i]);
+  }
+
+  // Dummy binding and the written file give identical runs, and both match
+  // the reference on the file's values.
+  weights_ptr dummy = bind_weights(m.get(), "", SGC_LOAD_FORMAT_DUMMY);
+  ASSERT_TRUE(dummy);
+  EXPECT_EQ(sgc_weights_format(dummy.get()), SGC_LOAD_FORMAT_DUMMY);
+  weights_ptr file = bind_weights(m.get(), path);
+  const std::vector<int32_t> p(prompt.begin(), prompt.begin() + 9);
+  const std::vector<int32_t> expected =
+      fake_model::greedy(from_file, p, 5, true);
+  for (sgc_weights_t *wt : {dummy.get(), file.get()}) {
+    session_ptr s = make_session(m.get(), wt);
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 5);
+    o.ignore_eos = 1;
+    ASSERT_SGC_OK(sgc_session_generate(s.get(), p.data(), 9, &o, nullptr));
+    EXPECT_EQ(r.tokens, expected);
+    const std::vector<float> ref = fake_model::logits(from_file, p);
+    expect_rows_equal(r.prefill_rows[8], ref.data() + 8 * 16);
+  }
+}
+
+TEST(Dummy, FillKindsAndDtypes) {
+  using sgc::runtime::fill_dummy;
+  float f[4];
+  fill_dummy(1, SGC_ABI_DTYPE_F32, SGC_ABI_FILL_ONES, 0, 4, f);
+  EXPECT_EQ(f[3], 1.0f);
+  uint16_t b[3];
+  fill_dummy(1, SGC_ABI_DTYPE_BF16, SGC_ABI_FILL_ONES, 0, 3, b);
+  EXPECT_EQ(b[0], 0x3F80);
+  fill_dummy(1, SGC_ABI_DTYPE_F16, SGC_ABI_FILL_ONES, 0, 3, b);
+  EXPECT_EQ(b[2], 0x3C00);
+  double d[2];
+  fill_dummy(1, SGC_ABI_DTYPE_F64, SGC_ABI_FILL_ZEROS, 0, 2, d);
+  EXPECT_EQ(d[1], 0.0);
+  // Slices agree with whole-tensor fills (random access).
+  float whole[64], part[16];
+  fill_dummy(99, SGC_ABI_DTYPE_F32, SGC_ABI_FILL_RANDOM, 0, 64, whole);
+  fill_dummy(99, SGC_ABI_DTYPE_F32, SGC_ABI_FILL_RANDOM, 40, 16, part);
+  EXPECT_EQ(std::memcmp(whole + 40, part, sizeof part), 0);
+  int8_t i8[256];
+  fill_dummy(5, SGC_ABI_DTYPE_I8, SGC_ABI_FILL_RANDOM, 0, 256, i8);
+  for (int8_t v : i8) {
+    EXPECT_GE(v, -2);
+    EXPECT_LE(v, 2);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Devices and CPU variants
+//===----------------------------------------------------------------------===//
+
+TEST(Device, CudaMissingDriver) {
+  const sgc::status s =
+      sgc::runtime::probe_cuda("libsgc-test-no-such-driver.so.1", 0, nullptr);
+  EXPECT_EQ(s.code(), sgc::status_code::device_unavailable);
+  EXPECT_EQ(s.message(), "no CUDA driver found");
+}
+
+TEST(Device, CudaNoDevice) {
+  sgc::status s =
+      sgc::runtime::probe_cuda(SGC_TEST_FAKE_CUDA_INIT_FAILS, 0, nullptr);
+  EXPECT_EQ(s.code(), sgc::status_code::device_unavailable);
+  EXPECT_EQ(s.message(), "no CUDA device");
+  EXPECT_NE(s.to_string().find("CUDA_ERROR_NO_DEVICE (100)"), std::string::npos)
+      << s.to_string();
+  EXPECT_NE(s.to_string().find("cuda_driver.cc:"), std::string::npos);
+  s = sgc::runtime::probe_cuda(SGC_TEST_FAKE_CUDA_ZERO_DEVICES, 0, nullptr);
+  EXPECT_EQ(s.code(), sgc::status_code::device_unavailable);
+  EXPECT_EQ(s.message(), "no CUDA device");
+  int count = 0;
+  s = sgc::runtime::probe_cuda(SGC_TEST_FAKE_CUDA_ONE_DEVICE, 0, &count);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(count, 1);
+  s = sgc::runtime::probe_cuda(SGC_TEST_FAKE_CUDA_ONE_DEVICE, 3, nullptr);
+  EXPECT_EQ(s.message(), "no CUDA device 3");
+}
+
+TEST(Device, CudaSessionFailsCleanly) {
+  temp_dir dir;
+  write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  sgc_session_options_t o;
+  sgc_session_options_default(&o);
+  o.device = SGC_DEVICE_CUDA;
+  sgc_session_t *s = nullptr;
+  status_holder h(sgc_session_create(m.get(), wt.get(), &o, &s));
+  EXPECT_EQ(s, nullptr);
+  status_holder probe(sgc_device_probe(SGC_DEVICE_CUDA, 0));
+  if (probe.code() == SGC_STATUS_OK) {
+    // A machine with a GPU: the CPU model is the problem.
+    EXPECT_EQ(h.code(), SGC_STATUS_MISMATCH) << h.all();
+  } else {
+    EXPECT_EQ(h.code(), SGC_STATUS_DEVICE_UNAVAILABLE) << h.all();
+    EXPECT_TRUE(h.message() == "no CUDA driver found" ||
+                h.message() == "no CUDA device")
+        << h.message();
+  }
+}
+
+TEST(Device, CpuVariants) {
+  temp_dir dir;
+  write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  const bool avx512 = (sgc_cpu_features() & SGC_ABI_CPU_AVX512F) &&
+                      (sgc_cpu_features() & SGC_ABI_CPU_AVX512BW) &&
+                      (sgc_cpu_features() & SGC_ABI_CPU_AVX512VL);
+  {
+    session_ptr s = make_session(m.get(), wt.get(), 1);
+    EXPECT_STREQ(sgc_session_cpu_variant(s.get()),
+                 avx512 ? "fake-avx512" : "fake-generic");
+  }
+  auto create = [&](const char *variant, sgc_session_t **out) {
+    sgc_session_options_t o;
+    sgc_session_options_default(&o);
+    o.cpu_variant = variant;
+    return sgc_session_create(m.get(), wt.get(), &o, out);
+  };
+  sgc_session_t *s = nullptr;
+  {
+    status_holder h(create("no-such-variant", &s));
+    EXPECT_EQ(h.code(), SGC_STATUS_USAGE);
+    EXPECT_NE(h.all().find("'fake-generic'"), std::string::npos);
+  }
+  {
+    status_holder h(create("fake-avx512", &s));
+    EXPECT_EQ(h.code(), avx512 ? SGC_STATUS_OK : SGC_STATUS_DEVICE_UNAVAILABLE)
+        << h.all();
+    sgc_session_release(s);
+    s = nullptr;
+  }
+  {
+    status_holder h(create("fake-broken", &s));
+    ASSERT_EQ(h.code(), SGC_STATUS_OK);
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 2);
+    status_holder g(sgc_session_generate(s, prompt.data(), 3, &o, nullptr));
+    EXPECT_EQ(g.code(), SGC_STATUS_INTERNAL);
+    EXPECT_NE(g.message().find("prefill returned status 3"), std::string::npos)
+        << g.message();
+    sgc_session_release(s);
+  }
+  char names[256];
+  EXPECT_GT(sgc_cpu_features_string(SGC_ABI_CPU_AVX2 | SGC_ABI_CPU_FMA, names,
+                                    sizeof names),
+            0u);
+  EXPECT_STREQ(names, "avx2 fma");
+  EXPECT_GE(sgc_default_thread_count(), 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Internals: thread pool and sampler
+//===----------------------------------------------------------------------===//
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 4}) {
+    sgc::runtime::thread_pool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {0, 1, 2, 7, 1000, 100003}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      for (auto &h : hits)
+        h = 0;
+      pool.run(n, [&](int64_t b, int64_t e) {
+        ASSERT_LE(0, b);
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t i = b; i < e; ++i)
+          hits[i].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(hits[i].load(), 1) << "n " << n << " index " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, NestedAndConcurrentCalls) {
+  sgc::runtime::thread_pool pool(3);
+  std::atomic<int64_t> total{0};
+  pool.run(8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.run(10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+  });
+  EXPECT_EQ(total.load(), 80);
+
+  std::atomic<int64_t> sum{0};
+  auto worker = [&] {
+    for (int k = 0; k < 200; ++k)
+      pool.run(64, [&](int64_t b, int64_t e) { sum += e - b; });
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  EXPECT_EQ(sum.load(), 2 * 200 * 64);
+}
+
+TEST(Sampler, GreedyAndFilters) {
+  using sgc::runtime::sampler;
+  const float l[5] = {0.5f, 2.0f, std::nanf(""), 2.0f, -1.0f};
+  EXPECT_EQ(sampler::argmax(l, 5), 1); // first of the tied maxima
+  const float nan_first[3] = {std::nanf(""), -5.0f, -6.0f};
+  EXPECT_EQ(sampler::argmax(nan_first, 3), 1);
+  sampler greedy(0.0f, 0, 1.0f, 0);
+  EXPECT_EQ(greedy.sample(l, 5), 1);
+  sampler k1(1.0f, 1, 1.0f, 7);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(k1.sample(l, 5), 1);
+  sampler k2(1.0f, 2, 1.0f, 7);
+  for (int i = 0; i < 50; ++i) {
+    const int32_t t = k2.sample(l, 5);
+    EXPECT_TRUE(t == 1 || t == 3) << t;
+  }
+}
