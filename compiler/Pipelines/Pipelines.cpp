@@ -71,6 +71,7 @@ void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
 }
 void mlir::sgc::buildLowerPipeline(OpPassManager &pm) {
   pm.addPass(createExtractPlanPass());
+  pm.addPass(createPlanMemoryPass());
   pm.addPass(createConvertSGToLinalgPass());
 }
 void mlir::sgc::buildCodegenPipeline(OpPassManager &pm) {

@@ -93,4 +93,18 @@ def ExtractPlanPass : Pass<"sg-extract-plan", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::sgc::sg::SGDialect"];
 }
 
+def PlanMemoryPass : Pass<"sg-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place the plan's activations in one workspace";
+  let description = [{
+    The activations passed between the bodies of a plan (`temps` of each
+    variant in `sg.plan`, sized for the variant's `max_tokens`) get byte
+    offsets in one workspace: each lives from the step that writes it to the
+    last step that reads it (the logits to the end), and buffers whose lives
+    do not overlap share bytes (first fit, 64-byte aligned). Records
+    `offsets` and `workspace_bytes` per variant and the largest
+    `workspace_bytes` in the plan; the runtime allocates that once per
+    session, so a call allocates nothing for them.
+  }];
+}
+
 #endif // SGC_COMPILER_TRANSFORMS_PASSES_TD

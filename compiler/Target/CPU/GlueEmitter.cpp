@@ -57,6 +57,7 @@ typedef struct { int32_t callee, num_args; sgc_ref args[SGC_MAX_ARGS]; } sgc_ste
 typedef struct {
   int32_t num_steps; const sgc_step *steps;
   int32_t num_temps; const sgc_temp_type *temps;
+  const int64_t *offsets; /* of each temp in the workspace (sg-plan-memory) */
   int32_t logits_temp; int64_t max_tokens;
 } sgc_plan;
 typedef void (*sgc_callee_fn)(sgc_desc *args, int64_t pos0);
@@ -98,7 +99,9 @@ static int32_t sgc_run_plan(const sgc_plan *plan, const sgc_callee_fn *callees,
                             float *logits_out, int32_t all_positions) {
   if (!ctx || ctx->struct_size < sizeof(sgc_abi_call_context_t) ||
       ctx->num_weights != SGC_NUM_TENSORS || ctx->num_layers != SGC_NUM_LAYERS ||
-      !ctx->weights || (SGC_NUM_LAYERS && (!ctx->k_cache || !ctx->v_cache)))
+      !ctx->weights || (SGC_NUM_LAYERS && (!ctx->k_cache || !ctx->v_cache)) ||
+      ctx->workspace_bytes < SGC_WORKSPACE_BYTES ||
+      (SGC_WORKSPACE_BYTES && !ctx->workspace))
     return SGC_ABI_ERROR_BAD_CONTEXT;
   if (!tokens || !logits_out || n < 1 || n > plan->max_tokens || pos0 < 0 ||
       pos0 + n > SGC_CONTEXT)
@@ -107,18 +110,11 @@ static int32_t sgc_run_plan(const sgc_plan *plan, const sgc_callee_fn *callees,
     if (tokens[i] < 0 || tokens[i] >= SGC_VOCAB)
       return SGC_ABI_ERROR_INVALID_ARGUMENT;
 
+  /* Activations live in the workspace at the offsets sg-plan-memory chose. */
   void *temps[SGC_MAX_TEMPS] = {0};
-  int32_t status = SGC_ABI_OK;
-  for (int32_t t = 0; t < plan->num_temps; ++t) {
-    const sgc_temp_type *type = &plan->temps[t];
-    size_t bytes = (size_t)type->elem_bytes;
-    for (int i = 0; i < type->rank; ++i)
-      bytes *= (size_t)(type->shape[i] < 0 ? n : type->shape[i]);
-    temps[t] = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!temps[t])
-      status = SGC_ABI_ERROR_INTERNAL;
-  }
-  if (status == SGC_ABI_OK) {
+  for (int32_t t = 0; t < plan->num_temps; ++t)
+    temps[t] = (char *)ctx->workspace + plan->offsets[t];
+  {
     sgc_current = ctx;
     for (int32_t s = 0; s < plan->num_steps; ++s) {
       const sgc_step *step = &plan->steps[s];
@@ -170,9 +166,7 @@ static int32_t sgc_run_plan(const sgc_plan *plan, const sgc_callee_fn *callees,
                 ? sgc_bf16_to_f32(((const uint16_t *)logits)[r * SGC_VOCAB + i])
                 : ((const float *)logits)[r * SGC_VOCAB + i];
   }
-  for (int32_t t = 0; t < plan->num_temps; ++t)
-    free(temps[t]);
-  return status;
+  return SGC_ABI_OK;
 }
 )c";
 
@@ -232,7 +226,7 @@ private:
   ArrayRef<CPUVariant> variants;
   llvm::raw_ostream &os;
   ArrayAttr tensors, kv;
-  int64_t vocab = 0, context = 0, maxChunk = 1;
+  int64_t vocab = 0, context = 0, maxChunk = 1, workspaceBytes = 0;
   Type logitsType;
   SmallVector<PlanInfo, 2> plans;
   size_t maxArgs = 1, maxTemps = 1;
@@ -333,9 +327,16 @@ void Glue::emitPlanTables(const PlanInfo &info) {
     os << "}},\n";
   }
   StringRef logits = cast<StringAttr>(info.attr.get("logits")).getValue();
+  os << "};\nstatic const int64_t sgc_" << info.name << "_offsets[] = {";
+  if (auto offsets = info.attr.getAs<ArrayAttr>("offsets"))
+    for (auto [i, o] : llvm::enumerate(offsets))
+      os << (i ? ", " : "") << cast<IntegerAttr>(o).getInt();
+  else
+    os << "0";
   os << "};\nstatic const sgc_plan sgc_" << info.name << "_plan = {"
      << info.steps.size() << ", sgc_" << info.name << "_steps, "
-     << temps.size() << ", sgc_" << info.name << "_temps, "
+     << temps.size() << ", sgc_" << info.name << "_temps, sgc_" << info.name
+     << "_offsets, "
      << logits.drop_front() << ", "
      << cast<IntegerAttr>(info.attr.get("max_tokens")).getInt() << "};\n\n";
 }
@@ -461,7 +462,7 @@ LogicalResult Glue::emitTables() {
      << "  .bos_token_id = -1, .eos_token_id = -1, .pad_token_id = -1,\n"
      << "  .num_tensors = SGC_NUM_TENSORS, .tensors = sgc_tensors,\n"
      << "  .num_layers = SGC_NUM_LAYERS, .kv_layers = sgc_kv_layers,\n"
-     << "  .workspace_bytes = 0,\n"
+     << "  .workspace_bytes = SGC_WORKSPACE_BYTES,\n"
      << "  .num_cpu_variants = " << variants.size()
      << ", .cpu_variants = sgc_variants,\n};\n\n"
      << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
@@ -500,6 +501,11 @@ LogicalResult Glue::emit() {
   vocab = logitsTensor.getShape().back();
   logitsType = logitsTensor.getElementType();
   maxChunk = plans[1].attr.getAs<IntegerAttr>("max_tokens").getInt();
+  auto workspaceAttr = plan.getAs<IntegerAttr>("workspace_bytes");
+  if (!workspaceAttr)
+    return emitError(module.getLoc(),
+                     "emit: the plan has no workspace (run sg-plan-memory)");
+  workspaceBytes = workspaceAttr.getInt();
   auto contextAttr = module->getAttrOfType<IntegerAttr>("sg.context_length");
   context = contextAttr ? contextAttr.getInt() : 0;
   if (auto planContext = plan.getAs<IntegerAttr>("context_length"))
@@ -512,6 +518,7 @@ LogicalResult Glue::emit() {
      << "\n#define SGC_MAX_TEMPS " << maxTemps << "\n#define SGC_NUM_TENSORS "
      << tensors.size() << "u\n#define SGC_NUM_LAYERS " << kv.size()
      << "u\n#define SGC_VOCAB " << vocab << "\n#define SGC_CONTEXT " << context
+     << "\n#define SGC_WORKSPACE_BYTES " << workspaceBytes << "ull"
      << "\n"
      << kPrelude << "\n";
   return emitTables();
