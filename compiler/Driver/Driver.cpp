@@ -59,6 +59,10 @@ struct Options {
   cl::opt<std::string> computeDtype{
       "compute-dtype", cl::desc("Activation dtype: bf16 (default) or f32"),
       cl::init("bf16")};
+  cl::opt<bool> disableFusion{
+      "disable-fusion",
+      cl::desc("Skip the fusion phase (for checking that fusion changes no "
+               "result bit)")};
   cl::opt<bool> remarks{"remarks",
                         cl::desc("Print remarks (completions the importer "
                                  "applied, fusions)")};
@@ -205,7 +209,8 @@ int runCompile(int argc, char **argv) {
     pm.addInstrumentation(std::move(instrumentation));
   }
   for (Phase phase : allPhases()) {
-    buildPhasePipeline(phase, pm);
+    if (!(phase == Phase::Fusion && opts.disableFusion))
+      buildPhasePipeline(phase, pm);
     if (phase == *stopAfter)
       break;
   }

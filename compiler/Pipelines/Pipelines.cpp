@@ -64,7 +64,11 @@ void mlir::sgc::buildGraphOptPipeline(OpPassManager &pm) {
   pm.addPass(createSpecializePass());
 }
 
-void mlir::sgc::buildFusionPipeline(OpPassManager &) {}
+void mlir::sgc::buildFusionPipeline(OpPassManager &pm) {
+  pm.addPass(createFuseNormMatmulPass());
+  pm.addPass(createFuseGatedMLPPass());
+  pm.addPass(createFuseSoftcapHeadPass());
+}
 void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
   pm.addPass(createPlanKVCachePass());
   pm.addPass(createOutlineLayersPass());

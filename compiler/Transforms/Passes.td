@@ -107,4 +107,40 @@ def PlanMemoryPass : Pass<"sg-plan-memory", "mlir::ModuleOp"> {
   }];
 }
 
+def FuseNormMatmulPass : Pass<"sg-fuse-norm-matmul"> {
+  let summary = "Fuse an RMSNorm into the linears that read it";
+  let description = [{
+    An `sg.rms_norm` whose every user is an `sg.linear` reading it as input
+    becomes one `sg.norm_linear` with all those weights (q/k/v after
+    input_layernorm; gate/up after pre_feedforward_layernorm; the final
+    norm into the LM head). The normalized activations are then never
+    written out, and the projections share one kernel. Not fused: a norm
+    with any other user (the result is needed as a tensor anyway), a norm
+    over a rank other than 2 (per-head q/k norms).
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
+def FuseGatedMLPPass : Pass<"sg-fuse-gated-mlp"> {
+  let summary = "Fuse gate and up projections, GELU-tanh and the product";
+  let description = [{
+    `sg.mul(sg.gelu_tanh(g), u)` where `g` and `u` are the two results of one
+    `sg.norm_linear` (already norm-fused, nothing else reading them) becomes
+    one `sg.gated_mlp`: one kernel computes both rows, the activation and
+    the product, so the gate and up activations are never written out.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
+def FuseSoftcapHeadPass : Pass<"sg-fuse-softcap-head"> {
+  let summary = "Fuse the final logit softcap into the LM head's epilogue";
+  let description = [{
+    An `sg.softcap` whose input is the only use of a single-projection
+    `sg.norm_linear` (or `sg.linear`) becomes the `softcap` attribute of that
+    projection: the logits are capped as they are computed, in the same three
+    rounded steps.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
 #endif // SGC_COMPILER_TRANSFORMS_PASSES_TD

@@ -290,8 +290,7 @@ static LogicalResult lowerPointwise(
   return success();
 }
 
-/// 0.5·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))) in f32.
-static Value geluTanh(OpBuilder &b, Location loc, Value z) {
+Value lowering::emitGeluTanh(OpBuilder &b, Location loc, Value z) {
   Value cube = arith::MulFOp::create(
       b, loc, Value(arith::MulFOp::create(b, loc, z, z)), z);
   Value inner = arith::AddFOp::create(
@@ -323,7 +322,7 @@ LogicalResult lowering::lowerElementwiseFamily(Operation *op,
   if (auto gelu = dyn_cast<sg::GeluTanhOp>(op))
     return lowerPointwise(op, gelu.getX(), state,
                           [](OpBuilder &b, Location loc, ValueRange v) {
-                            return geluTanh(b, loc, v[0]);
+                            return emitGeluTanh(b, loc, v[0]);
                           });
   if (auto mul = dyn_cast<sg::MulOp>(op))
     return lowerPointwise(op, {mul.getLhs(), mul.getRhs()}, state,
@@ -347,17 +346,12 @@ LogicalResult lowering::lowerElementwiseFamily(Operation *op,
                           });
   }
   if (auto softcap = dyn_cast<sg::SoftcapOp>(op)) {
-    // Three rounded steps: t1 = x / cap, t2 = tanh(t1), out = t2 * cap.
     Location loc = op->getLoc();
     Value x = state.lookup(softcap.getX());
     Value out = state.bufferFor(loc, op->getResult(0));
-    Type ct = elementTypeOf(out);
-    Value cap = constF32(b, loc, static_cast<float>(softcap.getCap().convertToDouble()));
+    double cap = softcap.getCap().convertToDouble();
     emitElementwise(b, loc, x, out, [&](OpBuilder &b, Location loc, ValueRange v) {
-      Value t1 = toF32(b, loc, roundTo(b, loc,
-          arith::DivFOp::create(b, loc, toF32(b, loc, v[0]), cap), ct));
-      Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), ct));
-      return roundTo(b, loc, arith::MulFOp::create(b, loc, t2, cap), ct);
+      return emitSoftcap(b, loc, v[0], cap);
     });
     state.buffers.map(op->getResult(0), out);
     return success();

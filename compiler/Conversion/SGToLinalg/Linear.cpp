@@ -1,14 +1,19 @@
-//===- Linear.cpp - sg.linear as a row kernel and a dispatcher call -------===//
+//===- Linear.cpp - linears (plain and fused) as row kernels --------------===//
 //
-// Part of sgc. y[s, n] = round(sum_k f32(x[s, k]) * f32(w[n, k])).
+// Part of sgc. sg.linear, sg.norm_linear and sg.gated_mlp all become one
+// kernel each, `@sgc_<kind>_…(x, [norm weight], weights…, outputs…,
+// row_begin, row_end)`, called through a dispatcher that the emitted glue
+// implements with the runtime's parallel_for over the output rows.
 //
-// The kernel walks one weight row at a time (row-major bf16, as the
-// checkpoint stores it) with 4 independent vector<16xf32> accumulators along
-// K, widening the weights exactly to f32 and fusing multiply and add: the
-// structure CPU.md measured at 93-96 % of one core's read bandwidth. Each
-// row is reused for every token of the chunk while it is in L1. The kernel
-// takes a row range, so the runtime's parallel_for can split the rows across
-// cores; the dispatcher that does so is emitted with the runtime glue.
+// A kernel first widens its input rows to f32 once (normalizing them first
+// when the op carries the norm, rounded exactly as sg.rms_norm rounds), then
+// walks one weight row at a time (row-major bf16, as the checkpoint stores
+// it) with 4 independent vector<16xf32> accumulators along K, widening the
+// weights exactly to f32 and fusing multiply and add: the structure CPU.md
+// measured at 93-96 % of one core's read bandwidth. Each row serves every
+// token of the chunk while it is in L1. Epilogues (the softcap of the LM
+// head; GELU-tanh times up for the gated MLP) run on the rounded dot
+// products, so fused and unfused ops round at the same points.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +21,12 @@
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -28,125 +36,261 @@ using namespace mlir::sgc::lowering;
 static constexpr int64_t kLanes = 16;
 static constexpr int64_t kAccumulators = 4;
 
-static std::string typeName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
+namespace {
 
-/// Emits the kernel function `name` for an [N, K] weight of `wType` elements
-/// and outputs of `yType` elements.
-static func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, StringRef name,
-                                int64_t n, int64_t k, Type wType, Type yType) {
-  Location loc = module.getLoc();
-  auto xMem = MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type());
-  auto wMem = MemRefType::get({n, k}, wType);
-  auto yMem = MemRefType::get({ShapedType::kDynamic, n}, yType);
-  Type index = b.getIndexType();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(
-      b, loc, name, b.getFunctionType({xMem, wMem, yMem, index, index}, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  func->setAttr("sg.kernel", b.getStringAttr("linear"));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value x = entry->getArgument(0), w = entry->getArgument(1);
-  Value y = entry->getArgument(2);
-  Value rowBegin = entry->getArgument(3), rowEnd = entry->getArgument(4);
+enum class Epilogue { Plain, Softcap, GatedGelu };
 
+/// Everything that distinguishes one kernel from another.
+struct KernelSpec {
+  int64_t k = 0;
+  /// Element types of the input rows, the weights and the outputs.
+  Type xType, wType, yType;
+  /// Rows of each weight (a gated MLP has two weights of the same rows).
+  SmallVector<int64_t> rows;
+  bool norm = false, normWeight = false;
+  double eps = 0;
+  int64_t offset = 0;
+  Epilogue epilogue = Epilogue::Plain;
+  double cap = 0;
+
+  int64_t totalRows() const {
+    if (epilogue == Epilogue::GatedGelu)
+      return rows.front();
+    int64_t total = 0;
+    for (int64_t r : rows)
+      total += r;
+    return total;
+  }
+  unsigned numOutputs() const {
+    return epilogue == Epilogue::GatedGelu ? 1 : rows.size();
+  }
+
+  /// A name that differs whenever the code would.
+  std::string name() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << (epilogue == Epilogue::GatedGelu ? "gated_mlp"
+           : norm                          ? "norm_linear"
+                                           : "linear");
+    for (int64_t r : rows)
+      os << "_" << r;
+    os << "x" << k << "_" << xType << "_" << wType << "_" << yType;
+    auto bits = [](double d) {
+      uint64_t u;
+      std::memcpy(&u, &d, sizeof u);
+      return llvm::utohexstr(u);
+    };
+    if (norm)
+      os << "_n" << offset << (normWeight ? "w" : "") << "_" << bits(eps);
+    if (epilogue == Epilogue::Softcap)
+      os << "_cap" << bits(cap);
+    return s;
+  }
+};
+
+/// sum_k f32(w[row, k]) * xs[s, k], 4 x 16-lane accumulators, then a 16-lane
+/// tail, one reassociating horizontal add, and a scalar tail.
+Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
+                 Value s, int64_t k) {
+  Type wType = cast<MemRefType>(w.getType()).getElementType();
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecW = VectorType::get({kLanes}, wType);
   int64_t kMain = k - k % (kLanes * kAccumulators);
   int64_t kVec = k - k % kLanes;
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
   Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
-  Value tokens = dimOf(b, loc, x, 0);
-
-  // Loads 16 weights and 16 inputs at column `col`, fused into `acc`.
-  auto fma = [&](OpBuilder &b, Location loc, Value row, Value s, Value col,
-                 Value acc) -> Value {
+  auto fma = [&](OpBuilder &b, Location loc, Value col, Value acc) -> Value {
     Value wv = vector::LoadOp::create(b, loc, vecW, w, ValueRange{row, col});
     if (wType != b.getF32Type())
       wv = arith::ExtFOp::create(b, loc, vecF32, wv);
-    Value xv = vector::LoadOp::create(b, loc, vecF32, x, ValueRange{s, col});
+    Value xv = vector::LoadOp::create(b, loc, vecF32, xs, ValueRange{s, col});
     return vector::FMAOp::create(b, loc, wv, xv, acc);
   };
+  SmallVector<Value> inits(kAccumulators, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, kMain),
+      constIndex(b, loc, kLanes * kAccumulators), inits,
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        SmallVector<Value> next;
+        for (int64_t a = 0; a < kAccumulators; ++a)
+          next.push_back(fma(b, loc,
+                             arith::AddIOp::create(b, loc, col,
+                                                   constIndex(b, loc, a * kLanes)),
+                             accs[a]));
+        scf::YieldOp::create(b, loc, next);
+      });
+  Value acc = main.getResult(0);
+  for (int64_t a = 1; a < kAccumulators; ++a)
+    acc = arith::AddFOp::create(b, loc, acc, main.getResult(a));
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, kMain), constIndex(b, loc, kVec),
+      constIndex(b, loc, kLanes), ValueRange{acc},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        scf::YieldOp::create(b, loc, fma(b, loc, col, accs[0]));
+      });
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          tail.getResult(0),
+                                          arith::FastMathFlags::reassoc);
+  auto scalarTail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, kVec), constIndex(b, loc, k),
+      constIndex(b, loc, 1), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        Value wv = toF32(b, loc, memref::LoadOp::create(b, loc, w, ValueRange{row, col}));
+        Value xv = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
+        Value prod = arith::MulFOp::create(b, loc, wv, xv);
+        scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, accs[0], prod)));
+      });
+  return scalarTail.getResult(0);
+}
 
-  emitFor(b, loc, rowBegin, rowEnd, [&](OpBuilder &b, Location loc, Value row) {
-    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
-      SmallVector<Value> inits(kAccumulators, zeroVec);
-      auto main = scf::ForOp::create(
-          b, loc, zero, constIndex(b, loc, kMain),
-          constIndex(b, loc, kLanes * kAccumulators), inits,
-          [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-            SmallVector<Value> next;
-            for (int64_t a = 0; a < kAccumulators; ++a) {
-              Value c = arith::AddIOp::create(b, loc, col,
-                                              constIndex(b, loc, a * kLanes));
-              next.push_back(fma(b, loc, row, s, c, accs[a]));
-            }
-            scf::YieldOp::create(b, loc, next);
+/// xs[s, :] = f32 of the input row, normalized first when the kernel carries
+/// the norm (sum of squares in order, mean, rsqrt, x·r·(offset + w), rounded
+/// to the input type: what sg.rms_norm computes).
+void emitInputRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value x,
+                   Value normWeight, Value xs) {
+  Value zero = constIndex(b, loc, 0);
+  Value kIdx = constIndex(b, loc, spec.k);
+  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
+    Value r;
+    if (spec.norm) {
+      auto sum = scf::ForOp::create(
+          b, loc, zero, kIdx, constIndex(b, loc, 1),
+          ValueRange{constF32(b, loc, 0.0f)},
+          [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, col}));
+            Value sq = arith::MulFOp::create(b, loc, v, v);
+            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
           });
-      Value acc = main.getResult(0);
-      for (int64_t a = 1; a < kAccumulators; ++a)
-        acc = arith::AddFOp::create(b, loc, acc, main.getResult(a));
-      auto tail = scf::ForOp::create(
-          b, loc, constIndex(b, loc, kMain), constIndex(b, loc, kVec),
-          constIndex(b, loc, kLanes), ValueRange{acc},
-          [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-            scf::YieldOp::create(b, loc, fma(b, loc, row, s, col, accs[0]));
-          });
-      Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                              tail.getResult(0),
-                                              arith::FastMathFlags::reassoc);
-      auto scalarTail = scf::ForOp::create(
-          b, loc, constIndex(b, loc, kVec), constIndex(b, loc, k), one,
-          ValueRange{sum},
-          [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-            Value wv = toF32(b, loc, memref::LoadOp::create(b, loc, w, ValueRange{row, col}));
-            Value xv = memref::LoadOp::create(b, loc, x, ValueRange{s, col});
-            Value prod = arith::MulFOp::create(b, loc, wv, xv);
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, accs[0], prod)));
-          });
-      memref::StoreOp::create(b, loc, roundTo(b, loc, scalarTail.getResult(0), yType),
-                              y, ValueRange{s, row});
+      Value mean = arith::DivFOp::create(b, loc, sum.getResult(0),
+                                         constF32(b, loc, static_cast<float>(spec.k)));
+      r = math::RsqrtOp::create(
+          b, loc,
+          Value(arith::AddFOp::create(b, loc, mean,
+                                      constF32(b, loc, static_cast<float>(spec.eps)))));
+    }
+    emitFor(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value col) {
+      Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, col}));
+      if (spec.norm) {
+        v = arith::MulFOp::create(b, loc, v, r);
+        if (normWeight) {
+          Value w = toF32(b, loc, memref::LoadOp::create(b, loc, normWeight, ValueRange{col}));
+          if (spec.offset == 1)
+            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
+          v = arith::MulFOp::create(b, loc, v, w);
+        }
+        v = toF32(b, loc, roundTo(b, loc, v, spec.xType));
+      }
+      memref::StoreOp::create(b, loc, v, xs, ValueRange{s, col});
     });
   });
+}
+
+/// Emits the kernel function for `spec`.
+func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
+                         StringRef name) {
+  Location loc = module.getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, spec.xType)};
+  if (spec.normWeight)
+    args.push_back(MemRefType::get({spec.k}, spec.wType));
+  for (int64_t rows : spec.rows)
+    args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
+  for (unsigned i = 0; i < spec.numOutputs(); ++i)
+    args.push_back(MemRefType::get({dyn, spec.rows[i]}, spec.yType));
+  args.append({b.getIndexType(), b.getIndexType()});
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  func->setAttr("sg.kernel", b.getStringAttr(spec.name()));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  unsigned next = 0;
+  Value x = entry->getArgument(next++);
+  Value normWeight = spec.normWeight ? entry->getArgument(next++) : Value();
+  SmallVector<Value> weights, outputs;
+  for (size_t i = 0; i < spec.rows.size(); ++i)
+    weights.push_back(entry->getArgument(next++));
+  for (unsigned i = 0; i < spec.numOutputs(); ++i)
+    outputs.push_back(entry->getArgument(next++));
+  Value rowBegin = entry->getArgument(next++);
+  Value rowEnd = entry->getArgument(next++);
+
+  Value tokens = dimOf(b, loc, x, 0);
+  Value xs = memref::AllocOp::create(
+      b, loc, MemRefType::get({dyn, spec.k}, b.getF32Type()), ValueRange{tokens},
+      b.getI64IntegerAttr(64));
+  emitInputRows(b, loc, spec, x, normWeight, xs);
+
+  Value zero = constIndex(b, loc, 0);
+  Type yType = spec.yType;
+  auto store = [&](OpBuilder &b, Location loc, Value v, Value out, Value s,
+                   Value n) {
+    memref::StoreOp::create(b, loc, v, out, ValueRange{s, n});
+  };
+  if (spec.epilogue == Epilogue::GatedGelu) {
+    emitFor(b, loc, rowBegin, rowEnd, [&](OpBuilder &b, Location loc, Value n) {
+      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
+        Value g = roundTo(b, loc, emitRowDot(b, loc, xs, weights[0], n, s, spec.k), yType);
+        Value u = roundTo(b, loc, emitRowDot(b, loc, xs, weights[1], n, s, spec.k), yType);
+        Value act = roundTo(b, loc, emitGeluTanh(b, loc, toF32(b, loc, g)), yType);
+        Value p = arith::MulFOp::create(b, loc, toF32(b, loc, act), toF32(b, loc, u));
+        store(b, loc, roundTo(b, loc, p, yType), outputs[0], s, n);
+      });
+    });
+  } else {
+    // The weights' rows are concatenated: weight i owns [offset_i,
+    // offset_i + rows_i) of [row_begin, row_end).
+    int64_t offset = 0;
+    for (auto [i, rows] : llvm::enumerate(spec.rows)) {
+      Value off = constIndex(b, loc, offset);
+      Value end = constIndex(b, loc, offset + rows);
+      Value lo = arith::MaxSIOp::create(b, loc, rowBegin, off);
+      Value hi = arith::MinSIOp::create(b, loc, rowEnd, end);
+      hi = arith::MaxSIOp::create(b, loc, hi, lo);
+      Value w = weights[i], out = outputs[i];
+      emitFor(b, loc, lo, hi, [&](OpBuilder &b, Location loc, Value global) {
+        Value n = arith::SubIOp::create(b, loc, global, off);
+        emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
+          Value y = roundTo(b, loc, emitRowDot(b, loc, xs, w, n, s, spec.k), yType);
+          if (spec.epilogue == Epilogue::Softcap)
+            y = emitSoftcap(b, loc, y, spec.cap);
+          store(b, loc, y, out, s, n);
+        });
+      });
+      offset += rows;
+    }
+  }
+  memref::DeallocOp::create(b, loc, xs);
   func::ReturnOp::create(b, loc);
   return func;
 }
 
-/// The dispatcher `sgc_dispatch_<kernel>(x, w, y)`: declared here, defined in
-/// the emitted glue, which runs the kernel over row ranges on the runtime's
-/// threads.
-static func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
-                                          int64_t n, int64_t k, Type wType,
-                                          Type yType) {
-  std::string kernelName = "sgc_linear_" + std::to_string(n) + "x" +
-                           std::to_string(k) + "_" + typeName(wType) + "_" +
-                           typeName(yType);
-  std::string name = "sgc_dispatch_" + kernelName.substr(4);
+/// The dispatcher `sgc_dispatch_<kernel>(x, …)`: declared here, defined in
+/// the emitted glue, which runs the kernel's rows on the runtime's threads.
+func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
+                                   const KernelSpec &spec) {
+  std::string kernelName = "sgc_" + spec.name();
+  std::string name = "sgc_dispatch_" + spec.name();
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  func::FuncOp kernel = buildKernel(b, module, kernelName, n, k, wType, yType);
+  func::FuncOp kernel = buildKernel(b, module, spec, kernelName);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   auto type = kernel.getFunctionType();
   auto decl = func::FuncOp::create(
       b, module.getLoc(), name,
-      b.getFunctionType(type.getInputs().take_front(3), {}));
+      b.getFunctionType(type.getInputs().drop_back(2), {}));
   decl.setPrivate();
   decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   decl->setAttr("sg.dispatch", FlatSymbolRefAttr::get(kernel));
-  decl->setAttr("sg.rows", b.getI64IntegerAttr(n));
+  decl->setAttr("sg.rows", b.getI64IntegerAttr(spec.totalRows()));
   return decl;
 }
 
 /// `buffer` as a memref with a dynamic leading dimension.
-static Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
+Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   if (type.isDynamicDim(0))
     return buffer;
@@ -156,26 +300,76 @@ static Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
       b, loc, MemRefType::get(shape, type.getElementType()), buffer);
 }
 
+} // namespace
+
+Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
+  Type type = v.getType();
+  Value cap = constF32(b, loc, static_cast<float>(capValue));
+  Value t1 = toF32(b, loc, roundTo(b, loc,
+      arith::DivFOp::create(b, loc, toF32(b, loc, v), cap), type));
+  Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), type));
+  return roundTo(b, loc, arith::MulFOp::create(b, loc, t2, cap), type);
+}
+
 LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
-  auto linear = cast<sg::LinearOp>(op);
   OpBuilder &b = state.b;
   Location loc = op->getLoc();
-  auto wType = linear.getW().getType();
-  auto xType = linear.getX().getType();
+  KernelSpec spec;
+  Value x, normWeight;
+  SmallVector<Value> weights;
+  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
+    x = linear.getX();
+    weights.push_back(linear.getW());
+  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
+    x = fused.getX();
+    normWeight = fused.getNormWeight();
+    weights.append(fused.getWeights().begin(), fused.getWeights().end());
+    if (FloatAttr eps = fused.getEpsAttr()) {
+      spec.norm = true;
+      spec.eps = eps.getValueAsDouble();
+      spec.offset = fused.getWeightOffset();
+    }
+    if (FloatAttr cap = fused.getSoftcapAttr()) {
+      spec.epilogue = Epilogue::Softcap;
+      spec.cap = cap.getValueAsDouble();
+    }
+  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
+    x = mlp.getX();
+    normWeight = mlp.getNormWeight();
+    weights = {mlp.getGate(), mlp.getUp()};
+    spec.epilogue = Epilogue::GatedGelu;
+    if (FloatAttr eps = mlp.getEpsAttr()) {
+      spec.norm = true;
+      spec.eps = eps.getValueAsDouble();
+      spec.offset = mlp.getWeightOffset();
+    }
+  } else {
+    return op->emitError("not a linear-family op");
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() != 2)
-    return op->emitError("convert-sg-to-linalg: linear needs a [tokens, in] "
+    return op->emitError("convert-sg-to-linalg: linears need a [tokens, in] "
                          "input, got rank ")
            << xType.getRank();
-  Value x = state.toF32Buffer(loc, state.lookup(linear.getX()));
-  Value w = state.lookup(linear.getW());
-  Value y = state.bufferFor(loc, linear.getResult());
-  Type yType = cast<MemRefType>(y.getType()).getElementType();
-  func::FuncOp dispatcher = getOrCreateDispatcher(
-      b, state.module, wType.getDimSize(0), wType.getDimSize(1),
-      wType.getElementType(), yType);
-  func::CallOp::create(b, loc, dispatcher,
-                       ValueRange{withDynamicTokens(b, loc, x), w,
-                                  withDynamicTokens(b, loc, y)});
-  state.buffers.map(linear.getResult(), y);
+  spec.k = xType.getDimSize(1);
+  spec.xType = xType.getElementType();
+  spec.wType = cast<RankedTensorType>(weights.front().getType()).getElementType();
+  spec.yType = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  spec.normWeight = static_cast<bool>(normWeight);
+  for (Value w : weights)
+    spec.rows.push_back(cast<RankedTensorType>(w.getType()).getDimSize(0));
+
+  func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
+  SmallVector<Value> args = {withDynamicTokens(b, loc, state.lookup(x))};
+  if (normWeight)
+    args.push_back(state.lookup(normWeight));
+  for (Value w : weights)
+    args.push_back(state.lookup(w));
+  for (Value result : op->getResults()) {
+    Value buffer = state.bufferFor(loc, result);
+    state.buffers.map(result, buffer);
+    args.push_back(withDynamicTokens(b, loc, buffer));
+  }
+  func::CallOp::create(b, loc, dispatcher, args);
   return success();
 }

@@ -70,6 +70,14 @@ void emitElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, Value output,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// GELU-tanh of an f32 value, in f32, in the reference's order of ops:
+/// 0.5·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))).
+Value emitGeluTanh(OpBuilder &b, Location loc, Value z);
+
+/// The reference's softcap of a value of type T (bf16 or f32), three rounded
+/// steps: round(round(tanh(round(v / cap))) · cap), each in f32.
+Value emitSoftcap(OpBuilder &b, Location loc, Value v, double cap);
+
 /// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
 void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
              llvm::function_ref<void(OpBuilder &, Location, Value)> body);
@@ -84,7 +92,7 @@ void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
 LogicalResult lowerElementwiseFamily(Operation *op, FunctionLowering &state);
 /// Attention.cpp: sliding_attn, full_attn, kv_write.
 LogicalResult lowerAttentionFamily(Operation *op, FunctionLowering &state);
-/// Linear.cpp: linear (kernel + dispatcher call).
+/// Linear.cpp: linear, norm_linear, gated_mlp (kernel + dispatcher call).
 LogicalResult lowerLinear(Operation *op, FunctionLowering &state);
 
 } // namespace mlir::sgc::lowering

@@ -46,7 +46,7 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
 }
 
 static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
-  if (isa<sg::LinearOp>(op))
+  if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op))
     return lowerLinear(op, state);
   if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::KVWriteOp>(op))
     return lowerAttentionFamily(op, state);

@@ -66,21 +66,14 @@ typedef void (*sgc_callee_fn)(sgc_desc *args, int64_t pos0);
    runtime's threads through it. */
 static _Thread_local const sgc_abi_call_context_t *sgc_current;
 
-typedef void (*sgc_kernel_fn)(void *, void *, void *, int64_t, int64_t);
-typedef struct { void *x, *w, *y; sgc_kernel_fn kernel; } sgc_rows_job;
-
-static void sgc_rows_range(void *ctx, int64_t begin, int64_t end) {
-  sgc_rows_job *job = (sgc_rows_job *)ctx;
-  job->kernel(job->x, job->w, job->y, begin, end);
-}
-
-/* Runs rows [0, rows) of a kernel, split over the runtime's threads. */
-static void sgc_run_rows(int64_t rows, sgc_rows_job *job) {
+/* Runs rows [0, rows) of a kernel, split over the runtime's threads;
+   `range` calls the kernel on a row range with the arguments in `args`. */
+static void sgc_run_rows(int64_t rows, sgc_abi_range_fn_t range, void **args) {
   const sgc_abi_call_context_t *ctx = sgc_current;
   if (ctx && ctx->num_threads > 1 && rows >= 64)
-    ctx->parallel_for(ctx->runtime_state, rows, sgc_rows_range, job);
+    ctx->parallel_for(ctx->runtime_state, rows, range, args);
   else
-    job->kernel(job->x, job->w, job->y, 0, rows);
+    range(args, 0, rows);
 }
 
 static float sgc_bf16_to_f32(uint16_t h) {
@@ -353,10 +346,26 @@ void Glue::emitVariant(const CPUVariant &variant) {
       auto rows = func->getAttrOfType<IntegerAttr>("sg.rows");
       if (!kernel || !rows)
         continue;
-      os << "void SGC_V(" << name << ")(void *x, void *w, void *y) {\n"
-         << "  sgc_rows_job job = {x, w, y, SGC_V(_mlir_ciface_"
-         << kernel.getValue() << ")};\n"
-         << "  sgc_run_rows(" << rows.getInt() << ", &job);\n}\n";
+      // The kernel takes the dispatcher's arguments and a row range.
+      unsigned n = func.getFunctionType().getNumParams();
+      os << "extern void SGC_V(_mlir_ciface_" << kernel.getValue() << ")(";
+      for (unsigned i = 0; i < n; ++i)
+        os << "void *, ";
+      os << "int64_t, int64_t);\n"
+         << "static void SGC_V(range_" << kernel.getValue()
+         << ")(void *ctx, int64_t begin, int64_t end) {\n"
+         << "  void **a = (void **)ctx;\n  SGC_V(_mlir_ciface_"
+         << kernel.getValue() << ")(";
+      for (unsigned i = 0; i < n; ++i)
+        os << "a[" << i << "], ";
+      os << "begin, end);\n}\nvoid SGC_V(" << name << ")(";
+      for (unsigned i = 0; i < n; ++i)
+        os << (i ? ", " : "") << "void *a" << i;
+      os << ") {\n  void *args[] = {";
+      for (unsigned i = 0; i < n; ++i)
+        os << (i ? ", " : "") << "a" << i;
+      os << "};\n  sgc_run_rows(" << rows.getInt() << ", SGC_V(range_"
+         << kernel.getValue() << "), args);\n}\n";
       continue;
     }
     std::string params;

@@ -366,6 +366,99 @@ LogicalResult KVWriteOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// NormLinearOp, GatedMLPOp
+//===----------------------------------------------------------------------===//
+
+/// The norm part shared by the fused ops (their c3/c2 and c4).
+static LogicalResult verifyFusedNorm(Operation *op, FloatAttr eps,
+                                     int64_t offset, Value normWeight,
+                                     int64_t width) {
+  if (!eps) {
+    if (normWeight || offset != 0)
+      return op->emitOpError("without 'eps' takes no norm weight and "
+                             "'weight_offset' 0");
+    return success();
+  }
+  if (!isPositiveFinite(eps.getValueAsDouble()))
+    return op->emitOpError("requires 'eps' > 0, got ")
+           << num(eps.getValueAsDouble());
+  if (offset != 0 && offset != 1)
+    return op->emitOpError("requires 'weight_offset' 0 or 1, got ") << offset;
+  if (normWeight) {
+    RankedTensorType w = rankedType(normWeight);
+    if (w.getRank() != 1 || dimsConflict(w.getDimSize(0), width))
+      return op->emitOpError("requires a norm weight of shape [")
+             << width << "], got " << shapeStr(w.getShape());
+  } else if (offset != 0) {
+    return op->emitOpError("without a norm weight requires 'weight_offset' "
+                           "0, got ")
+           << offset;
+  }
+  return success();
+}
+
+/// `w` is [out, width] and `result` is [tokens-of-x, out].
+static LogicalResult verifyProjection(Operation *op, RankedTensorType x,
+                                      Value w, Value result) {
+  RankedTensorType wt = rankedType(w), rt = rankedType(result);
+  if (wt.getRank() != 2 || dimsConflict(wt.getDimSize(1), x.getDimSize(1)))
+    return op->emitOpError("requires weights of shape [out, ")
+           << x.getDimSize(1) << "], got " << shapeStr(wt.getShape());
+  SmallVector<int64_t> expected = {x.getDimSize(0), wt.getDimSize(0)};
+  if (shapesConflict(rt.getShape(), expected))
+    return op->emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got " << shapeStr(rt.getShape());
+  return success();
+}
+
+LogicalResult NormLinearOp::verify() {
+  // norm_linear_c1
+  if (getWeights().empty() || getWeights().size() != getResults().size())
+    return emitOpError("requires one result per weight and at least one "
+                       "weight, got ")
+           << getWeights().size() << " weights and " << getResults().size()
+           << " results";
+  // norm_linear_c2
+  RankedTensorType x = getX().getType();
+  if (x.getRank() != 2)
+    return emitOpError("requires a [tokens, in] input, got rank ")
+           << x.getRank();
+  for (auto [w, r] : llvm::zip_equal(getWeights(), getResults()))
+    if (failed(verifyProjection(*this, x, w, r)))
+      return failure();
+  // norm_linear_c3, norm_linear_c4
+  if (failed(verifyFusedNorm(*this, getEpsAttr(), getWeightOffset(),
+                             getNormWeight(), x.getDimSize(1))))
+    return failure();
+  // norm_linear_c5
+  if (FloatAttr cap = getSoftcapAttr()) {
+    if (!isPositiveFinite(cap.getValueAsDouble()))
+      return emitOpError("requires 'softcap' > 0, got ")
+             << num(cap.getValueAsDouble());
+    if (getWeights().size() != 1)
+      return emitOpError("applies 'softcap' to a single projection, got ")
+             << getWeights().size();
+  }
+  return success();
+}
+
+LogicalResult GatedMLPOp::verify() {
+  // gated_mlp_c1
+  RankedTensorType x = getX().getType();
+  if (x.getRank() != 2)
+    return emitOpError("requires a [tokens, in] input, got rank ")
+           << x.getRank();
+  if (getGate().getType() != getUp().getType())
+    return emitOpError("requires gate and up weights of one type, got ")
+           << getGate().getType() << " and " << getUp().getType();
+  if (failed(verifyProjection(*this, x, getGate(), getResult())))
+    return failure();
+  // gated_mlp_c2
+  return verifyFusedNorm(*this, getEpsAttr(), getWeightOffset(),
+                         getNormWeight(), x.getDimSize(1));
+}
+
+//===----------------------------------------------------------------------===//
 // LayerScalarOp, SoftcapOp, OpaqueComponentOp
 //===----------------------------------------------------------------------===//
 

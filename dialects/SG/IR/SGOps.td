@@ -457,6 +457,85 @@ def SG_SoftcapOp : SG_Op<"softcap", [Pure, SameOperandsAndResultType]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Fused ops (made by the fusion phase; compiler/Transforms/Fuse*.cpp)
+//===----------------------------------------------------------------------===//
+
+def SG_NormLinearOp : SG_Op<"norm_linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "optional RMSNorm, then several linears of the same input";
+  let description = [{
+    `n = round(rms_norm(x))` exactly as `sg.rms_norm` computes it (when
+    `eps` is set; else `n = x`), then `result_i = round(n · w_iᵀ)` as
+    `sg.linear` computes it, and, with `softcap`, the three rounded steps of
+    `sg.softcap` on the single result. One op stands for the norm and every
+    projection that reads it (q/k/v after input_layernorm; the final norm,
+    the tied LM head and the softcap), so one kernel streams all the rows
+    and the normalized input is never written out. Results are bit-identical
+    to the unfused ops.
+
+    Constraints:
+    - C1: at least one weight, one result per weight.
+    - C2: `x` has rank 2; every weight is `[out_i, in]` with `in` the width
+      of `x`; result i is `[tokens, out_i]`.
+    - C3: with `eps`: `eps` > 0 and `weight_offset` 0 or 1; a norm weight
+      has shape `[in]`; without a norm weight `weight_offset` is 0.
+    - C4: without `eps` there is no norm weight.
+    - C5: `softcap` > 0, and only with one weight.
+
+    ```mlir
+    %q, %k, %v = sg.norm_linear %x norm(%wn) weights(%wq, %wk, %wv)
+        {eps = 1.0e-06 : f64, weight_offset = 0 : i64}
+        : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<64x96xbf16>,
+           tensor<32x96xbf16>, tensor<32x96xbf16>)
+        -> (tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>)
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$x, Optional<SG_FloatTensor>:$norm_weight,
+                       Variadic<SG_FloatTensor>:$weights,
+                       OptionalAttr<F64Attr>:$eps,
+                       DefaultValuedAttr<I64Attr, "0">:$weight_offset,
+                       OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Variadic<SG_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $x (`norm` `(` $norm_weight^ `)`)? `weights` `(` $weights `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def SG_GatedMLPOp : SG_Op<"gated_mlp", [Pure]> {
+  let summary = "RMSNorm, gate and up projections, GELU-tanh and product";
+  let description = [{
+    `n = round(rms_norm(x))` (when `eps` is set), `g = round(n · w_gateᵀ)`,
+    `u = round(n · w_upᵀ)`, `result = round(round(gelu_tanh(g)) · u)`: the
+    gated MLP up to (not including) the down projection, with every rounding
+    of the unfused ops. One kernel streams both weights row by row.
+
+    Constraints:
+    - C1: `x` has rank 2; `gate` and `up` are both `[ffn, in]` with `in`
+      the width of `x`; the result is `[tokens, ffn]`.
+    - C2: with `eps`: `eps` > 0, `weight_offset` 0 or 1, a norm weight of
+      shape `[in]`; without `eps` no norm weight.
+
+    ```mlir
+    %p = sg.gated_mlp %x norm(%wn) gate(%wg) up(%wu)
+        {eps = 1.0e-06 : f64, weight_offset = 0 : i64}
+        : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<192x96xbf16>,
+           tensor<192x96xbf16>) -> tensor<?x192xbf16>
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$x, Optional<SG_FloatTensor>:$norm_weight,
+                       SG_FloatTensor:$gate, SG_FloatTensor:$up,
+                       OptionalAttr<F64Attr>:$eps,
+                       DefaultValuedAttr<I64Attr, "0">:$weight_offset);
+  let results = (outs SG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x (`norm` `(` $norm_weight^ `)`)? `gate` `(` $gate `)` `up` `(` $up `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Components that are validated but not lowered
 //===----------------------------------------------------------------------===//
 
