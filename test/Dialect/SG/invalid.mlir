@@ -400,3 +400,59 @@ func.func @opaque_component_c1_empty() {
   sg.opaque_component ""
   return
 }
+
+// -----
+// norm_linear_c1: one result per weight.
+func.func @norm_linear_c1_results(%x: tensor<?x96xbf16>, %w: tensor<64x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x64xbf16>) {
+  // expected-error @+1 {{requires one result per weight and at least one weight, got 1 weights and 2 results}}
+  %a, %b = sg.norm_linear %x weights(%w) : (tensor<?x96xbf16>, tensor<64x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x64xbf16>)
+  return %a, %b : tensor<?x64xbf16>, tensor<?x64xbf16>
+}
+
+// -----
+// norm_linear_c2: weights are [out, in] with the input's width.
+func.func @norm_linear_c2_width(%x: tensor<?x96xbf16>, %w: tensor<64x80xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires weights of shape [out, 96], got [64, 80]}}
+  %a = sg.norm_linear %x weights(%w) : (tensor<?x96xbf16>, tensor<64x80xbf16>) -> tensor<?x64xbf16>
+  return %a : tensor<?x64xbf16>
+}
+
+// -----
+// norm_linear_c3: the fused norm's eps is positive.
+func.func @norm_linear_c3_eps(%x: tensor<?x96xbf16>, %n: tensor<96xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires 'eps' > 0, got 0}}
+  %a = sg.norm_linear %x norm(%n) weights(%w) {eps = 0.0 : f64} : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+  return %a : tensor<?x64xbf16>
+}
+
+// -----
+// norm_linear_c4: no norm weight without a norm.
+func.func @norm_linear_c4_weight_without_eps(%x: tensor<?x96xbf16>, %n: tensor<96xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{without 'eps' takes no norm weight and 'weight_offset' 0}}
+  %a = sg.norm_linear %x norm(%n) weights(%w) : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+  return %a : tensor<?x64xbf16>
+}
+
+// -----
+// norm_linear_c5: a softcap caps a single projection.
+func.func @norm_linear_c5_softcap_two(%x: tensor<?x96xbf16>, %w: tensor<64x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x64xbf16>) {
+  // expected-error @+1 {{applies 'softcap' to a single projection, got 2}}
+  %a, %b = sg.norm_linear %x weights(%w, %w) {softcap = 30.0 : f64} : (tensor<?x96xbf16>, tensor<64x96xbf16>, tensor<64x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x64xbf16>)
+  return %a, %b : tensor<?x64xbf16>, tensor<?x64xbf16>
+}
+
+// -----
+// gated_mlp_c1: gate and up have one shape.
+func.func @gated_mlp_c1_up_shape(%x: tensor<?x96xbf16>, %wg: tensor<192x96xbf16>, %wu: tensor<96x96xbf16>) -> tensor<?x192xbf16> {
+  // expected-error @+1 {{requires gate and up weights of one type}}
+  %p = sg.gated_mlp %x gate(%wg) up(%wu) : (tensor<?x96xbf16>, tensor<192x96xbf16>, tensor<96x96xbf16>) -> tensor<?x192xbf16>
+  return %p : tensor<?x192xbf16>
+}
+
+// -----
+// gated_mlp_c2: a norm weight covers the input width.
+func.func @gated_mlp_c2_norm_weight(%x: tensor<?x96xbf16>, %n: tensor<80xbf16>, %wg: tensor<192x96xbf16>, %wu: tensor<192x96xbf16>) -> tensor<?x192xbf16> {
+  // expected-error @+1 {{requires a norm weight of shape [96], got [80]}}
+  %p = sg.gated_mlp %x norm(%n) gate(%wg) up(%wu) {eps = 1.0e-6 : f64} : (tensor<?x96xbf16>, tensor<80xbf16>, tensor<192x96xbf16>, tensor<192x96xbf16>) -> tensor<?x192xbf16>
+  return %p : tensor<?x192xbf16>
+}

@@ -85,6 +85,19 @@ func.func @elementwise(%g: tensor<?x192xbf16>, %u: tensor<?x192xbf16>, %h: tenso
   return %p, %c : tensor<?x192xbf16>, tensor<?x96xbf16>
 }
 
+// CHECK-LABEL: func.func @fused
+func.func @fused(%x: tensor<?x96xbf16>, %n: tensor<96xbf16>, %wq: tensor<64x96xbf16>, %wk: tensor<32x96xbf16>, %wg: tensor<192x96xbf16>, %wu: tensor<192x96xbf16>, %e: tensor<512x96xbf16>)
+    -> (tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?x192xbf16>, tensor<?x512xbf16>) {
+  // CHECK: sg.norm_linear %{{.*}} norm(%{{.*}}) weights(%{{.*}}, %{{.*}}) {eps = {{.*}} : f64, weight_offset = 1 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<64x96xbf16>, tensor<32x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>)
+  %q, %k = sg.norm_linear %x norm(%n) weights(%wq, %wk) {eps = 1.0e-6 : f64, weight_offset = 1 : i64} : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<64x96xbf16>, tensor<32x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>)
+  // CHECK: sg.gated_mlp %{{.*}} norm(%{{.*}}) gate(%{{.*}}) up(%{{.*}}) {eps = {{.*}} : f64}
+  %p = sg.gated_mlp %x norm(%n) gate(%wg) up(%wu) {eps = 1.0e-6 : f64} : (tensor<?x96xbf16>, tensor<96xbf16>, tensor<192x96xbf16>, tensor<192x96xbf16>) -> tensor<?x192xbf16>
+  // No norm, with the softcap epilogue.
+  // CHECK: sg.norm_linear %{{.*}} weights(%{{.*}}) {softcap = 3.000000e+01 : f64}
+  %l = sg.norm_linear %x weights(%e) {softcap = 30.0 : f64} : (tensor<?x96xbf16>, tensor<512x96xbf16>) -> tensor<?x512xbf16>
+  return %q, %k, %p, %l : tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?x192xbf16>, tensor<?x512xbf16>
+}
+
 // CHECK-LABEL: func.func @components
 func.func @components() {
   // CHECK: sg.opaque_component "vision" {num_layers = 27 : i64, role = "perception"}
