@@ -10,11 +10,13 @@
 #include "compiler/Import/Explain.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Transforms/KVCachePlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -187,6 +189,29 @@ void printOpaque(llvm::raw_ostream &os, const OpaqueComponentSpec &c) {
   printGroups(os, layers, "  ");
 }
 
+/// The fusions the compiler applies, per layer kind of the decode variant:
+/// runs graph-opt and fusion on a copy of the module and keeps the fusion
+/// passes' remarks.
+FailureOr<std::vector<std::string>> collectFusions(ModuleOp module) {
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  std::vector<std::string> fusions;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+    std::string text = diag.str();
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure(); // errors go on to the driver's handler
+    StringRef message(text);
+    if (message.consume_front("fusion: ") && message.contains(" on @decode, "))
+      fusions.push_back(message.str());
+    return success();
+  });
+  PassManager pm(module.getContext());
+  buildGraphOptPipeline(pm);
+  buildFusionPipeline(pm);
+  if (failed(pm.run(*copy)))
+    return failure();
+  return fusions;
+}
+
 } // namespace
 
 LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
@@ -240,6 +265,15 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
   os << "  total: " << withCommas(derivedTensors) << ", "
      << withCommas(derivedBytes) << " B | " << withCommas(declaredTensors)
      << ", " << withCommas(declaredBytes) << " B\n";
+
+  FailureOr<std::vector<std::string>> fusions = collectFusions(*module);
+  if (failed(fusions))
+    return failure();
+  os << "\nfusions (decode; prefill is the same):\n";
+  for (const std::string &fusion : *fusions)
+    os << "  " << fusion << "\n";
+  if (fusions->empty())
+    os << "  none\n";
 
   if (options.strictGraph) {
     os << "\ncompletions: none (--strict-graph follows the graph "

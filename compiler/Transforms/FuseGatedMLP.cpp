@@ -51,8 +51,10 @@ struct FuseGatedMLPPass
   void runOnOperation() override {
     SmallVector<sg::MulOp> muls;
     getOperation()->walk([&](sg::MulOp op) { muls.push_back(op); });
-    for (sg::MulOp mul : muls)
-      fuse(mul);
+    runAndReportFusion(getOperation(), "sg-fuse-gated-mlp", [&] {
+      for (sg::MulOp mul : muls)
+        fuse(mul);
+    });
   }
 };
 

@@ -67,8 +67,10 @@ struct FuseNormMatmulPass
   void runOnOperation() override {
     SmallVector<sg::RMSNormOp> norms;
     getOperation()->walk([&](sg::RMSNormOp op) { norms.push_back(op); });
-    for (sg::RMSNormOp norm : norms)
-      fuse(norm);
+    runAndReportFusion(getOperation(), "sg-fuse-norm-matmul", [&] {
+      for (sg::RMSNormOp norm : norms)
+        fuse(norm);
+    });
   }
 };
 

@@ -53,8 +53,10 @@ struct FuseSoftcapHeadPass
   void runOnOperation() override {
     SmallVector<sg::SoftcapOp> softcaps;
     getOperation()->walk([&](sg::SoftcapOp op) { softcaps.push_back(op); });
-    for (sg::SoftcapOp softcap : softcaps)
-      fuse(softcap);
+    runAndReportFusion(getOperation(), "sg-fuse-softcap-head", [&] {
+      for (sg::SoftcapOp softcap : softcaps)
+        fuse(softcap);
+    });
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::sgc {
 
@@ -27,6 +28,13 @@ inline Location fusedLoc(ArrayRef<Operation *> ops) {
     locs.push_back(op->getLoc());
   return FusedLoc::get(ops.front()->getContext(), locs);
 }
+
+/// Runs `fuse` over `root` and reports what it changed: one remark per
+/// function and layer kind ("sliding", "full", "head", ...) whose op count
+/// changed, as `fusion: <pass> on @f, <kind> layers (n): a -> b sg ops per
+/// layer`. `sgc explain` and `--remarks` print these.
+void runAndReportFusion(Operation *root, StringRef pass,
+                        llvm::function_ref<void()> fuse);
 
 } // namespace mlir::sgc
 
