@@ -66,6 +66,7 @@ void mlir::sgc::buildGraphOptPipeline(OpPassManager &pm) {
 
 void mlir::sgc::buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(createFuseNormMatmulPass());
+  pm.addPass(createFuseQKNormRopePass());
   pm.addPass(createFuseGatedMLPPass());
   pm.addPass(createFuseSoftcapHeadPass());
 }

@@ -121,6 +121,21 @@ def FuseNormMatmulPass : Pass<"sg-fuse-norm-matmul"> {
   let dependentDialects = ["mlir::sgc::sg::SGDialect"];
 }
 
+def FuseQKNormRopePass : Pass<"sg-fuse-qknorm-rope"> {
+  let summary = "Fuse per-head q/k norms, RoPE, the V norm and the cache writes";
+  let description = [{
+    A per-head `sg.rms_norm` (with a weight) whose only user is an
+    `sg.rope` or `sg.partial_rope` becomes one `sg.norm_rope`; when the
+    rotated keys are written to a cache by an `sg.kv_write` at the same
+    position, the write joins it. Gemma 4's weightless V norm and its
+    `sg.kv_write` become one `sg.norm_rope` without RoPE (on full layers it
+    reads the raw k projection, as the unfused IR does). Not fused: a norm
+    with other users, a write at another position than the RoPE's, a value
+    written twice.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
 def FuseGatedMLPPass : Pass<"sg-fuse-gated-mlp"> {
   let summary = "Fuse gate and up projections, GELU-tanh and the product";
   let description = [{

@@ -196,24 +196,15 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
   return success();
 }
 
-/// Stores token i of the chunk at slot (pos0 + i) mod window (ring) or
-/// pos0 + i (full). On a ring only the last `window` tokens of a long chunk
-/// survive, so the earlier ones are not written at all.
-static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
-  OpBuilder &b = state.b;
-  Location loc = op.getLoc();
-  Value values = state.lookup(op.getValues());
-  Value cache = state.lookup(op.getCache());
+void lowering::emitCacheWrite(OpBuilder &b, Location loc, Value values,
+                              Value cache, Value pos0Value, int64_t window) {
   auto cacheType = cast<MemRefType>(cache.getType());
   Value zero = constIndex(b, loc, 0);
   Value tokens = dimOf(b, loc, values, 0);
-  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                          state.lookup(op.getPos0()));
+  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(), pos0Value);
   Value first = zero;
-  IntegerAttr window = op.getWindowAttr();
-  if (window) {
-    Value start = arith::SubIOp::create(b, loc, tokens,
-                                        constIndex(b, loc, window.getInt()));
+  if (window > 0) {
+    Value start = arith::SubIOp::create(b, loc, tokens, constIndex(b, loc, window));
     Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, start, zero);
     first = arith::SelectOp::create(b, loc, positive, start, zero);
   }
@@ -221,8 +212,8 @@ static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
   Value width = constIndex(b, loc, cacheType.getDimSize(2));
   emitFor(b, loc, first, tokens, [&](OpBuilder &b, Location loc, Value i) {
     Value slot = arith::AddIOp::create(b, loc, pos0, i);
-    if (window)
-      slot = arith::RemUIOp::create(b, loc, slot, constIndex(b, loc, window.getInt()));
+    if (window > 0)
+      slot = arith::RemUIOp::create(b, loc, slot, constIndex(b, loc, window));
     emitFor(b, loc, zero, heads, [&](OpBuilder &b, Location loc, Value h) {
       emitFor(b, loc, zero, width, [&](OpBuilder &b, Location loc, Value dd) {
         Value x = memref::LoadOp::create(b, loc, values, ValueRange{i, h, dd});
@@ -230,7 +221,16 @@ static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
       });
     });
   });
-  // The write is in place: the result is the argument's buffer.
+}
+
+/// The write is in place: the result is the argument's buffer. On a ring
+/// only the last `window` tokens of a long chunk survive, so the earlier
+/// ones are not written at all.
+static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
+  Value cache = state.lookup(op.getCache());
+  IntegerAttr window = op.getWindowAttr();
+  emitCacheWrite(state.b, op.getLoc(), state.lookup(op.getValues()), cache,
+                 state.lookup(op.getPos0()), window ? window.getInt() : 0);
   state.buffers.map(op.getResult(), cache);
   return success();
 }

@@ -165,9 +165,9 @@ static LogicalResult lowerMergeHeads(sg::MergeHeadsOp op,
 /// The inverse frequencies as the reference computes them in f32:
 /// inv[k] = 1 / theta^(f32(2k) / basis) for k < rotated, 0 beyond, each
 /// divided by `factor` (linear scaling).
-static SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
-                                             int64_t basis, double theta,
-                                             double factor) {
+SmallVector<float> lowering::inverseFrequencies(int64_t half, int64_t rotated,
+                                               int64_t basis, double theta,
+                                               double factor) {
   SmallVector<float> inv(half, 0.0f);
   for (int64_t k = 0; k < rotated; ++k) {
     float exponent = static_cast<float>(2 * k) / static_cast<float>(basis);
@@ -177,20 +177,10 @@ static SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
   return inv;
 }
 
-/// y[d] = round(round(x[d]*c) + round(rot[d]*s)) with rot the rotate_half of
-/// x; c, s are cos/sin of (pos0+i)*inv[d mod D/2] rounded to the element type.
-static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
-                                     ArrayRef<float> inv,
-                                     FunctionLowering &state) {
+Value lowering::getInvFreqTable(FunctionLowering &state, Location loc,
+                                ArrayRef<float> inv) {
   OpBuilder &b = state.b;
-  Location loc = op->getLoc();
-  Value x = state.lookup(xTensor);
-  Value out = state.bufferFor(loc, op->getResult(0));
-  auto type = cast<MemRefType>(x.getType());
-  Type ct = type.getElementType();
-  int64_t d = type.getDimSize(2), half = d / 2;
-
-  // The table of inverse frequencies is a constant global.
+  int64_t half = inv.size();
   auto tableType = MemRefType::get({half}, b.getF32Type());
   // Named by an FNV-1a hash of the exact bits (stable across runs), so equal
   // tables are shared.
@@ -210,7 +200,23 @@ static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
                              tableType, values, /*constant=*/true,
                              /*alignment=*/IntegerAttr());
   }
-  Value table = memref::GetGlobalOp::create(b, loc, tableType, name);
+  return memref::GetGlobalOp::create(b, loc, tableType, name);
+}
+
+/// y[d] = round(round(x[d]*c) + round(rot[d]*s)) with rot the rotate_half of
+/// x; c, s are cos/sin of (pos0+i)*inv[d mod D/2] rounded to the element type.
+static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
+                                     ArrayRef<float> inv,
+                                     FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op->getLoc();
+  Value x = state.lookup(xTensor);
+  Value out = state.bufferFor(loc, op->getResult(0));
+  auto type = cast<MemRefType>(x.getType());
+  Type ct = type.getElementType();
+  int64_t d = type.getDimSize(2), half = d / 2;
+
+  Value table = getInvFreqTable(state, loc, inv);
 
   Value zero = constIndex(b, loc, 0);
   Value halfIdx = constIndex(b, loc, half);

@@ -17,6 +17,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 namespace mlir::sgc::lowering {
 
 /// The state of lowering one function.
@@ -34,6 +38,9 @@ public:
   llvm::DenseMap<Value, Value> destinations;
   /// Buffers allocated here, freed before the function returns.
   SmallVector<Value> allocated;
+  /// Code to emit right after an op of the source function (cache writes
+  /// that must wait for the cache's last reader).
+  std::vector<std::pair<Operation *, std::function<void()>>> deferred;
 
   /// The buffer of a source tensor value (must have been lowered).
   Value lookup(Value tensor) const { return buffers.lookup(tensor); }
@@ -78,6 +85,23 @@ Value emitGeluTanh(OpBuilder &b, Location loc, Value z);
 /// steps: round(round(tanh(round(v / cap))) · cap), each in f32.
 Value emitSoftcap(OpBuilder &b, Location loc, Value v, double cap);
 
+/// Stores token i of `values` ([tokens, heads, D]) into `cache` at slot
+/// (pos0 + i) mod window (ring, window > 0) or pos0 + i (window 0); on a ring
+/// only the last `window` tokens are written. `pos0` is an i64 value.
+void emitCacheWrite(OpBuilder &b, Location loc, Value values, Value cache,
+                    Value pos0, int64_t window);
+
+/// The inverse frequencies as the reference computes them in f32:
+/// inv[k] = 1 / theta^(f32(2k) / basis) for k < rotated, 0 for rotated <= k <
+/// half, each divided by `factor` (linear scaling).
+SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
+                                      int64_t basis, double theta,
+                                      double factor);
+
+/// A constant global holding `inv`, shared by every op with the same table.
+Value getInvFreqTable(FunctionLowering &state, Location loc,
+                      ArrayRef<float> inv);
+
 /// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
 void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
              llvm::function_ref<void(OpBuilder &, Location, Value)> body);
@@ -90,6 +114,8 @@ void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
 /// Elementwise.cpp: embed, rms_norm, split/merge heads, rope, partial_rope,
 /// gelu_tanh, mul, add, layer_scalar, softcap.
 LogicalResult lowerElementwiseFamily(Operation *op, FunctionLowering &state);
+/// NormRope.cpp: norm_rope.
+LogicalResult lowerNormRope(Operation *op, FunctionLowering &state);
 /// Attention.cpp: sliding_attn, full_attn, kv_write.
 LogicalResult lowerAttentionFamily(Operation *op, FunctionLowering &state);
 /// Linear.cpp: linear, norm_linear, gated_mlp (kernel + dispatcher call).

@@ -48,6 +48,8 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
 static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
   if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op))
     return lowerLinear(op, state);
+  if (isa<sg::NormRopeOp>(op))
+    return lowerNormRope(op, state);
   if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::KVWriteOp>(op))
     return lowerAttentionFamily(op, state);
   if (isa<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp, sg::MergeHeadsOp,
@@ -101,9 +103,13 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
     else if (slot < 0)
       ++nextOut;
 
-  for (Operation &op : oldBody.without_terminator())
+  for (Operation &op : oldBody.without_terminator()) {
     if (failed(lowerOp(&op, state)))
       return failure();
+    for (auto &[after, emit] : state.deferred)
+      if (after == &op)
+        emit();
+  }
 
   // Results computed elsewhere than in their output buffer are copied there.
   nextOut = oldBody.getNumArguments();

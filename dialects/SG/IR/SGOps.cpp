@@ -458,6 +458,60 @@ LogicalResult GatedMLPOp::verify() {
                          getNormWeight(), x.getDimSize(1));
 }
 
+LogicalResult NormRopeOp::verify() {
+  // norm_rope_c1
+  RankedTensorType x = getX().getType();
+  if (x.getRank() != 3 || getResult().getType() != x)
+    return emitOpError("requires a [tokens, heads, head_dim] input and a "
+                       "result of its type");
+  int64_t d = x.getDimSize(2);
+  // norm_rope_c2
+  if (failed(verifyFusedNorm(*this, getEpsAttr(), getWeightOffset(),
+                             getNormWeight(), d)))
+    return failure();
+  // norm_rope_c3
+  if (FloatAttr theta = getThetaAttr()) {
+    if (!ShapedType::isDynamic(d) && d % 2 != 0)
+      return emitOpError("requires an even head_dim, got ") << d;
+    if (!isPositiveFinite(theta.getValueAsDouble()) ||
+        !isPositiveFinite(getFactor().convertToDouble()))
+      return emitOpError("requires 'theta' and 'factor' > 0");
+    if (FloatAttr fraction = getRotaryFractionAttr()) {
+      double f = fraction.getValueAsDouble();
+      double rotated = f * static_cast<double>(d);
+      if (!(f > 0.0 && f <= 1.0) ||
+          std::fabs(rotated - std::round(rotated)) > 1e-9 ||
+          static_cast<int64_t>(std::round(rotated)) % 2 != 0)
+        return emitOpError("requires 'rotary_fraction' in (0, 1] with an "
+                           "even rotated width, got ")
+               << num(f);
+      if (getBasis() != "head_width" && getBasis() != "rotated_width")
+        return emitOpError("requires 'basis' head_width or rotated_width");
+    }
+  } else if (getRotaryFractionAttr() || getBasisAttr()) {
+    return emitOpError("takes 'rotary_fraction' and 'basis' only with "
+                       "'theta'");
+  }
+  // norm_rope_c4
+  if (static_cast<bool>(getCache()) != static_cast<bool>(getNewCache()))
+    return emitOpError("requires a new cache exactly when it takes a cache");
+  if (Value cache = getCache()) {
+    RankedTensorType c = rankedType(cache);
+    if (c.getRank() != 3 || getNewCache().getType() != c ||
+        shapesConflict(c.getShape().drop_front(), x.getShape().drop_front()))
+      return emitOpError("requires a [slots, heads, head_dim] cache matching ")
+             << shapeStr(x.getShape()) << " and a new cache of its type, got "
+             << shapeStr(c.getShape());
+    if (IntegerAttr window = getWindowAttr())
+      if (window.getInt() <= 0 || c.getDimSize(0) != window.getInt())
+        return emitOpError("requires a ring cache of exactly 'window' = ")
+               << window.getInt() << " slots, got " << c.getDimSize(0);
+  } else if (getWindowAttr()) {
+    return emitOpError("takes 'window' only with a cache");
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // LayerScalarOp, SoftcapOp, OpaqueComponentOp
 //===----------------------------------------------------------------------===//

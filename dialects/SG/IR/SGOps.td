@@ -535,6 +535,56 @@ def SG_GatedMLPOp : SG_Op<"gated_mlp", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SG_NormRopeOp : SG_Op<"norm_rope", [Pure, AttrSizedOperandSegments]> {
+  let summary = "per-head RMSNorm, RoPE, and the write into a KV cache";
+  let description = [{
+    `n = round(rms_norm(x))` over the head width, exactly as `sg.rms_norm`
+    (with a weight, or without: Gemma 4's V norm), then, when `theta` is
+    set, `y = rope(n)` as `sg.rope` (with `factor`) or, with
+    `rotary_fraction`, as `sg.partial_rope`; else `y = n`. With a `cache`,
+    `new_cache` is `sg.kv_write(y, cache)` (a ring of `window` slots when
+    `window` is set). One op for what the unfused IR does in two to four, so
+    a head is read once, normalized, rotated and stored (and cached) in one
+    loop nest. Attention still reads the cache as it was before the chunk:
+    the lowering writes the cache after the cache's last reader when a chunk
+    could overwrite positions still in view.
+
+    Constraints:
+    - C1: `x` has rank 3 `[tokens, heads, D]`; the result has its type.
+    - C2: `eps` > 0; `weight_offset` 0 or 1 (0 without a norm weight); a norm
+      weight has shape `[D]`.
+    - C3: with `theta`: `D` even, `theta` > 0, `factor` > 0; with
+      `rotary_fraction` (only with `theta`): in (0, 1], an even rotated width,
+      `basis` head_width or rotated_width.
+    - C4: `new_cache` exactly when `cache`, of the cache's type; the cache is
+      `[slots, heads, D]`; with `window`, `slots` = `window` > 0.
+
+    ```mlir
+    %k, %kc2 = sg.norm_rope %kh norm(%w) at %pos0 into %kc
+        {eps = 1.0e-06 : f64, weight_offset = 0 : i64, theta = 1.0e+04 : f64,
+         window = 1024 : i64}
+        : (tensor<?x16x256xbf16>, tensor<256xbf16>, i64, tensor<1024x16x256xbf16>)
+        -> (tensor<?x16x256xbf16>, tensor<1024x16x256xbf16>)
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$x, Optional<SG_FloatTensor>:$norm_weight,
+                       SG_Position:$pos0, Optional<SG_FloatTensor>:$cache,
+                       F64Attr:$eps,
+                       DefaultValuedAttr<I64Attr, "0">:$weight_offset,
+                       OptionalAttr<F64Attr>:$theta,
+                       DefaultValuedAttr<F64Attr, "1.0">:$factor,
+                       OptionalAttr<F64Attr>:$rotary_fraction,
+                       OptionalAttr<StrAttr>:$basis,
+                       OptionalAttr<I64Attr>:$window);
+  let results = (outs SG_FloatTensor:$result,
+                      Optional<SG_FloatTensor>:$new_cache);
+  let assemblyFormat = [{
+    $x (`norm` `(` $norm_weight^ `)`)? `at` $pos0 (`into` $cache^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Components that are validated but not lowered
 //===----------------------------------------------------------------------===//

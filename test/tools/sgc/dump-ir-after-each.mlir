@@ -8,22 +8,23 @@
 // CHECK-NEXT: 03-cse.mlir
 // CHECK-NEXT: 04-sg-specialize.mlir
 // CHECK-NEXT: 05-sg-fuse-norm-matmul.mlir
-// CHECK-NEXT: 06-sg-fuse-gated-mlp.mlir
-// CHECK-NEXT: 07-sg-fuse-softcap-head.mlir
-// CHECK-NEXT: 08-sg-plan-kv-cache.mlir
-// CHECK-NEXT: 09-sg-outline-layers.mlir
-// CHECK-NEXT: 10-sg-extract-plan.mlir
-// CHECK-NEXT: 11-sg-plan-memory.mlir
-// CHECK-NEXT: 12-convert-sg-to-linalg.mlir
-// CHECK-NEXT: 13-convert-linalg-to-loops.mlir
-// CHECK:      28-canonicalize.mlir
-// CHECK-NOT:  29-
+// CHECK-NEXT: 06-sg-fuse-qknorm-rope.mlir
+// CHECK-NEXT: 07-sg-fuse-gated-mlp.mlir
+// CHECK-NEXT: 08-sg-fuse-softcap-head.mlir
+// CHECK-NEXT: 09-sg-plan-kv-cache.mlir
+// CHECK-NEXT: 10-sg-outline-layers.mlir
+// CHECK-NEXT: 11-sg-extract-plan.mlir
+// CHECK-NEXT: 12-sg-plan-memory.mlir
+// CHECK-NEXT: 13-convert-sg-to-linalg.mlir
+// CHECK-NEXT: 14-convert-linalg-to-loops.mlir
+// CHECK:      29-canonicalize.mlir
+// CHECK-NOT:  30-
 
 // Each dump is a whole module that sgc-opt parses again, and the last dump is
 // the compiler's output.
 // RUN: sgc-opt %t/02-canonicalize.mlir -o /dev/null
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir -o %t.final.mlir
-// RUN: diff %t/28-canonicalize.mlir %t.final.mlir
+// RUN: diff %t/29-canonicalize.mlir %t.final.mlir
 
 // Stopping early dumps only the phases that ran.
 // RUN: rm -rf %t.import && sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import --dump-ir-after-each=%t.import -o /dev/null

@@ -1,0 +1,148 @@
+//===- NormRope.cpp - per-head norm, RoPE and cache write in one nest -----===//
+//
+// Part of sgc. For each token and head: the sum of squares, the normalized
+// head (rounded as sg.rms_norm rounds it), the rotation (as sg.rope /
+// sg.partial_rope), the store, and the cache write, in one loop nest. The
+// cache write stays in the nest when the chunk is one token (it lands in a
+// slot no query of the chunk reads: position p on a full cache, the slot of
+// p - window on a ring). A chunk of several tokens could overwrite ring slots
+// that the attention still reads, so its write runs after the cache's last
+// reader, as sg.kv_write would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+LogicalResult lowering::lowerNormRope(Operation *operation,
+                                      FunctionLowering &state) {
+  auto op = cast<sg::NormRopeOp>(operation);
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value x = state.lookup(op.getX());
+  Value weight = op.getNormWeight() ? state.lookup(op.getNormWeight()) : Value();
+  Value out = state.bufferFor(loc, op.getResult());
+  auto type = cast<MemRefType>(x.getType());
+  Type ct = type.getElementType();
+  int64_t d = type.getDimSize(2), half = d / 2;
+  bool plusOne = op.getWeightOffset() == 1;
+
+  Value table;
+  if (FloatAttr theta = op.getThetaAttr()) {
+    int64_t rotated = half, basis = d;
+    if (FloatAttr fraction = op.getRotaryFractionAttr()) {
+      int64_t width = std::llround(fraction.getValueAsDouble() * d);
+      rotated = width / 2;
+      basis = op.getBasis() == "head_width" ? d : width;
+    }
+    table = getInvFreqTable(
+        state, loc,
+        inverseFrequencies(half, rotated, basis, theta.getValueAsDouble(),
+                           op.getFactor().convertToDouble()));
+  }
+  Value cache = op.getCache() ? state.lookup(op.getCache()) : Value();
+  IntegerAttr windowAttr = op.getWindowAttr();
+  int64_t window = windowAttr ? windowAttr.getInt() : 0;
+  bool oneToken = type.getDimSize(0) == 1;
+
+  Value zero = constIndex(b, loc, 0);
+  Value dIdx = constIndex(b, loc, d), halfIdx = constIndex(b, loc, half);
+  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          state.lookup(op.getPos0()));
+  Value eps = constF32(b, loc, static_cast<float>(op.getEps().convertToDouble()));
+  Value width = constF32(b, loc, static_cast<float>(d));
+  // The normalized head, in f32, for the rotation's pairs.
+  Value normed = memref::AllocaOp::create(b, loc,
+                                          MemRefType::get({d}, b.getF32Type()));
+
+  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
+    Value p = arith::AddIOp::create(b, loc, pos0, s);
+    Value pf = arith::UIToFPOp::create(
+        b, loc, b.getF32Type(),
+        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), p)));
+    Value slot = p;
+    if (window > 0)
+      slot = arith::RemUIOp::create(b, loc, p, constIndex(b, loc, window));
+    emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
+      auto sum = scf::ForOp::create(
+          b, loc, zero, dIdx, constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
+          [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
+            Value sq = arith::MulFOp::create(b, loc, v, v);
+            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+          });
+      Value mean = arith::DivFOp::create(b, loc, sum.getResult(0), width);
+      Value r = math::RsqrtOp::create(b, loc, Value(arith::AddFOp::create(b, loc, mean, eps)));
+      emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
+        Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
+        v = arith::MulFOp::create(b, loc, v, r);
+        if (weight) {
+          Value w = toF32(b, loc, memref::LoadOp::create(b, loc, weight, ValueRange{k}));
+          if (plusOne)
+            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
+          v = arith::MulFOp::create(b, loc, v, w);
+        }
+        Value rounded = roundTo(b, loc, v, ct);
+        memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed, ValueRange{k});
+        if (!table)
+          memref::StoreOp::create(b, loc, rounded, out, ValueRange{s, h, k});
+      });
+      if (table) {
+        emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
+          Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
+          Value angle = arith::MulFOp::create(b, loc, pf, f);
+          Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
+          Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+          Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
+          Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{k});
+          Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{k2});
+          auto term = [&](Value a, Value t) {
+            return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
+          };
+          Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
+          Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
+          memref::StoreOp::create(b, loc, roundTo(b, loc, yLo, ct), out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, loc, roundTo(b, loc, yHi, ct), out, ValueRange{s, h, k2});
+        });
+      }
+      if (cache && oneToken)
+        emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
+          Value y = memref::LoadOp::create(b, loc, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, loc, y, cache, ValueRange{slot, h, k});
+        });
+    });
+  });
+  state.buffers.map(op.getResult(), out);
+  if (!cache)
+    return success();
+  state.buffers.map(op.getNewCache(), cache);
+  if (oneToken)
+    return success();
+
+  // After the last reader of the cache as it was before the chunk.
+  Operation *last = op;
+  for (Operation *user : op.getCache().getUsers())
+    if (user != op && user->getBlock() == op->getBlock() &&
+        last->isBeforeInBlock(user))
+      last = user;
+  Value pos0Value = state.lookup(op.getPos0());
+  auto write = [&state, loc, out, cache, pos0Value, window] {
+    emitCacheWrite(state.b, loc, out, cache, pos0Value, window);
+  };
+  if (last == op)
+    write();
+  else
+    state.deferred.push_back({last, write});
+  return success();
+}
