@@ -203,6 +203,28 @@ Value lowering::getInvFreqTable(FunctionLowering &state, Location loc,
   return memref::GetGlobalOp::create(b, loc, tableType, name);
 }
 
+std::pair<Value, Value> lowering::emitRopeCosSin(OpBuilder &b, Location loc,
+                                                Value pf, Value table, Value k,
+                                                Type ct) {
+  Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
+  Value angle = arith::MulFOp::create(b, loc, pf, f);
+  Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
+  Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+  return {c, sn};
+}
+
+std::pair<Value, Value> lowering::emitRotatePair(OpBuilder &b, Location loc,
+                                                Value lo, Value hi, Value c,
+                                                Value sn, Type ct) {
+  auto term = [&](Value a, Value t) {
+    return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
+  };
+  // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s.
+  Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
+  Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
+  return {roundTo(b, loc, yLo, ct), roundTo(b, loc, yHi, ct)};
+}
+
 /// y[d] = round(round(x[d]*c) + round(rot[d]*s)) with rot the rotate_half of
 /// x; c, s are cos/sin of (pos0+i)*inv[d mod D/2] rounded to the element type.
 static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
@@ -228,22 +250,14 @@ static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
         b, loc, b.getF32Type(),
         Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), p)));
     emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
-      Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
-      Value angle = arith::MulFOp::create(b, loc, pf, f);
-      Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
-      Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+      auto [c, sn] = emitRopeCosSin(b, loc, pf, table, k, ct);
       Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
       emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
         Value lo = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
         Value hi = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k2}));
-        auto term = [&](Value a, Value t) {
-          return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
-        };
-        // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s.
-        Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
-        Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
-        memref::StoreOp::create(b, loc, roundTo(b, loc, yLo, ct), out, ValueRange{s, h, k});
-        memref::StoreOp::create(b, loc, roundTo(b, loc, yHi, ct), out, ValueRange{s, h, k2});
+        auto [yLo, yHi] = emitRotatePair(b, loc, lo, hi, c, sn, ct);
+        memref::StoreOp::create(b, loc, yLo, out, ValueRange{s, h, k});
+        memref::StoreOp::create(b, loc, yHi, out, ValueRange{s, h, k2});
       });
     });
   });

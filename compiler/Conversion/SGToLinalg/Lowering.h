@@ -102,6 +102,16 @@ SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
 Value getInvFreqTable(FunctionLowering &state, Location loc,
                       ArrayRef<float> inv);
 
+/// cos and sin of `pf` · table[k] (f32), each rounded to `ct`, as f32: the
+/// reference casts its f32 tables to the activation dtype.
+std::pair<Value, Value> emitRopeCosSin(OpBuilder &b, Location loc, Value pf,
+                                       Value table, Value k, Type ct);
+
+/// The rotate_half RoPE of one pair (x[k], x[k + D/2]) = (lo, hi), f32 in:
+/// (lo·c − hi·s, hi·c + lo·s), each product and sum rounded to `ct`.
+std::pair<Value, Value> emitRotatePair(OpBuilder &b, Location loc, Value lo,
+                                       Value hi, Value c, Value sn, Type ct);
+
 /// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
 void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
              llvm::function_ref<void(OpBuilder &, Location, Value)> body);

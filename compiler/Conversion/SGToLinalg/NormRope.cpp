@@ -100,20 +100,13 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
       });
       if (table) {
         emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
-          Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
-          Value angle = arith::MulFOp::create(b, loc, pf, f);
-          Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
-          Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+          auto [c, sn] = emitRopeCosSin(b, loc, pf, table, k, ct);
           Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
           Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{k});
           Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{k2});
-          auto term = [&](Value a, Value t) {
-            return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
-          };
-          Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
-          Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
-          memref::StoreOp::create(b, loc, roundTo(b, loc, yLo, ct), out, ValueRange{s, h, k});
-          memref::StoreOp::create(b, loc, roundTo(b, loc, yHi, ct), out, ValueRange{s, h, k2});
+          auto [yLo, yHi] = emitRotatePair(b, loc, lo, hi, c, sn, ct);
+          memref::StoreOp::create(b, loc, yLo, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, loc, yHi, out, ValueRange{s, h, k2});
         });
       }
       if (cache && oneToken)
