@@ -151,36 +151,19 @@ void emitInputRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value x,
   Value zero = constIndex(b, loc, 0);
   Value kIdx = constIndex(b, loc, spec.k);
   emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
-    Value r;
-    if (spec.norm) {
-      auto sum = scf::ForOp::create(
-          b, loc, zero, kIdx, constIndex(b, loc, 1),
-          ValueRange{constF32(b, loc, 0.0f)},
-          [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, col}));
-            Value sq = arith::MulFOp::create(b, loc, v, v);
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
-          });
-      Value mean = arith::DivFOp::create(b, loc, sum.getResult(0),
-                                         constF32(b, loc, static_cast<float>(spec.k)));
-      r = math::RsqrtOp::create(
-          b, loc,
-          Value(arith::AddFOp::create(b, loc, mean,
-                                      constF32(b, loc, static_cast<float>(spec.eps)))));
-    }
+    auto load = [&](OpBuilder &b, Location loc, Value col) -> Value {
+      return memref::LoadOp::create(b, loc, x, ValueRange{s, col});
+    };
+    Value r = spec.norm ? emitRmsScale(b, loc, spec.k, spec.eps, load) : Value();
     emitFor(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value col) {
-      Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, col}));
+      Value v = load(b, loc, col);
       if (spec.norm) {
-        v = arith::MulFOp::create(b, loc, v, r);
-        if (normWeight) {
-          Value w = toF32(b, loc, memref::LoadOp::create(b, loc, normWeight, ValueRange{col}));
-          if (spec.offset == 1)
-            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
-          v = arith::MulFOp::create(b, loc, v, w);
-        }
-        v = toF32(b, loc, roundTo(b, loc, v, spec.xType));
+        Value w = normWeight ? Value(memref::LoadOp::create(b, loc, normWeight,
+                                                            ValueRange{col}))
+                             : Value();
+        v = emitNormalize(b, loc, v, r, w, spec.offset == 1, spec.xType);
       }
-      memref::StoreOp::create(b, loc, v, xs, ValueRange{s, col});
+      memref::StoreOp::create(b, loc, toF32(b, loc, v), xs, ValueRange{s, col});
     });
   });
 }

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -100,4 +101,36 @@ Value FunctionLowering::toF32Buffer(Location loc, Value buffer) {
                     return toF32(nb, nloc, args[0]);
                   });
   return wide;
+}
+
+Value lowering::emitRmsScale(
+    OpBuilder &b, Location loc, int64_t width, double eps,
+    llvm::function_ref<Value(OpBuilder &, Location, Value)> load) {
+  auto sum = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, width),
+      constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
+      [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+        Value v = toF32(b, loc, load(b, loc, k));
+        Value sq = arith::MulFOp::create(b, loc, v, v);
+        scf::YieldOp::create(b, loc,
+                             Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+      });
+  Value mean = arith::DivFOp::create(b, loc, sum.getResult(0),
+                                     constF32(b, loc, static_cast<float>(width)));
+  return math::RsqrtOp::create(
+      b, loc,
+      Value(arith::AddFOp::create(b, loc, mean,
+                                  constF32(b, loc, static_cast<float>(eps)))));
+}
+
+Value lowering::emitNormalize(OpBuilder &b, Location loc, Value x, Value r,
+                              Value w, bool plusOne, Type ct) {
+  Value v = arith::MulFOp::create(b, loc, toF32(b, loc, x), r);
+  if (w) {
+    Value wf = toF32(b, loc, w);
+    if (plusOne)
+      wf = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), wf);
+    v = arith::MulFOp::create(b, loc, v, wf);
+  }
+  return roundTo(b, loc, v, ct);
 }

@@ -102,6 +102,17 @@ SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
 Value getInvFreqTable(FunctionLowering &state, Location loc,
                       ArrayRef<float> inv);
 
+/// RMSNorm's scale of one row as sg.rms_norm computes it: the f32 sum of
+/// squares in order k = 0..width-1, then rsqrt(sum / width + eps);
+/// `load(b, loc, k)` loads element k.
+Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
+                   llvm::function_ref<Value(OpBuilder &, Location, Value)> load);
+
+/// One normalized element, round(f32(x)·r·(offset + f32(w))), or
+/// round(f32(x)·r) without a weight, in type `ct`.
+Value emitNormalize(OpBuilder &b, Location loc, Value x, Value r, Value w,
+                    bool plusOne, Type ct);
+
 /// cos and sin of `pf` · table[k] (f32), each rounded to `ct`, as f32: the
 /// reference casts its f32 tables to the activation dtype.
 std::pair<Value, Value> emitRopeCosSin(OpBuilder &b, Location loc, Value pf,

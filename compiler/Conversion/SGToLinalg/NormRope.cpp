@@ -60,8 +60,6 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
   Value dIdx = constIndex(b, loc, d), halfIdx = constIndex(b, loc, half);
   Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                           state.lookup(op.getPos0()));
-  Value eps = constF32(b, loc, static_cast<float>(op.getEps().convertToDouble()));
-  Value width = constF32(b, loc, static_cast<float>(d));
   // The normalized head, in f32, for the rotation's pairs.
   Value normed = memref::AllocaOp::create(b, loc,
                                           MemRefType::get({d}, b.getF32Type()));
@@ -75,25 +73,14 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
     if (window > 0)
       slot = arith::RemUIOp::create(b, loc, p, constIndex(b, loc, window));
     emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
-      auto sum = scf::ForOp::create(
-          b, loc, zero, dIdx, constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
-          [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
-            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
-            Value sq = arith::MulFOp::create(b, loc, v, v);
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
-          });
-      Value mean = arith::DivFOp::create(b, loc, sum.getResult(0), width);
-      Value r = math::RsqrtOp::create(b, loc, Value(arith::AddFOp::create(b, loc, mean, eps)));
+      auto load = [&](OpBuilder &b, Location loc, Value k) -> Value {
+        return memref::LoadOp::create(b, loc, x, ValueRange{s, h, k});
+      };
+      Value r = emitRmsScale(b, loc, d, op.getEps().convertToDouble(), load);
       emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
-        Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
-        v = arith::MulFOp::create(b, loc, v, r);
-        if (weight) {
-          Value w = toF32(b, loc, memref::LoadOp::create(b, loc, weight, ValueRange{k}));
-          if (plusOne)
-            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
-          v = arith::MulFOp::create(b, loc, v, w);
-        }
-        Value rounded = roundTo(b, loc, v, ct);
+        Value w = weight ? Value(memref::LoadOp::create(b, loc, weight, ValueRange{k}))
+                         : Value();
+        Value rounded = emitNormalize(b, loc, load(b, loc, k), r, w, plusOne, ct);
         memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed, ValueRange{k});
         if (!table)
           memref::StoreOp::create(b, loc, rounded, out, ValueRange{s, h, k});
