@@ -31,8 +31,8 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
       accumulators along K, bf16 weights widened exactly to f32 (CPU.md §6).
 
     Calling convention of a converted function: tensor arguments become
-    memrefs; a result that is an `sg.kv_write` into an argument cache is
-    updated in place and dropped; every other result becomes an output
+    memrefs; a result that is an `sg.kv_write` (or the new cache of an
+    `sg.norm_rope`) into an argument cache is updated in place and dropped; every other result becomes an output
     memref appended to the arguments. `sg.result_slots` records, per original
     result, the argument it updates in place or -1 for an appended output.
     Every converted function gets `llvm.emit_c_interface`.

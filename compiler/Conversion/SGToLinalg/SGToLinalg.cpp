@@ -35,11 +35,18 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
   SmallVector<int64_t> slots;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (Value v : ret.getOperands()) {
-    int64_t slot = -1;
+    // The cache a result was written into in place, if any: an sg.kv_write,
+    // or the new cache of a fused sg.norm_rope.
+    Value cache;
     if (auto write = v.getDefiningOp<sg::KVWriteOp>())
-      if (auto arg = dyn_cast<BlockArgument>(write.getCache()))
-        if (arg.getOwner() == &func.getBody().front())
-          slot = arg.getArgNumber();
+      cache = write.getCache();
+    else if (auto fused = v.getDefiningOp<sg::NormRopeOp>())
+      if (v == fused.getNewCache())
+        cache = fused.getCache();
+    int64_t slot = -1;
+    if (auto arg = dyn_cast_or_null<BlockArgument>(cache))
+      if (arg.getOwner() == &func.getBody().front())
+        slot = arg.getArgNumber();
     slots.push_back(slot);
   }
   return slots;
