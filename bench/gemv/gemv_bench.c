@@ -1,0 +1,342 @@
+/*
+ * gemv_bench.c - cold-weight bf16 GEMV harness (CPU.md §2.1) for the row
+ * kernels sgc emits, next to a hand-written C kernel of the same structure.
+ *
+ *   gemv_bench LIB.so VARIANT THREADS SPEC...
+ *     LIB.so   kernels lowered by `sgc compile --compile-to=codegen`
+ *     VARIANT  sgc (the kernels in LIB.so) | c-fma (this file's C kernel:
+ *              one row at a time, 4 x 16-float accumulators, bf16 W widened
+ *              exactly to f32, FMA against f32 x, bf16 y: the structure of
+ *              sgc's kernel) | c-fma-pf (the same plus a software prefetch
+ *              of the weight row stream 1 KiB ahead)
+ *     THREADS  1 or 2 (2: the caller on cpu0 and one worker pinned to cpu1
+ *              that spin-waits on an atomic generation counter; each call
+ *              splits the rows in two contiguous halves)
+ *     SPEC     NxK:SYMBOL:XT:YT - SYMBOL is the kernel's C interface
+ *              SYMBOL(x_desc*, w_desc*, y_desc*, row_begin, row_end) with
+ *              x a memref<?xKxXT>, w memref<NxKxbf16>, y memref<?xNxYT>
+ *              (XT, YT: f32 or bf16; run.sh reads them from the lowered
+ *              IR). The C variants need only NxK.
+ *
+ * Cold protocol: one 1 GiB pool of random bf16 weights is carved into as
+ * many copies of W as fit (at least 2), called round-robin so every weight
+ * byte comes from DRAM. Per shape: 1 GiB of warm-up calls, then 5 reps of
+ * >= 1 GiB each; GB/s = N*K*2 bytes per call / time. Correctness: max over
+ * the checked rows of |y - y_ref| / sum_k |w*x| with y_ref in double (x is
+ * rounded to XT first).
+ *
+ * GEMV_NO_HUGEPAGE=1 in the environment leaves the pool on 4 KiB pages (the
+ * runtime maps checkpoints from the page cache, which THP does not back).
+ *
+ * Prints one line per shape:  NxK VARIANT THREADS min med max err other
+ * (other = CPUs other processes kept busy during the reps, ../other_load.h).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "../other_load.h"
+
+typedef struct {
+  void *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+} desc2d;
+
+typedef void (*kernel_fn)(desc2d *x, desc2d *w, desc2d *y, int64_t r0,
+                          int64_t r1);
+
+static const size_t kPoolBytes = (size_t)1 << 30;
+static const size_t kRepBytes = (size_t)1 << 30;
+enum { kReps = 5 };
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
+}
+
+static float bf16_to_f32(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint16_t f32_to_bf16(float f) { /* round to nearest even */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void) { /* xorshift64* */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545f4914f6cdd1dull;
+}
+static float urand(void) { /* uniform in [-1, 1) */
+  return (float)((rng() >> 40) * (1.0 / (1 << 23)) - 1.0);
+}
+
+/* --- the hand-written C kernel (AVX2 + FMA; also runs on AVX-512 hosts) --- */
+
+static inline __m256 widen8(const uint16_t *p) {
+  __m128i h = _mm_loadu_si128((const __m128i *)p);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* |pf| > 0: also prefetch the weight stream |pf| bytes ahead (2 lines a
+ * 64-element step), which this file's c-fma-pf variant does. */
+static inline __attribute__((always_inline)) void
+c_fma_impl(desc2d *xd, desc2d *wd, desc2d *yd, int64_t r0, int64_t r1, const int pf) {
+  const float *x = xd->aligned;
+  const uint16_t *w = wd->aligned;
+  uint16_t *y = yd->aligned;
+  int64_t K = wd->sizes[1];
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint16_t *row = w + r * K;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int64_t k = 0;
+    for (; k + 64 <= K; k += 64) {
+      if (pf > 0) {
+        _mm_prefetch((const char *)(row + k) + pf, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + k) + pf + 64, _MM_HINT_T0);
+      }
+      a0 = _mm256_fmadd_ps(widen8(row + k), _mm256_loadu_ps(x + k), a0);
+      b0 = _mm256_fmadd_ps(widen8(row + k + 8), _mm256_loadu_ps(x + k + 8), b0);
+      a1 = _mm256_fmadd_ps(widen8(row + k + 16), _mm256_loadu_ps(x + k + 16), a1);
+      b1 = _mm256_fmadd_ps(widen8(row + k + 24), _mm256_loadu_ps(x + k + 24), b1);
+      a2 = _mm256_fmadd_ps(widen8(row + k + 32), _mm256_loadu_ps(x + k + 32), a2);
+      b2 = _mm256_fmadd_ps(widen8(row + k + 40), _mm256_loadu_ps(x + k + 40), b2);
+      a3 = _mm256_fmadd_ps(widen8(row + k + 48), _mm256_loadu_ps(x + k + 48), a3);
+      b3 = _mm256_fmadd_ps(widen8(row + k + 56), _mm256_loadu_ps(x + k + 56), b3);
+    }
+    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1)),
+                             _mm256_add_ps(_mm256_add_ps(a2, b2), _mm256_add_ps(a3, b3)));
+    float v[8];
+    _mm256_storeu_ps(v, s);
+    float acc = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+    for (; k < K; ++k)
+      acc += bf16_to_f32(row[k]) * x[k];
+    y[r] = f32_to_bf16(acc);
+  }
+}
+
+static void c_fma(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
+  c_fma_impl(x, w, y, r0, r1, 0);
+}
+
+static void c_fma_pf(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
+  c_fma_impl(x, w, y, r0, r1, 1024);
+}
+
+/* --- two-thread split: a pinned spin-waiting worker --- */
+
+struct job {
+  kernel_fn fn;
+  desc2d *x, *w, *y;
+  int64_t r0, r1;
+};
+
+static struct {
+  struct job job;
+  _Atomic long go, done;
+  _Atomic int quit;
+} pool;
+
+static void *worker(void *arg) {
+  (void)arg;
+  pin(1);
+  long seen = 0;
+  for (;;) {
+    long g;
+    while ((g = atomic_load_explicit(&pool.go, memory_order_acquire)) == seen &&
+           !atomic_load_explicit(&pool.quit, memory_order_relaxed))
+      _mm_pause();
+    if (atomic_load(&pool.quit))
+      return NULL;
+    seen = g;
+    struct job j = pool.job;
+    j.fn(j.x, j.w, j.y, j.r0, j.r1);
+    atomic_store_explicit(&pool.done, g, memory_order_release);
+  }
+}
+
+static int g_threads = 1;
+
+static void call(kernel_fn fn, desc2d *x, desc2d *w, desc2d *y) {
+  int64_t n = w->sizes[0];
+  if (g_threads == 1) {
+    fn(x, w, y, 0, n);
+    return;
+  }
+  int64_t half = n / 2;
+  pool.job = (struct job){fn, x, w, y, half, n};
+  long g = atomic_fetch_add_explicit(&pool.go, 1, memory_order_release) + 1;
+  fn(x, w, y, 0, half);
+  while (atomic_load_explicit(&pool.done, memory_order_acquire) != g)
+    _mm_pause();
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: gemv_bench LIB.so sgc|c-fma|c-fma-pf THREADS NxK:SYMBOL:XT:YT...\n");
+    return 2;
+  }
+  const char *variant = argv[2];
+  g_threads = atoi(argv[3]);
+  if (g_threads != 1 && g_threads != 2) {
+    fprintf(stderr, "gemv_bench: THREADS must be 1 or 2\n");
+    return 2;
+  }
+  int use_c = !strcmp(variant, "c-fma") || !strcmp(variant, "c-fma-pf");
+  kernel_fn c_kernel = !strcmp(variant, "c-fma-pf") ? c_fma_pf : c_fma;
+  if (!use_c && strcmp(variant, "sgc")) {
+    fprintf(stderr, "gemv_bench: unknown variant '%s'\n", variant);
+    return 2;
+  }
+  void *lib = NULL;
+  if (!use_c && !(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
+    fprintf(stderr, "gemv_bench: %s\n", dlerror());
+    return 1;
+  }
+
+  /* The weight pool: random bf16 in [-1, 1), filled once. */
+  uint16_t *pool_w = mmap(NULL, kPoolBytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pool_w == MAP_FAILED) {
+    perror("mmap");
+    return 1;
+  }
+  if (!getenv("GEMV_NO_HUGEPAGE")) /* set it to measure on 4 KiB pages */
+    madvise(pool_w, kPoolBytes, MADV_HUGEPAGE);
+  for (size_t i = 0; i < kPoolBytes / 2; i += 4) {
+    uint64_t r = rng();
+    for (int j = 0; j < 4; ++j) { /* random sign and mantissa, |w| in [1/4, 1) */
+      uint16_t b = (uint16_t)(r >> (16 * j));
+      pool_w[i + j] = (uint16_t)((b & 0x807f) | ((b & 0x80) ? 0x3f00 : 0x3e80));
+    }
+  }
+
+  pin(0);
+  pthread_t th;
+  if (g_threads == 2 && pthread_create(&th, NULL, worker, NULL) != 0) {
+    perror("pthread_create");
+    return 1;
+  }
+
+  int status = 0;
+  for (int a = 4; a < argc; ++a) {
+    long N, K;
+    char sym[256] = "", xt[8] = "f32", yt[8] = "bf16";
+    int fields = sscanf(argv[a], "%ldx%ld:%255[A-Za-z0-9_]:%7[a-z0-9]:%7[a-z0-9]",
+                        &N, &K, sym, xt, yt);
+    int x_bf16 = !strcmp(xt, "bf16"), y_bf16 = !strcmp(yt, "bf16");
+    if (fields < 2 || N < 2 || K < 1 || (!use_c && fields != 5) ||
+        (!x_bf16 && strcmp(xt, "f32")) || (!y_bf16 && strcmp(yt, "f32"))) {
+      fprintf(stderr, "gemv_bench: bad spec '%s' (NxK:SYMBOL:XT:YT)\n", argv[a]);
+      return 2;
+    }
+    kernel_fn fn = c_kernel;
+    if (use_c) {
+      x_bf16 = 0;
+      y_bf16 = 1;
+    } else if (!(fn = (kernel_fn)dlsym(lib, sym))) {
+      fprintf(stderr, "gemv_bench: %s not in %s\n", sym, argv[1]);
+      return 1;
+    }
+    size_t wbytes = (size_t)N * K * 2;
+    size_t copies = kPoolBytes / wbytes;
+    if (copies < 2) {
+      fprintf(stderr, "gemv_bench: %s does not fit twice in the pool\n", argv[a]);
+      return 2;
+    }
+    /* x as the kernel takes it, and its values as f32 for the reference. */
+    float *x = aligned_alloc(64, ((size_t)K * 4 + 63) / 64 * 64);
+    uint16_t *xb = aligned_alloc(64, ((size_t)K * 2 + 63) / 64 * 64);
+    void *y = aligned_alloc(64, ((size_t)N * 4 + 63) / 64 * 64);
+    for (long k = 0; k < K; ++k) {
+      xb[k] = f32_to_bf16(urand());
+      x[k] = x_bf16 ? bf16_to_f32(xb[k]) : urand();
+    }
+    void *xk = x_bf16 ? (void *)xb : (void *)x;
+    desc2d xd = {xk, xk, 0, {1, K}, {K, 1}};
+    desc2d yd = {y, y, 0, {1, N}, {N, 1}};
+    desc2d *wd = malloc(copies * sizeof *wd);
+    for (size_t c = 0; c < copies; ++c) {
+      uint16_t *w = pool_w + c * (wbytes / 2);
+      wd[c] = (desc2d){w, w, 0, {N, K}, {K, 1}};
+    }
+
+    size_t calls = (kRepBytes + wbytes - 1) / wbytes;
+    size_t next = 0;
+    for (size_t i = 0; i < calls; ++i, next = (next + 1) % copies) /* warm-up */
+      call(fn, &xd, &wd[next], &yd);
+    double gbs[kReps];
+    struct load_sample l0 = load_sample_now();
+    for (int r = 0; r < kReps; ++r) {
+      double t0 = now();
+      for (size_t i = 0; i < calls; ++i, next = (next + 1) % copies)
+        call(fn, &xd, &wd[next], &yd);
+      gbs[r] = (double)calls * wbytes / (now() - t0) / 1e9;
+    }
+    struct load_sample l1 = load_sample_now();
+    qsort(gbs, kReps, sizeof gbs[0], cmp_double);
+
+    /* Correctness on copy 0 (every row, or every 61st of big matrices). */
+    call(fn, &xd, &wd[0], &yd);
+    const uint16_t *w0 = wd[0].aligned;
+    long step = N > 65536 ? 61 : 1;
+    double err = 0;
+    for (long n = 0; n < N; n += step) {
+      double ref = 0, mag = 0;
+      for (long k = 0; k < K; ++k) {
+        double p = (double)bf16_to_f32(w0[n * K + k]) * x[k];
+        ref += p;
+        mag += fabs(p);
+      }
+      double yn = y_bf16 ? bf16_to_f32(((uint16_t *)y)[n]) : ((float *)y)[n];
+      double e = fabs(yn - ref) / (mag > 0 ? mag : 1);
+      if (!(e <= err)) /* NaN propagates */
+        err = e;
+    }
+    if (!(err < 1e-2))
+      status = 3;
+    printf("%ldx%ld %s %d %.2f %.2f %.2f %.1e %.2f\n", N, K, variant, g_threads,
+           gbs[0], gbs[kReps / 2], gbs[kReps - 1], err, other_load(&l0, &l1));
+    fflush(stdout);
+    free(wd);
+    free(x);
+    free(xb);
+    free(y);
+  }
+  if (g_threads == 2) {
+    atomic_store(&pool.quit, 1);
+    pthread_join(th, NULL);
+  }
+  return status;
+}
