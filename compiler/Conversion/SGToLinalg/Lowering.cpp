@@ -91,18 +91,6 @@ Value FunctionLowering::bufferFor(Location loc, Value result) {
   return allocTemp(loc, type.getShape(), type.getElementType());
 }
 
-Value FunctionLowering::toF32Buffer(Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (type.getElementType().isF32())
-    return buffer;
-  Value wide = allocTemp(loc, type.getShape(), b.getF32Type());
-  emitElementwise(b, loc, buffer, wide,
-                  [](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return toF32(nb, nloc, args[0]);
-                  });
-  return wide;
-}
-
 Value lowering::emitRmsScale(
     OpBuilder &b, Location loc, int64_t width, double eps,
     llvm::function_ref<Value(OpBuilder &, Location, Value)> load) {

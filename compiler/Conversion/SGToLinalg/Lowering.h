@@ -52,9 +52,6 @@ public:
   /// A temporary buffer of `shape` (dynamic dims = tokens) and element type
   /// `elementType`, freed at the end of the function.
   Value allocTemp(Location loc, ArrayRef<int64_t> shape, Type elementType);
-
-  /// `buffer` widened to f32 (a copy when its elements are narrower).
-  Value toF32Buffer(Location loc, Value buffer);
 };
 
 //===----------------------------------------------------------------------===//

@@ -102,13 +102,16 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
       break;
     }
   }
+  // Each returned value with an output argument, in result order; the op
+  // that computes it writes there directly when it can.
+  SmallVector<std::pair<Value, Value>> outputs;
   unsigned nextOut = oldBody.getNumArguments();
   for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands()))
-    if (slot < 0 && !isa<BlockArgument>(v) &&
-        !state.destinations.count(v))
-      state.destinations[v] = entry->getArgument(nextOut++);
-    else if (slot < 0)
-      ++nextOut;
+    if (slot < 0)
+      outputs.push_back({v, entry->getArgument(nextOut++)});
+  for (auto [v, out] : outputs)
+    if (!isa<BlockArgument>(v))
+      state.destinations.try_emplace(v, out);
 
   for (Operation &op : oldBody.without_terminator()) {
     if (failed(lowerOp(&op, state)))
@@ -119,11 +122,7 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   }
 
   // Results computed elsewhere than in their output buffer are copied there.
-  nextOut = oldBody.getNumArguments();
-  for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands())) {
-    if (slot >= 0)
-      continue;
-    Value out = entry->getArgument(nextOut++);
+  for (auto [v, out] : outputs) {
     Value buffer = state.lookup(v);
     if (buffer != out)
       linalg::CopyOp::create(b, ret.getLoc(), buffer, out);
