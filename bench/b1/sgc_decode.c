@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   double mean = (rec.t[decode] - rec.t[0]) / decode;
 
   printf("threads=%d\n", sgc_session_num_threads(session));
-  printf("variant=%s\n", sgc_session_cpu_variant(session));
+  printf("variant=%s\n", sgc_session_variant(session));
   printf("weight_bytes=%llu\n", (unsigned long long)info.weight_bytes);
   printf("kv_bytes_per_token=%llu\n", (unsigned long long)kv_per_token);
   printf("decode_steps=%ld\n", decode);

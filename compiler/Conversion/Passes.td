@@ -30,7 +30,9 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
       `scf` + `vector`: one row at a time, 4 independent `vector<16xf32>`
       accumulators along K, bf16 weights widened exactly to f32 (CPU.md §6).
 
-    Calling convention of a converted function: tensor arguments become
+    Calling convention of a converted function: its first argument is the
+    target's execution context (`!llvm.ptr`, an `sgc_abi_cpu_exec_t` on the
+    CPU), passed on to every dispatcher; then tensor arguments become
     memrefs; a result that is an `sg.kv_write` (or the new cache of an
     `sg.norm_rope`) into an argument cache is updated in place and dropped; every other result becomes an output
     memref appended to the arguments. `sg.result_slots` records, per original
@@ -41,7 +43,7 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
-    "mlir::vector::VectorDialect"
+    "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"
   ];
 }
 

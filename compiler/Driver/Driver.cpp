@@ -15,7 +15,7 @@
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
-#include "compiler/Target/CPU/CPULibrary.h"
+#include "compiler/Target/Target.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -36,6 +36,19 @@ using namespace mlir::sgc;
 namespace cl = llvm::cl;
 
 namespace {
+/// `--target`'s help: the registered targets, then `mlir`.
+const std::string &targetHelp() {
+  static const std::string help = [] {
+    std::string text = "Code generation target:";
+    for (const Target *target : allTargets())
+      text += " " + target->getName().str() + " (" +
+              target->getDescription().str() + "),";
+    return text + " or mlir (the IR after --compile-to, lowered as for " +
+           allTargets().front()->getName().str() + ")";
+  }();
+  return help;
+}
+
 /// Options of `sgc compile` and `sgc explain`. Built per run so that the
 /// library can be driven more than once in one process (tests).
 struct Options {
@@ -52,10 +65,8 @@ struct Options {
       "dump-ir-after-each",
       cl::desc("Write the IR after every pass to DIR/NN-<pass>.mlir"),
       cl::value_desc("dir")};
-  cl::opt<std::string> target{
-      "target",
-      cl::desc("Code generation target: cpu (a model .so) or mlir (the IR)"),
-      cl::init("mlir")};
+  cl::opt<std::string> target{"target", cl::desc(targetHelp()),
+                              cl::init("mlir")};
   cl::opt<std::string> computeDtype{
       "compute-dtype", cl::desc("Activation dtype: bf16 (default) or f32"),
       cl::init("bf16")};
@@ -170,15 +181,22 @@ int runCompile(int argc, char **argv) {
                                 "' for --compile-to (expected import, "
                                 "graph-opt, fusion, plan, lower, codegen, "
                                 "emit)");
-  if (opts.target != "mlir" && opts.target != "cpu")
+  const Target *target = opts.target == "mlir"
+                             ? allTargets().front()
+                             : lookupTarget(opts.target);
+  if (!target) {
+    std::string names;
+    for (const Target *t : allTargets())
+      names += t->getName().str() + ", ";
     return fail(kExitUsage, "--target=" + opts.target +
-                                " is not available in this build (expected "
-                                "cpu or mlir; the CUDA back end is not built "
-                                "yet)");
-  bool emitLibrary = opts.target == "cpu" && *stopAfter == Phase::Emit;
+                                " is not available in this build (expected " +
+                                names + "or mlir)");
+  }
+  bool emitLibrary = opts.target != "mlir" && *stopAfter == Phase::Emit;
   if (emitLibrary && opts.output == "-")
-    return fail(kExitUsage, "--target=cpu writes a shared library: give it "
-                            "a file name with -o");
+    return fail(kExitUsage, "--target=" + opts.target +
+                                " writes a shared library: give it a file "
+                                "name with -o");
   if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
     return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
                                 "' (expected bf16 or f32)");
@@ -210,7 +228,7 @@ int runCompile(int argc, char **argv) {
   }
   for (Phase phase : allPhases()) {
     if (!(phase == Phase::Fusion && opts.disableFusion))
-      buildPhasePipeline(phase, pm);
+      buildPhasePipeline(phase, pm, *target);
     if (phase == *stopAfter)
       break;
   }
@@ -221,9 +239,20 @@ int runCompile(int argc, char **argv) {
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "compilation failed");
 
-  if (emitLibrary)
-    return succeeded(emitCPULibrary(*module, opts.output)) ? kExitOk
-                                                           : kExitBadInput;
+  if (emitLibrary) {
+    EmitOptions emitOptions{opts.output, opts.dumpDir};
+    switch (target->emit(*module, emitOptions)) {
+    case EmitResult::Ok:
+      return kExitOk;
+    case EmitResult::BadModule:
+      return diagnostics.getNumErrors() ? kExitBadInput
+                                        : fail(kExitInternal, "emit failed");
+    case EmitResult::ToolUnavailable:
+      return kExitDevice;
+    case EmitResult::OutputError:
+      return kExitBadInput;
+    }
+  }
 
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> out =

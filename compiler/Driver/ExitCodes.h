@@ -17,7 +17,7 @@ enum ExitCode : int {
   kExitUsage = 2,
   /// Model / checkpoint / ABI mismatch.
   kExitMismatch = 3,
-  /// The device is unavailable.
+  /// The device, or a tool the target needs (cc, ptxas), is unavailable.
   kExitDevice = 4,
   /// An internal error (a bug in sgc).
   kExitInternal = 5,

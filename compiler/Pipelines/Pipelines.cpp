@@ -6,14 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Conversion/Passes.h"
 #include "compiler/Transforms/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -73,42 +67,13 @@ void mlir::sgc::buildFusionPipeline(OpPassManager &pm) {
 void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
   pm.addPass(createPlanKVCachePass());
   pm.addPass(createOutlineLayersPass());
-}
-void mlir::sgc::buildLowerPipeline(OpPassManager &pm) {
   pm.addPass(createExtractPlanPass());
   pm.addPass(createPlanMemoryPass());
-  pm.addPass(createConvertSGToLinalgPass());
-}
-void mlir::sgc::buildCodegenPipeline(OpPassManager &pm) {
-  // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
-  // strided metadata and affine go before arith-to-llvm; bf16 truncation
-  // is expanded to integer code so no variant calls __truncsfbf2.
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  // rsqrt, sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst); what
-  // LLVM has no intrinsic for (tanh) calls libm by name.
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createSCFToControlFlowPass());
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
-  ConvertVectorToLLVMPassOptions vectorOptions;
-  vectorOptions.reassociateFPReductions = true;
-  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
 }
 void mlir::sgc::buildEmitPipeline(OpPassManager &) {}
 
-void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm) {
+void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm,
+                                   const Target &target) {
   switch (phase) {
   case Phase::Import:
     return buildImportPipeline(pm);
@@ -119,21 +84,24 @@ void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm) {
   case Phase::Plan:
     return buildPlanPipeline(pm);
   case Phase::Lower:
-    return buildLowerPipeline(pm);
+    return target.buildLowerPipeline(pm);
   case Phase::Codegen:
-    return buildCodegenPipeline(pm);
+    return target.buildCodegenPipeline(pm);
   case Phase::Emit:
     return buildEmitPipeline(pm);
   }
 }
 
 void mlir::sgc::registerPhasePipelines() {
+  // The target-specific phases replay the default target's (cpu) passes.
+  const Target &target = *allTargets().front();
   for (Phase phase : allPhases()) {
     std::string arg = ("sgc-" + phaseName(phase)).str();
     std::string description =
         ("Run the passes of the sgc '" + phaseName(phase) + "' phase").str();
-    PassPipelineRegistration<>(
-        arg, description,
-        [phase](OpPassManager &pm) { buildPhasePipeline(phase, pm); });
+    PassPipelineRegistration<>(arg, description,
+                               [phase, &target](OpPassManager &pm) {
+                                 buildPhasePipeline(phase, pm, target);
+                               });
   }
 }

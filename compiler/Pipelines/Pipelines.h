@@ -10,6 +10,8 @@
 #ifndef SGC_COMPILER_PIPELINES_PIPELINES_H
 #define SGC_COMPILER_PIPELINES_PIPELINES_H
 
+#include "compiler/Target/Target.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -30,17 +32,16 @@ llvm::StringRef phaseName(Phase phase);
 /// Parses a phase name; std::nullopt if it names none.
 std::optional<Phase> parsePhase(llvm::StringRef name);
 
-/// Appends the passes of one phase to `pm`.
+/// Appends the passes of one target-independent phase to `pm`.
 void buildImportPipeline(OpPassManager &pm);
 void buildGraphOptPipeline(OpPassManager &pm);
 void buildFusionPipeline(OpPassManager &pm);
 void buildPlanPipeline(OpPassManager &pm);
-void buildLowerPipeline(OpPassManager &pm);
-void buildCodegenPipeline(OpPassManager &pm);
 void buildEmitPipeline(OpPassManager &pm);
 
-/// Appends the passes of `phase` to `pm`.
-void buildPhasePipeline(Phase phase, OpPassManager &pm);
+/// Appends the passes of `phase` to `pm`; `lower` and `codegen` are the
+/// target's.
+void buildPhasePipeline(Phase phase, OpPassManager &pm, const Target &target);
 
 /// Registers every phase as the named pipeline `sgc-<phase>`.
 void registerPhasePipelines();

@@ -8,6 +8,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Plan/IR/PlanDialect.h"
 #include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,7 +25,7 @@
 using namespace mlir;
 
 void mlir::sgc::registerSgcDialects(DialectRegistry &registry) {
-  registry.insert<sg::SGDialect, func::FuncDialect, arith::ArithDialect,
+  registry.insert<sg::SGDialect, plan::PlanDialect, func::FuncDialect, arith::ArithDialect,
                   tensor::TensorDialect, linalg::LinalgDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   vector::VectorDialect, LLVM::LLVMDialect>();

@@ -1,14 +1,19 @@
-//===- ExtractPlan.cpp - the variant functions as the module's plan -------===//
+//===- ExtractPlan.cpp - the variant functions as plan IR -----------------===//
 //
-// Part of sgc.
+// Part of sgc. Turns each outlined variant (`@decode`, `@prefill`: weights,
+// calls of bodies, a return) into a `plan.entry`, and the weights and KV
+// caches they name into the module's `plan.tensor` and `plan.kv_layer`
+// tables (dialects/Plan/IR).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Plan/IR/PlanOps.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::sgc {
@@ -21,47 +26,59 @@ using namespace mlir::sgc;
 
 namespace {
 
-/// One manifest entry.
+/// One manifest entry, in first-use order.
 struct TensorEntry {
   RankedTensorType type;
   StringAttr object;
-  /// What --load-format=dummy fills it with: "random", "ones" or "zeros".
-  StringRef fill = "random";
-};
-
-/// The manifest: tensor names in first-use order.
-struct Manifest {
-  llvm::MapVector<StringRef, TensorEntry> tensors;
-  unsigned indexOf(sg::WeightOp op) {
-    auto [it, inserted] = tensors.insert(
-        {op.getName(), TensorEntry{op.getType(),
-                                   op->getAttrOfType<StringAttr>("sg.object")}});
-    return std::distance(tensors.begin(), it);
-  }
+  /// Other checkpoint spellings the importer knows for the family.
+  ArrayAttr alt;
+  plan::Fill fill = plan::Fill::random;
+  LocationAttr loc;
 };
 
 /// Neutral dummy values for the tensors that scale: norm weights (1 for
 /// x·w, 0 for x·(1+w)) and layer scalars (1), found by how `callee` uses its
 /// argument `index`.
-StringRef fillOf(func::FuncOp callee, unsigned index) {
+plan::Fill fillOf(func::FuncOp callee, unsigned index) {
   if (!callee || callee.isExternal())
-    return "random";
+    return plan::Fill::random;
   for (Operation *user : callee.getArgument(index).getUsers()) {
     if (auto norm = dyn_cast<sg::RMSNormOp>(user))
       if (norm.getWeight() == callee.getArgument(index))
-        return norm.getWeightOffsetAttr().getInt() == 1 ? "zeros" : "ones";
+        return norm.getWeightOffsetAttr().getInt() == 1 ? plan::Fill::zeros
+                                                        : plan::Fill::ones;
     if (auto scalar = dyn_cast<sg::LayerScalarOp>(user))
       if (scalar.getScalar() == callee.getArgument(index))
-        return "ones";
+        return plan::Fill::ones;
   }
-  return "random";
+  return plan::Fill::random;
 }
 
-/// Serializes one variant function; fails with a diagnostic on IR that is
-/// not a plan (ops other than weights and calls).
-FailureOr<DictionaryAttr> extractVariant(func::FuncOp func,
-                                         Manifest &manifest) {
-  Builder b(func.getContext());
+plan::BufferType bufferOf(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return plan::BufferType::get(type.getContext(), tensor.getShape(),
+                               tensor.getElementType());
+}
+
+const plan::CacheHalf kHalves[] = {plan::CacheHalf::key,
+                                   plan::CacheHalf::value};
+
+std::string kvSymbol(unsigned layer) { return "kv" + std::to_string(layer); }
+
+class Extractor {
+public:
+  explicit Extractor(ModuleOp module) : module(module), b(module.getContext()) {}
+
+  LogicalResult extractVariant(func::FuncOp func);
+  void writeTables(func::FuncOp first);
+
+private:
+  ModuleOp module;
+  OpBuilder b;
+  llvm::MapVector<StringAttr, TensorEntry> tensors;
+};
+
+LogicalResult Extractor::extractVariant(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   unsigned numLayers = (body.getNumArguments() - 2) / 2;
@@ -69,65 +86,126 @@ FailureOr<DictionaryAttr> extractVariant(func::FuncOp func,
       ret.getNumOperands() != 1 + 2 * numLayers)
     return func.emitError("sg-extract-plan: expected (tokens, pos0, caches) "
                           "-> (logits, caches)");
+  auto variant = func->getAttrOfType<StringAttr>("sg.variant");
+  std::optional<plan::EntryKind> kind =
+      plan::symbolizeEntryKind(variant.getValue());
+  if (!kind)
+    return func.emitError("sg-extract-plan: unknown variant ") << variant;
+  auto maxTokens = func->getAttrOfType<IntegerAttr>("sg.max_tokens");
 
-  llvm::DenseMap<Value, std::string> names;
-  names[body.getArgument(0)] = "tokens";
-  names[body.getArgument(1)] = "pos0";
-  for (unsigned l = 0; l < numLayers; ++l) {
-    names[body.getArgument(2 + 2 * l)] = "k" + std::to_string(l);
-    names[body.getArgument(3 + 2 * l)] = "v" + std::to_string(l);
-  }
-  // A call result returned as a cache is that cache, updated in place.
-  for (unsigned l = 0; l < numLayers; ++l) {
-    names[ret.getOperand(1 + 2 * l)] = "k" + std::to_string(l);
-    names[ret.getOperand(2 + 2 * l)] = "v" + std::to_string(l);
-  }
+  b.setInsertionPointToEnd(module.getBody());
+  auto entry = plan::EntryOp::create(
+      b, func.getLoc(), variant.getValue(), *kind,
+      maxTokens ? maxTokens.getInt() : 1, /*workspace=*/IntegerAttr());
+  Block *block = new Block();
+  entry.getBody().push_back(block);
+  b.setInsertionPointToStart(block);
 
-  SmallVector<Attribute> steps, temps;
+  IRMapping map;
+  map.map(body.getArgument(0),
+          block->addArgument(bufferOf(body.getArgument(0).getType()),
+                             func.getLoc()));
+  map.map(body.getArgument(1),
+          block->addArgument(b.getI64Type(), func.getLoc()));
+  for (unsigned l = 0; l < numLayers; ++l)
+    for (auto [i, half] : llvm::enumerate(kHalves)) {
+      Value arg = body.getArgument(2 + 2 * l + i);
+      auto cache = plan::KVCacheOp::create(
+          b, func.getLoc(), bufferOf(arg.getType()),
+          FlatSymbolRefAttr::get(b.getContext(), kvSymbol(l)),
+          plan::CacheHalfAttr::get(b.getContext(), half));
+      map.map(arg, cache);
+      // A call result returned as a cache is that cache, updated in place.
+      map.map(ret.getOperand(1 + 2 * l + i), cache);
+    }
+
   for (Operation &op : body.without_terminator()) {
     if (auto weight = dyn_cast<sg::WeightOp>(op)) {
-      names[weight] = "w" + std::to_string(manifest.indexOf(weight));
+      StringAttr name = weight.getNameAttr();
+      tensors.insert(
+          {name,
+           TensorEntry{weight.getType(),
+                       weight->getAttrOfType<StringAttr>("sg.object"),
+                       weight->getAttrOfType<ArrayAttr>("sg.alt_names"),
+                       plan::Fill::random, weight.getLoc()}});
+      map.map(weight.getResult(),
+              plan::WeightOp::create(b, weight.getLoc(),
+                                     bufferOf(weight.getType()),
+                                     FlatSymbolRefAttr::get(name)));
       continue;
     }
     auto call = dyn_cast<func::CallOp>(op);
     if (!call)
       return op.emitError("sg-extract-plan: a variant may only bind weights "
                           "and call bodies (run sg-outline-layers first)");
-    SmallVector<Attribute> args, results;
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
+    SmallVector<Value> ins, outs;
     for (auto [index, arg] : llvm::enumerate(call.getOperands())) {
-      args.push_back(b.getStringAttr(names.lookup(arg)));
+      ins.push_back(map.lookup(arg));
       if (auto weight = arg.getDefiningOp<sg::WeightOp>()) {
-        StringRef fill = fillOf(callee, index);
-        if (fill != "random")
-          manifest.tensors[weight.getName()].fill = fill;
+        plan::Fill fill = fillOf(callee, index);
+        if (fill != plan::Fill::random)
+          tensors[weight.getNameAttr()].fill = fill;
       }
     }
     for (Value result : call.getResults()) {
-      if (!names.count(result)) {
-        names[result] = "t" + std::to_string(temps.size());
-        temps.push_back(TypeAttr::get(result.getType()));
-      }
-      results.push_back(b.getStringAttr(names[result]));
+      if (!map.contains(result))
+        map.map(result, plan::AllocOp::create(b, call.getLoc(),
+                                              bufferOf(result.getType()),
+                                              IntegerAttr()));
+      outs.push_back(map.lookup(result));
     }
-    SmallVector<NamedAttribute> step = {
-        b.getNamedAttr("callee", call.getCalleeAttr()),
-        b.getNamedAttr("args", b.getArrayAttr(args)),
-        b.getNamedAttr("results", b.getArrayAttr(results))};
-    if (auto layer = call->getAttr("sg.layer"))
-      step.push_back(b.getNamedAttr("layer", layer));
-    steps.push_back(b.getDictionaryAttr(step));
+    auto step = plan::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
+                                     ins, outs, IntegerAttr());
+    if (auto layer = call->getAttrOfType<IntegerAttr>("sg.layer"))
+      step.setLayerAttr(layer);
   }
-  std::string logits = names.lookup(ret.getOperand(0));
-  if (logits.empty() || logits[0] != 't')
+  Value logits = map.lookup(ret.getOperand(0));
+  if (!logits || !logits.getDefiningOp<plan::AllocOp>())
     return func.emitError("sg-extract-plan: logits must come from a call");
-  auto maxTokens = func->getAttrOfType<IntegerAttr>("sg.max_tokens");
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("max_tokens", maxTokens ? maxTokens : b.getI64IntegerAttr(1)),
-       b.getNamedAttr("steps", b.getArrayAttr(steps)),
-       b.getNamedAttr("temps", b.getArrayAttr(temps)),
-       b.getNamedAttr("logits", b.getStringAttr(logits))});
+  plan::ReturnOp::create(b, ret.getLoc(), logits);
+  return success();
+}
+
+/// The manifest and the KV plan, before the entries.
+void Extractor::writeTables(func::FuncOp first) {
+  b.setInsertionPointToStart(module.getBody());
+  for (auto &[name, entry] : tensors)
+    plan::TensorOp::create(b, entry.loc, name, TypeAttr::get(entry.type),
+                           plan::FillAttr::get(b.getContext(), entry.fill),
+                           entry.object, entry.alt);
+  auto kv = first->getAttrOfType<ArrayAttr>("sg.kv_plan");
+  if (!kv)
+    return;
+  Block &body = first.getBody().front();
+  for (auto [l, attr] : llvm::enumerate(kv)) {
+    auto layer = cast<DictionaryAttr>(attr);
+    auto get = [&](StringRef key) {
+      return cast<IntegerAttr>(layer.get(key)).getInt();
+    };
+    auto cacheType =
+        cast<RankedTensorType>(body.getArgument(2 + 2 * l).getType());
+    plan::KVKind kind = cast<StringAttr>(layer.get("kind")).getValue() == "ring"
+                            ? plan::KVKind::ring
+                            : plan::KVKind::full;
+    plan::KVLayerOp::create(
+        b, first.getLoc(), b.getStringAttr(kvSymbol(l)),
+        plan::KVKindAttr::get(b.getContext(), kind), b.getI64IntegerAttr(l),
+        b.getI64IntegerAttr(get("slots")), b.getI64IntegerAttr(get("kv_heads")),
+        b.getI64IntegerAttr(get("head_dim")),
+        b.getI64IntegerAttr(get("v_head_dim")),
+        TypeAttr::get(cacheType.getElementType()),
+        layer.get("v_from_k") ? b.getUnitAttr() : UnitAttr());
+  }
+  // The longest context any layer plans for.
+  int64_t context = 0;
+  if (auto attr = module->getAttrOfType<IntegerAttr>("sg.context_length"))
+    context = attr.getInt();
+  if (auto attr = first->getAttrOfType<IntegerAttr>("sg.kv_context_length"))
+    context = std::max(context, attr.getInt());
+  if (context > 0)
+    module->setAttr("plan.context_length", b.getI64IntegerAttr(context));
 }
 
 struct ExtractPlanPass
@@ -142,48 +220,24 @@ struct ExtractPlanPass
           variants.push_back(func);
     if (variants.empty())
       return;
-    Builder b(module.getContext());
-    Manifest manifest;
-    SmallVector<NamedAttribute> variantAttrs;
+    Extractor extractor(module);
     for (func::FuncOp func : variants) {
-      FailureOr<DictionaryAttr> plan = extractVariant(func, manifest);
-      if (failed(plan))
+      // The entry takes the variant's name; the function leaves it first.
+      func.setSymName((func.getSymName() + ".variant").str());
+      if (failed(extractor.extractVariant(func)))
         return signalPassFailure();
-      variantAttrs.push_back(b.getNamedAttr(func.getSymName(), *plan));
     }
-    SmallVector<Attribute> tensors;
-    for (auto &[name, entry] : manifest.tensors) {
-      SmallVector<NamedAttribute> fields = {
-          b.getNamedAttr("name", b.getStringAttr(name)),
-          b.getNamedAttr("type", TypeAttr::get(entry.type)),
-          b.getNamedAttr("fill", b.getStringAttr(entry.fill))};
-      if (entry.object)
-        fields.push_back(b.getNamedAttr("object", entry.object));
-      tensors.push_back(b.getDictionaryAttr(fields));
-    }
-    func::FuncOp first = variants.front();
-    SmallVector<NamedAttribute> plan = {
-        b.getNamedAttr("tensors", b.getArrayAttr(tensors)),
-        b.getNamedAttr("variants", b.getDictionaryAttr(variantAttrs))};
-    if (auto kv = first->getAttr("sg.kv_plan"))
-      plan.push_back(b.getNamedAttr("kv", kv));
-    if (auto context = first->getAttr("sg.kv_context_length"))
-      plan.push_back(b.getNamedAttr("context_length", context));
+    extractor.writeTables(variants.front());
     // Components validated but not lowered (the vision tower) have no entry
-    // point yet; they leave the module with a remark and a note in the plan.
-    SmallVector<Attribute> unlowered;
+    // point yet; they leave the module with a remark.
     SmallVector<func::FuncOp> opaque;
     for (auto func : module.getOps<func::FuncOp>())
       func.walk([&](sg::OpaqueComponentOp op) {
         op.emitRemark() << "component '" << op.getComponent()
                         << "' is validated but not lowered: the library "
                            "has no entry point for it";
-        unlowered.push_back(op.getComponentAttr());
         opaque.push_back(func);
       });
-    if (!unlowered.empty())
-      plan.push_back(b.getNamedAttr("unlowered", b.getArrayAttr(unlowered)));
-    module->setAttr("sg.plan", b.getDictionaryAttr(plan));
     for (func::FuncOp func : variants)
       func.erase();
     for (func::FuncOp func : opaque)

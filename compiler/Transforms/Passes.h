@@ -7,6 +7,7 @@
 #ifndef SGC_COMPILER_TRANSFORMS_PASSES_H
 #define SGC_COMPILER_TRANSFORMS_PASSES_H
 
+#include "dialects/Plan/IR/PlanDialect.h"
 #include "dialects/SG/IR/SGDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

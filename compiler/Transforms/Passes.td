@@ -71,40 +71,38 @@ def OutlineLayersPass : Pass<"sg-outline-layers", "mlir::ModuleOp"> {
 }
 
 def ExtractPlanPass : Pass<"sg-extract-plan", "mlir::ModuleOp"> {
-  let summary = "Turn the outlined variant functions into the module's plan";
+  let summary = "Turn the outlined variant functions into plan IR";
   let description = [{
     After sg-outline-layers a variant function (`@decode`, `@prefill`) only
-    binds weights and calls bodies. This pass records it as data in the
-    module attribute `sg.plan` and erases it, so that only kernels remain to
-    be lowered:
+    binds weights and calls bodies. This pass rewrites it as a `plan.entry`
+    (dialects/Plan/IR) and erases it, so that only bodies and kernels remain
+    to be lowered:
 
-    - `tensors`: every checkpoint tensor (name, shape, element type) in the
-      order the runtime's weight table uses (first use in `@decode`);
-    - `kv`, `context_length`: the KV cache plan (sg-plan-kv-cache);
-    - per variant, `max_tokens`, `temps` (the types of the activations passed
-      between calls) and `steps`: one `{callee, args, results}` per call,
-      where an argument or result names `tokens`, `pos0`, `w<i>` (tensor i),
-      `k<l>`/`v<l>` (layer l's caches) or `t<i>` (temp i); `logits` names
-      the temp the variant returns first.
-
-    The emit phase generates the runtime glue (ABI table and entry points)
-    from this attribute.
+    - one `plan.tensor` per checkpoint tensor, named by its checkpoint name,
+      in the order the runtime's weight table uses (first use in `@decode`),
+      with the dummy fill its use implies (norm weights, layer scalars);
+    - one `plan.kv_layer` per layer from sg-plan-kv-cache's plan, and the
+      longest planned context as `plan.context_length` on the module;
+    - per variant a `plan.entry` whose block names each weight
+      (`plan.weight`), each cache (`plan.kv_cache`), a `plan.alloc` per
+      activation passed between calls, one `plan.call` per call, and returns
+      the logits buffer.
   }];
-  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect",
+                           "mlir::sgc::plan::PlanDialect"];
 }
 
 def PlanMemoryPass : Pass<"sg-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place the plan's activations in one workspace";
   let description = [{
-    The activations passed between the bodies of a plan (`temps` of each
-    variant in `sg.plan`, sized for the variant's `max_tokens`) get byte
-    offsets in one workspace: each lives from the step that writes it to the
-    last step that reads it (the logits to the end), and buffers whose lives
-    do not overlap share bytes (first fit, 64-byte aligned). Records
-    `offsets` and `workspace_bytes` per variant and the largest
-    `workspace_bytes` in the plan; the runtime allocates that once per
-    session, so a call allocates nothing for them.
+    Every `plan.alloc` of an entry (sized for the entry's `max_tokens`) gets
+    a byte offset in one workspace: each lives from the step that writes it
+    to the last step that reads it (the logits to the end), and buffers whose
+    lives do not overlap share bytes (first fit, 64-byte aligned). Records
+    the size as the entry's `workspace`; the runtime allocates the largest
+    once per session, so a call allocates nothing for them.
   }];
+  let dependentDialects = ["mlir::sgc::plan::PlanDialect"];
 }
 
 def FuseNormMatmulPass : Pass<"sg-fuse-norm-matmul"> {

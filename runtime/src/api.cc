@@ -296,7 +296,7 @@ void sgc_model_release(sgc_model_t *m) { delete m; }
 void sgc_model_get_info(const sgc_model_t *m, sgc_model_info_t *out) {
   if (!m || !out)
     return;
-  const sgc_model_v1_t &t = m->impl->table();
+  const sgc_model_v2_t &t = m->impl->table();
   sgc_model_info_t info{};
   info.model_id = t.model_id;
   info.target = t.target;
@@ -318,7 +318,7 @@ void sgc_model_get_info(const sgc_model_t *m, sgc_model_info_t *out) {
   info.num_layers = t.num_layers;
   info.kv_cache_bytes = m->impl->kv_cache_bytes();
   info.workspace_bytes = t.workspace_bytes;
-  info.num_cpu_variants = t.num_cpu_variants;
+  info.num_variants = t.num_variants;
   *out = info;
 }
 
@@ -358,15 +358,17 @@ int sgc_model_kv_layer(const sgc_model_t *m, size_t index,
   return 1;
 }
 
-int sgc_model_cpu_variant(const sgc_model_t *m, size_t index,
-                          sgc_cpu_variant_info_t *out) {
-  if (!m || !out || index >= m->impl->table().num_cpu_variants)
+int sgc_model_variant(const sgc_model_t *m, size_t index,
+                      sgc_variant_info_t *out) {
+  if (!m || !out || index >= m->impl->table().num_variants)
     return 0;
-  const sgc_abi_cpu_variant_t &v = m->impl->table().cpu_variants[index];
-  sgc_cpu_variant_info_t info{};
+  const sgc_abi_variant_t &v = m->impl->table().variants[index];
+  sgc_variant_info_t info{};
   info.name = v.name;
+  info.device = static_cast<sgc_device_kind_t>(v.device);
   info.required_cpu_features = v.required_cpu_features;
   info.supported =
+      v.device == SGC_ABI_DEVICE_CPU &&
       (v.required_cpu_features & ~sgc::runtime::detect_cpu_features()) == 0;
   *out = info;
   return 1;
@@ -479,8 +481,8 @@ int32_t sgc_session_num_threads(const sgc_session_t *s) {
   return s ? s->impl->num_threads() : 0;
 }
 
-const char *sgc_session_cpu_variant(const sgc_session_t *s) {
-  return s ? s->impl->cpu_variant() : "";
+const char *sgc_session_variant(const sgc_session_t *s) {
+  return s ? s->impl->variant() : "";
 }
 
 sgc_status_t *sgc_session_prefill(sgc_session_t *s, const int32_t *tokens,

@@ -91,12 +91,12 @@ status model_library::open(const std::string &path,
                     "ABI major " +
                         std::to_string(h->version_major)
                   : "the model was compiled by an older sgc; recompile it");
-  if (h->struct_size < sizeof(sgc_model_v1_t))
+  if (h->struct_size < sizeof(sgc_model_v2_t))
     return bad_input_error(where + ": invalid model table: struct_size " +
                            std::to_string(h->struct_size) +
                            " is smaller than ABI " + ours + "'s " +
-                           std::to_string(sizeof(sgc_model_v1_t)));
-  m->table_ = reinterpret_cast<const sgc_model_v1_t *>(h);
+                           std::to_string(sizeof(sgc_model_v2_t)));
+  m->table_ = reinterpret_cast<const sgc_model_v2_t *>(h);
   status st = m->validate();
   if (!st.ok())
     return st;
@@ -105,7 +105,7 @@ status model_library::open(const std::string &path,
 }
 
 status model_library::validate() {
-  const sgc_model_v1_t &t = *table_;
+  const sgc_model_v2_t &t = *table_;
   const std::string where = quote(path_) + ": invalid model table: ";
   auto bad = [&](const std::string &why) {
     return bad_input_error(where + why);
@@ -162,6 +162,12 @@ status model_library::validate() {
           "tensor " + quote(name) + ": bytes is " + std::to_string(w.bytes) +
           ", but " + dtype_name(static_cast<dtype>(w.dtype)) + " x " +
           shape_string(w.shape, w.rank) + " is " + std::to_string(bytes));
+    if (w.num_alt_names > 0 && !w.alt_names)
+      return bad("tensor " + quote(name) + ": alt_names is NULL");
+    for (uint32_t a = 0; a < w.num_alt_names; ++a)
+      if (!w.alt_names[a] || !*w.alt_names[a])
+        return bad("tensor " + quote(name) + ": alternative name " +
+                   std::to_string(a) + " is empty");
     if (w.fill > SGC_ABI_FILL_ZEROS)
       return bad("tensor " + quote(name) + ": unknown fill " +
                  std::to_string(w.fill));
@@ -209,16 +215,158 @@ status model_library::validate() {
       return bad("total cache size overflows");
   }
 
-  // Code.
-  if (t.device == SGC_ABI_DEVICE_CPU && t.num_cpu_variants == 0)
-    return bad("a CPU model needs at least one CPU variant");
-  if (t.num_cpu_variants > 0 && !t.cpu_variants)
-    return bad("cpu_variants is NULL");
-  for (uint32_t i = 0; i < t.num_cpu_variants; ++i) {
-    const sgc_abi_cpu_variant_t &v = t.cpu_variants[i];
-    if (!v.name || !v.prefill || !v.decode)
-      return bad("CPU variant " + std::to_string(i) +
-                 " lacks a name or an entry point");
+  return validate_plan();
+}
+
+const sgc_abi_phase_t *model_library::phase(uint32_t kind) const {
+  for (uint32_t i = 0; i < table_->num_phases; ++i)
+    if (table_->phases[i].kind == kind)
+      return &table_->phases[i];
+  return nullptr;
+}
+
+namespace {
+
+/// Bytes of a workspace operand with |tokens| for its token dimensions, or
+/// 0 when the operand is malformed.
+uint64_t operand_bytes(const sgc_abi_operand_t &o, int64_t tokens) {
+  if (!dtype_is_valid(o.dtype) || o.rank < 1 ||
+      o.rank > SGC_ABI_MAX_OPERAND_RANK)
+    return 0;
+  uint64_t bytes = dtype_size(static_cast<dtype>(o.dtype));
+  for (uint32_t d = 0; d < o.rank; ++d) {
+    const int64_t dim = o.shape[d] == SGC_ABI_DIM_TOKENS ? tokens : o.shape[d];
+    if (dim < 1 ||
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
+      return 0;
+  }
+  return bytes;
+}
+
+} // namespace
+
+/// The plan (phases, steps, operands) and the variants that run it: every
+/// index in range, every workspace buffer inside the workspace.
+status model_library::validate_plan() {
+  const sgc_model_v2_t &t = *table_;
+  const std::string where = quote(path_) + ": invalid model table: ";
+  auto bad = [&](const std::string &why) {
+    return bad_input_error(where + why);
+  };
+  if (t.num_phases == 0 || !t.phases)
+    return bad("the model has no phases");
+  if ((t.num_steps > 0 && !t.steps) || (t.num_operands > 0 && !t.operands))
+    return bad("steps or operands is NULL");
+  if (t.num_variants == 0 || !t.variants)
+    return bad("the model has no variants");
+
+  uint32_t max_function = 0;
+  bool any_step = false;
+  for (uint32_t p = 0; p < t.num_phases; ++p) {
+    const sgc_abi_phase_t &ph = t.phases[p];
+    const std::string pw = "phase " + std::to_string(p) + ": ";
+    if (ph.kind > SGC_ABI_PHASE_ENCODE_IMAGE)
+      return bad(pw + "unknown kind " + std::to_string(ph.kind));
+    for (uint32_t q = 0; q < p; ++q)
+      if (t.phases[q].kind == ph.kind)
+        return bad(pw + "a second phase of kind " + std::to_string(ph.kind));
+    const int64_t want_tokens = ph.kind == SGC_ABI_PHASE_DECODE ? 1
+                                : ph.kind == SGC_ABI_PHASE_PREFILL
+                                    ? t.max_prefill_chunk
+                                    : ph.max_tokens;
+    if (ph.max_tokens != want_tokens || ph.max_tokens < 1)
+      return bad(pw + "max_tokens is " + std::to_string(ph.max_tokens) +
+                 ", expected " + std::to_string(want_tokens));
+    if (ph.first_step > t.num_steps ||
+        ph.num_steps > t.num_steps - ph.first_step)
+      return bad(pw + "steps [" + std::to_string(ph.first_step) + ", +" +
+                 std::to_string(ph.num_steps) + ") outside the " +
+                 std::to_string(t.num_steps) + " steps");
+    // Every operand this phase passes, at its largest token count.
+    auto check_operand = [&](const sgc_abi_operand_t &o,
+                             const std::string &ow) -> status {
+      switch (o.kind) {
+      case SGC_ABI_OPERAND_TOKENS:
+      case SGC_ABI_OPERAND_POSITION:
+        return status();
+      case SGC_ABI_OPERAND_WEIGHT:
+        if (o.index >= t.num_tensors)
+          return bad(ow + "weight " + std::to_string(o.index) +
+                     " is not in the manifest");
+        return status();
+      case SGC_ABI_OPERAND_K_CACHE:
+      case SGC_ABI_OPERAND_V_CACHE:
+        if (o.index >= t.num_layers)
+          return bad(ow + "layer " + std::to_string(o.index) +
+                     " is not in the KV plan");
+        if (o.kind == SGC_ABI_OPERAND_V_CACHE &&
+            !t.kv_layers[o.index].has_v_cache)
+          return bad(ow + "layer " + std::to_string(o.index) +
+                     " has no V cache");
+        return status();
+      case SGC_ABI_OPERAND_WORKSPACE: {
+        const uint64_t bytes = operand_bytes(o, ph.max_tokens);
+        uint64_t end = 0;
+        if (bytes == 0 || o.offset % 64 != 0 ||
+            __builtin_add_overflow(o.offset, bytes, &end) ||
+            end > t.workspace_bytes)
+          return bad(ow + "workspace buffer at offset " +
+                     std::to_string(o.offset) + " (" + std::to_string(bytes) +
+                     " bytes) is malformed or outside the workspace of " +
+                     std::to_string(t.workspace_bytes) + " bytes");
+        return status();
+      }
+      default:
+        return bad(ow + "unknown operand kind " + std::to_string(o.kind));
+      }
+    };
+    for (uint32_t s = ph.first_step; s < ph.first_step + ph.num_steps; ++s) {
+      const sgc_abi_step_t &st = t.steps[s];
+      const std::string sw = "step " + std::to_string(s) + ": ";
+      if (st.first_operand > t.num_operands ||
+          st.num_operands > t.num_operands - st.first_operand)
+        return bad(sw + "operands outside the table");
+      for (uint32_t j = 0; j < st.num_operands; ++j) {
+        status err = check_operand(t.operands[st.first_operand + j],
+                                   sw + "operand " + std::to_string(j) + ": ");
+        if (!err.ok())
+          return err;
+      }
+      max_function = std::max(max_function, st.function);
+      max_step_operands_ = std::max(max_step_operands_, st.num_operands);
+      any_step = true;
+    }
+    const sgc_abi_operand_t &logits = ph.logits;
+    if (logits.kind != SGC_ABI_OPERAND_WORKSPACE || logits.rank != 2 ||
+        logits.shape[1] != t.vocab_size ||
+        (logits.dtype != SGC_ABI_DTYPE_F32 &&
+         logits.dtype != SGC_ABI_DTYPE_BF16))
+      return bad(pw + "logits must be a [tokens, vocab_size] workspace "
+                      "buffer of F32 or BF16");
+    status err = check_operand(logits, pw + "logits: ");
+    if (!err.ok())
+      return err;
+  }
+  if (!phase(SGC_ABI_PHASE_PREFILL) || !phase(SGC_ABI_PHASE_DECODE))
+    return bad("the model needs a prefill and a decode phase");
+
+  for (uint32_t i = 0; i < t.num_variants; ++i) {
+    const sgc_abi_variant_t &v = t.variants[i];
+    const std::string vw = "variant " + std::to_string(i) + ": ";
+    if (!v.name || v.device != t.device)
+      return bad(vw + "no name, or a device other than the model's");
+    if (any_step && v.num_functions <= max_function)
+      return bad(vw + "steps call function " + std::to_string(max_function) +
+                 " of " + std::to_string(v.num_functions));
+    if (v.device == SGC_ABI_DEVICE_CPU) {
+      if (!v.functions)
+        return bad(vw + "a CPU variant needs its functions");
+      for (uint32_t f = 0; f < v.num_functions; ++f)
+        if (!v.functions[f])
+          return bad(vw + "function " + std::to_string(f) + " is NULL");
+    } else if (!v.kernels || !v.fatbin || v.fatbin_bytes == 0) {
+      return bad(vw + "a CUDA variant needs its kernels and fatbin");
+    }
   }
   return status();
 }

@@ -25,7 +25,7 @@ public:
   model_library &operator=(const model_library &) = delete;
 
   const std::string &path() const { return path_; }
-  const sgc_model_v1_t &table() const { return *table_; }
+  const sgc_model_v2_t &table() const { return *table_; }
   uint32_t abi_minor() const { return table_->header.version_minor; }
 
   /// Sum of the manifest's bytes.
@@ -35,6 +35,10 @@ public:
   uint64_t v_bytes(size_t layer) const { return v_bytes_[layer]; }
   /// Sum of all K and V buffers.
   uint64_t kv_cache_bytes() const { return kv_bytes_; }
+  /// The phase of kind |kind| (SGC_ABI_PHASE_*), or null.
+  const sgc_abi_phase_t *phase(uint32_t kind) const;
+  /// The most operands any step has.
+  uint32_t max_step_operands() const { return max_step_operands_; }
 
   /// A short description for messages: 'id' ('path').
   std::string describe() const;
@@ -42,12 +46,14 @@ public:
 private:
   model_library() = default;
   status validate();
+  status validate_plan();
 
   std::string path_;
   void *handle_ = nullptr;
-  const sgc_model_v1_t *table_ = nullptr;
+  const sgc_model_v2_t *table_ = nullptr;
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
+  uint32_t max_step_operands_ = 0;
   std::vector<uint64_t> k_bytes_;
   std::vector<uint64_t> v_bytes_;
 };

@@ -1,10 +1,10 @@
 /*
- * session.cc - device checks, cache allocation, entry-point calls and the
- * chunked prefill + decode loop.
+ * session.cc - device checks, the executor, argument checks and the chunked
+ * prefill + decode loop.
  */
 #include "runtime/src/session.h"
 
-#include "runtime/src/cpu/cpu_features.h"
+#include "runtime/src/cpu/cpu_executor.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/sampler.h"
 
@@ -15,69 +15,11 @@
 namespace sgc {
 namespace runtime {
 
-namespace {
-
-constexpr uint64_t buffer_alignment = 64;
-
-const char *abi_error_name(int32_t rc) {
-  switch (rc) {
-  case SGC_ABI_ERROR_INVALID_ARGUMENT:
-    return "invalid argument";
-  case SGC_ABI_ERROR_BAD_CONTEXT:
-    return "bad call context";
-  case SGC_ABI_ERROR_INTERNAL:
-    return "internal error";
-  default:
-    return "unknown error";
-  }
-}
-
-} // namespace
-
-status select_cpu_variant(const sgc_model_v1_t &table, const char *name,
-                          uint64_t cpu_features,
-                          const sgc_abi_cpu_variant_t **out) {
-  const std::string have = cpu_feature_names(cpu_features);
-  if (name && *name) {
-    for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
-      const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
-      if (std::strcmp(v.name, name) != 0)
-        continue;
-      const uint64_t lacking = v.required_cpu_features & ~cpu_features;
-      if (lacking)
-        return device_error("this CPU cannot run variant " + quote(name) +
-                            ": it lacks " + cpu_feature_names(lacking))
-            .note("this CPU has: " + (have.empty() ? "-" : have));
-      *out = &v;
-      return status();
-    }
-    status err = usage_error("model has no CPU variant named " + quote(name));
-    for (uint32_t i = 0; i < table.num_cpu_variants; ++i)
-      err.note("available: " + quote(table.cpu_variants[i].name));
-    return err;
-  }
-  for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
-    const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
-    if ((v.required_cpu_features & ~cpu_features) == 0) {
-      *out = &v;
-      return status();
-    }
-  }
-  status err = device_error("this CPU can run none of the model's variants");
-  for (uint32_t i = 0; i < table.num_cpu_variants; ++i) {
-    const sgc_abi_cpu_variant_t &v = table.cpu_variants[i];
-    err.note("variant " + quote(v.name) + " needs " +
-             cpu_feature_names(v.required_cpu_features));
-  }
-  err.note("this CPU has: " + (have.empty() ? "-" : have));
-  return err;
-}
-
 status session::create(std::shared_ptr<model_library> model,
                        std::shared_ptr<bound_weights> weights,
                        const sgc_session_options_t &options,
                        std::unique_ptr<session> *out) {
-  const sgc_model_v1_t &t = model->table();
+  const sgc_model_v2_t &t = model->table();
   if (weights->model() != model)
     return usage_error("the weights were bound to another model");
   if (options.num_threads < 0)
@@ -103,8 +45,8 @@ status session::create(std::shared_ptr<model_library> model,
                             ", not for CUDA")
           .note("compile it with --target=cuda:<arch> to run it on the GPU");
     return mismatch_error("model " + model->describe() +
-                          " targets CUDA, but ABI 1.0 has no CUDA launch "
-                          "table yet; this runtime runs CPU models only");
+                          " targets CUDA, but this runtime has no CUDA "
+                          "executor yet; it runs CPU models only");
   }
   default:
     return usage_error("unknown device kind " +
@@ -114,61 +56,14 @@ status session::create(std::shared_ptr<model_library> model,
   std::unique_ptr<session> s(new session());
   s->model_ = model;
   s->weights_ = weights;
-  const uint64_t features = detect_cpu_features();
-  status st =
-      select_cpu_variant(t, options.cpu_variant, features, &s->variant_);
+  status st = cpu_executor::create(model, options.variant, options.num_threads,
+                                   &s->executor_);
+  if (st.ok())
+    st = s->executor_->allocate();
+  if (st.ok())
+    st = s->executor_->bind(*weights);
   if (!st.ok())
     return st;
-  constexpr uint64_t amx =
-      SGC_ABI_CPU_AMX_TILE | SGC_ABI_CPU_AMX_BF16 | SGC_ABI_CPU_AMX_INT8;
-  if ((s->variant_->required_cpu_features & amx) && !request_amx_permission())
-    return device_error(
-        "the kernel refused AMX tile state, needed by variant " +
-        quote(s->variant_->name));
-
-  // KV cache: one mapping, every buffer 64-byte aligned, as the plan says.
-  std::vector<uint64_t> offsets;
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < t.num_layers; ++i) {
-    for (uint64_t bytes : {model->k_bytes(i), model->v_bytes(i)}) {
-      uint64_t off = 0;
-      if (!align_up(total, buffer_alignment, &off) ||
-          __builtin_add_overflow(off, bytes, &total))
-        return internal_error("KV cache size overflows");
-      offsets.push_back(off);
-    }
-  }
-  st = anon_memory::allocate(total, "the KV cache", &s->kv_memory_);
-  if (!st.ok())
-    return st;
-  s->kv_bytes_ = model->kv_cache_bytes();
-  for (uint32_t i = 0; i < t.num_layers; ++i) {
-    s->k_cache_.push_back(s->kv_memory_.data() + offsets[2 * i]);
-    s->v_cache_.push_back(model->v_bytes(i)
-                              ? s->kv_memory_.data() + offsets[2 * i + 1]
-                              : nullptr);
-  }
-  st =
-      anon_memory::allocate(t.workspace_bytes, "the workspace", &s->workspace_);
-  if (!st.ok())
-    return st;
-
-  s->pool_ = std::make_unique<thread_pool>(
-      options.num_threads > 0 ? options.num_threads : physical_core_count());
-
-  sgc_abi_call_context_t &c = s->ctx_;
-  c.struct_size = sizeof(sgc_abi_call_context_t);
-  c.num_weights = t.num_tensors;
-  c.weights = weights->pointers().data();
-  c.num_layers = t.num_layers;
-  c.k_cache = s->k_cache_.data();
-  c.v_cache = s->v_cache_.data();
-  c.workspace = s->workspace_.data();
-  c.workspace_bytes = s->workspace_.size();
-  c.num_threads = s->pool_->size();
-  c.cpu_features = features;
-  c.runtime_state = s->pool_.get();
-  c.parallel_for = &thread_pool::abi_parallel_for;
   *out = std::move(s);
   return status();
 }
@@ -184,17 +79,9 @@ status session::check_tokens(const int32_t *tokens, int64_t n) const {
   return status();
 }
 
-status session::entry_status(int32_t rc, const char *entry) const {
-  if (rc == SGC_ABI_OK)
-    return status();
-  return internal_error("model " + model_->describe() + ": " + entry +
-                        " returned status " + std::to_string(rc) + " (" +
-                        abi_error_name(rc) + ")");
-}
-
 status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
                         float *logits, bool all_positions) {
-  const sgc_model_v1_t &t = model_->table();
+  const sgc_model_v2_t &t = model_->table();
   if (!tokens || !logits)
     return usage_error("prefill needs tokens and a logits buffer");
   if (n < 1 || n > t.max_prefill_chunk)
@@ -209,13 +96,12 @@ status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
   status st = check_tokens(tokens, n);
   if (!st.ok())
     return st;
-  return entry_status(
-      variant_->prefill(&ctx_, tokens, n, pos0, logits, all_positions ? 1 : 0),
-      "prefill");
+  return executor_->run(*model_->phase(SGC_ABI_PHASE_PREFILL), tokens, n, pos0,
+                        logits, all_positions);
 }
 
 status session::decode(int32_t token, int64_t pos, float *logits) {
-  const sgc_model_v1_t &t = model_->table();
+  const sgc_model_v2_t &t = model_->table();
   if (!logits)
     return usage_error("decode needs a logits buffer");
   if (pos < 0 || pos >= t.context_length)
@@ -225,13 +111,14 @@ status session::decode(int32_t token, int64_t pos, float *logits) {
   status st = check_tokens(&token, 1);
   if (!st.ok())
     return st;
-  return entry_status(variant_->decode(&ctx_, token, pos, logits), "decode");
+  return executor_->run(*model_->phase(SGC_ABI_PHASE_DECODE), &token, 1, pos,
+                        logits, false);
 }
 
 status session::generate(const int32_t *prompt, int64_t n_prompt,
                          const sgc_generate_options_t &o,
                          int64_t *out_num_generated) {
-  const sgc_model_v1_t &t = model_->table();
+  const sgc_model_v2_t &t = model_->table();
   const int64_t vocab = t.vocab_size;
   if (out_num_generated)
     *out_num_generated = 0;

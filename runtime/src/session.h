@@ -1,13 +1,12 @@
 /*
- * session.h - a model + weights on a device: KV cache, workspace, threads,
+ * session.h - a model + weights on a device (its executor), argument checks
  * and the generation loop.
  */
 #ifndef SGC_RUNTIME_SRC_SESSION_H
 #define SGC_RUNTIME_SRC_SESSION_H
 
-#include "runtime/src/memory.h"
+#include "runtime/src/executor.h"
 #include "runtime/src/model.h"
-#include "runtime/src/thread_pool.h"
 #include "runtime/src/weights.h"
 
 #include <sgc/abi.h>
@@ -34,34 +33,19 @@ public:
                   const sgc_generate_options_t &options,
                   int64_t *out_num_generated);
 
-  uint64_t kv_cache_bytes() const { return kv_bytes_; }
-  uint64_t workspace_bytes() const { return workspace_.size(); }
-  int32_t num_threads() const { return pool_->size(); }
-  const char *cpu_variant() const { return variant_->name; }
+  uint64_t kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
+  uint64_t workspace_bytes() const { return executor_->workspace_bytes(); }
+  int32_t num_threads() const { return executor_->num_threads(); }
+  const char *variant() const { return executor_->variant_name(); }
 
 private:
   session() = default;
   status check_tokens(const int32_t *tokens, int64_t n) const;
-  status entry_status(int32_t rc, const char *entry) const;
 
   std::shared_ptr<model_library> model_;
   std::shared_ptr<bound_weights> weights_;
-  const sgc_abi_cpu_variant_t *variant_ = nullptr;
-  std::unique_ptr<thread_pool> pool_;
-  anon_memory kv_memory_;
-  anon_memory workspace_;
-  uint64_t kv_bytes_ = 0;
-  std::vector<void *> k_cache_;
-  std::vector<void *> v_cache_;
-  sgc_abi_call_context_t ctx_{};
+  std::unique_ptr<executor> executor_;
 };
-
-/// Picks the CPU variant: by |name| when given, else the first the CPU
-/// supports. Usage error for an unknown name; device_unavailable when the
-/// CPU lacks the features.
-status select_cpu_variant(const sgc_model_v1_t &table, const char *name,
-                          uint64_t cpu_features,
-                          const sgc_abi_cpu_variant_t **out);
 
 } // namespace runtime
 } // namespace sgc

@@ -61,25 +61,6 @@ int thread_count(int32_t requested) {
 
 } // namespace
 
-std::vector<std::string> alternative_tensor_names(const std::string &family,
-                                                  const std::string &name) {
-  std::vector<std::string> out;
-  if (!starts_with(family, "gemma3") && !starts_with(family, "gemma4"))
-    return out;
-  static const std::pair<const char *, const char *> spellings[] = {
-      {"language_model.model.", "model.language_model."},
-      {"vision_tower.", "model.vision_tower."},
-      {"multi_modal_projector.", "model.multi_modal_projector."},
-  };
-  for (const auto &[a, b] : spellings) {
-    if (starts_with(name, a))
-      out.push_back(b + name.substr(std::strlen(a)));
-    else if (starts_with(name, b))
-      out.push_back(a + name.substr(std::strlen(b)));
-  }
-  return out;
-}
-
 status bound_weights::bind(std::shared_ptr<model_library> model,
                            const char *path,
                            const sgc_weights_options_t &options,
@@ -120,8 +101,7 @@ status bound_weights::bind_checkpoint(const std::string &path,
   status st = safetensors::checkpoint::open(path, &checkpoint_);
   if (!st.ok())
     return st;
-  const sgc_model_v1_t &t = model_->table();
-  const std::string family = t.family;
+  const sgc_model_v2_t &t = model_->table();
 
   std::vector<std::string> missing, mismatched;
   std::vector<const safetensors::checkpoint::entry *> found(t.num_tensors);
@@ -131,13 +111,11 @@ status bound_weights::bind_checkpoint(const std::string &path,
     const std::string name = m.name;
     const std::string want = tensor_signature(m.dtype, m.shape, m.rank);
     const safetensors::checkpoint::entry *e = checkpoint_->find(name);
-    std::vector<std::string> alts;
-    if (!e) {
-      alts = alternative_tensor_names(family, name);
-      for (const std::string &a : alts)
-        if ((e = checkpoint_->find(a)))
-          break;
-    }
+    // Other spellings come from the manifest (the compiler knows the
+    // family's checkpoint prefixes).
+    std::vector<std::string> alts(m.alt_names, m.alt_names + m.num_alt_names);
+    for (size_t a = 0; !e && a < alts.size(); ++a)
+      e = checkpoint_->find(alts[a]);
     if (!e) {
       std::string text = "missing tensor " + quote(name) + " (" + want + ")";
       for (const std::string &a : alts)
@@ -234,7 +212,7 @@ status bound_weights::bind_checkpoint(const std::string &path,
 }
 
 status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
-  const sgc_model_v1_t &t = model_->table();
+  const sgc_model_v2_t &t = model_->table();
   std::vector<uint64_t> offsets(t.num_tensors);
   uint64_t total = 0;
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
@@ -296,7 +274,7 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
 
 status write_dummy_weights(const model_library &model, const std::string &path,
                            const sgc_weights_options_t &options) {
-  const sgc_model_v1_t &t = model.table();
+  const sgc_model_v2_t &t = model.table();
   thread_pool pool(thread_count(options.num_threads));
   std::vector<safetensors::tensor_source> sources(t.num_tensors);
   for (uint32_t i = 0; i < t.num_tensors; ++i) {

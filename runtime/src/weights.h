@@ -48,13 +48,6 @@ private:
   uint64_t copied_ = 0;
 };
 
-/// Other spellings of |name| a checkpoint of |family| may use (gemma3 and
-/// gemma4: language_model.model. <-> model.language_model., vision_tower.
-/// <-> model.vision_tower., multi_modal_projector. <->
-/// model.multi_modal_projector.). Empty for other families.
-std::vector<std::string> alternative_tensor_names(const std::string &family,
-                                                  const std::string &name);
-
 /// See sgc_model_write_dummy_weights.
 status write_dummy_weights(const model_library &model, const std::string &path,
                            const sgc_weights_options_t &options);

@@ -25,8 +25,8 @@
 // LOWERED-NOT: math.rsqrt
 // LOWERED: math.exp
 // After the attention's softmax nothing is written to the caches.
-// LOWERED-NOT: memref.store %{{.*}}, %arg3[
 // LOWERED-NOT: memref.store %{{.*}}, %arg4[
+// LOWERED-NOT: memref.store %{{.*}}, %arg5[
 // LOWERED-NOT: linalg.copy
 // LOWERED: return
 func.func @decode_layer(%qh: tensor<1x4x16xbf16>, %kh: tensor<1x2x16xbf16>, %pos: i64, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %wq: tensor<16xbf16>, %wk: tensor<16xbf16>)
@@ -48,9 +48,9 @@ func.func @decode_layer(%qh: tensor<1x4x16xbf16>, %kh: tensor<1x2x16xbf16>, %pos
 // reads the positions the chunk would overwrite.
 // LOWERED-LABEL: func.func @prefill_layer
 // LOWERED: math.rsqrt
-// LOWERED-NOT: memref.store %{{.*}}, %arg3[
+// LOWERED-NOT: memref.store %{{.*}}, %arg4[
 // LOWERED: math.exp
-// LOWERED: memref.store %{{.*}}, %arg3[
+// LOWERED: memref.store %{{.*}}, %arg4[
 // CHECK-LABEL: func.func @prefill_layer
 // CHECK: sg.norm_rope %{{.*}} norm(%{{.*}}) at %{{.*}} into %{{.*}} {basis = "head_width", {{.*}}rotary_fraction = 2.500000e-01
 func.func @prefill_layer(%qh: tensor<?x4x16xbf16>, %kh: tensor<?x2x16xbf16>, %pos: i64, %kc: tensor<4x2x16xbf16>, %wk: tensor<16xbf16>)

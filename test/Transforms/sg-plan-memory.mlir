@@ -1,18 +1,51 @@
-// RUN: sgc-opt %s -sg-plan-memory | FileCheck %s
+// RUN: sgc-opt %s -split-input-file -sg-plan-memory | FileCheck %s
 
 // A chain of four steps: t0 = a(tokens), t1 = b(t0), t2 = c(t1), the logits
 // t3 = d(t2). A step never writes over what it reads, so t1 sits next to t0;
 // t2 reuses t0's bytes (t0 is dead after step 1) and t3 reuses t1's. With
 // max_tokens 4: t0..t2 are 4 x 96 x 2 = 768 B, t3 4 x 512 x 2 = 4096 B.
-// CHECK: sg.plan = {
-// CHECK-SAME: offsets = [0, 768, 0, 768]
-// CHECK-SAME: workspace_bytes = 4864 : i64
-// CHECK-SAME: workspace_bytes = 4864 : i64
-module attributes {sg.plan = {variants = {prefill = {
-    logits = "t3", max_tokens = 4 : i64,
-    steps = [{args = ["tokens"], callee = @a, results = ["t0"]},
-             {args = ["t0"], callee = @b, results = ["t1"]},
-             {args = ["t1"], callee = @c, results = ["t2"]},
-             {args = ["t2"], callee = @d, results = ["t3"]}],
-    temps = [tensor<?x96xbf16>, tensor<?x96xbf16>, tensor<?x96xbf16>, tensor<?x512xbf16>]}}}} {
+// CHECK-LABEL: plan.entry @prefill prefill max_tokens(4) workspace(4864)
+// CHECK: plan.alloc offset(0) : !plan.buffer<?x96xbf16>
+// CHECK: plan.alloc offset(768) : !plan.buffer<?x96xbf16>
+// CHECK: plan.alloc offset(0) : !plan.buffer<?x96xbf16>
+// CHECK: plan.alloc offset(768) : !plan.buffer<?x512xbf16>
+func.func private @a(memref<?xi32>)
+func.func private @b(memref<?x96xbf16>)
+func.func private @c(memref<?x96xbf16>)
+func.func private @d(memref<?x96xbf16>)
+plan.entry @prefill prefill max_tokens(4) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %t0 = plan.alloc : !plan.buffer<?x96xbf16>
+  plan.call @a(%tokens) -> (%t0) : (!plan.buffer<?xi32>) -> (!plan.buffer<?x96xbf16>)
+  %t1 = plan.alloc : !plan.buffer<?x96xbf16>
+  plan.call @b(%t0) -> (%t1) : (!plan.buffer<?x96xbf16>) -> (!plan.buffer<?x96xbf16>)
+  %t2 = plan.alloc : !plan.buffer<?x96xbf16>
+  plan.call @c(%t1) -> (%t2) : (!plan.buffer<?x96xbf16>) -> (!plan.buffer<?x96xbf16>)
+  %t3 = plan.alloc : !plan.buffer<?x512xbf16>
+  plan.call @d(%t2) -> (%t3) : (!plan.buffer<?x96xbf16>) -> (!plan.buffer<?x512xbf16>)
+  plan.return %t3 : !plan.buffer<?x512xbf16>
+}
+
+// -----
+// A residual read two steps later stays live across the step between: the
+// skip buffer s (written by step 0, read by step 2) keeps its bytes while
+// the middle buffer m is placed after it; the logits are live to the end, so
+// nothing written after them shares their bytes. Sizes are rounded up to 64
+// bytes (1 x 8 x 4 = 32 B -> 64 B).
+// CHECK-LABEL: plan.entry @decode decode max_tokens(1) workspace(192)
+// CHECK: %[[S:.*]] = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+// CHECK: %[[M:.*]] = plan.alloc offset(64) : !plan.buffer<1x8xf32>
+// CHECK: %[[L:.*]] = plan.alloc offset(128) : !plan.buffer<1x8xf32>
+func.func private @a(memref<1xi32>)
+func.func private @b(memref<1x8xf32>)
+func.func private @c(memref<1x8xf32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %s = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @a(%tokens) -> (%s) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  %m = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @b(%s) -> (%m) : (!plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>)
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @c(%m, %s) -> (%l) : (!plan.buffer<1x8xf32>, !plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
 }

@@ -7,24 +7,30 @@
 
 #include <stddef.h>
 
-#define SGC_ABI_CHECK_COUNT 16
+#define SGC_ABI_CHECK_COUNT 22
 
 void sgc_abi_c_layout(size_t *out) {
   size_t i = 0;
   out[i++] = sizeof(sgc_abi_header_t);
   out[i++] = sizeof(sgc_abi_tensor_t);
   out[i++] = sizeof(sgc_abi_kv_layer_t);
-  out[i++] = sizeof(sgc_abi_cpu_variant_t);
-  out[i++] = sizeof(sgc_abi_call_context_t);
-  out[i++] = sizeof(sgc_model_v1_t);
-  out[i++] = offsetof(sgc_model_v1_t, header);
-  out[i++] = offsetof(sgc_model_v1_t, vocab_size);
-  out[i++] = offsetof(sgc_model_v1_t, tensors);
-  out[i++] = offsetof(sgc_model_v1_t, kv_layers);
-  out[i++] = offsetof(sgc_model_v1_t, cpu_variants);
+  out[i++] = sizeof(sgc_abi_variant_t);
+  out[i++] = sizeof(sgc_abi_cpu_exec_t);
+  out[i++] = sizeof(sgc_model_v2_t);
+  out[i++] = offsetof(sgc_model_v2_t, header);
+  out[i++] = offsetof(sgc_model_v2_t, vocab_size);
+  out[i++] = offsetof(sgc_model_v2_t, tensors);
+  out[i++] = offsetof(sgc_model_v2_t, kv_layers);
+  out[i++] = offsetof(sgc_model_v2_t, variants);
   out[i++] = offsetof(sgc_abi_tensor_t, shape);
   out[i++] = offsetof(sgc_abi_tensor_t, fill);
-  out[i++] = offsetof(sgc_abi_call_context_t, parallel_for);
+  out[i++] = offsetof(sgc_abi_cpu_exec_t, parallel_for);
   out[i++] = offsetof(sgc_abi_kv_layer_t, bytes_per_token);
-  out[i++] = offsetof(sgc_abi_cpu_variant_t, decode);
+  out[i++] = offsetof(sgc_abi_variant_t, functions);
+  out[i++] = sizeof(sgc_abi_operand_t);
+  out[i++] = sizeof(sgc_abi_step_t);
+  out[i++] = sizeof(sgc_abi_phase_t);
+  out[i++] = offsetof(sgc_abi_phase_t, logits);
+  out[i++] = offsetof(sgc_model_v2_t, operands);
+  out[i++] = sizeof(sgc_abi_memref_t);
 }

@@ -12,32 +12,38 @@
 extern "C" void sgc_abi_c_layout(size_t *out);
 
 TEST(Abi, CAndCxxLayoutsAgree) {
-  size_t c[16];
+  size_t c[22];
   sgc_abi_c_layout(c);
-  const size_t cxx[16] = {
+  const size_t cxx[22] = {
       sizeof(sgc_abi_header_t),
       sizeof(sgc_abi_tensor_t),
       sizeof(sgc_abi_kv_layer_t),
-      sizeof(sgc_abi_cpu_variant_t),
-      sizeof(sgc_abi_call_context_t),
-      sizeof(sgc_model_v1_t),
-      offsetof(sgc_model_v1_t, header),
-      offsetof(sgc_model_v1_t, vocab_size),
-      offsetof(sgc_model_v1_t, tensors),
-      offsetof(sgc_model_v1_t, kv_layers),
-      offsetof(sgc_model_v1_t, cpu_variants),
+      sizeof(sgc_abi_variant_t),
+      sizeof(sgc_abi_cpu_exec_t),
+      sizeof(sgc_model_v2_t),
+      offsetof(sgc_model_v2_t, header),
+      offsetof(sgc_model_v2_t, vocab_size),
+      offsetof(sgc_model_v2_t, tensors),
+      offsetof(sgc_model_v2_t, kv_layers),
+      offsetof(sgc_model_v2_t, variants),
       offsetof(sgc_abi_tensor_t, shape),
       offsetof(sgc_abi_tensor_t, fill),
-      offsetof(sgc_abi_call_context_t, parallel_for),
+      offsetof(sgc_abi_cpu_exec_t, parallel_for),
       offsetof(sgc_abi_kv_layer_t, bytes_per_token),
-      offsetof(sgc_abi_cpu_variant_t, decode),
+      offsetof(sgc_abi_variant_t, functions),
+      sizeof(sgc_abi_operand_t),
+      sizeof(sgc_abi_step_t),
+      sizeof(sgc_abi_phase_t),
+      offsetof(sgc_abi_phase_t, logits),
+      offsetof(sgc_model_v2_t, operands),
+      sizeof(sgc_abi_memref_t),
   };
-  for (int i = 0; i < 16; ++i)
+  for (int i = 0; i < 22; ++i)
     EXPECT_EQ(c[i], cxx[i]) << "entry " << i;
 }
 
 TEST(Abi, HeaderComesFirst) {
-  EXPECT_EQ(offsetof(sgc_model_v1_t, header), 0u);
+  EXPECT_EQ(offsetof(sgc_model_v2_t, header), 0u);
   EXPECT_EQ(sizeof(sgc_abi_header_t), 16u);
   EXPECT_EQ(offsetof(sgc_abi_header_t, magic), 0u);
   EXPECT_EQ(offsetof(sgc_abi_header_t, version_major), 4u);

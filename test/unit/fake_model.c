@@ -1,10 +1,14 @@
 /*
- * fake_model.c - a hand-written model .so implementing ABI 1.0, used until
- * the compiler emits real ones. Built several times with different macros:
+ * fake_model.c - a hand-written model .so implementing ABI 2.0: a plan of one
+ * step per phase, whose function computes the toy model below, so the
+ * runtime's tests do not depend on the compiler. Built several times with
+ * different macros:
  *   (none)             the good model
  *   FAKE_MAGIC=...     a table with the wrong magic ("not an sgc model")
- *   FAKE_MAJOR=2       a table from a future ABI major
+ *   FAKE_MAJOR=3       a table from a future ABI major
+ *   FAKE_MAJOR=1       a table from the previous ABI major
  *   FAKE_BAD_TABLE     a table whose tensor bytes disagree with its shape
+ *   FAKE_BAD_PLAN      a step whose workspace buffer ends past the workspace
  *   FAKE_NO_TABLE      the query returns NULL
  *
  * The toy model (vocab 16, hidden 8, two layers: one full cache, one ring of
@@ -19,6 +23,7 @@
  *   r[d]   = sum over j = max(0, p-3)..p of V1[j%4][d] (ascending j)
  *   u[d]   = s[d] + 0.25 * r[d] + 0.001 * p            (float32)
  *   logits[v] = sum over d of E[v][d] * u[d]          (ascending d)
+ * Every position's logits go to row i of the [n, 16] logits buffer.
  * test/unit/fake_model_reference.h computes the same thing independently.
  * Built with -ffp-contract=off so the float operations are exactly these.
  */
@@ -69,34 +74,27 @@ static void logits_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-static int32_t check_context(const sgc_abi_call_context_t *ctx) {
-  if (!ctx || ctx->struct_size < sizeof(sgc_abi_call_context_t) ||
-      ctx->num_weights != 2 || ctx->num_layers != 2 || !ctx->weights[0] ||
-      !ctx->weights[1] || !ctx->k_cache[0] || !ctx->k_cache[1] ||
-      !ctx->v_cache[0] || !ctx->v_cache[1] || !ctx->workspace ||
-      ctx->workspace_bytes < FAKE_HIDDEN * sizeof(float) ||
-      !ctx->parallel_for || ctx->num_threads < 1)
-    return SGC_ABI_ERROR_BAD_CONTEXT;
-  return SGC_ABI_OK;
+/* What a step passes (see fake_operands): the tokens, the position, the two
+   weights, K0, V0, K1, V1, the scratch vector u and the logits. */
+static const sgc_abi_memref_t *operand(void *const *operands, int i) {
+  return (const sgc_abi_memref_t *)operands[i];
 }
 
-/* Runs one token; writes logits for it when |out| is not NULL. */
-static int32_t step(const sgc_abi_call_context_t *ctx, int32_t token,
-                    int64_t pos, float *out) {
-  const uint16_t *embed = (const uint16_t *)ctx->weights[0];
-  const float *norm = (const float *)ctx->weights[1];
-  float *k0 = (float *)ctx->k_cache[0];
-  float *v0 = (float *)ctx->v_cache[0];
-  float *k1 = (float *)ctx->k_cache[1];
-  float *v1 = (float *)ctx->v_cache[1];
-  float *u = (float *)ctx->workspace;
+/* Runs one token; writes its logits to |out|. */
+static void step(const sgc_abi_cpu_exec_t *exec, void *const *operands,
+                 int32_t token, int64_t pos, float *out) {
+  const uint16_t *embed = (const uint16_t *)operand(operands, 2)->aligned;
+  const float *norm = (const float *)operand(operands, 3)->aligned;
+  float *k0 = (float *)operand(operands, 4)->aligned;
+  float *v0 = (float *)operand(operands, 5)->aligned;
+  float *k1 = (float *)operand(operands, 6)->aligned;
+  float *v1 = (float *)operand(operands, 7)->aligned;
+  float *u = (float *)operand(operands, 8)->aligned;
   int64_t ring = pos % FAKE_WINDOW;
   int64_t first = pos - FAKE_WINDOW + 1 < 0 ? 0 : pos - FAKE_WINDOW + 1;
   int64_t j;
   int d;
   logits_job job;
-  if (token < 0 || token >= FAKE_VOCAB || pos < 0 || pos >= FAKE_CONTEXT)
-    return SGC_ABI_ERROR_INVALID_ARGUMENT;
   for (d = 0; d < FAKE_HIDDEN; ++d) {
     float h = bf16_to_float(embed[token * FAKE_HIDDEN + d]) * (1.0f + norm[d]);
     k0[pos * FAKE_HIDDEN + d] = h;
@@ -112,78 +110,85 @@ static int32_t step(const sgc_abi_call_context_t *ctx, int32_t token,
       r += v1[(j % FAKE_WINDOW) * FAKE_HIDDEN + d];
     u[d] = s + 0.25f * r + 0.001f * (float)pos;
   }
-  if (out) {
-    job.embed = embed;
-    job.u = u;
-    job.out = out;
-    ctx->parallel_for(ctx->runtime_state, FAKE_VOCAB, logits_range, &job);
-  }
-  return SGC_ABI_OK;
+  job.embed = embed;
+  job.u = u;
+  job.out = out;
+  exec->parallel_for(exec->runtime_state, FAKE_VOCAB, logits_range, &job);
 }
 
-static int32_t fake_prefill(const sgc_abi_call_context_t *ctx,
-                            const int32_t *tokens, int64_t n_tokens,
-                            int64_t pos0, float *logits_out,
-                            int32_t all_positions) {
+/* The one function of the plan: every token of the call, in order. */
+static void fake_run(const sgc_abi_cpu_exec_t *exec, void *const *operands) {
+  const sgc_abi_memref_t *tokens = operand(operands, 0);
+  const int64_t pos0 = *(const int64_t *)operands[1];
+  float *logits = (float *)operand(operands, 9)->aligned;
   int64_t i;
-  int32_t rc = check_context(ctx);
-  if (rc != SGC_ABI_OK)
-    return rc;
-  if (n_tokens < 1 || n_tokens > FAKE_CHUNK)
-    return SGC_ABI_ERROR_INVALID_ARGUMENT;
-  for (i = 0; i < n_tokens; ++i) {
-    float *out = all_positions       ? logits_out + i * FAKE_VOCAB
-                 : i + 1 == n_tokens ? logits_out
-                                     : NULL;
-    rc = step(ctx, tokens[i], pos0 + i, out);
-    if (rc != SGC_ABI_OK)
-      return rc;
-  }
-  return SGC_ABI_OK;
+  for (i = 0; i < tokens->sizes_strides[0]; ++i)
+    step(exec, operands, ((const int32_t *)tokens->aligned)[i], pos0 + i,
+         logits + i * FAKE_VOCAB);
 }
 
-static int32_t fake_decode(const sgc_abi_call_context_t *ctx, int32_t token,
-                           int64_t pos, float *logits_out) {
-  int32_t rc = check_context(ctx);
-  if (rc != SGC_ABI_OK)
-    return rc;
-  return step(ctx, token, pos, logits_out);
-}
+#ifdef FAKE_BAD_PLAN
+#define FAKE_LOGITS_OFFSET 4096
+#else
+#define FAKE_LOGITS_OFFSET 64
+#endif
+#define FAKE_WORKSPACE (64 + FAKE_CHUNK * FAKE_VOCAB * 4)
 
-/* A variant whose entry points always fail (tests the runtime's mapping). */
-static int32_t broken_prefill(const sgc_abi_call_context_t *ctx,
-                              const int32_t *tokens, int64_t n_tokens,
-                              int64_t pos0, float *logits_out,
-                              int32_t all_positions) {
-  (void)ctx, (void)tokens, (void)n_tokens, (void)pos0, (void)logits_out,
-      (void)all_positions;
-  return SGC_ABI_ERROR_INTERNAL;
-}
+static const sgc_abi_operand_t fake_operands[10] = {
+    {SGC_ABI_OPERAND_TOKENS, 0, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_POSITION, 0, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_WEIGHT, 0, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_WEIGHT, 1, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_K_CACHE, 0, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_V_CACHE, 0, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_K_CACHE, 1, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_V_CACHE, 1, 0, 0, 0, {0}},
+    {SGC_ABI_OPERAND_WORKSPACE, 0, 0, SGC_ABI_DTYPE_F32, 1, {FAKE_HIDDEN}},
+    {SGC_ABI_OPERAND_WORKSPACE, 0, FAKE_LOGITS_OFFSET, SGC_ABI_DTYPE_F32, 2,
+     {SGC_ABI_DIM_TOKENS, FAKE_VOCAB}},
+};
 
-static int32_t broken_decode(const sgc_abi_call_context_t *ctx, int32_t token,
-                             int64_t pos, float *logits_out) {
-  (void)ctx, (void)token, (void)pos, (void)logits_out;
-  return SGC_ABI_ERROR_INTERNAL;
-}
+/* Both phases run the same step. */
+static const sgc_abi_step_t fake_steps[1] = {
+    {0, 0, 10, -1, {0, 0, 0}, {0, 0, 0}, 0, 0}};
+
+static const sgc_abi_phase_t fake_phases[2] = {
+    {SGC_ABI_PHASE_DECODE, 0, 1, 0, 1,
+     {SGC_ABI_OPERAND_WORKSPACE, 0, FAKE_LOGITS_OFFSET, SGC_ABI_DTYPE_F32, 2,
+      {SGC_ABI_DIM_TOKENS, FAKE_VOCAB}}},
+    {SGC_ABI_PHASE_PREFILL, 0, 1, 0, FAKE_CHUNK,
+     {SGC_ABI_OPERAND_WORKSPACE, 0, FAKE_LOGITS_OFFSET, SGC_ABI_DTYPE_F32, 2,
+      {SGC_ABI_DIM_TOKENS, FAKE_VOCAB}}},
+};
+
+static const sgc_abi_cpu_fn_t fake_functions[1] = {fake_run};
+
+/* The other spelling of the Gemma 3 prefix, as the compiler lists it. */
+static const char *const fake_embed_alt_names[1] = {
+    "model.language_model.embed_tokens.weight"};
+static const char *const fake_norm_alt_names[1] = {
+    "model.language_model.norm.weight"};
 
 static const sgc_abi_tensor_t fake_tensors[2] = {
     {"language_model.model.embed_tokens.weight",
+     fake_embed_alt_names,
+     1,
      SGC_ABI_DTYPE_BF16,
      2,
      {FAKE_VOCAB, FAKE_HIDDEN},
      FAKE_EMBED_BYTES,
      "target.embedding",
      SGC_ABI_FILL_RANDOM,
-     0,
      0},
     {"language_model.model.norm.weight",
+     fake_norm_alt_names,
+     1,
      SGC_ABI_DTYPE_F32,
      1,
      {FAKE_HIDDEN},
      FAKE_HIDDEN * 4,
      "target.final_norm",
      SGC_ABI_FILL_ZEROS,
-     0,
      0},
 };
 
@@ -194,20 +199,17 @@ static const sgc_abi_kv_layer_t fake_layers[2] = {
      FAKE_HIDDEN * 4 * 2, 0},
 };
 
-static const sgc_abi_cpu_variant_t fake_variants[3] = {
-    {"fake-avx512",
+static const sgc_abi_variant_t fake_variants[2] = {
+    {"fake-avx512", SGC_ABI_DEVICE_CPU, 1,
      SGC_ABI_CPU_AVX512F | SGC_ABI_CPU_AVX512BW | SGC_ABI_CPU_AVX512VL,
-     fake_prefill,
-     fake_decode,
-     {0, 0, 0, 0}},
-    {"fake-generic", 0, fake_prefill, fake_decode, {0, 0, 0, 0}},
-    {"fake-broken", 0, broken_prefill, broken_decode, {0, 0, 0, 0}},
+     fake_functions, 0, 0, 0},
+    {"fake-generic", SGC_ABI_DEVICE_CPU, 1, 0, fake_functions, 0, 0, 0},
 };
 
 static const int32_t fake_stop_tokens[1] = {15};
 
-static const sgc_model_v1_t fake_model = {
-    {FAKE_MAGIC, FAKE_MAJOR, SGC_ABI_VERSION_MINOR, sizeof(sgc_model_v1_t)},
+static const sgc_model_v2_t fake_model = {
+    {FAKE_MAGIC, FAKE_MAJOR, SGC_ABI_VERSION_MINOR, sizeof(sgc_model_v2_t)},
     "fake-gemma3-toy",
     "cpu",
     "gemma3",
@@ -228,8 +230,15 @@ static const sgc_model_v1_t fake_model = {
     2,
     0,
     fake_layers,
-    FAKE_HIDDEN * sizeof(float),
-    3,
+    FAKE_WORKSPACE,
+    2, /* phases */
+    1, /* steps */
+    10, /* operands */
+    0,
+    fake_phases,
+    fake_steps,
+    fake_operands,
+    2,
     0,
     fake_variants,
 };

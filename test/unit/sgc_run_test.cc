@@ -88,7 +88,7 @@ TEST(SgcRun, HelpAndUsage) {
   expect_failure(sgc_run({"a.so", "b.so"}), 2, {"more than one model"});
   r = sgc_run({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("model ABI 1.0"), std::string::npos);
+  EXPECT_NE(r.out.find("model ABI 2.0"), std::string::npos);
 }
 
 TEST(SgcRun, GeneratesTheReferenceTokens) {
@@ -123,11 +123,11 @@ TEST(SgcRun, GeneratesTheReferenceTokens) {
                        std::to_string(fake_model::kv_bytes) + " bytes"),
             std::string::npos)
       << c.out;
-  // The entry point failing maps to exit code 5.
+  // An unknown variant is a usage error that lists the model's variants.
   expect_failure(
       sgc_run({SGC_TEST_FAKE_MODEL, "--weights", dir.path(), "--prompt-ids",
                "1,2", "--cpu-variant", "fake-broken"}),
-      5, {"prefill returned status 3"});
+      2, {"no CPU variant named 'fake-broken'", "'fake-generic'"});
 }
 
 TEST(SgcRun, DumpLogits) {
@@ -257,8 +257,10 @@ TEST(SgcRun, ModelErrors) {
                  {"not an sgc model", "sgc_model_query"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_MAGIC), 1,
                  {"not an sgc model", "magic"});
-  expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI2), 3,
-                 {"model ABI version 2.0", "ABI 1.0"});
+  expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI3), 3,
+                 {"model ABI version 3.0", "ABI 2.0"});
+  expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI1), 3,
+                 {"model ABI version 1.0", "ABI 2.0"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_TABLE), 1,
                  {"invalid model table"});
   sgc_test::write_file(dir.file("notes.so"), "plain text\n");

@@ -633,7 +633,7 @@ static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
           (unsigned long long)sgc_session_kv_cache_bytes(session), kv_text,
           (unsigned long long)sgc_session_workspace_bytes(session), ws_text);
   fprintf(out, "cpu: variant '%s', %d threads\n",
-          sgc_session_cpu_variant(session),
+          sgc_session_variant(session),
           (int)sgc_session_num_threads(session));
 }
 
@@ -704,7 +704,7 @@ static int run(options *o) {
   sopts.device = o->device;
   sopts.device_ordinal = o->device_ordinal;
   sopts.num_threads = o->threads;
-  sopts.cpu_variant = o->cpu_variant;
+  sopts.variant = o->cpu_variant;
   st = sgc_session_create(model, weights, &sopts, &session);
   if (st) {
     rc = report(st);

@@ -21,6 +21,7 @@
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -276,9 +277,11 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   auto type = kernel.getFunctionType();
-  auto decl = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType(type.getInputs().drop_back(2), {}));
+  // The execution context, then the kernel's buffers (not its row range).
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(b.getContext())};
+  llvm::append_range(inputs, type.getInputs().drop_back(2));
+  auto decl = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(inputs, {}));
   decl.setPrivate();
   decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   decl->setAttr("sg.dispatch", FlatSymbolRefAttr::get(kernel));
@@ -357,7 +360,8 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     spec.rows.push_back(cast<RankedTensorType>(w.getType()).getDimSize(0));
 
   func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
-  SmallVector<Value> args = {withDynamicTokens(b, loc, state.lookup(x))};
+  SmallVector<Value> args = {state.exec,
+                             withDynamicTokens(b, loc, state.lookup(x))};
   if (normWeight)
     args.push_back(state.lookup(normWeight));
   for (Value w : weights)

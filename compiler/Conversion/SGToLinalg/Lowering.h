@@ -34,6 +34,9 @@ public:
   IRMapping buffers;
   /// Token count of the function's activations (an index value).
   Value tokens;
+  /// The target's execution context (`!llvm.ptr`), the first argument of
+  /// every lowered body; dispatchers take it to reach the runtime's threads.
+  Value exec;
   /// Result tensors that live in an output argument instead of a new buffer.
   llvm::DenseMap<Value, Value> destinations;
   /// Buffers allocated here, freed before the function returns.

@@ -10,6 +10,7 @@
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -74,7 +75,8 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
   SmallVector<int64_t> slots = resultSlots(func);
 
-  SmallVector<Type> inputs;
+  // The execution context first, then the body's arguments and outputs.
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(func.getContext())};
   for (Type t : func.getArgumentTypes())
     inputs.push_back(bufferType(t));
   for (auto [slot, type] : llvm::zip_equal(slots, func.getResultTypes()))
@@ -92,8 +94,9 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   b.setInsertionPointToStart(entry);
 
   FunctionLowering state(b, module);
+  state.exec = entry->getArgument(0);
   for (BlockArgument arg : oldBody.getArguments())
-    state.buffers.map(arg, entry->getArgument(arg.getArgNumber()));
+    state.buffers.map(arg, entry->getArgument(1 + arg.getArgNumber()));
   // The token count: the leading dimension of the first dynamic argument.
   for (BlockArgument arg : entry->getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
@@ -105,7 +108,7 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   // Each returned value with an output argument, in result order; the op
   // that computes it writes there directly when it can.
   SmallVector<std::pair<Value, Value>> outputs;
-  unsigned nextOut = oldBody.getNumArguments();
+  unsigned nextOut = 1 + oldBody.getNumArguments();
   for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands()))
     if (slot < 0)
       outputs.push_back({v, entry->getArgument(nextOut++)});

@@ -2,15 +2,17 @@
 //
 // Part of sgc. The CPU back end of the emit phase: compiles the lowered module
 // once per CPU variant (the host CPU and the x86-64-v3 baseline, each with its
-// own symbol prefix), generates the runtime glue from the module's `sg.plan`
-// (the ABI table, the entry points that run the plan, the dispatchers that
-// spread kernels over the runtime's threads) and links all of it into one
+// own symbol prefix), generates the glue from the module's plan (the ABI
+// tables, a function per plan callee, the dispatchers that spread kernels
+// over the runtime's threads) and links all of it into one
 // shared library that exports only `sgc_model_query`.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SGC_COMPILER_TARGET_CPU_CPULIBRARY_H
 #define SGC_COMPILER_TARGET_CPU_CPULIBRARY_H
+
+#include "compiler/Target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -37,7 +39,7 @@ struct CPUVariant {
 /// The host CPU (best first) and the x86-64-v3 baseline.
 std::vector<CPUVariant> defaultCPUVariants();
 
-/// Generates the C glue for `module` (which must carry `sg.plan` and the
+/// Generates the C glue for `module` (which must carry the plan and the
 /// lowered bodies) and `variants`. Fails with a diagnostic on a plan the
 /// glue cannot express.
 FailureOr<std::string> emitCPUGlue(ModuleOp module,
@@ -47,8 +49,9 @@ FailureOr<std::string> emitCPUGlue(ModuleOp module,
 FailureOr<std::string> emitCPUObject(ModuleOp module,
                                      const CPUVariant &variant);
 
-/// Builds the model library at `outputPath` from an LLVM-dialect module.
-LogicalResult emitCPULibrary(ModuleOp module, StringRef outputPath);
+/// Builds the model library at `options.outputPath` from an LLVM-dialect
+/// module (and writes the glue to `options.dumpDir` when given).
+EmitResult emitCPULibrary(ModuleOp module, const EmitOptions &options);
 
 } // namespace mlir::sgc
 

@@ -81,18 +81,24 @@ static std::string writeFile(Location loc, StringRef dir, StringRef name,
   return std::string(path);
 }
 
-LogicalResult mlir::sgc::emitCPULibrary(ModuleOp module, StringRef outputPath) {
+EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
+                                     const EmitOptions &options) {
   Location loc = module.getLoc();
   std::vector<CPUVariant> variants = defaultCPUVariants();
   FailureOr<std::string> glue = emitCPUGlue(module, variants);
   if (failed(glue))
-    return failure();
+    return EmitResult::BadModule;
+  if (!options.dumpDir.empty() &&
+      writeFile(loc, options.dumpDir, "cpu-glue.c", *glue).empty())
+    return EmitResult::OutputError;
 
   llvm::SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("sgc-link", dir))
-    return emitError(loc, "cannot create a scratch directory: ")
-           << ec.message();
+  {
+    emitError(loc, "cannot create a scratch directory: ") << ec.message();
+    return EmitResult::OutputError;
+  }
   // SGC_KEEP_LINK_DIR=1 keeps the glue and objects for inspection.
   bool keep = getenv("SGC_KEEP_LINK_DIR") != nullptr;
   if (keep)
@@ -107,21 +113,25 @@ LogicalResult mlir::sgc::emitCPULibrary(ModuleOp module, StringRef outputPath) {
   for (const CPUVariant &variant : variants) {
     FailureOr<std::string> object = emitCPUObject(module, variant);
     if (failed(object))
-      return failure();
+      return EmitResult::BadModule;
     inputs.push_back(writeFile(loc, dir, variant.prefix + "model.o", *object));
   }
   std::string script = writeFile(loc, dir, "exports.map",
                                  "{ global: sgc_model_query; local: *; };\n");
   for (const std::string &input : inputs)
     if (input.empty())
-      return failure();
+      return EmitResult::OutputError;
   if (script.empty())
-    return failure();
+    return EmitResult::OutputError;
 
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
-  if (!cc)
-    return emitError(loc, "no C compiler ('cc') on PATH to link the model");
-  std::string out = outputPath.str();
+  if (!cc) {
+    emitError(loc, "no C compiler ('cc') on PATH to link the model")
+            .attachNote()
+        << "install gcc or clang (scripts/setup does)";
+    return EmitResult::ToolUnavailable;
+  }
+  std::string out = options.outputPath;
   std::string versionScript = "-Wl,--version-script=" + script;
   SmallVector<StringRef> args = {*cc, "-shared", "-fPIC", "-O2", "-std=gnu11",
                                  "-fvisibility=hidden", "-o", out};
@@ -140,7 +150,7 @@ LogicalResult mlir::sgc::emitCPULibrary(ModuleOp module, StringRef outputPath) {
                               << *cc << " exited with " << rc << ")";
     if (buffer)
       diag.attachNote() << (*buffer)->getBuffer();
-    return failure();
+    return EmitResult::ToolUnavailable;
   }
-  return success();
+  return EmitResult::Ok;
 }

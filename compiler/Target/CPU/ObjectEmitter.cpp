@@ -40,13 +40,18 @@ static bool isModelSymbol(const llvm::Function &f) {
          name.starts_with("_mlir_ciface_sgc_dispatch_");
 }
 
-/// The module without sg.* attributes, which LLVM IR has no place for.
+/// The module without what LLVM IR has no place for: the plan (ABI data,
+/// serialized into the glue) and sg.* / plan.* attributes.
 static OwningOpRef<ModuleOp> stripForTranslation(ModuleOp module) {
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  for (Operation &op : llvm::make_early_inc_range(*copy->getBody()))
+    if (!isa<LLVM::LLVMDialect>(op.getDialect()))
+      op.erase();
   copy->walk([](Operation *op) {
     SmallVector<StringAttr> drop;
     for (NamedAttribute attr : op->getDiscardableAttrs())
-      if (attr.getName().getValue().starts_with("sg."))
+      if (attr.getName().getValue().starts_with("sg.") ||
+          attr.getName().getValue().starts_with("plan."))
         drop.push_back(attr.getName());
     for (StringAttr name : drop)
       op->removeDiscardableAttr(name);

@@ -1,20 +1,27 @@
 /*
  * sgc/abi.h - the versioned contract between a compiled model (.so) and the
- * sgc runtime. ABI version 1.0.
+ * sgc runtime. ABI version 2.0.
  *
  * Dependency-free C (C99/C11 and C++ can include it). The compiler emits a
  * generated C file that defines the tables below as static constant data and
  * the one exported function, sgc_model_query; that file is compiled and
  * linked into the model .so. The runtime dlopens the .so, calls the query
  * function, checks the header (magic, then major version) before reading
- * anything else, validates the table, binds the weights the manifest names
- * and calls the entry points.
+ * anything else, validates the table and binds the weights the manifest
+ * names.
+ *
+ * What a model computes is data, the same for every target: per entry point
+ * (a phase: prefill, decode) a range of steps, each naming a function of
+ * the chosen variant and its operands (weights, KV caches, workspace
+ * buffers, the tokens, the position). The runtime replays the steps; on the
+ * CPU a step calls a compiled function (a layer body), on CUDA a step is one
+ * kernel launch (grid, block, shared memory).
  *
  * Versioning (treat a change here like a schema change, STYLE.md habit 10):
  *  - magic and major/minor come first in every version, so a runtime can
  *    check them without knowing the rest of the layout;
  *  - a new MINOR version may only append fields at the end of
- *    sgc_model_v1_t (struct_size tells the runtime how much is there) or give
+ *    sgc_model_v2_t (struct_size tells the runtime how much is there) or give
  *    meaning to fields documented as reserved (reserved fields are zero);
  *    array element structs never grow within a major version;
  *  - anything else is a new MAJOR version, which older runtimes refuse with
@@ -43,7 +50,7 @@ extern "C" {
 
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
-#define SGC_ABI_VERSION_MAJOR 1u
+#define SGC_ABI_VERSION_MAJOR 2u
 #define SGC_ABI_VERSION_MINOR 0u
 
 /** The one symbol a compiled model exports (dlsym name). */
@@ -60,15 +67,15 @@ typedef struct sgc_abi_header_t {
   uint32_t magic;         /**< SGC_ABI_MAGIC */
   uint32_t version_major; /**< SGC_ABI_VERSION_MAJOR the table was built for */
   uint32_t version_minor; /**< SGC_ABI_VERSION_MINOR the table was built for */
-  uint32_t struct_size;   /**< sizeof the whole table (e.g. sgc_model_v1_t) */
+  uint32_t struct_size;   /**< sizeof the whole table (e.g. sgc_model_v2_t) */
 } sgc_abi_header_t;
 
 /**
  * Signature of the exported query function. |runtime_major| and
  * |runtime_minor| are the ABI version of the calling runtime; a library that
  * carries tables for several majors may use them to pick one. Returns a
- * pointer to a table that begins with sgc_abi_header_t (for major 1: a
- * sgc_model_v1_t), or NULL when the library has no table the runtime can
+ * pointer to a table that begins with sgc_abi_header_t (for major 2: a
+ * sgc_model_v2_t), or NULL when the library has no table the runtime can
  * use. The table is static data owned by the library; calling the function
  * more than once returns the same pointer. Must not allocate, lock or print.
  */
@@ -98,9 +105,9 @@ enum {
   SGC_ABI_DTYPE_F64 = 11,
   SGC_ABI_DTYPE_I64 = 12,
   SGC_ABI_DTYPE_U64 = 13,
-  SGC_ABI_DTYPE_F8_E4M3 = 14, /**< storage only in 1.0 */
-  SGC_ABI_DTYPE_F8_E5M2 = 15, /**< storage only in 1.0 */
-  SGC_ABI_DTYPE_F8_E8M0 = 16, /**< storage only in 1.0 */
+  SGC_ABI_DTYPE_F8_E4M3 = 14, /**< storage only in 2.0 */
+  SGC_ABI_DTYPE_F8_E5M2 = 15, /**< storage only in 2.0 */
+  SGC_ABI_DTYPE_F8_E8M0 = 16, /**< storage only in 2.0 */
   SGC_ABI_DTYPE_COUNT = 17
 };
 
@@ -122,12 +129,12 @@ enum {
   SGC_ABI_KV_RING = 1
 };
 
-/** The device a model was compiled for (sgc_model_v1_t.device). */
+/** The device a model was compiled for (sgc_model_v2_t.device). */
 enum { SGC_ABI_DEVICE_CPU = 0, SGC_ABI_DEVICE_CUDA = 1 };
 
 /**
- * CPU feature bits (sgc_abi_cpu_variant_t.required_cpu_features and
- * sgc_abi_call_context_t.cpu_features). x86-64 bits mean the CPU reports the
+ * CPU feature bits (sgc_abi_variant_t.required_cpu_features and
+ * sgc_abi_cpu_exec_t.cpu_features). x86-64 bits mean the CPU reports the
  * feature AND the OS enabled its register state (XCR0); AMX bits also mean
  * the runtime obtained tile-data permission from the kernel.
  */
@@ -160,17 +167,6 @@ enum { SGC_ABI_DEVICE_CPU = 0, SGC_ABI_DEVICE_CUDA = 1 };
   (SGC_ABI_CPU_SSE42 | SGC_ABI_CPU_AVX | SGC_ABI_CPU_AVX2 | SGC_ABI_CPU_FMA |  \
    SGC_ABI_CPU_F16C | SGC_ABI_CPU_BMI2)
 
-/** Status codes an entry point returns (0 = success). */
-enum {
-  SGC_ABI_OK = 0,
-  /** An argument was out of range (token id, position, count). */
-  SGC_ABI_ERROR_INVALID_ARGUMENT = 1,
-  /** The call context does not match the table (counts, sizes, NULLs). */
-  SGC_ABI_ERROR_BAD_CONTEXT = 2,
-  /** Anything else. */
-  SGC_ABI_ERROR_INTERNAL = 3
-};
-
 /*===----------------------------------------------------------------------===*
  * The manifest: tensors the model binds
  *===----------------------------------------------------------------------===*/
@@ -179,12 +175,16 @@ enum {
 typedef struct sgc_abi_tensor_t {
   /**
    * The tensor's name in the checkpoint, e.g.
-   * "language_model.model.layers.0.self_attn.q_proj.weight". The runtime
-   * also accepts the other spelling of the gemma3/gemma4 prefixes
-   * (language_model.model. <-> model.language_model., and the vision tower /
-   * projector prefixes) when this one is absent from the checkpoint.
+   * "language_model.model.layers.0.self_attn.q_proj.weight".
    */
   const char *name;
+  /**
+   * Other names the tensor may have in a checkpoint of this model family
+   * (e.g. "model.language_model." for "language_model.model."), tried in
+   * order when |name| is absent; NULL when num_alt_names is 0.
+   */
+  const char *const *alt_names;
+  uint32_t num_alt_names;
   /** SGC_ABI_DTYPE_*; the checkpoint's dtype must be exactly this. */
   uint32_t dtype;
   /** Number of dimensions, 0..SGC_ABI_MAX_RANK (0 = scalar). */
@@ -200,9 +200,8 @@ typedef struct sgc_abi_tensor_t {
   const char *graph_object;
   /** SGC_ABI_FILL_*: what --load-format=dummy puts here. */
   uint32_t fill;
-  /** Zero in 1.0. */
-  uint32_t reserved0;
-  uint64_t reserved1;
+  /** Zero in 2.0. */
+  uint64_t reserved;
 } sgc_abi_tensor_t;
 
 /*===----------------------------------------------------------------------===*
@@ -234,8 +233,7 @@ typedef struct sgc_abi_kv_layer_t {
   uint32_t v_from_k;
   /**
    * 1 when the layer has its own V buffer; 0 when the compiled code keeps V
-   * in (or recomputes it from) the K buffer, and the V pointer passed in the
-   * call context is NULL.
+   * in (or recomputes it from) the K buffer, and no step names the V buffer.
    */
   uint32_t has_v_cache;
   /**
@@ -244,13 +242,113 @@ typedef struct sgc_abi_kv_layer_t {
    * this and reports slots x bytes_per_token as the layer's cache size.
    */
   uint64_t bytes_per_token;
-  /** Zero in 1.0. */
+  /** Zero in 2.0. */
   uint64_t reserved;
 } sgc_abi_kv_layer_t;
 
 /*===----------------------------------------------------------------------===*
- * Calling compiled code
+ * The plan: phases, steps and their operands
  *===----------------------------------------------------------------------===*/
+
+/** What a step operand refers to (sgc_abi_operand_t.kind). */
+enum {
+  /** The call's token ids: int32 [n_tokens]. */
+  SGC_ABI_OPERAND_TOKENS = 0,
+  /** The call's start position, an int64 passed by value. */
+  SGC_ABI_OPERAND_POSITION = 1,
+  /** Manifest tensor |index|, with the manifest's shape. */
+  SGC_ABI_OPERAND_WEIGHT = 2,
+  /** Layer |index|'s K buffer: [slots, kv_heads, head_dim]. */
+  SGC_ABI_OPERAND_K_CACHE = 3,
+  /** Layer |index|'s V buffer: [slots, kv_heads, head_dim]. */
+  SGC_ABI_OPERAND_V_CACHE = 4,
+  /** Workspace bytes at |offset| with |dtype|, |rank| and |shape|. */
+  SGC_ABI_OPERAND_WORKSPACE = 5,
+  SGC_ABI_OPERAND_KIND_COUNT = 6
+};
+
+/** A dimension of a workspace operand that is the call's token count. */
+#define SGC_ABI_DIM_TOKENS (-1)
+
+/** Largest rank of a workspace operand. */
+#define SGC_ABI_MAX_OPERAND_RANK 4
+
+/** One operand of a step. */
+typedef struct sgc_abi_operand_t {
+  /** SGC_ABI_OPERAND_*. */
+  uint32_t kind;
+  /** WEIGHT: manifest index; K_CACHE / V_CACHE: layer; else 0. */
+  uint32_t index;
+  /** WORKSPACE: byte offset into the workspace (64-byte aligned); else 0. */
+  uint64_t offset;
+  /** WORKSPACE: SGC_ABI_DTYPE_* of the elements; else 0. */
+  uint32_t dtype;
+  /** WORKSPACE: number of dimensions (1..SGC_ABI_MAX_OPERAND_RANK). */
+  uint32_t rank;
+  /** WORKSPACE: dimensions, SGC_ABI_DIM_TOKENS for the token count. */
+  int64_t shape[SGC_ABI_MAX_OPERAND_RANK];
+} sgc_abi_operand_t;
+
+/** One step: a function of the variant applied to operands. */
+typedef struct sgc_abi_step_t {
+  /** CPU: index into the variant's functions; CUDA: into its kernels. */
+  uint32_t function;
+  /** The step's operands: operands[first_operand, +num_operands). */
+  uint32_t first_operand;
+  uint32_t num_operands;
+  /** The decoder layer the step belongs to, or -1 (for messages). */
+  int32_t layer;
+  /** CUDA launch geometry; zero on the CPU. */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  /** Zero in 2.0. */
+  uint32_t reserved;
+} sgc_abi_step_t;
+
+/** Entry points (sgc_abi_phase_t.kind). */
+enum {
+  /** Prompt tokens [1, max_tokens] at positions pos0.. (reads the caches of
+     positions < pos0, writes the new K/V). */
+  SGC_ABI_PHASE_PREFILL = 0,
+  /** One token at position pos. */
+  SGC_ABI_PHASE_DECODE = 1,
+  /** Reserved for the vision tower. */
+  SGC_ABI_PHASE_ENCODE_IMAGE = 2
+};
+
+/** One entry point: the steps that compute it and where its logits are. */
+typedef struct sgc_abi_phase_t {
+  /** SGC_ABI_PHASE_*; each kind appears at most once. */
+  uint32_t kind;
+  /** The phase's steps: steps[first_step, +num_steps), run in order. */
+  uint32_t first_step;
+  uint32_t num_steps;
+  uint32_t reserved;
+  /** Most tokens one call takes (1 for decode). */
+  int64_t max_tokens;
+  /**
+   * The WORKSPACE operand that holds the logits after the last step:
+   * [n_tokens, vocab_size] of dtype BF16 or F32, one row per position.
+   */
+  sgc_abi_operand_t logits;
+} sgc_abi_phase_t;
+
+/*===----------------------------------------------------------------------===*
+ * Variants: the compiled code
+ *===----------------------------------------------------------------------===*/
+
+/**
+ * A memref descriptor as MLIR's C interface reads it, for rank r: allocated
+ * and aligned pointer, offset (elements), then sizes[r] and strides[r]
+ * packed into sizes_strides (sizes at [0, r), strides at [r, 2r)).
+ */
+typedef struct sgc_abi_memref_t {
+  const void *allocated;
+  const void *aligned;
+  int64_t offset;
+  int64_t sizes_strides[2 * SGC_ABI_MAX_RANK];
+} sgc_abi_memref_t;
 
 /** Work function handed to parallel_for: processes indices [begin, end). */
 typedef void (*sgc_abi_range_fn_t)(void *fn_ctx, int64_t begin, int64_t end);
@@ -262,112 +360,85 @@ typedef void (*sgc_abi_range_fn_t)(void *fn_ctx, int64_t begin, int64_t end);
  * is done (all writes made by fn are then visible to the caller). n <= 0
  * returns at once. fn must be safe to run concurrently on disjoint ranges.
  * A nested call (from inside fn) runs its whole range on the calling thread.
- * |runtime_state| must be the call context's runtime_state.
+ * |runtime_state| must be the exec context's runtime_state.
  */
 typedef void (*sgc_abi_parallel_for_fn_t)(void *runtime_state, int64_t n,
                                           sgc_abi_range_fn_t fn, void *fn_ctx);
 
 /**
- * Everything an entry point needs from the runtime. Built by the runtime for
- * each session, owned by it, read-only for compiled code. One session calls
- * at most one entry point at a time, so compiled code may use the workspace
- * and caches without locking.
+ * What a CPU function sees of the runtime while it runs a step. Built by the
+ * runtime once per session, read-only for compiled code.
  */
-typedef struct sgc_abi_call_context_t {
-  /** sizeof(sgc_abi_call_context_t) as the runtime knows it. */
+typedef struct sgc_abi_cpu_exec_t {
+  /** sizeof(sgc_abi_cpu_exec_t) as the runtime knows it. */
   uint32_t struct_size;
-  /** Number of entries in weights (= the manifest's num_tensors). */
-  uint32_t num_weights;
-  /**
-   * Weight pointers in manifest order. Each points at the tensor's bytes()
-   * bytes, row-major, aligned to at least the element size (the runtime
-   * copies a tensor whose checkpoint offset is misaligned). On CPU the
-   * memory is usually a read-only mapping of the checkpoint: never write it.
-   */
-  const void *const *weights;
-  /** Number of entries in k_cache and v_cache (= the plan's num_layers). */
-  uint32_t num_layers;
-  uint32_t reserved0;
-  /** Per layer, the K buffer (see sgc_abi_kv_layer_t). */
-  void *const *k_cache;
-  /** Per layer, the V buffer, or NULL where has_v_cache is 0. */
-  void *const *v_cache;
-  /**
-   * Scratch memory of at least the model's workspace_bytes, 64-byte aligned,
-   * contents undefined on entry (NULL when workspace_bytes is 0).
-   */
-  void *workspace;
-  uint64_t workspace_bytes;
   /** Threads parallel_for may use (>= 1), including the caller. */
   int32_t num_threads;
-  uint32_t reserved1;
   /** The CPU feature bits (SGC_ABI_CPU_*) the runtime detected. */
   uint64_t cpu_features;
   /** Opaque runtime pointer; pass it to parallel_for. */
   void *runtime_state;
   /** The runtime's thread pool (never NULL). */
   sgc_abi_parallel_for_fn_t parallel_for;
-} sgc_abi_call_context_t;
+} sgc_abi_cpu_exec_t;
 
 /**
- * Runs the prompt tokens tokens[0..n_tokens) at positions pos0..pos0+n-1,
- * reading the caches for positions < pos0 and writing the new K/V into them.
- * 1 <= n_tokens <= max_prefill_chunk; pos0 + n_tokens <= context_length;
- * 0 <= tokens[i] < vocab_size. Writes float32 logits to logits_out:
- * vocab_size floats for the last position, or n_tokens x vocab_size
- * (row-major, one row per position) when all_positions is nonzero. The
- * runtime owns logits_out. Returns SGC_ABI_OK or an SGC_ABI_ERROR_* code.
+ * A compiled CPU function: runs one step. operands[i] is the step's operand
+ * i: a pointer to an sgc_abi_memref_t for tokens, weights, caches and
+ * workspace buffers, a pointer to an int64_t for the position.
  */
-typedef int32_t (*sgc_abi_prefill_fn_t)(const sgc_abi_call_context_t *ctx,
-                                        const int32_t *tokens, int64_t n_tokens,
-                                        int64_t pos0, float *logits_out,
-                                        int32_t all_positions);
+typedef void (*sgc_abi_cpu_fn_t)(const sgc_abi_cpu_exec_t *exec,
+                                 void *const *operands);
 
-/**
- * Runs one token at position pos (caches hold positions < pos) and writes
- * vocab_size float32 logits to logits_out. Same rules as prefill.
- */
-typedef int32_t (*sgc_abi_decode_fn_t)(const sgc_abi_call_context_t *ctx,
-                                       int32_t token, int64_t pos,
-                                       float *logits_out);
-
-/**
- * One compiled CPU variant (e.g. "znver4" and the "x86-64-v3" baseline).
- * Variants are listed best first; the runtime takes the first whose
- * required_cpu_features are all present, unless the user names one.
- */
-typedef struct sgc_abi_cpu_variant_t {
-  /** Short name shown to users, e.g. "x86-64-v3". */
+/** A kernel of a CUDA variant's fatbin. */
+typedef struct sgc_abi_cuda_kernel_t {
+  /** The kernel's symbol in the fatbin. */
   const char *name;
-  /** SGC_ABI_CPU_* bits the code needs. */
+  /** Parameters it takes, one per step operand. */
+  uint32_t num_params;
+  uint32_t reserved;
+} sgc_abi_cuda_kernel_t;
+
+/**
+ * One compiled variant: CPU code for a feature set (e.g. "znver4" and the
+ * "x86-64-v3" baseline), or a CUDA fatbin. Variants are listed best first;
+ * the runtime takes the first of the device's kind whose requirements are
+ * met, unless the user names one.
+ */
+typedef struct sgc_abi_variant_t {
+  /** Short name shown to users, e.g. "x86-64-v3" or "sm_90a". */
+  const char *name;
+  /** SGC_ABI_DEVICE_*. */
+  uint32_t device;
+  /** CPU: number of entries in functions; CUDA: in kernels. */
+  uint32_t num_functions;
+  /** CPU: SGC_ABI_CPU_* bits the code needs; CUDA: 0. */
   uint64_t required_cpu_features;
-  /** Entry points (never NULL). */
-  sgc_abi_prefill_fn_t prefill;
-  sgc_abi_decode_fn_t decode;
-  /** NULL in 1.0 (reserved for encode_image and friends). */
-  void (*reserved[4])(void);
-} sgc_abi_cpu_variant_t;
+  /** CPU: the functions steps name (never NULL entries); CUDA: NULL. */
+  const sgc_abi_cpu_fn_t *functions;
+  /** CUDA: the kernels steps name, and the fatbin that holds them. */
+  const sgc_abi_cuda_kernel_t *kernels;
+  const void *fatbin;
+  uint64_t fatbin_bytes;
+} sgc_abi_variant_t;
 
 /*===----------------------------------------------------------------------===*
- * The model table, ABI major 1
+ * The model table, ABI major 2
  *===----------------------------------------------------------------------===*/
 
-typedef struct sgc_model_v1_t {
-  /** magic SGC_ABI_MAGIC, major 1, minor, sizeof(sgc_model_v1_t). */
+typedef struct sgc_model_v2_t {
+  /** magic SGC_ABI_MAGIC, major 2, minor, sizeof(sgc_model_v2_t). */
   sgc_abi_header_t header;
 
   /** Model name from the graph, e.g. "gemma-3-12b-it". Never NULL. */
   const char *model_id;
-  /** Target triple the compiler was given: "cpu", "cuda:sm_90a", ... */
+  /** Target the compiler was given: "cpu", "cuda:sm_90a", ... */
   const char *target;
-  /**
-   * Model family: "gemma3", "gemma4", or another name; decides which tensor
-   * name spellings the runtime may substitute. Never NULL.
-   */
+  /** Model family: "gemma3", "gemma4", or another name. Never NULL. */
   const char *family;
   /** Who built this, e.g. "sgc 0.1.0 (LLVM 22.1.8)"; may be NULL. */
   const char *producer;
-  /** SGC_ABI_DEVICE_*; 1.0 runtimes run only SGC_ABI_DEVICE_CPU tables. */
+  /** SGC_ABI_DEVICE_* of the variants. */
   uint32_t device;
   uint32_t reserved0;
 
@@ -395,21 +466,30 @@ typedef struct sgc_model_v1_t {
   uint32_t reserved2;
   const sgc_abi_kv_layer_t *kv_layers;
 
-  /** Scratch bytes an entry point needs (the largest over all of them). */
+  /** Scratch bytes the phases need (the largest over all of them). */
   uint64_t workspace_bytes;
 
-  /** CPU code, best variant first (at least one for a CPU table). */
-  uint32_t num_cpu_variants;
+  /** The plan, shared by every variant. */
+  uint32_t num_phases;
+  uint32_t num_steps;
+  uint32_t num_operands;
   uint32_t reserved3;
-  const sgc_abi_cpu_variant_t *cpu_variants;
-} sgc_model_v1_t;
+  const sgc_abi_phase_t *phases;
+  const sgc_abi_step_t *steps;
+  const sgc_abi_operand_t *operands;
+
+  /** The code, best variant first (at least one). */
+  uint32_t num_variants;
+  uint32_t reserved4;
+  const sgc_abi_variant_t *variants;
+} sgc_model_v2_t;
 
 /**
  * What the compiler emits, in the generated C file:
  *
- *   static const sgc_model_v1_t model = {
+ *   static const sgc_model_v2_t model = {
  *       {SGC_ABI_MAGIC, SGC_ABI_VERSION_MAJOR, SGC_ABI_VERSION_MINOR,
- *        sizeof(sgc_model_v1_t)}, ...};
+ *        sizeof(sgc_model_v2_t)}, ...};
  *   SGC_ABI_EXPORT const sgc_abi_header_t *sgc_model_query(uint32_t major,
  *                                                          uint32_t minor) {
  *     (void)major; (void)minor;

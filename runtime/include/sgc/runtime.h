@@ -239,7 +239,8 @@ typedef struct sgc_model_info_t {
   /** KV-cache bytes the plan needs (what a session allocates). */
   uint64_t kv_cache_bytes;
   uint64_t workspace_bytes;
-  size_t num_cpu_variants;
+  /** Compiled variants (sgc_model_variant). */
+  size_t num_variants;
 } sgc_model_info_t;
 
 void sgc_model_get_info(const sgc_model_t *model, sgc_model_info_t *out_info);
@@ -268,16 +269,19 @@ typedef struct sgc_kv_layer_info_t {
 int sgc_model_kv_layer(const sgc_model_t *model, size_t index,
                        sgc_kv_layer_info_t *out_info);
 
-typedef struct sgc_cpu_variant_info_t {
+typedef struct sgc_variant_info_t {
   const char *name;
+  /** The device the variant's code runs on. */
+  sgc_device_kind_t device;
+  /** CPU variants: the SGC_ABI_CPU_* features the code needs; else 0. */
   uint64_t required_cpu_features;
-  /** 1 when this CPU has every required feature. */
+  /** CPU variants: 1 when this CPU has every required feature. */
   int supported;
-} sgc_cpu_variant_info_t;
+} sgc_variant_info_t;
 
-/** The |index|-th CPU variant (best first); 0 if out of range. */
-int sgc_model_cpu_variant(const sgc_model_t *model, size_t index,
-                          sgc_cpu_variant_info_t *out_info);
+/** The |index|-th compiled variant (best first); 0 if out of range. */
+int sgc_model_variant(const sgc_model_t *model, size_t index,
+                      sgc_variant_info_t *out_info);
 
 /*===----------------------------------------------------------------------===*
  * Weights
@@ -372,8 +376,8 @@ typedef struct sgc_session_options_t {
   int32_t device_ordinal;
   /** Threads for parallel_for, caller included; 0 = the default count. */
   int32_t num_threads;
-  /** Force a CPU variant by name; NULL = the best one this CPU supports. */
-  const char *cpu_variant;
+  /** Force a variant by name; NULL = the best one the device supports. */
+  const char *variant;
 } sgc_session_options_t;
 
 /** CPU, ordinal 0, default threads, best variant. */
@@ -397,8 +401,8 @@ void sgc_session_release(sgc_session_t *session);
 uint64_t sgc_session_kv_cache_bytes(const sgc_session_t *session);
 uint64_t sgc_session_workspace_bytes(const sgc_session_t *session);
 int32_t sgc_session_num_threads(const sgc_session_t *session);
-/** The CPU variant in use. */
-const char *sgc_session_cpu_variant(const sgc_session_t *session);
+/** The variant in use. */
+const char *sgc_session_variant(const sgc_session_t *session);
 
 /**
  * One prefill call: tokens at positions pos0..pos0+n-1 (1 <= n <=

@@ -1,5 +1,5 @@
 /* Prints the ABI table of a compiled model: one line per KV layer and per CPU
- * variant, and the totals. Used by the anti-shortcut tests to read what the
+ * variant, the plan's size per phase, and the totals. Used by the anti-shortcut tests to read what the
  * compiler promised the runtime. Usage: abi-dump MODEL.so */
 #include "sgc/abi.h"
 
@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "error: no %s\n", SGC_ABI_QUERY_SYMBOL);
     return 1;
   }
-  const sgc_model_v1_t *m = (const sgc_model_v1_t *)query(SGC_ABI_VERSION_MAJOR,
+  const sgc_model_v2_t *m = (const sgc_model_v2_t *)query(SGC_ABI_VERSION_MAJOR,
                                                           SGC_ABI_VERSION_MINOR);
   if (!m || m->header.magic != SGC_ABI_MAGIC) {
     fprintf(stderr, "error: bad table\n");
@@ -41,9 +41,14 @@ int main(int argc, char **argv) {
            l->head_dim, l->v_from_k, bytes);
   }
   printf("kv total %" PRIu64 "\n", total);
-  for (uint32_t i = 0; i < m->num_cpu_variants; ++i)
-    printf("variant %s features 0x%" PRIx64 "\n", m->cpu_variants[i].name,
-           m->cpu_variants[i].required_cpu_features);
+  for (uint32_t i = 0; i < m->num_variants; ++i)
+    printf("variant %s features 0x%" PRIx64 " functions %u\n",
+           m->variants[i].name, m->variants[i].required_cpu_features,
+           m->variants[i].num_functions);
+  for (uint32_t i = 0; i < m->num_phases; ++i)
+    printf("phase %s steps %u\n",
+           m->phases[i].kind == SGC_ABI_PHASE_DECODE ? "decode" : "prefill",
+           m->phases[i].num_steps);
   printf("tensors %u\n", m->num_tensors);
   return 0;
 }

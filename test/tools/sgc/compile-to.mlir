@@ -13,20 +13,29 @@
 // GRAPHOPT: func.func @decode
 // GRAPHOPT-COUNT-1: sg.weight "model.language_model.embed_tokens.weight"
 
-// plan: the KV plan is recorded and the layers are outlined.
+// plan: the layers are outlined and the variants become plan IR: the
+// manifest, the KV plan (a ring of 4 slots), entries whose buffers are
+// placed in the workspace.
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=plan -o %t.plan.mlir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.plan.mlir
-// PLAN: func.func @prefill
-// PLAN-SAME: sg.kv_plan = [{{.*}}kind = "ring"{{.*}}slots = 4 : i64
-// PLAN: call @prefill_layer0
+// PLAN: plan.tensor @model.language_model.embed_tokens.weight : tensor<512x96xbf16> fill(random)
+// PLAN: plan.kv_layer @kv0 ring layer(0) slots(4)
 // PLAN: func.func private @prefill_layer0
 // PLAN-SAME: sg.body = "layer"
+// PLAN: plan.entry @decode decode max_tokens(1) workspace(
+// PLAN: plan.alloc offset(0)
+// PLAN: plan.call @decode_layer0(
+// PLAN: plan.entry @prefill prefill max_tokens(
+// PLAN: plan.call @prefill_layer0(
+// PLAN-NOT: func.func @decode(
+// PLAN-NOT: func.func @prefill(
 
-// lower: the plan is data, the bodies work on buffers.
+// lower: the plan stays, the bodies work on buffers and take the execution
+// context first.
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=lower | FileCheck %s --check-prefix=LOWER
-// LOWER: module attributes {sg.plan =
 // LOWER-NOT: sg.weight
-// LOWER: func.func @decode_layer0(%{{.*}}: memref<1x96xbf16>
+// LOWER: func.func @decode_layer0(%{{.*}}: !llvm.ptr, %{{.*}}: memref<1x96xbf16>
+// LOWER: plan.entry @decode
 
 // codegen and emit (--target=mlir): LLVM dialect.
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir --compile-to=codegen | FileCheck %s --check-prefix=LLVM

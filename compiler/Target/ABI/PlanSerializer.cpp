@@ -1,0 +1,297 @@
+//===- PlanSerializer.cpp - plan IR -> the ABI tables ---------------------===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/ABI/PlanSerializer.h"
+#include "dialects/Plan/IR/PlanOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+
+namespace {
+
+std::string abiDtype(Type t) {
+  if (t.isBF16())
+    return "SGC_ABI_DTYPE_BF16";
+  if (t.isF32())
+    return "SGC_ABI_DTYPE_F32";
+  if (t.isF16())
+    return "SGC_ABI_DTYPE_F16";
+  if (t.isInteger(32))
+    return "SGC_ABI_DTYPE_I32";
+  return "SGC_ABI_DTYPE_INVALID";
+}
+
+unsigned elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+const char *fillName(plan::Fill fill) {
+  switch (fill) {
+  case plan::Fill::ones:
+    return "SGC_ABI_FILL_ONES";
+  case plan::Fill::zeros:
+    return "SGC_ABI_FILL_ZEROS";
+  case plan::Fill::random:
+    break;
+  }
+  return "SGC_ABI_FILL_RANDOM";
+}
+
+const char *phaseName(plan::EntryKind kind) {
+  switch (kind) {
+  case plan::EntryKind::prefill:
+    return "SGC_ABI_PHASE_PREFILL";
+  case plan::EntryKind::decode:
+    return "SGC_ABI_PHASE_DECODE";
+  case plan::EntryKind::encode_image:
+    break;
+  }
+  return "SGC_ABI_PHASE_ENCODE_IMAGE";
+}
+
+/// Operand kinds as the ABI numbers them (abi.h, SGC_ABI_OPERAND_*).
+enum OperandKind : unsigned {
+  kTokens = 0,
+  kPosition = 1,
+  kWeight = 2,
+  kKCache = 3,
+  kVCache = 4,
+  kWorkspace = 5
+};
+
+/// Index of every symbol of op type `OpT` in the module, in order.
+template <typename OpT>
+llvm::StringMap<unsigned> indexSymbols(ModuleOp module) {
+  llvm::StringMap<unsigned> index;
+  for (OpT op : module.getOps<OpT>())
+    index.try_emplace(op.getSymName(), index.size());
+  return index;
+}
+
+} // namespace
+
+std::string PlanSerializer::cString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+FailureOr<PlanSerializer> PlanSerializer::read(ModuleOp module) {
+  PlanSerializer s(module);
+  if (failed(s.readEntries()))
+    return failure();
+  return s;
+}
+
+LogicalResult PlanSerializer::readEntries() {
+  llvm::StringMap<unsigned> tensorIndex = indexSymbols<plan::TensorOp>(module);
+  llvm::StringMap<unsigned> layerIndex = indexSymbols<plan::KVLayerOp>(module);
+  llvm::raw_string_ostream ops(operands), sts(steps), phs(phases);
+
+  // One operand record; returns its kind.
+  auto writeOperand = [&](llvm::raw_ostream &os, Value v, Value tokens,
+                          Value position) -> FailureOr<unsigned> {
+    unsigned kind = kWorkspace, index = 0;
+    int64_t offset = 0;
+    if (v == tokens) {
+      kind = kTokens;
+    } else if (v == position) {
+      kind = kPosition;
+    } else if (auto weight = v.getDefiningOp<plan::WeightOp>()) {
+      kind = kWeight;
+      index = tensorIndex.lookup(weight.getTensor());
+    } else if (auto cache = v.getDefiningOp<plan::KVCacheOp>()) {
+      kind = cache.getHalf() == plan::CacheHalf::key ? kKCache : kVCache;
+      index = layerIndex.lookup(cache.getLayer());
+    } else if (auto alloc = v.getDefiningOp<plan::AllocOp>()) {
+      if (!alloc.getOffset())
+        return alloc.emitError("emit: the buffer has no workspace offset "
+                               "(run sg-plan-memory)");
+      offset = *alloc.getOffset();
+    } else {
+      return emitError(v.getLoc(), "emit: a step operand the ABI cannot name");
+    }
+    os << "{" << kind << ", " << index << ", " << offset << "ull, ";
+    auto buffer = dyn_cast<plan::BufferType>(v.getType());
+    if (kind == kWorkspace) {
+      ArrayRef<int64_t> shape = buffer.getShape();
+      if (shape.empty() || shape.size() > 4)
+        return emitError(v.getLoc(), "emit: workspace buffers have rank 1..4");
+      os << abiDtype(buffer.getElementType()) << ", " << shape.size() << ", {";
+      for (auto [i, d] : llvm::enumerate(shape))
+        os << (i ? ", " : "") << (ShapedType::isDynamic(d) ? -1 : d);
+      os << "}}";
+    } else {
+      os << "0, 0, {0}}";
+    }
+    return kind;
+  };
+
+  for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
+    if (!entry.getWorkspace())
+      return entry.emitError("emit: the entry has no workspace (run "
+                             "sg-plan-memory)");
+    workspace = std::max(workspace, static_cast<int64_t>(*entry.getWorkspace()));
+    if (entry.getKind() == plan::EntryKind::prefill)
+      maxPrefillChunk = static_cast<int64_t>(entry.getMaxTokens());
+    size_t firstStep = numSteps;
+    for (plan::CallOp call : entry.getBlock().getOps<plan::CallOp>()) {
+      // The operands: the inputs, then the outputs not updated in place.
+      SmallVector<Value> values(call.getIns());
+      for (Value out : call.getOuts())
+        if (!llvm::is_contained(call.getIns(), out))
+          values.push_back(out);
+      PlanFunction fn{call.getCallee().str(), {}};
+      size_t firstOperand = numOperands;
+      for (Value v : values) {
+        ops << "  ";
+        FailureOr<unsigned> kind =
+            writeOperand(ops, v, entry.getTokens(), entry.getPosition());
+        if (failed(kind))
+          return failure();
+        ops << ",\n";
+        fn.operandKinds.push_back(*kind);
+        ++numOperands;
+      }
+      auto *it = llvm::find_if(functions_, [&](const PlanFunction &f) {
+        return f.name == fn.name;
+      });
+      if (it != functions_.end() && it->operandKinds != fn.operandKinds)
+        return call.emitError("emit: '")
+               << fn.name << "' is called with operands of other kinds";
+      size_t function = it - functions_.begin();
+      if (it == functions_.end())
+        functions_.push_back(std::move(fn));
+      sts << "  {" << function << ", " << firstOperand << ", " << values.size()
+          << ", "
+          << (call.getLayer() ? static_cast<int64_t>(*call.getLayer()) : -1)
+          << ", {0, 0, 0}, {0, 0, 0}, 0, 0},\n";
+      ++numSteps;
+    }
+    auto ret = cast<plan::ReturnOp>(entry.getBlock().getTerminator());
+    auto logitsType = ret.getLogits().getType();
+    Type element = logitsType.getElementType();
+    if (!element.isBF16() && !element.isF32())
+      return ret.emitError("emit: logits must be bf16 or f32");
+    if (entry.getKind() == plan::EntryKind::decode)
+      vocab = logitsType.getShape().back();
+    phs << "  {" << phaseName(entry.getKind()) << ", " << firstStep << ", "
+        << numSteps - firstStep << ", 0, " << entry.getMaxTokens() << ", ";
+    if (failed(writeOperand(phs, ret.getLogits(), Value(), Value())))
+      return failure();
+    phs << "},\n";
+    ++numPhases;
+  }
+  if (numPhases == 0)
+    return emitError(module.getLoc(), "emit: the module has no plan.entry "
+                                      "(compile a graph with @forward "
+                                      "through the plan phase)");
+  if (vocab <= 0)
+    return emitError(module.getLoc(), "emit: the plan has no decode entry");
+
+  if (auto attr = module->getAttrOfType<IntegerAttr>("plan.context_length"))
+    context = attr.getInt();
+  else if (auto attr = module->getAttrOfType<IntegerAttr>("sg.context_length"))
+    context = attr.getInt();
+  if (context <= 0)
+    context = INT32_MAX;
+  return success();
+}
+
+void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
+  // Alternative names first: the tensor table points at them.
+  unsigned t = 0;
+  for (plan::TensorOp tensor : module.getOps<plan::TensorOp>()) {
+    if (ArrayAttr alt = tensor.getAltAttr()) {
+      os << "static const char *const sgc_alt_names_" << t << "[] = {";
+      for (auto [i, name] : llvm::enumerate(alt.getAsValueRange<StringAttr>()))
+        os << (i ? ", " : "") << cString(name);
+      os << "};\n";
+    }
+    ++t;
+  }
+  os << "static const sgc_abi_tensor_t sgc_tensors[] = {\n";
+  t = 0;
+  for (plan::TensorOp tensor : module.getOps<plan::TensorOp>()) {
+    RankedTensorType type = tensor.getTensorType();
+    int64_t bytes = elementBytes(type.getElementType()) * type.getNumElements();
+    os << "  {" << cString(tensor.getSymName()) << ", ";
+    if (ArrayAttr alt = tensor.getAltAttr())
+      os << "sgc_alt_names_" << t << ", " << alt.size();
+    else
+      os << "0, 0";
+    os << ", " << abiDtype(type.getElementType()) << ", " << type.getRank()
+       << ", {";
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      os << (i ? ", " : "") << dim;
+    os << "}, " << bytes << "ull, "
+       << (tensor.getObject() ? cString(*tensor.getObject()) : "0") << ", "
+       << fillName(tensor.getFill()) << ", 0},\n";
+    ++t;
+  }
+  if (t == 0)
+    os << "  {0},\n";
+  os << "};\n\nstatic const sgc_abi_kv_layer_t sgc_kv_layers[] = {\n";
+  size_t layers = 0;
+  for (plan::KVLayerOp layer : module.getOps<plan::KVLayerOp>()) {
+    unsigned bytes = elementBytes(layer.getElementType());
+    os << "  {"
+       << (layer.getKind() == plan::KVKind::ring ? "SGC_ABI_KV_RING"
+                                                 : "SGC_ABI_KV_FULL")
+       << ", " << abiDtype(layer.getElementType()) << ", " << layer.getSlots()
+       << ", " << layer.getKvHeads() << ", " << layer.getHeadDim() << ", "
+       << (layer.getVFromK() ? 1 : 0) << ", 1, "
+       << layer.getKvHeads() * (layer.getHeadDim() + layer.getVHeadDim()) *
+              bytes
+       << "ull, 0},\n";
+    ++layers;
+  }
+  if (layers == 0)
+    os << "  {0},\n";
+  os << "};\n\nstatic const sgc_abi_operand_t sgc_operands[] = {\n"
+     << (numOperands ? operands : std::string("  {0},\n"))
+     << "};\n\nstatic const sgc_abi_step_t sgc_steps[] = {\n"
+     << (numSteps ? steps : std::string("  {0},\n"))
+     << "};\n\nstatic const sgc_abi_phase_t sgc_phases[] = {\n"
+     << phases << "};\n\n";
+}
+
+void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
+                                StringRef device, StringRef variants,
+                                size_t numVariants) const {
+  auto modelId = module->getAttrOfType<StringAttr>("sg.model_id");
+  auto family = module->getAttrOfType<StringAttr>("sg.family");
+  size_t numTensors = llvm::range_size(module.getOps<plan::TensorOp>());
+  size_t numLayers = llvm::range_size(module.getOps<plan::KVLayerOp>());
+  os << "static const sgc_model_v2_t sgc_model = {\n"
+     << "  .header = {SGC_ABI_MAGIC, SGC_ABI_VERSION_MAJOR, "
+        "SGC_ABI_VERSION_MINOR, sizeof(sgc_model_v2_t)},\n"
+     << "  .model_id = " << cString(modelId ? modelId.getValue() : "sg-module")
+     << ",\n  .target = " << cString(target) << ",\n  .family = "
+     << cString(family ? family.getValue() : "unknown")
+     << ",\n  .producer = \"sgc 0.1 (LLVM/MLIR 22.1)\",\n"
+     << "  .device = " << device << ",\n"
+     << "  .vocab_size = " << vocab << ",\n  .context_length = " << context
+     << ",\n  .max_prefill_chunk = " << maxPrefillChunk << ",\n"
+     << "  .bos_token_id = -1, .eos_token_id = -1, .pad_token_id = -1,\n"
+     << "  .num_tensors = " << numTensors << ", .tensors = sgc_tensors,\n"
+     << "  .num_layers = " << numLayers << ", .kv_layers = sgc_kv_layers,\n"
+     << "  .workspace_bytes = " << workspace << "ull,\n"
+     << "  .num_phases = " << numPhases << ", .num_steps = " << numSteps
+     << ", .num_operands = " << numOperands << ",\n"
+     << "  .phases = sgc_phases, .steps = sgc_steps, .operands = "
+        "sgc_operands,\n"
+     << "  .num_variants = " << numVariants << ", .variants = " << variants
+     << ",\n};\n\n"
+     << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
+     << "sgc_model_query(uint32_t runtime_major, uint32_t runtime_minor) {\n"
+     << "  (void)runtime_major;\n  (void)runtime_minor;\n"
+     << "  return &sgc_model.header;\n}\n";
+}

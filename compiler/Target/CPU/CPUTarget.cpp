@@ -1,0 +1,71 @@
+//===- CPUTarget.cpp - the CPU target's pipelines and emitter -------------===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/CPUTarget.h"
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Target/CPU/CPULibrary.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+
+namespace {
+
+class CPUTarget final : public Target {
+public:
+  StringRef getName() const override { return "cpu"; }
+  StringRef getDescription() const override {
+    return "a model .so for the host CPU and an x86-64-v3 baseline";
+  }
+
+  void buildLowerPipeline(OpPassManager &pm) const override {
+    pm.addPass(createConvertSGToLinalgPass());
+  }
+
+  void buildCodegenPipeline(OpPassManager &pm) const override {
+    // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
+    // strided metadata and affine go before arith-to-llvm; bf16 truncation
+    // is expanded to integer code so no variant calls __truncsfbf2.
+    pm.addPass(createConvertLinalgToLoopsPass());
+    pm.addPass(memref::createExpandStridedMetadataPass());
+    pm.addPass(createLowerAffinePass());
+    // rsqrt, sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst);
+    // what LLVM has no intrinsic for (tanh) calls libm by name.
+    pm.addPass(createConvertMathToLLVMPass());
+    pm.addPass(createConvertMathToLibmPass());
+    pm.addPass(createSCFToControlFlowPass());
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+    ConvertVectorToLLVMPassOptions vectorOptions;
+    vectorOptions.reassociateFPReductions = true;
+    pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    pm.addPass(createConvertFuncToLLVMPass());
+    pm.addPass(createArithToLLVMConversionPass());
+    pm.addPass(createConvertControlFlowToLLVMPass());
+    pm.addPass(createConvertIndexToLLVMPass());
+    pm.addPass(createUBToLLVMConversionPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(createCanonicalizerPass());
+  }
+
+  EmitResult emit(ModuleOp module, const EmitOptions &options) const override {
+    return emitCPULibrary(module, options);
+  }
+};
+
+} // namespace
+
+const Target &mlir::sgc::getCPUTarget() {
+  static const CPUTarget target;
+  return target;
+}

@@ -1,0 +1,282 @@
+//===- PlanOps.cpp - plan op verifiers ------------------------------------===//
+//
+// Part of sgc. Every check carries the tag of the constraint it enforces
+// (`<op>_cN`, as numbered in PlanOps.td); test/Dialect/Plan/invalid.mlir has
+// one negative case per tag.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Plan/IR/PlanOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::sgc::plan;
+
+#define GET_OP_CLASSES
+#include "dialects/Plan/IR/PlanOps.cpp.inc"
+
+/// Workspace offsets are aligned for any vector load.
+static constexpr int64_t kWorkspaceAlignment = 64;
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// TensorOp, KVLayerOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TensorOp::verify() {
+  // tensor_c1
+  RankedTensorType type = getTensorType();
+  if (!type || !type.hasStaticShape() || type.getRank() > 8)
+    return emitOpError("requires a static ranked tensor type of rank <= 8, "
+                       "got ")
+           << getType();
+  return success();
+}
+
+LogicalResult KVLayerOp::verify() {
+  // kv_layer_c1
+  for (uint64_t v : {getSlots(), getKvHeads(), getHeadDim(), getVHeadDim()})
+    // I64Attr getters are unsigned: a negative value reads as huge.
+    if (v == 0 || v > (uint64_t(1) << 62))
+      return emitOpError("requires positive slots, kv_heads and head dims, "
+                         "got slots ")
+             << getSlots() << ", kv_heads " << getKvHeads() << ", head_dim "
+             << getHeadDim() << ", " << getVHeadDim();
+  // kv_layer_c2
+  int64_t before = 0;
+  for (Operation &op : *(*this)->getBlock()) {
+    if (&op == getOperation())
+      break;
+    before += isa<KVLayerOp>(op);
+  }
+  if (getLayer() != static_cast<uint64_t>(before))
+    return emitOpError("is the KV layer at index ")
+           << before << " but says layer(" << getLayer() << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EntryOp
+//===----------------------------------------------------------------------===//
+
+void EntryOp::getAsmBlockArgumentNames(Region &region,
+                                       OpAsmSetValueNameFn setNameFn) {
+  if (region.empty() || region.front().getNumArguments() != 2)
+    return;
+  setNameFn(region.front().getArgument(0), "tokens");
+  setNameFn(region.front().getArgument(1), "pos");
+}
+
+LogicalResult EntryOp::verifyRegions() {
+  Block &block = getBlock();
+  // entry_c1
+  auto tokens = block.getNumArguments() == 2
+                    ? dyn_cast<BufferType>(block.getArgument(0).getType())
+                    : BufferType();
+  if (!tokens || tokens.getShape().size() != 1 ||
+      !tokens.getElementType().isInteger(32) ||
+      !block.getArgument(1).getType().isInteger(64))
+    return emitOpError("requires block arguments (tokens: "
+                       "!plan.buffer<?xi32>, position: i64)");
+  // entry_c2
+  int64_t maxTokens = getMaxTokens();
+  if (maxTokens < 1 || (!ShapedType::isDynamic(tokens.getShape()[0]) &&
+                        tokens.getShape()[0] > maxTokens))
+    return emitOpError("requires max_tokens >= 1 and at least the static "
+                       "token count, got max_tokens(")
+           << maxTokens << ") for tokens " << shapeStr(tokens.getShape());
+
+  // Live ranges of the allocs, in steps: first write to last read.
+  struct Range {
+    AllocOp alloc;
+    int64_t first = -1, last = -1;
+  };
+  SmallVector<Range> ranges;
+  llvm::DenseMap<Value, size_t> rangeOf;
+  for (AllocOp alloc : block.getOps<AllocOp>()) {
+    rangeOf[alloc.getResult()] = ranges.size();
+    ranges.push_back({alloc});
+  }
+  int64_t step = 0;
+  for (CallOp call : block.getOps<CallOp>()) {
+    // entry_c3
+    for (Value in : call.getIns()) {
+      auto it = rangeOf.find(in);
+      if (it == rangeOf.end())
+        continue;
+      Range &r = ranges[it->second];
+      if (r.first < 0)
+        return call.emitOpError("reads a buffer no earlier step wrote")
+                   .attachNote(r.alloc.getLoc())
+               << "allocated here";
+      r.last = step;
+    }
+    for (Value out : call.getOuts()) {
+      auto it = rangeOf.find(out);
+      if (it == rangeOf.end())
+        continue;
+      Range &r = ranges[it->second];
+      if (r.first < 0)
+        r.first = step;
+      r.last = std::max(r.last, step);
+    }
+    ++step;
+  }
+  auto ret = dyn_cast<ReturnOp>(block.getTerminator());
+  if (auto it = rangeOf.find(ret.getLogits()); it != rangeOf.end()) {
+    if (ranges[it->second].first < 0)
+      return ret.emitOpError("returns a buffer no step wrote");
+    ranges[it->second].last = step;
+  }
+
+  // entry_c4
+  size_t placed = llvm::count_if(
+      ranges, [](Range &r) { return r.alloc.getOffset().has_value(); });
+  if (placed == 0)
+    return success();
+  if (placed != ranges.size() || !getWorkspace())
+    return emitOpError("requires either no alloc offsets or an offset on "
+                       "every alloc and a workspace size (")
+           << placed << " of " << ranges.size() << " allocs placed)";
+  // entry_c5
+  int64_t workspace = *getWorkspace();
+  for (Range &r : ranges) {
+    int64_t offset = *r.alloc.getOffset();
+    int64_t bytes = r.alloc.getType().getBytes(maxTokens);
+    if (offset < 0 || offset % kWorkspaceAlignment != 0 ||
+        offset + bytes > workspace)
+      return r.alloc.emitOpError("at offset ")
+             << offset << " with " << bytes
+             << " bytes is not 64-byte aligned within the workspace of "
+             << workspace << " bytes";
+  }
+  // entry_c6
+  for (auto [i, a] : llvm::enumerate(ranges))
+    for (Range &b : MutableArrayRef<Range>(ranges).drop_front(i + 1)) {
+      bool liveTogether = a.first <= b.last && b.first <= a.last;
+      int64_t aBegin = *a.alloc.getOffset(), bBegin = *b.alloc.getOffset();
+      bool overlap = aBegin < bBegin + b.alloc.getType().getBytes(maxTokens) &&
+                     bBegin < aBegin + a.alloc.getType().getBytes(maxTokens);
+      if (liveTogether && overlap)
+        return b.alloc.emitOpError("shares workspace bytes with a buffer "
+                                   "live at the same time")
+                   .attachNote(a.alloc.getLoc())
+               << "the other buffer";
+    }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WeightOp, KVCacheOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // weight_c1
+  auto tensor =
+      symbols.lookupNearestSymbolFrom<TensorOp>(*this, getTensorAttr());
+  if (!tensor)
+    return emitOpError("names no plan.tensor: ") << getTensorAttr();
+  // weight_c2
+  RankedTensorType type = tensor.getTensorType();
+  if (!type || type.getShape() != getType().getShape() ||
+      type.getElementType() != getType().getElementType())
+    return emitOpError("has type ")
+           << getType() << " but the tensor is " << tensor.getType();
+  return success();
+}
+
+LogicalResult KVCacheOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // kv_cache_c1
+  auto layer = symbols.lookupNearestSymbolFrom<KVLayerOp>(*this, getLayerAttr());
+  if (!layer)
+    return emitOpError("names no plan.kv_layer: ") << getLayerAttr();
+  // kv_cache_c2
+  int64_t dim =
+      getHalf() == CacheHalf::key ? layer.getHeadDim() : layer.getVHeadDim();
+  SmallVector<int64_t> expected = {static_cast<int64_t>(layer.getSlots()),
+                                   static_cast<int64_t>(layer.getKvHeads()),
+                                   dim};
+  if (ArrayRef(expected) != getType().getShape() ||
+      layer.getElementType() != getType().getElementType())
+    return emitOpError("requires a buffer ")
+           << shapeStr(expected) << " of " << layer.getElementType()
+           << ", got " << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CallOp, ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // call_c1
+  Operation *callee = symbols.lookupNearestSymbolFrom(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError("calls an unknown function ") << getCalleeAttr();
+  // Lowered bodies take buffers in the target's convention; only the sg
+  // form has types to compare.
+  auto func = dyn_cast<func::FuncOp>(callee);
+  if (!func || func.getNumResults() == 0)
+    return success();
+  FunctionType type = func.getFunctionType();
+  // call_c2
+  if (type.getNumInputs() != getIns().size() ||
+      type.getNumResults() != getOuts().size())
+    return emitOpError("passes ")
+           << getIns().size() << " inputs and " << getOuts().size()
+           << " outputs to " << getCalleeAttr() << ", which takes "
+           << type.getNumInputs() << " and returns " << type.getNumResults();
+  // call_c3
+  auto check = [&](Value v, Type want, StringRef what,
+                   size_t index) -> LogicalResult {
+    auto buffer = dyn_cast<BufferType>(v.getType());
+    auto tensor = dyn_cast<RankedTensorType>(want);
+    bool ok = buffer && tensor ? buffer.holds(tensor) : v.getType() == want;
+    if (!ok)
+      return emitOpError() << what << " " << index << " is " << v.getType()
+                           << " but " << getCalleeAttr() << " has " << want;
+    return success();
+  };
+  for (auto [i, v] : llvm::enumerate(getIns()))
+    if (failed(check(v, type.getInput(i), "input", i)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(getOuts()))
+    if (failed(check(v, type.getResult(i), "output", i)))
+      return failure();
+  return success();
+}
+
+LogicalResult CallOp::verify() {
+  for (auto [i, out] : llvm::enumerate(getOuts())) {
+    Operation *def = out.getDefiningOp();
+    // call_c4
+    if (!isa_and_nonnull<AllocOp, KVCacheOp>(def))
+      return emitOpError("output ")
+             << i << " must be a plan.alloc or a plan.kv_cache buffer";
+    // call_c5
+    if (isa<KVCacheOp>(def) && !llvm::is_contained(getIns(), out))
+      return emitOpError("output ")
+             << i << " is a KV cache that is not also an input (caches are "
+                     "updated in place)";
+  }
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  // return_c1
+  if (!getLogits().getDefiningOp<AllocOp>() ||
+      getLogits().getType().getShape().size() != 2)
+    return emitOpError("requires a rank-2 plan.alloc buffer of logits, got ")
+           << getLogits().getType();
+  return success();
+}

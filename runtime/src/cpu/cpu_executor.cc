@@ -1,0 +1,205 @@
+/*
+ * cpu_executor.cc - replays a phase's steps on the CPU: per step, the
+ * operands become memref descriptors (weights in place in the mapped
+ * checkpoint, caches and workspace buffers in session memory) and the
+ * variant's function runs them on the runtime's threads.
+ */
+#include "runtime/src/cpu/cpu_executor.h"
+
+#include "lib/support/half.h"
+#include "runtime/src/cpu/cpu_features.h"
+#include "runtime/src/weights.h"
+
+#include <cstring>
+
+namespace sgc {
+namespace runtime {
+
+namespace {
+constexpr uint64_t buffer_alignment = 64;
+} // namespace
+
+status select_cpu_variant(const sgc_model_v2_t &table, const char *name,
+                          uint64_t cpu_features,
+                          const sgc_abi_variant_t **out) {
+  const std::string have = cpu_feature_names(cpu_features);
+  if (name && *name) {
+    for (uint32_t i = 0; i < table.num_variants; ++i) {
+      const sgc_abi_variant_t &v = table.variants[i];
+      if (std::strcmp(v.name, name) != 0)
+        continue;
+      const uint64_t lacking = v.required_cpu_features & ~cpu_features;
+      if (lacking)
+        return device_error("this CPU cannot run variant " + quote(name) +
+                            ": it lacks " + cpu_feature_names(lacking))
+            .note("this CPU has: " + (have.empty() ? "-" : have));
+      *out = &v;
+      return status();
+    }
+    status err = usage_error("model has no CPU variant named " + quote(name));
+    for (uint32_t i = 0; i < table.num_variants; ++i)
+      err.note("available: " + quote(table.variants[i].name));
+    return err;
+  }
+  for (uint32_t i = 0; i < table.num_variants; ++i) {
+    const sgc_abi_variant_t &v = table.variants[i];
+    if ((v.required_cpu_features & ~cpu_features) == 0) {
+      *out = &v;
+      return status();
+    }
+  }
+  status err = device_error("this CPU can run none of the model's variants");
+  for (uint32_t i = 0; i < table.num_variants; ++i) {
+    const sgc_abi_variant_t &v = table.variants[i];
+    err.note("variant " + quote(v.name) + " needs " +
+             cpu_feature_names(v.required_cpu_features));
+  }
+  err.note("this CPU has: " + (have.empty() ? "-" : have));
+  return err;
+}
+
+status cpu_executor::create(std::shared_ptr<model_library> model,
+                            const char *variant, int32_t num_threads,
+                            std::unique_ptr<executor> *out) {
+  std::unique_ptr<cpu_executor> e(new cpu_executor());
+  const uint64_t features = detect_cpu_features();
+  status st = select_cpu_variant(model->table(), variant, features,
+                                 &e->variant_);
+  if (!st.ok())
+    return st;
+  constexpr uint64_t amx =
+      SGC_ABI_CPU_AMX_TILE | SGC_ABI_CPU_AMX_BF16 | SGC_ABI_CPU_AMX_INT8;
+  if ((e->variant_->required_cpu_features & amx) && !request_amx_permission())
+    return device_error(
+        "the kernel refused AMX tile state, needed by variant " +
+        quote(e->variant_->name));
+  e->model_ = std::move(model);
+  e->pool_ = std::make_unique<thread_pool>(
+      num_threads > 0 ? num_threads : physical_core_count());
+  e->exec_.struct_size = sizeof(sgc_abi_cpu_exec_t);
+  e->exec_.num_threads = e->pool_->size();
+  e->exec_.cpu_features = features;
+  e->exec_.runtime_state = e->pool_.get();
+  e->exec_.parallel_for = &thread_pool::abi_parallel_for;
+  e->descriptors_.resize(e->model_->max_step_operands());
+  e->operands_.resize(e->model_->max_step_operands());
+  *out = std::move(e);
+  return status();
+}
+
+status cpu_executor::allocate() {
+  const sgc_model_v2_t &t = model_->table();
+  // KV cache: one mapping, every buffer 64-byte aligned, as the plan says.
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
+    for (uint64_t bytes : {model_->k_bytes(i), model_->v_bytes(i)}) {
+      uint64_t off = 0;
+      if (!align_up(total, buffer_alignment, &off) ||
+          __builtin_add_overflow(off, bytes, &total))
+        return internal_error("KV cache size overflows");
+      offsets.push_back(off);
+    }
+  }
+  status st = anon_memory::allocate(total, "the KV cache", &kv_memory_);
+  if (!st.ok())
+    return st;
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
+    k_cache_.push_back(kv_memory_.data() + offsets[2 * i]);
+    v_cache_.push_back(model_->v_bytes(i) ? kv_memory_.data() + offsets[2 * i + 1]
+                                          : nullptr);
+  }
+  return anon_memory::allocate(t.workspace_bytes, "the workspace", &workspace_);
+}
+
+status cpu_executor::bind(const bound_weights &weights) {
+  if (weights.pointers().size() != model_->table().num_tensors)
+    return internal_error("the weights do not match the model's manifest");
+  weights_ = &weights.pointers();
+  return status();
+}
+
+void cpu_executor::describe(sgc_abi_memref_t *desc, const void *data,
+                            uint32_t rank, const int64_t *shape) {
+  desc->allocated = desc->aligned = data;
+  desc->offset = 0;
+  int64_t stride = 1;
+  for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+    desc->sizes_strides[i] = shape[i];
+    desc->sizes_strides[rank + i] = stride;
+    stride *= shape[i];
+  }
+}
+
+status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
+                         int64_t n, int64_t pos0, float *logits,
+                         bool all_positions) {
+  const sgc_model_v2_t &t = model_->table();
+  if (!weights_)
+    return internal_error("no weights are bound");
+  uint8_t *workspace = workspace_.data();
+  // A workspace operand's shape with the call's token count.
+  auto workspace_shape = [&](const sgc_abi_operand_t &o, int64_t *shape) {
+    for (uint32_t d = 0; d < o.rank; ++d)
+      shape[d] = o.shape[d] == SGC_ABI_DIM_TOKENS ? n : o.shape[d];
+  };
+  for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
+       ++s) {
+    const sgc_abi_step_t &step = t.steps[s];
+    for (uint32_t j = 0; j < step.num_operands; ++j) {
+      const sgc_abi_operand_t &o = t.operands[step.first_operand + j];
+      sgc_abi_memref_t *desc = &descriptors_[j];
+      operands_[j] = desc;
+      int64_t shape[SGC_ABI_MAX_OPERAND_RANK];
+      switch (o.kind) {
+      case SGC_ABI_OPERAND_TOKENS:
+        describe(desc, tokens, 1, &n);
+        break;
+      case SGC_ABI_OPERAND_POSITION:
+        operands_[j] = &pos0;
+        break;
+      case SGC_ABI_OPERAND_WEIGHT: {
+        const sgc_abi_tensor_t &w = t.tensors[o.index];
+        describe(desc, (*weights_)[o.index], w.rank, w.shape);
+        break;
+      }
+      case SGC_ABI_OPERAND_K_CACHE:
+      case SGC_ABI_OPERAND_V_CACHE: {
+        const sgc_abi_kv_layer_t &l = t.kv_layers[o.index];
+        const int64_t dims[3] = {l.slots, l.kv_heads, l.head_dim};
+        describe(desc,
+                 o.kind == SGC_ABI_OPERAND_K_CACHE ? k_cache_[o.index]
+                                                   : v_cache_[o.index],
+                 3, dims);
+        break;
+      }
+      default: // SGC_ABI_OPERAND_WORKSPACE (the model was validated)
+        workspace_shape(o, shape);
+        describe(desc, workspace + o.offset, o.rank, shape);
+        break;
+      }
+    }
+    variant_->functions[step.function](&exec_, operands_.data());
+  }
+
+  // The logits to f32: the last row, or every row.
+  const sgc_abi_operand_t &lo = phase.logits;
+  const int64_t vocab = t.vocab_size;
+  const uint8_t *rows = workspace + lo.offset;
+  const int64_t first = all_positions ? 0 : n - 1;
+  for (int64_t r = first; r < n; ++r) {
+    float *out = logits + (r - first) * vocab;
+    if (lo.dtype == SGC_ABI_DTYPE_BF16) {
+      const uint16_t *in = reinterpret_cast<const uint16_t *>(rows) + r * vocab;
+      for (int64_t i = 0; i < vocab; ++i)
+        out[i] = bf16_to_f32(in[i]);
+    } else {
+      std::memcpy(out, reinterpret_cast<const float *>(rows) + r * vocab,
+                  static_cast<size_t>(vocab) * sizeof(float));
+    }
+  }
+  return status();
+}
+
+} // namespace runtime
+} // namespace sgc

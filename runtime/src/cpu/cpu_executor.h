@@ -1,0 +1,67 @@
+/*
+ * cpu_executor.h - the plan on the CPU: a variant the CPU can run, the
+ * runtime's threads, the KV cache and workspace in host memory, and the
+ * replay of a phase's steps as calls of the variant's functions.
+ */
+#ifndef SGC_RUNTIME_SRC_CPU_CPU_EXECUTOR_H
+#define SGC_RUNTIME_SRC_CPU_CPU_EXECUTOR_H
+
+#include "runtime/src/executor.h"
+#include "runtime/src/memory.h"
+#include "runtime/src/model.h"
+#include "runtime/src/thread_pool.h"
+
+#include <memory>
+#include <vector>
+
+namespace sgc {
+namespace runtime {
+
+/// Picks the CPU variant: by |name| when given, else the first the CPU
+/// supports. Usage error for an unknown name; device_unavailable when the
+/// CPU lacks the features.
+status select_cpu_variant(const sgc_model_v2_t &table, const char *name,
+                          uint64_t cpu_features,
+                          const sgc_abi_variant_t **out);
+
+class cpu_executor final : public executor {
+public:
+  /// Chooses the variant (|variant| by name, or the best) and starts
+  /// |num_threads| - 1 workers (0 = one per physical core).
+  static status create(std::shared_ptr<model_library> model,
+                       const char *variant, int32_t num_threads,
+                       std::unique_ptr<executor> *out);
+
+  status allocate() override;
+  status bind(const bound_weights &weights) override;
+  status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
+             int64_t pos0, float *logits, bool all_positions) override;
+
+  const char *variant_name() const override { return variant_->name; }
+  uint64_t kv_cache_bytes() const override { return model_->kv_cache_bytes(); }
+  uint64_t workspace_bytes() const override { return workspace_.size(); }
+  int32_t num_threads() const override { return pool_->size(); }
+
+private:
+  cpu_executor() = default;
+  /// Points |desc| at |data| with |shape|, row-major.
+  static void describe(sgc_abi_memref_t *desc, const void *data, uint32_t rank,
+                       const int64_t *shape);
+
+  std::shared_ptr<model_library> model_;
+  const sgc_abi_variant_t *variant_ = nullptr;
+  std::unique_ptr<thread_pool> pool_;
+  sgc_abi_cpu_exec_t exec_{};
+  anon_memory kv_memory_;
+  anon_memory workspace_;
+  std::vector<void *> k_cache_, v_cache_;
+  const std::vector<const void *> *weights_ = nullptr;
+  /// Per operand of the step being run: its descriptor and what it passes.
+  std::vector<sgc_abi_memref_t> descriptors_;
+  std::vector<void *> operands_;
+};
+
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_CPU_CPU_EXECUTOR_H

@@ -1,0 +1,46 @@
+/*
+ * executor.h - what runs a model's plan on one device. The plan (phases,
+ * steps, operands) is ABI data; an executor allocates the KV cache and the
+ * workspace on its device, binds the weights, and replays a phase's steps.
+ * The CPU executor calls compiled functions; a CUDA executor launches
+ * kernels.
+ */
+#ifndef SGC_RUNTIME_SRC_EXECUTOR_H
+#define SGC_RUNTIME_SRC_EXECUTOR_H
+
+#include "lib/support/status.h"
+
+#include <sgc/abi.h>
+
+#include <cstdint>
+
+namespace sgc {
+namespace runtime {
+
+class bound_weights;
+
+class executor {
+public:
+  virtual ~executor() = default;
+
+  /// The KV cache exactly as the plan says, and the workspace.
+  virtual status allocate() = 0;
+  /// Makes |weights| (bound to the same model) the steps' weight operands.
+  virtual status bind(const bound_weights &weights) = 0;
+  /// Replays |phase| for tokens[0, n) at positions pos0.. (arguments already
+  /// checked against the model), then writes float32 logits: the last row,
+  /// or every row when |all_positions|.
+  virtual status run(const sgc_abi_phase_t &phase, const int32_t *tokens,
+                     int64_t n, int64_t pos0, float *logits,
+                     bool all_positions) = 0;
+
+  virtual const char *variant_name() const = 0;
+  virtual uint64_t kv_cache_bytes() const = 0;
+  virtual uint64_t workspace_bytes() const = 0;
+  virtual int32_t num_threads() const = 0;
+};
+
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_EXECUTOR_H

@@ -1,0 +1,236 @@
+// RUN: sgc-opt %s -split-input-file -verify-diagnostics
+// One case per verifier constraint tag of dialects/Plan/IR/PlanOps.td; the
+// case's comment carries the tag (`grep c3` links spec, code and test).
+
+// tensor_c1: manifest tensors have static shapes.
+// expected-error @+1 {{requires a static ranked tensor type of rank <= 8, got 'tensor<?x96xbf16>'}}
+plan.tensor @w : tensor<?x96xbf16> fill(random)
+
+// -----
+// kv_layer_c1: positive sizes.
+// expected-error @+1 {{requires positive slots, kv_heads and head dims, got slots 0}}
+plan.kv_layer @kv0 ring layer(0) slots(0) kv_heads(2) head_dim(16, 16) : bf16
+
+// -----
+// kv_layer_c2: layer numbers follow the table order.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+// expected-error @+1 {{is the KV layer at index 1 but says layer(2)}}
+plan.kv_layer @kv1 ring layer(2) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+
+// -----
+// entry_c1: (tokens, position) arguments.
+// expected-error @+1 {{requires block arguments (tokens: !plan.buffer<?xi32>, position: i64)}}
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi64>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c2: the static token count fits max_tokens.
+// expected-error @+1 {{requires max_tokens >= 1 and at least the static token count, got max_tokens(1) for tokens [2]}}
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<2xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c3: a buffer is written before it is read.
+func.func private @f(memref<1x8xf32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-note @+1 {{allocated here}}
+  %a = plan.alloc : !plan.buffer<1x8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{reads a buffer no earlier step wrote}}
+  plan.call @f(%a) -> (%l) : (!plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c3: ... and so are the logits.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{returns a buffer no step wrote}}
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c4: all allocs placed, or none.
+func.func private @f(memref<1xi32>)
+// expected-error @+1 {{requires either no alloc offsets or an offset on every alloc and a workspace size (1 of 2 allocs placed)}}
+plan.entry @decode decode max_tokens(1) workspace(64) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %a = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens) -> (%a, %l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c4: offsets need a workspace size.
+func.func private @f(memref<1xi32>)
+// expected-error @+1 {{requires either no alloc offsets or an offset on every alloc and a workspace size (1 of 1 allocs placed)}}
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c5: aligned offsets.
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) workspace(256) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{at offset 32 with 32 bytes is not 64-byte aligned within the workspace of 256 bytes}}
+  %l = plan.alloc offset(32) : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c5: a dynamic buffer counts max_tokens rows inside the workspace.
+func.func private @f(memref<?xi32>)
+plan.entry @prefill prefill max_tokens(4) workspace(64) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  // expected-error @+1 {{at offset 0 with 128 bytes is not 64-byte aligned within the workspace of 64 bytes}}
+  %l = plan.alloc offset(0) : !plan.buffer<?x8xf32>
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<?xi32>) -> (!plan.buffer<?x8xf32>)
+  plan.return %l : !plan.buffer<?x8xf32>
+}
+
+// -----
+// entry_c6: buffers live at the same time share no byte.
+func.func private @f(memref<1xi32>)
+func.func private @g(memref<1x8xf32>)
+plan.entry @decode decode max_tokens(1) workspace(128) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-note @+1 {{the other buffer}}
+  %a = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens) -> (%a) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  // expected-error @+1 {{shares workspace bytes with a buffer live at the same time}}
+  %l = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+  plan.call @g(%a) -> (%l) : (!plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// weight_c1: a weight names a manifest tensor.
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{names no plan.tensor: @missing}}
+  %w = plan.weight @missing : !plan.buffer<8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens, %w) -> (%l) : (!plan.buffer<1xi32>, !plan.buffer<8xf32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// weight_c2: ... with its shape.
+plan.tensor @w : tensor<8xbf16> fill(random)
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{has type '!plan.buffer<8xf32>' but the tensor is 'tensor<8xbf16>'}}
+  %w = plan.weight @w : !plan.buffer<8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens, %w) -> (%l) : (!plan.buffer<1xi32>, !plan.buffer<8xf32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// kv_cache_c1: a cache names a KV layer.
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{names no plan.kv_layer: @kv9}}
+  %k = plan.kv_cache @kv9 key : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens, %k) -> (%l, %k) : (!plan.buffer<1xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<1x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// kv_cache_c2: ... with the layer's shape.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 8) : bf16
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{requires a buffer [4, 2, 8] of 'bf16', got '!plan.buffer<4x2x16xbf16>'}}
+  %v = plan.kv_cache @kv0 value : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens, %v) -> (%l) : (!plan.buffer<1xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c1: the callee exists.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{calls an unknown function @nowhere}}
+  plan.call @nowhere(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c2: as many inputs and outputs as the sg function has.
+func.func private @f(tensor<1xi32>, i64) -> tensor<1x8xf32>
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{passes 1 inputs and 1 outputs to @f, which takes 2 and returns 1}}
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c3: each buffer holds the tensor the function takes.
+func.func private @f(tensor<1xi32>) -> tensor<1x16xf32>
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{output 0 is '!plan.buffer<1x8xf32>' but @f has 'tensor<1x16xf32>'}}
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c4: outputs are allocs or caches, never weights.
+plan.tensor @w : tensor<1x8xf32> fill(random)
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %w = plan.weight @w : !plan.buffer<1x8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{output 0 must be a plan.alloc or a plan.kv_cache buffer}}
+  plan.call @f(%tokens) -> (%w, %l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c5: a cache is updated in place.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %k = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{output 1 is a KV cache that is not also an input (caches are updated in place)}}
+  plan.call @f(%tokens) -> (%l, %k) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// return_c1: the logits are a [tokens, vocab] alloc.
+plan.tensor @w : tensor<8xf32> fill(random)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %w = plan.weight @w : !plan.buffer<8xf32>
+  // expected-error @+1 {{requires a rank-2 plan.alloc buffer of logits, got '!plan.buffer<8xf32>'}}
+  plan.return %w : !plan.buffer<8xf32>
+}

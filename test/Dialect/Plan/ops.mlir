@@ -1,0 +1,53 @@
+// RUN: sgc-opt %s | FileCheck %s
+// RUN: sgc-opt %s | sgc-opt | FileCheck %s
+// RUN: sgc-opt %s -mlir-print-op-generic | sgc-opt | FileCheck %s
+// Every plan op in its custom form, printed, parsed back and printed again.
+
+// CHECK: plan.tensor @model.embed.weight : tensor<512x96xbf16> fill(random) object("target.embedding") alt ["language_model.embed.weight"]
+plan.tensor @"model.embed.weight" : tensor<512x96xbf16> fill(random) object("target.embedding") alt ["language_model.embed.weight"]
+// CHECK: plan.tensor @model.norm.weight : tensor<96xbf16> fill(zeros)
+plan.tensor @"model.norm.weight" : tensor<96xbf16> fill(zeros)
+// CHECK: plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+// CHECK: plan.kv_layer @kv1 full layer(1) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k
+plan.kv_layer @kv1 full layer(1) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k
+
+func.func private @body(memref<?xi32>)
+func.func private @embed(tensor<?xi32>, tensor<512x96xbf16>) -> tensor<?x96xbf16>
+func.func private @layer(tensor<?x96xbf16>, i64, tensor<4x2x16xbf16>, tensor<96xbf16>) -> (tensor<?x96xbf16>, tensor<4x2x16xbf16>)
+func.func private @head(tensor<?x96xbf16>, tensor<512x96xbf16>) -> tensor<?x512xbf16>
+
+// CHECK-LABEL: plan.entry @prefill prefill max_tokens(8) workspace(16384) {
+// CHECK-NEXT: ^bb0(%[[TOK:tokens]]: !plan.buffer<?xi32>, %[[POS:pos]]: i64):
+// CHECK-NEXT: %[[E:.*]] = plan.weight @model.embed.weight : !plan.buffer<512x96xbf16>
+// CHECK-NEXT: %[[N:.*]] = plan.weight @model.norm.weight : !plan.buffer<96xbf16>
+// CHECK-NEXT: %[[K:.*]] = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+// CHECK-NEXT: %[[H:.*]] = plan.alloc offset(0) : !plan.buffer<?x96xbf16>
+// CHECK-NEXT: plan.call @embed(%[[TOK]], %[[E]]) -> (%[[H]]) : (!plan.buffer<?xi32>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<?x96xbf16>)
+// CHECK-NEXT: %[[H2:.*]] = plan.alloc offset(1536) : !plan.buffer<?x96xbf16>
+// CHECK-NEXT: plan.call @layer(%[[H]], %[[POS]], %[[K]], %[[N]]) -> (%[[H2]], %[[K]]) {layer = 0 : i64}
+// CHECK: %[[L:.*]] = plan.alloc offset(3072) : !plan.buffer<?x512xbf16>
+// CHECK-NEXT: plan.call @head(%[[H2]], %[[E]]) -> (%[[L]])
+// CHECK-NEXT: plan.return %[[L]] : !plan.buffer<?x512xbf16>
+plan.entry @prefill prefill max_tokens(8) workspace(16384) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %e = plan.weight @"model.embed.weight" : !plan.buffer<512x96xbf16>
+  %n = plan.weight @"model.norm.weight" : !plan.buffer<96xbf16>
+  %k = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+  %h = plan.alloc offset(0) : !plan.buffer<?x96xbf16>
+  plan.call @embed(%tokens, %e) -> (%h) : (!plan.buffer<?xi32>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<?x96xbf16>)
+  %h2 = plan.alloc offset(1536) : !plan.buffer<?x96xbf16>
+  plan.call @layer(%h, %pos, %k, %n) -> (%h2, %k) {layer = 0 : i64} : (!plan.buffer<?x96xbf16>, i64, !plan.buffer<4x2x16xbf16>, !plan.buffer<96xbf16>) -> (!plan.buffer<?x96xbf16>, !plan.buffer<4x2x16xbf16>)
+  %l = plan.alloc offset(3072) : !plan.buffer<?x512xbf16>
+  plan.call @head(%h2, %e) -> (%l) : (!plan.buffer<?x96xbf16>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<?x512xbf16>)
+  plan.return %l : !plan.buffer<?x512xbf16>
+}
+
+// A lowered callee (no results): only its existence is checked.
+// CHECK-LABEL: plan.entry @decode decode max_tokens(1) {
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x512xbf16>
+  plan.call @body(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x512xbf16>)
+  plan.return %l : !plan.buffer<1x512xbf16>
+}
