@@ -75,3 +75,60 @@ machine_note() {
   echo "machine: $model, $cpus CPUs, load average $load, $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
+
+# --- builds (a CMake build directory, `scripts/build` makes build/) ---
+
+# build_source BUILD: the source tree BUILD was configured from.
+build_source() { sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.txt"; }
+
+# build_runtime_libs BUILD: the static libraries a runtime client links, in
+# link order.
+build_runtime_libs() {
+  echo "$1/runtime/libsgc_runtime.a $1/lib/libsgc_safetensors.a $1/lib/libsgc_support.a"
+}
+
+# build_revision BUILD: "<commit> <subject>" of BUILD's source tree, with
+# "+ uncommitted changes" when tracked files differ from it, and a warning
+# when ninja would rebuild sgc or the runtime there: the binaries then
+# predate the tree and the revision only bounds what they were built from.
+build_revision() {
+  local src rev note="" targets
+  src=$(build_source "$1")
+  rev=$(git -C "$src" log -1 --format='%h %s' 2>/dev/null | cut -c1-72) || rev="(not a git tree)"
+  git -C "$src" diff --quiet HEAD -- 2>/dev/null || note=" + uncommitted changes"
+  targets=(bin/sgc runtime/libsgc_runtime.a lib/libsgc_safetensors.a lib/libsgc_support.a)
+  if command -v ninja >/dev/null && [[ -f $1/build.ninja ]] &&
+    ! ninja -C "$1" -n "${targets[@]}" 2>/dev/null | grep -q 'no work to do'; then
+    note+="; WARNING: out of date with $src (ninja would rebuild)"
+  fi
+  echo "$rev$note"
+}
+
+# build_sgc_decode BUILD OUT: links bench/b1/sgc_decode.c against BUILD's
+# runtime and the sgc/runtime.h of BUILD's source tree, unless OUT is newer
+# than all of them. Waits up to a minute for libraries being rebuilt.
+build_sgc_decode() {
+  local build=$1 out=$2 src libs l try ok stale=0
+  src=$(build_source "$build")
+  read -r -a libs <<<"$(build_runtime_libs "$build")"
+  for ((try = 0; try < 12; ++try)); do
+    ok=1
+    for l in "${libs[@]}"; do [[ -f $l ]] || ok=0; done
+    ((ok)) && break
+    sleep 5
+  done
+  for l in "${libs[@]}"; do
+    [[ -f $l ]] || { echo "error: $l is missing: build the runtime in $build" >&2; return 1; }
+  done
+  [[ -x $out ]] || stale=1
+  for l in "${libs[@]}" "$BENCH_SRC/bench/b1/sgc_decode.c" "$BENCH_SRC/bench/other_load.h" \
+    "$src/runtime/include/sgc/runtime.h"; do
+    [[ $l -nt $out ]] && stale=1
+  done
+  if ((stale)); then
+    "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" \
+      -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
+    "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" -ldl -lpthread -static-libstdc++
+    rm -f "$out.o"
+  fi
+}

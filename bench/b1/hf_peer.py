@@ -56,7 +56,9 @@ def other_load(a, b):
 
 
 def make_prompt(n):
-    return torch.tensor([[2 if i == 0 else 100 + (i * 7919) % 100000
+    # sgc_decode.c's ids: the modulus shrinks only for vocabularies < 100100.
+    span = min(100000, model.config.vocab_size - 100)
+    return torch.tensor([[2 if i == 0 else 100 + (i * 7919) % span
                           for i in range(n)]], dtype=torch.long)
 
 

@@ -5,8 +5,9 @@
 #
 #   B1_DIR        the model (default /tmp/sgc-b1; written by
 #                 `tools/gen-golden/gen-golden --b1 B1_DIR` when missing, ~1 GiB)
-#   SGC_BUILD     compiler build (default build/), for bin/sgc
-#   SGC_RT_BUILD  runtime build (default build-rt/): sgc_decode.c links its
+#   SGC_BUILD     the build (default build/, what scripts/build makes):
+#                 bin/sgc compiles the model
+#   SGC_RT_BUILD  runtime build (default: SGC_BUILD): sgc_decode.c links its
 #                 libsgc_runtime.a, libsgc_safetensors.a, libsgc_support.a
 #   PEER_PY       python with torch + transformers
 #                 (default tools/gen-golden/.venv/bin/python)
@@ -34,7 +35,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 ROUNDS=${1:-3}
 B1_DIR=${B1_DIR:-/tmp/sgc-b1}
 SGC_BUILD=$(cd "${SGC_BUILD:-$BENCH_SRC/build}" && pwd)
-SGC_RT_BUILD=$(cd "${SGC_RT_BUILD:-$BENCH_SRC/build-rt}" && pwd)
+SGC_RT_BUILD=$(cd "${SGC_RT_BUILD:-$SGC_BUILD}" && pwd)
 PEER_PY=${PEER_PY:-$BENCH_SRC/tools/gen-golden/.venv/bin/python}
 SGC_STEPS=${SGC_DECODE_STEPS:-64}
 HF_STEPS=${HF_DECODE_STEPS:-24}
@@ -55,24 +56,8 @@ for dt in bf16 f32; do
       --compute-dtype=$dt -o "$so"
   fi
 done
-libs=("$SGC_RT_BUILD/runtime/libsgc_runtime.a" "$SGC_RT_BUILD/lib/libsgc_safetensors.a"
-  "$SGC_RT_BUILD/lib/libsgc_support.a")
-for ((try = 0; try < 12; ++try)); do # the runtime may be being rebuilt
-  ok=1
-  for l in "${libs[@]}"; do [[ -f $l ]] || ok=0; done
-  ((ok)) && break
-  sleep 5
-done
 harness=$BENCH_WORK/bin/sgc_decode
-stale=0
-[[ -x $harness && $harness -nt $BENCH_SRC/bench/b1/sgc_decode.c ]] || stale=1
-for l in "${libs[@]}"; do [[ $l -nt $harness ]] && stale=1; done
-if ((stale)); then
-  "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$BENCH_SRC/runtime/include" \
-    -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$W/sgc_decode.o"
-  "${CXX:-c++}" -o "$harness" "$W/sgc_decode.o" "${libs[@]}" -ldl -lpthread \
-    -static-libstdc++
-fi
+build_sgc_decode "$SGC_RT_BUILD" "$harness"
 build_bw
 
 # run_case ROUND IMPL DTYPE THREADS: one fresh process; appends

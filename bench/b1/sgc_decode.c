@@ -16,8 +16,8 @@
  *    on a PREFILL-token prompt at position 0 (last-position logits only),
  *    each timed (one call if PREFILL <= the model's max prefill chunk).
  *
- * The prompt is token 2 (bos) then 100 + (i * 7919) % 100000: hf_peer.py
- * uses the same ids. Prints key=value lines:
+ * The prompt is token 2 (bos) then 100 + (i * 7919) % 100000 (a smaller
+ * modulus for vocabularies under 100100): hf_peer.py uses the same ids. Prints key=value lines:
  *   decode_ms_median, decode_ms_mean, decode_steps, prefill_s_median,
  *   prefill_tokens, threads, variant, weight_bytes, kv_bytes_per_token,
  *   generated (the first 16 ids after the prompt), other_load (CPUs other
@@ -73,10 +73,14 @@ static double median(double *v, long n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int32_t *make_prompt(long n) {
+/* Ids below 100 + min(100000, vocab - 100): the B1 model (vocab 262144)
+ * gets the same ids as always; small models (bench/b1/compare.sh on
+ * examples/tiny-*) stay inside their vocabulary. */
+static int32_t *make_prompt(long n, int64_t vocab) {
+  int64_t span = vocab - 100 < 100000 ? vocab - 100 : 100000;
   int32_t *p = malloc(n * sizeof *p);
   for (long i = 0; i < n; ++i)
-    p[i] = i == 0 ? 2 : (int32_t)(100 + (i * 7919) % 100000);
+    p[i] = i == 0 ? 2 : (int32_t)(100 + (i * 7919) % span);
   return p;
 }
 
@@ -116,7 +120,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; sgc_model_kv_layer(model, i, &kv); ++i)
     kv_per_token += kv.bytes_per_token;
 
-  int32_t *prompt = make_prompt(prompt_len);
+  int32_t *prompt = make_prompt(prompt_len, info.vocab_size);
   struct record rec;
   rec.cap = decode + 1;
   rec.t = calloc(rec.cap, sizeof *rec.t);
@@ -165,7 +169,7 @@ int main(int argc, char **argv) {
   printf("\n");
 
   if (prefill_len > 0) {
-    int32_t *long_prompt = make_prompt(prefill_len);
+    int32_t *long_prompt = make_prompt(prefill_len, info.vocab_size);
     long chunk = info.max_prefill_chunk > 0 ? info.max_prefill_chunk : prefill_len;
     float *logits = malloc(info.vocab_size * sizeof *logits);
     double *t = malloc(prefill_reps * sizeof *t);

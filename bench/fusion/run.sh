@@ -4,8 +4,8 @@
 # --disable-fusion, bf16), timed by bench/b1's harness as fresh processes in
 # alternating order, on 1 and 2 threads. Prints ms/token min/median/max and
 # the unfused/fused ratio of the medians (> 1: fusion is faster).
-# Needs the harness built by bench/b1/run.sh (/tmp/sgc-bench/bin/sgc_decode)
-# and the B1 model in B1_DIR (default /tmp/sgc-b1).
+# Needs the B1 model in B1_DIR (default /tmp/sgc-b1; see bench/b1/run.sh);
+# bench/b1's harness is linked against the runtime of SGC's build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 ROUNDS=${1:-5}
@@ -14,7 +14,7 @@ SGC=${SGC:-$BENCH_SRC/build/bin/sgc}
 HARNESS=$BENCH_WORK/bin/sgc_decode
 W=$BENCH_WORK/fusion
 mkdir -p "$W"
-[[ -x $HARNESS ]] || { echo "error: run bench/b1/run.sh first (builds $HARNESS)" >&2; exit 1; }
+build_sgc_decode "$(cd "$(dirname "$SGC")/.." && pwd)" "$HARNESS"
 "$SGC" compile "$B1_DIR/system_graph.json" --target=cpu -o "$W/fused.so"
 "$SGC" compile "$B1_DIR/system_graph.json" --target=cpu --disable-fusion -o "$W/unfused.so"
 

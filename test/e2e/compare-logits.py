@@ -9,6 +9,12 @@ rule is ARCHITECTURE.md §7, per position over the vocabulary:
 Greedy tokens must equal the reference's: argmax of our prefill's last row
 is decode_ids[0], argmax of our decode row k is decode_ids[k+1].
 
+A comparison fails, never passes by default, when a value is not finite
+(ours or the reference's), the shapes differ, a row is missing or short, a
+reference row has range 0 (the rule divides by it), or there is no row at
+all; a tensor that is absent, of another dtype or inconsistent with its
+header fails with a message naming it.
+
 usage: compare-logits.py --golden DIR --dtype f32|bf16 --ours FILE
                          [--ours-ref FILE] [--prefill-only]
 Prints one line per check and 'N passed, M failed'; exits 1 on a failure.
@@ -16,40 +22,79 @@ Prints one line per check and 'N passed, M failed'; exits 1 on a failure.
 import argparse
 import array
 import json
+import math
 import os
 import struct
 import sys
 
 
+class BadInput(Exception):
+    """A file or tensor the checks cannot even start on."""
+
+
+class Tensor:
+    def __init__(self, dtype, shape, values):
+        self.dtype = dtype
+        self.shape = shape
+        self.values = values  # None for a dtype this script does not decode
+
+
 def read_safetensors(path):
-    """Returns {name: (dtype, shape, values)} for F32 and I32 tensors."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """Returns {name: Tensor}; F32 and I32 values are decoded and checked
+    against the shape, other dtypes are listed with values None."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}")
     if len(data) < 8:
-        raise ValueError(f"{path}: not a safetensors file")
+        raise BadInput(f"{path}: not a safetensors file")
     (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
+    try:
+        header = json.loads(data[8:8 + n])
+    except ValueError:
+        raise BadInput(f"{path}: malformed header")
     body = data[8 + n:]
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        begin, end = info["data_offsets"]
-        code = {"F32": "f", "I32": "i"}.get(info["dtype"])
+        try:
+            dtype, shape = info["dtype"], list(info["shape"])
+            begin, end = info["data_offsets"]
+        except (KeyError, TypeError, ValueError):
+            raise BadInput(f"{path}: malformed header entry '{name}'")
+        code = {"F32": "f", "I32": "i"}.get(dtype)
         if code is None:
+            out[name] = Tensor(dtype, shape, None)
             continue
+        count = math.prod(shape)
+        if not 0 <= begin <= end <= len(body) or end - begin != 4 * count:
+            raise BadInput(f"{path}: '{name}' {dtype} {shape} needs "
+                           f"{4 * count} bytes, its offsets [{begin}, {end}) "
+                           f"hold {end - begin} of a {len(body)}-byte body")
         values = array.array(code)
         values.frombytes(body[begin:end])
         if sys.byteorder != "little":
             values.byteswap()
-        out[name] = (info["dtype"], info["shape"], values)
+        out[name] = Tensor(dtype, shape, values)
     return out
 
 
-def rows(tensor):
-    _, shape, values = tensor
-    width = shape[-1]
-    return [values[i * width:(i + 1) * width] for i in range(len(values) // width)]
+def tensor(tensors, name, dtype, rank, where):
+    """tensors[name], which must exist with |dtype| and |rank|."""
+    t = tensors.get(name)
+    if t is None:
+        raise BadInput(f"{where}: no tensor '{name}'")
+    if t.dtype != dtype or len(t.shape) != rank:
+        raise BadInput(f"{where}: '{name}' is {t.dtype} {t.shape}, expected "
+                       f"{dtype} of rank {rank}")
+    return t
+
+
+def rows(t):
+    count, width = t.shape
+    return [t.values[i * width:(i + 1) * width] for i in range(count)]
 
 
 def argmax(row):
@@ -73,20 +118,98 @@ class Checks:
             self.failed += 1
 
 
+def first_non_finite(row):
+    for j, v in enumerate(row):
+        if not math.isfinite(v):
+            return j
+    return None
+
+
 def compare_rows(checks, what, ours, ref, bound):
-    if len(ours) != len(ref):
-        checks.check(False, f"{what}: {len(ours)} rows, reference has {len(ref)}")
+    """Every row of |ours| against |ref| (2-D Tensors): passes only if all
+    rows were compared and each is within |bound|."""
+    if ours.shape != ref.shape:
+        checks.check(False, f"{what}: shape {ours.shape}, reference has "
+                            f"{ref.shape}")
+        return
+    count, width = ours.shape
+    if count == 0 or width == 0:
+        checks.check(False, f"{what}: shape {ours.shape}: nothing to compare")
         return
     worst = 0.0
     worst_row = -1
-    for i, (a, b) in enumerate(zip(ours, ref)):
+    for i, (a, b) in enumerate(zip(rows(ours), rows(ref))):
+        for side, row in (("ours", a), ("reference", b)):
+            j = first_non_finite(row)
+            if j is not None:
+                checks.check(False, f"{what}: row {i} column {j}: {side} is "
+                                    f"{row[j]}")
+                return
         span = max(b) - min(b)
+        if not span > 0:
+            checks.check(False, f"{what}: row {i}: the reference's range is "
+                                f"{span}, the tolerance needs it > 0")
+            return
         err = max(abs(x - y) for x, y in zip(a, b)) / span
         if err > worst:
             worst, worst_row = err, i
     checks.check(worst <= bound,
-                 f"{what}: {len(ours)} rows, max|d|/range = {worst:.3e} "
+                 f"{what}: {count} rows, max|d|/range = {worst:.3e} "
                  f"(row {worst_row}) <= {bound:.3e}")
+
+
+def check_greedy(checks, our_rows, expected, message):
+    """argmax of each row equals |expected| (same length; no row: fail)."""
+    got = [argmax(r) for r in our_rows]
+    checks.check(len(got) > 0 and got == expected, message(got))
+
+
+def meta_value(meta, *keys):
+    value = meta
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            raise BadInput(f"meta.json: no {'.'.join(keys)}")
+        value = value[key]
+    return value
+
+
+def run(args, checks):
+    golden_file = os.path.join(args.golden, "golden.safetensors")
+    golden = read_safetensors(golden_file)
+    with open(os.path.join(args.golden, "meta.json")) as f:
+        meta = json.load(f)
+    ours = read_safetensors(args.ours)
+    dt = args.dtype
+    bound = (1e-4 if dt == "f32" else
+             args.bf16_factor * meta_value(meta, "bf16_vs_f32", "max"))
+
+    our_prefill = tensor(ours, "prefill_logits", "F32", 2, args.ours)
+    compare_rows(checks, f"prefill logits ({dt})", our_prefill,
+                 tensor(golden, f"prefill_logits_{dt}", "F32", 2, golden_file),
+                 bound)
+    decode_ids = list(tensor(golden, f"decode_ids_{dt}", "I32", 1,
+                             golden_file).values)
+    last = rows(our_prefill)[-1:]
+    check_greedy(checks, last, decode_ids[:1],
+                 lambda got: f"greedy token after the prompt: "
+                             f"{got[0] if got else None} == "
+                             f"{decode_ids[0] if decode_ids else None}")
+    if not args.prefill_only:
+        our_decode = tensor(ours, "decode_logits", "F32", 2, args.ours)
+        compare_rows(checks, f"decode logits ({dt})", our_decode,
+                     tensor(golden, f"decode_logits_{dt}", "F32", 2,
+                            golden_file),
+                     bound)
+        expected = decode_ids[1:] + [meta_value(meta, "next_id_after_decode", dt)]
+        check_greedy(checks, rows(our_decode), expected,
+                     lambda got: f"greedy tokens of {len(got)} decode steps "
+                                 f"equal the reference's")
+    if args.ours_ref:
+        other = read_safetensors(args.ours_ref)
+        compare_rows(checks, "prefill logits vs our single-chunk run",
+                     our_prefill,
+                     tensor(other, "prefill_logits", "F32", 2, args.ours_ref),
+                     1e-4)
 
 
 def main():
@@ -99,34 +222,11 @@ def main():
     p.add_argument("--bf16-factor", type=float, default=1.0)
     args = p.parse_args()
 
-    golden = read_safetensors(os.path.join(args.golden, "golden.safetensors"))
-    with open(os.path.join(args.golden, "meta.json")) as f:
-        meta = json.load(f)
-    ours = read_safetensors(args.ours)
-    dt = args.dtype
-    bound = 1e-4 if dt == "f32" else args.bf16_factor * meta["bf16_vs_f32"]["max"]
     checks = Checks()
-
-    ref_prefill = rows(golden[f"prefill_logits_{dt}"])
-    our_prefill = rows(ours["prefill_logits"])
-    compare_rows(checks, f"prefill logits ({dt})", our_prefill, ref_prefill, bound)
-    decode_ids = list(golden[f"decode_ids_{dt}"][2])
-    checks.check(argmax(our_prefill[-1]) == decode_ids[0],
-                 f"greedy token after the prompt: {argmax(our_prefill[-1])} "
-                 f"== {decode_ids[0]}")
-    if not args.prefill_only:
-        ref_decode = rows(golden[f"decode_logits_{dt}"])
-        our_decode = rows(ours["decode_logits"])
-        compare_rows(checks, f"decode logits ({dt})", our_decode, ref_decode, bound)
-        ours_greedy = [argmax(r) for r in our_decode]
-        expected = decode_ids[1:] + [meta["next_id_after_decode"][dt]]
-        checks.check(ours_greedy == expected,
-                     f"greedy tokens of {len(ours_greedy)} decode steps equal "
-                     f"the reference's")
-    if args.ours_ref:
-        other = read_safetensors(args.ours_ref)
-        compare_rows(checks, "prefill logits vs our single-chunk run",
-                     our_prefill, rows(other["prefill_logits"]), 1e-4)
+    try:
+        run(args, checks)
+    except BadInput as e:
+        checks.check(False, str(e))
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,11 +72,15 @@ typedef struct id_list {
   size_t count;
 } id_list;
 
+typedef struct device_choice {
+  sgc_device_kind_t kind;
+  int32_t ordinal;
+} device_choice;
+
 typedef struct options {
   const char *model_path;
   const char *weights_path;
-  sgc_device_kind_t device;
-  int32_t device_ordinal;
+  device_choice device;
   id_list prompt;
   id_list stop;
   id_list feed;
@@ -99,55 +104,44 @@ typedef struct options {
   int version;
 } options;
 
-static const char usage_text[] =
-    "usage: sgc-run MODEL.so [--weights PATH] [options]\n"
-    "       sgc-run --inspect-weights PATH\n"
-    "\n"
-    "Runs a model compiled by 'sgc compile' on token ids and prints the\n"
-    "generated ids on stdout.\n"
-    "\n"
-    "weights:\n"
-    "  --weights PATH           safetensors file, *.index.json, or a "
-    "directory\n"
-    "                           holding model.safetensors[.index.json]\n"
-    "  --load-format F          auto | safetensors | dummy (default auto:\n"
-    "                           safetensors when --weights is given)\n"
-    "  --write-dummy-weights F  write the model's dummy weights to F as\n"
-    "                           safetensors (then run if --prompt-ids given)\n"
-    "  --inspect-weights PATH   validate a checkpoint (no model needed) and\n"
-    "                           list name dtype [shape] bytes shard\n"
-    "  --check                  bind the weights, print a summary, exit\n"
-    "\n"
-    "running:\n"
-    "  --device D               cpu | cuda | cuda:N (default cpu)\n"
-    "  --threads N              worker threads (default: physical cores)\n"
-    "  --cpu-variant NAME       force a compiled CPU variant\n"
-    "  --prompt-ids 1,2,3       prompt token ids\n"
-    "  --max-new-tokens N       tokens to generate (default 16)\n"
-    "  --prefill-chunk C        prompt tokens per prefill call (default and\n"
-    "                           maximum: the model's max prefill chunk)\n"
-    "  --stop-ids 1,106         extra stop tokens (eos always stops)\n"
-    "  --ignore-eos             do not stop at the model's eos/stop tokens\n"
-    "  --feed-ids 5,6,7         teacher forcing: feed these ids to the decode\n"
-    "                           steps instead of the sampled ones\n"
-    "  --temperature T          0 = greedy (default); > 0 samples\n"
-    "  --top-k K, --top-p P     sampling filters (defaults 0 = off, 1.0)\n"
-    "  --seed S                 sampling seed (default 0)\n"
-    "\n"
-    "output:\n"
-    "  --dump-logits FILE       write every logits row computed, as\n"
-    "                           safetensors F32: prefill_logits [S,V],\n"
-    "                           decode_logits [D,V] (D decode steps),\n"
-    "                           prompt_ids [S], generated_ids [G] (I32)\n"
-    "  --progress               show the weight-loading progress bar even\n"
-    "                           when stderr is not a terminal\n"
-    "  --no-progress            never show it\n"
-    "  -v, --verbose            describe the model and session on stderr\n"
-    "  --version                print versions\n"
-    "  -h, --help               this text\n"
-    "\n"
-    "exit codes: 0 ok, 1 bad input file, 2 usage, 3 model/checkpoint/ABI\n"
-    "mismatch, 4 device unavailable, 5 internal error\n";
+static void options_default(options *o) {
+  memset(o, 0, sizeof *o);
+  o->device.kind = SGC_DEVICE_CPU;
+  o->max_new_tokens = 16;
+  o->load_format = SGC_LOAD_FORMAT_AUTO;
+  o->progress = -1;
+  o->top_p = 1.0f;
+}
+
+static void free_options(options *o) {
+  free(o->prompt.ids);
+  free(o->stop.ids);
+  free(o->feed.ids);
+}
+
+/* One row of option_table. A new flag is a field in options plus a row;
+ * parse_args and --help both read the table, so they cannot drift apart. */
+typedef struct option_spec option_spec;
+
+/* Stores |value| (NULL for a flag) into |dest|, the row's field of options.
+ * Returns 0 or an exit code. */
+typedef int (*option_setter)(const option_spec *spec, void *dest,
+                             const char *value);
+
+struct option_spec {
+  const char *name;    /* "--weights"; NULL makes the row a --help heading */
+  const char *alias;   /* short spelling ("-v"), or NULL */
+  const char *metavar; /* the value's name in --help; NULL: takes no value */
+  option_setter set;
+  size_t offset;       /* offsetof(options, destination) */
+  int64_t min, max;    /* integers: accepted range; flags: min is stored */
+  const char *expects; /* completes "NAME needs EXPECTS, not 'VALUE'" */
+  const char *help;    /* word-wrapped by print_help; a heading's title */
+};
+
+static int bad_value(const option_spec *spec, const char *value) {
+  return usage_error("%s needs %s, not '%s'", spec->name, spec->expects, value);
+}
 
 static int parse_i64(const char *text, int64_t min, int64_t max, int64_t *out) {
   char *end = NULL;
@@ -235,139 +229,284 @@ static int parse_ids(const char *text, id_list *out) {
   return 1;
 }
 
-static void free_options(options *o) {
-  free(o->prompt.ids);
-  free(o->stop.ids);
-  free(o->feed.ids);
-}
+/* Setters, one per kind of destination. */
 
-/* Option names that take a value. */
-static const char *const valued_options[] = {"--weights",
-                                             "--load-format",
-                                             "--write-dummy-weights",
-                                             "--inspect-weights",
-                                             "--device",
-                                             "--threads",
-                                             "--cpu-variant",
-                                             "--prompt-ids",
-                                             "--max-new-tokens",
-                                             "--prefill-chunk",
-                                             "--stop-ids",
-                                             "--feed-ids",
-                                             "--temperature",
-                                             "--top-k",
-                                             "--top-p",
-                                             "--seed",
-                                             "--dump-logits",
-                                             NULL};
-
-static int takes_value(const char *name) {
-  size_t i;
-  for (i = 0; valued_options[i]; ++i)
-    if (strcmp(valued_options[i], name) == 0)
-      return 1;
+static int set_flag(const option_spec *spec, void *dest, const char *value) {
+  (void)value;
+  *(int *)dest = (int)spec->min;
   return 0;
 }
 
-/* Applies one option with its value (NULL for flags). Returns 0 or an exit
- * code. */
-static int apply_option(options *o, const char *name, const char *value) {
-  int64_t i64 = 0;
-  int r;
-  if (strcmp(name, "--weights") == 0) {
-    o->weights_path = value;
-  } else if (strcmp(name, "--load-format") == 0) {
-    if (strcmp(value, "auto") == 0)
-      o->load_format = SGC_LOAD_FORMAT_AUTO;
-    else if (strcmp(value, "safetensors") == 0)
-      o->load_format = SGC_LOAD_FORMAT_SAFETENSORS;
-    else if (strcmp(value, "dummy") == 0)
-      o->load_format = SGC_LOAD_FORMAT_DUMMY;
-    else
-      return usage_error("unknown load format '%s' (expected auto, "
-                         "safetensors or dummy)",
-                         value);
-  } else if (strcmp(name, "--write-dummy-weights") == 0) {
-    o->write_dummy_path = value;
-  } else if (strcmp(name, "--inspect-weights") == 0) {
-    o->inspect_path = value;
-  } else if (strcmp(name, "--device") == 0) {
-    if (strcmp(value, "cpu") == 0) {
-      o->device = SGC_DEVICE_CPU;
-    } else if (strcmp(value, "cuda") == 0) {
-      o->device = SGC_DEVICE_CUDA;
-      o->device_ordinal = 0;
-    } else if (strncmp(value, "cuda:", 5) == 0 &&
-               parse_i64(value + 5, 0, INT32_MAX, &i64)) {
-      o->device = SGC_DEVICE_CUDA;
-      o->device_ordinal = (int32_t)i64;
-    } else {
-      return usage_error("unknown device '%s' (expected cpu, cuda or cuda:N)",
-                         value);
-    }
-  } else if (strcmp(name, "--threads") == 0) {
-    if (!parse_i64(value, 1, 4096, &i64))
-      return usage_error("--threads needs an integer in [1, 4096], not '%s'",
-                         value);
-    o->threads = (int32_t)i64;
-  } else if (strcmp(name, "--cpu-variant") == 0) {
-    o->cpu_variant = value;
-  } else if (strcmp(name, "--prompt-ids") == 0 ||
-             strcmp(name, "--stop-ids") == 0 ||
-             strcmp(name, "--feed-ids") == 0) {
-    id_list *list = name[2] == 'p'   ? &o->prompt
-                    : name[2] == 's' ? &o->stop
-                                     : &o->feed;
-    r = parse_ids(value, list);
-    if (r < 0)
-      return out_of_memory();
-    if (r == 0)
-      return usage_error("%s needs comma-separated integer ids, not '%s'", name,
-                         value);
-  } else if (strcmp(name, "--max-new-tokens") == 0) {
-    if (!parse_i64(value, 0, INT64_MAX, &o->max_new_tokens))
-      return usage_error("--max-new-tokens needs a non-negative integer, "
-                         "not '%s'",
-                         value);
-  } else if (strcmp(name, "--prefill-chunk") == 0) {
-    if (!parse_i64(value, 1, INT64_MAX, &o->prefill_chunk))
-      return usage_error("--prefill-chunk needs a positive integer, not '%s'",
-                         value);
-  } else if (strcmp(name, "--temperature") == 0) {
-    if (!parse_float(value, &o->temperature) || o->temperature < 0.0f)
-      return usage_error("--temperature needs a number >= 0, not '%s'", value);
-  } else if (strcmp(name, "--top-k") == 0) {
-    if (!parse_i64(value, 0, INT32_MAX, &i64))
-      return usage_error("--top-k needs a non-negative integer, not '%s'",
-                         value);
-    o->top_k = (int32_t)i64;
-  } else if (strcmp(name, "--top-p") == 0) {
-    if (!parse_float(value, &o->top_p) || !(o->top_p > 0.0f) || o->top_p > 1.0f)
-      return usage_error("--top-p needs a number in (0, 1], not '%s'", value);
-  } else if (strcmp(name, "--seed") == 0) {
-    if (!parse_u64(value, &o->seed))
-      return usage_error("--seed needs a non-negative integer, not '%s'",
-                         value);
-  } else if (strcmp(name, "--dump-logits") == 0) {
-    o->dump_logits_path = value;
-  } else if (strcmp(name, "--ignore-eos") == 0) {
-    o->ignore_eos = 1;
-  } else if (strcmp(name, "--check") == 0) {
-    o->check = 1;
-  } else if (strcmp(name, "--progress") == 0) {
-    o->progress = 1;
-  } else if (strcmp(name, "--no-progress") == 0) {
-    o->progress = 0;
-  } else if (strcmp(name, "--verbose") == 0 || strcmp(name, "-v") == 0) {
-    o->verbose = 1;
-  } else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-    o->help = 1;
-  } else if (strcmp(name, "--version") == 0) {
-    o->version = 1;
+static int set_string(const option_spec *spec, void *dest, const char *value) {
+  (void)spec;
+  *(const char **)dest = value;
+  return 0;
+}
+
+static int set_i32(const option_spec *spec, void *dest, const char *value) {
+  int64_t v;
+  if (!parse_i64(value, spec->min, spec->max, &v))
+    return bad_value(spec, value);
+  *(int32_t *)dest = (int32_t)v;
+  return 0;
+}
+
+static int set_i64(const option_spec *spec, void *dest, const char *value) {
+  if (!parse_i64(value, spec->min, spec->max, (int64_t *)dest))
+    return bad_value(spec, value);
+  return 0;
+}
+
+static int set_u64(const option_spec *spec, void *dest, const char *value) {
+  if (!parse_u64(value, (uint64_t *)dest))
+    return bad_value(spec, value);
+  return 0;
+}
+
+/* A float >= min, checked after rounding to float (so -1e-50 is -0). */
+static int set_float(const option_spec *spec, void *dest, const char *value) {
+  float *f = (float *)dest;
+  if (!parse_float(value, f) || *f < (float)spec->min)
+    return bad_value(spec, value);
+  return 0;
+}
+
+/* A float in (0, 1]. */
+static int set_probability(const option_spec *spec, void *dest,
+                           const char *value) {
+  float *f = (float *)dest;
+  if (!parse_float(value, f) || !(*f > 0.0f) || *f > 1.0f)
+    return bad_value(spec, value);
+  return 0;
+}
+
+static int set_ids(const option_spec *spec, void *dest, const char *value) {
+  int r = parse_ids(value, (id_list *)dest);
+  if (r < 0)
+    return out_of_memory();
+  return r == 0 ? bad_value(spec, value) : 0;
+}
+
+static int set_load_format(const option_spec *spec, void *dest,
+                           const char *value) {
+  sgc_load_format_t *format = (sgc_load_format_t *)dest;
+  (void)spec;
+  if (strcmp(value, "auto") == 0)
+    *format = SGC_LOAD_FORMAT_AUTO;
+  else if (strcmp(value, "safetensors") == 0)
+    *format = SGC_LOAD_FORMAT_SAFETENSORS;
+  else if (strcmp(value, "dummy") == 0)
+    *format = SGC_LOAD_FORMAT_DUMMY;
+  else
+    return usage_error("unknown load format '%s' (expected auto, "
+                       "safetensors or dummy)",
+                       value);
+  return 0;
+}
+
+static int set_device(const option_spec *spec, void *dest, const char *value) {
+  device_choice *device = (device_choice *)dest;
+  int64_t ordinal = 0;
+  (void)spec;
+  if (strcmp(value, "cpu") == 0) {
+    device->kind = SGC_DEVICE_CPU;
+  } else if (strcmp(value, "cuda") == 0) {
+    device->kind = SGC_DEVICE_CUDA;
+    device->ordinal = 0;
+  } else if (strncmp(value, "cuda:", 5) == 0 &&
+             parse_i64(value + 5, 0, INT32_MAX, &ordinal)) {
+    device->kind = SGC_DEVICE_CUDA;
+    device->ordinal = (int32_t)ordinal;
   } else {
-    return usage_error("unknown option '%s'", name);
+    return usage_error("unknown device '%s' (expected cpu, cuda or cuda:N)",
+                       value);
   }
   return 0;
+}
+
+#define FIELD(f) offsetof(options, f)
+#define HEADING(title)                                                         \
+  { .help = title }
+
+static const option_spec option_table[] = {
+    HEADING("weights"),
+    {.name = "--weights",
+     .metavar = "PATH",
+     .set = set_string,
+     .offset = FIELD(weights_path),
+     .help = "safetensors file, *.index.json, or a directory holding "
+             "model.safetensors[.index.json]"},
+    {.name = "--load-format",
+     .metavar = "F",
+     .set = set_load_format,
+     .offset = FIELD(load_format),
+     .help = "auto | safetensors | dummy (default auto: safetensors when "
+             "--weights is given)"},
+    {.name = "--write-dummy-weights",
+     .metavar = "F",
+     .set = set_string,
+     .offset = FIELD(write_dummy_path),
+     .help = "write the model's dummy weights to F as safetensors (then run "
+             "if --prompt-ids given)"},
+    {.name = "--inspect-weights",
+     .metavar = "PATH",
+     .set = set_string,
+     .offset = FIELD(inspect_path),
+     .help = "validate a checkpoint (no model needed) and list name dtype "
+             "[shape] bytes shard"},
+    {.name = "--check",
+     .set = set_flag,
+     .offset = FIELD(check),
+     .min = 1,
+     .help = "bind the weights, print a summary, exit"},
+
+    HEADING("running"),
+    {.name = "--device",
+     .metavar = "D",
+     .set = set_device,
+     .offset = FIELD(device),
+     .help = "cpu | cuda | cuda:N (default cpu)"},
+    {.name = "--threads",
+     .metavar = "N",
+     .set = set_i32,
+     .offset = FIELD(threads),
+     .min = 1,
+     .max = 4096,
+     .expects = "an integer in [1, 4096]",
+     .help = "worker threads (default: physical cores)"},
+    {.name = "--cpu-variant",
+     .metavar = "NAME",
+     .set = set_string,
+     .offset = FIELD(cpu_variant),
+     .help = "force a compiled CPU variant"},
+    {.name = "--prompt-ids",
+     .metavar = "1,2,3",
+     .set = set_ids,
+     .offset = FIELD(prompt),
+     .expects = "comma-separated integer ids",
+     .help = "prompt token ids"},
+    {.name = "--max-new-tokens",
+     .metavar = "N",
+     .set = set_i64,
+     .offset = FIELD(max_new_tokens),
+     .min = 0,
+     .max = INT64_MAX,
+     .expects = "a non-negative integer",
+     .help = "tokens to generate (default 16)"},
+    {.name = "--prefill-chunk",
+     .metavar = "C",
+     .set = set_i64,
+     .offset = FIELD(prefill_chunk),
+     .min = 1,
+     .max = INT64_MAX,
+     .expects = "a positive integer",
+     .help = "prompt tokens per prefill call (default and maximum: the "
+             "model's max prefill chunk)"},
+    {.name = "--stop-ids",
+     .metavar = "1,106",
+     .set = set_ids,
+     .offset = FIELD(stop),
+     .expects = "comma-separated integer ids",
+     .help = "extra stop tokens (eos always stops)"},
+    {.name = "--ignore-eos",
+     .set = set_flag,
+     .offset = FIELD(ignore_eos),
+     .min = 1,
+     .help = "do not stop at the model's eos/stop tokens"},
+    {.name = "--feed-ids",
+     .metavar = "5,6,7",
+     .set = set_ids,
+     .offset = FIELD(feed),
+     .expects = "comma-separated integer ids",
+     .help = "teacher forcing: feed these ids to the decode steps instead "
+             "of the sampled ones"},
+    {.name = "--temperature",
+     .metavar = "T",
+     .set = set_float,
+     .offset = FIELD(temperature),
+     .min = 0,
+     .expects = "a number >= 0",
+     .help = "0 = greedy (default); > 0 samples"},
+    {.name = "--top-k",
+     .metavar = "K",
+     .set = set_i32,
+     .offset = FIELD(top_k),
+     .min = 0,
+     .max = INT32_MAX,
+     .expects = "a non-negative integer",
+     .help = "keep the K likeliest tokens (default 0 = off)"},
+    {.name = "--top-p",
+     .metavar = "P",
+     .set = set_probability,
+     .offset = FIELD(top_p),
+     .expects = "a number in (0, 1]",
+     .help = "keep only the most likely tokens that together reach "
+             "probability P (default 1.0 = off)"},
+    {.name = "--seed",
+     .metavar = "S",
+     .set = set_u64,
+     .offset = FIELD(seed),
+     .expects = "a non-negative integer",
+     .help = "sampling seed (default 0)"},
+
+    HEADING("output"),
+    {.name = "--dump-logits",
+     .metavar = "FILE",
+     .set = set_string,
+     .offset = FIELD(dump_logits_path),
+     .help = "write every logits row computed, as safetensors F32: "
+             "prefill_logits [S,V], decode_logits [D,V] (D decode steps), "
+             "prompt_ids [S], generated_ids [G] (I32)"},
+    {.name = "--progress",
+     .set = set_flag,
+     .offset = FIELD(progress),
+     .min = 1,
+     .help = "show the weight-loading progress bar even when stderr is not "
+             "a terminal"},
+    {.name = "--no-progress",
+     .set = set_flag,
+     .offset = FIELD(progress),
+     .min = 0,
+     .help = "never show it"},
+    {.name = "--verbose",
+     .alias = "-v",
+     .set = set_flag,
+     .offset = FIELD(verbose),
+     .min = 1,
+     .help = "describe the model and session on stderr"},
+    {.name = "--version",
+     .set = set_flag,
+     .offset = FIELD(version),
+     .min = 1,
+     .help = "print versions"},
+    {.name = "--help",
+     .alias = "-h",
+     .set = set_flag,
+     .offset = FIELD(help),
+     .min = 1,
+     .help = "this text"},
+};
+
+#undef HEADING
+#undef FIELD
+
+static const size_t option_count = sizeof option_table / sizeof *option_table;
+
+/* The option spelled by the first |len| bytes of |arg|, or NULL. */
+static const option_spec *find_option(const char *arg, size_t len) {
+  size_t i;
+  for (i = 0; i < option_count; ++i) {
+    const option_spec *spec = &option_table[i];
+    const char *spellings[2];
+    int s;
+    spellings[0] = spec->name;
+    spellings[1] = spec->alias;
+    for (s = 0; s < 2; ++s)
+      if (spellings[s] && strlen(spellings[s]) == len &&
+          strncmp(spellings[s], arg, len) == 0)
+        return spec;
+  }
+  return NULL;
 }
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -375,27 +514,24 @@ static int parse_args(int argc, char **argv, options *o) {
   for (i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     if (arg[0] == '-' && arg[1] != '\0') {
-      char name[64];
-      const char *value = NULL;
       const char *eq = strchr(arg, '=');
       size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+      const option_spec *spec = find_option(arg, len);
+      const char *value = NULL;
       int rc;
-      if (len >= sizeof name)
-        return usage_error("unknown option '%s'", arg);
-      memcpy(name, arg, len);
-      name[len] = '\0';
-      if (takes_value(name)) {
-        if (eq) {
+      if (!spec)
+        return usage_error("unknown option '%.*s'", (int)len, arg);
+      if (spec->metavar) {
+        if (eq)
           value = eq + 1;
-        } else {
-          if (i + 1 >= argc)
-            return usage_error("option '%s' needs a value", name);
+        else if (i + 1 < argc)
           value = argv[++i];
-        }
+        else
+          return usage_error("option '%.*s' needs a value", (int)len, arg);
       } else if (eq) {
-        return usage_error("option '%s' takes no value", name);
+        return usage_error("option '%.*s' takes no value", (int)len, arg);
       }
-      rc = apply_option(o, name, value);
+      rc = spec->set(spec, (char *)o + spec->offset, value);
       if (rc != 0)
         return rc;
     } else if (!o->model_path) {
@@ -406,6 +542,68 @@ static int parse_args(int argc, char **argv, options *o) {
     }
   }
   return 0;
+}
+
+/*===----------------------------------------------------------------------===*
+ * --help
+ *===----------------------------------------------------------------------===*/
+
+enum {
+  help_indent = 27, /* where the descriptions start */
+  help_width = 73   /* the last column a description may fill */
+};
+
+/* Prints |text| from column help_indent, wrapping at word boundaries. */
+static void print_wrapped(FILE *out, const char *text) {
+  int col = help_indent;
+  while (*text) {
+    size_t word = strcspn(text, " ");
+    if (col > help_indent && col + 1 + (int)word > help_width) {
+      fprintf(out, "\n%*s", help_indent, "");
+      col = help_indent;
+    } else if (col > help_indent) {
+      fputc(' ', out);
+      ++col;
+    }
+    fwrite(text, 1, word, out);
+    col += (int)word;
+    text += word;
+    text += strspn(text, " ");
+  }
+  fputc('\n', out);
+}
+
+static void print_help(FILE *out) {
+  size_t i;
+  fputs("usage: sgc-run MODEL.so [--weights PATH] [options]\n"
+        "       sgc-run --inspect-weights PATH\n"
+        "\n"
+        "Runs a model compiled by 'sgc compile' on token ids and prints the\n"
+        "generated ids on stdout.\n",
+        out);
+  for (i = 0; i < option_count; ++i) {
+    const option_spec *spec = &option_table[i];
+    char left[64];
+    int n;
+    if (!spec->name) {
+      fprintf(out, "\n%s:\n", spec->help);
+      continue;
+    }
+    n = snprintf(left, sizeof left, "%s%s%s%s%s",
+                 spec->alias ? spec->alias : "", spec->alias ? ", " : "",
+                 spec->name, spec->metavar ? " " : "",
+                 spec->metavar ? spec->metavar : "");
+    /* A spelling too long for its column gets a line of its own. */
+    if (n > help_indent - 3)
+      fprintf(out, "  %s\n%*s", left, help_indent, "");
+    else
+      fprintf(out, "  %-*s", help_indent - 2, left);
+    print_wrapped(out, spec->help);
+  }
+  fputs("\n"
+        "exit codes: 0 ok, 1 bad input file, 2 usage, 3 model/checkpoint/ABI\n"
+        "mismatch, 4 device unavailable, 5 internal error\n",
+        out);
 }
 
 /*===----------------------------------------------------------------------===*
@@ -660,8 +858,8 @@ static int run(options *o) {
     return report(st);
   sgc_model_get_info(model, &info);
 
-  if (o->device == SGC_DEVICE_CUDA) {
-    st = sgc_device_probe(SGC_DEVICE_CUDA, o->device_ordinal);
+  if (o->device.kind == SGC_DEVICE_CUDA) {
+    st = sgc_device_probe(SGC_DEVICE_CUDA, o->device.ordinal);
     if (st) {
       rc = report(st);
       goto done;
@@ -701,8 +899,8 @@ static int run(options *o) {
   }
 
   sgc_session_options_default(&sopts);
-  sopts.device = o->device;
-  sopts.device_ordinal = o->device_ordinal;
+  sopts.device = o->device.kind;
+  sopts.device_ordinal = o->device.ordinal;
   sopts.num_threads = o->threads;
   sopts.variant = o->cpu_variant;
   st = sgc_session_create(model, weights, &sopts, &session);
@@ -771,53 +969,42 @@ done:
   return rc;
 }
 
-int main(int argc, char **argv) {
-  options o;
-  int rc;
-  memset(&o, 0, sizeof o);
-  o.device = SGC_DEVICE_CPU;
-  o.max_new_tokens = 16;
-  o.load_format = SGC_LOAD_FORMAT_AUTO;
-  o.progress = -1;
-  o.top_p = 1.0f;
-
-  rc = parse_args(argc, argv, &o);
-  if (rc != 0) {
-    free_options(&o);
-    return rc;
-  }
-  if (o.help) {
-    fputs(usage_text, stdout);
-    free_options(&o);
+/* What the options ask for, once they parsed. */
+static int dispatch(options *o) {
+  if (o->help) {
+    print_help(stdout);
     return 0;
   }
-  if (o.version) {
+  if (o->version) {
     uint32_t major = 0, minor = 0;
     sgc_runtime_abi_version(&major, &minor);
     printf("sgc-run %s (model ABI %u.%u)\n", sgc_runtime_version(), major,
            minor);
-    free_options(&o);
     return 0;
   }
-  if (o.inspect_path) {
-    rc = inspect_weights(o.inspect_path);
-    free_options(&o);
-    return rc;
-  }
-  if (!o.model_path) {
-    rc = usage_error("no model given");
-  } else if (o.prompt.count == 0 && !o.check && !o.write_dummy_path) {
-    rc = usage_error("nothing to do: give --prompt-ids, --check or "
-                     "--write-dummy-weights");
-  } else if (o.load_format == SGC_LOAD_FORMAT_DUMMY && o.weights_path) {
-    rc = usage_error("--weights and --load-format=dummy exclude each other");
-  } else if (o.load_format != SGC_LOAD_FORMAT_DUMMY && !o.weights_path &&
-             (o.prompt.count > 0 || o.check)) {
-    rc = usage_error("no weights given: use --weights PATH or "
-                     "--load-format=dummy");
-  } else {
-    rc = run(&o);
-  }
+  if (o->inspect_path)
+    return inspect_weights(o->inspect_path);
+  if (!o->model_path)
+    return usage_error("no model given");
+  if (o->prompt.count == 0 && !o->check && !o->write_dummy_path)
+    return usage_error("nothing to do: give --prompt-ids, --check or "
+                       "--write-dummy-weights");
+  if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
+    return usage_error("--weights and --load-format=dummy exclude each other");
+  if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
+      (o->prompt.count > 0 || o->check))
+    return usage_error("no weights given: use --weights PATH or "
+                       "--load-format=dummy");
+  return run(o);
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int rc;
+  options_default(&o);
+  rc = parse_args(argc, argv, &o);
+  if (rc == 0)
+    rc = dispatch(&o);
   free_options(&o);
   return rc;
 }

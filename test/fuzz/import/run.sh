@@ -29,7 +29,10 @@ mkdir -p "$OUT/obj" "$OUT/corpus"
 SOURCES=(
   test/fuzz/import/fuzz_import.cpp
   compiler/Import/GraphParser.cpp
+  compiler/Import/ExecutionParser.cpp
+  compiler/Import/JsonReader.cpp
   compiler/Import/JsonPositions.cpp
+  compiler/Import/FamilyCompletions.cpp
   compiler/Import/FamilyFacts.cpp
   compiler/Import/TensorTable.cpp
 )
@@ -46,8 +49,12 @@ pids=()
 for src in "${SOURCES[@]}"; do
   obj=$OUT/obj/$(basename "${src%.cpp}").o
   objects+=("$obj")
-  if [[ ! -f $obj || $SRC/$src -nt $obj || $SRC/compiler/Import/GraphSpec.h -nt $obj ||
-        $0 -nt $obj ]]; then
+  # Any importer header may change what an object holds.
+  stale=0
+  for header in "$SRC"/compiler/Import/*.h; do
+    if [[ $header -nt $obj ]]; then stale=1; fi
+  done
+  if [[ ! -f $obj || $SRC/$src -nt $obj || $stale == 1 || $0 -nt $obj ]]; then
     "$CXX" "${FLAGS[@]}" -c "$SRC/$src" -o "$obj" &
     pids+=($!)
     if [[ ${#pids[@]} -ge 2 ]]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
