@@ -1,0 +1,59 @@
+/*
+ * options.h - sgc-run's options, parsed from the command line.
+ */
+#ifndef SGC_TOOLS_SGC_RUN_OPTIONS_H
+#define SGC_TOOLS_SGC_RUN_OPTIONS_H
+
+#include <sgc/runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct id_list {
+  int32_t *ids;
+  size_t count;
+} id_list;
+
+typedef struct device_choice {
+  sgc_device_kind_t kind;
+  int32_t ordinal;
+} device_choice;
+
+typedef struct options {
+  const char *model_path;
+  const char *weights_path;
+  device_choice device;
+  id_list prompt;
+  id_list stop;
+  id_list feed;
+  int64_t max_new_tokens;
+  int64_t prefill_chunk;
+  sgc_load_format_t load_format;
+  const char *write_dummy_path;
+  const char *dump_logits_path;
+  const char *inspect_path;
+  const char *cpu_variant;
+  int32_t threads;
+  int progress; /* -1 auto (tty), 0 off, 1 on */
+  float temperature;
+  int32_t top_k;
+  float top_p;
+  uint64_t seed;
+  int ignore_eos;
+  int check;
+  int verbose;
+  int help;
+  int version;
+} options;
+
+/* The defaults every run starts from. */
+void options_default(options *o);
+void free_options(options *o);
+
+/* Parses argv into |o|; 0, or the exit code of a usage error (printed). */
+int parse_args(int argc, char **argv, options *o);
+
+/* Prints the usage text, generated from the option table. */
+void print_help(FILE *out);
+
+#endif /* SGC_TOOLS_SGC_RUN_OPTIONS_H */
