@@ -93,6 +93,11 @@ FailureOr<PlanSerializer> PlanSerializer::read(ModuleOp module) {
 LogicalResult PlanSerializer::readEntries() {
   llvm::StringMap<unsigned> tensorIndex = indexSymbols<plan::TensorOp>(module);
   llvm::StringMap<unsigned> layerIndex = indexSymbols<plan::KVLayerOp>(module);
+  for (plan::KVLayerOp layer : module.getOps<plan::KVLayerOp>())
+    if (layer.getHeadDim() != layer.getVHeadDim())
+      return layer.emitError("emit: ABI 2.0 needs K and V caches of one head "
+                             "width, got ")
+             << layer.getHeadDim() << " and " << layer.getVHeadDim();
   llvm::raw_string_ostream ops(operands), sts(steps), phs(phases);
 
   // One operand record; returns its kind.
@@ -118,7 +123,11 @@ LogicalResult PlanSerializer::readEntries() {
     } else {
       return emitError(v.getLoc(), "emit: a step operand the ABI cannot name");
     }
-    os << "{" << kind << ", " << index << ", " << offset << "ull, ";
+    static const char *const kindNames[] = {
+        "SGC_ABI_OPERAND_TOKENS",  "SGC_ABI_OPERAND_POSITION",
+        "SGC_ABI_OPERAND_WEIGHT",  "SGC_ABI_OPERAND_K_CACHE",
+        "SGC_ABI_OPERAND_V_CACHE", "SGC_ABI_OPERAND_WORKSPACE"};
+    os << "{" << kindNames[kind] << ", " << index << ", " << offset << "ull, ";
     auto buffer = dyn_cast<plan::BufferType>(v.getType());
     if (kind == kWorkspace) {
       ArrayRef<int64_t> shape = buffer.getShape();

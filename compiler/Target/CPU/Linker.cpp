@@ -125,8 +125,10 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
     return EmitResult::OutputError;
 
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  // Not a fault of the input: no location.
+  Location nowhere = UnknownLoc::get(module.getContext());
   if (!cc) {
-    emitError(loc, "no C compiler ('cc') on PATH to link the model")
+    emitError(nowhere, "no C compiler ('cc') on PATH to link the model")
             .attachNote()
         << "install gcc or clang (scripts/setup does)";
     return EmitResult::ToolUnavailable;
@@ -146,7 +148,7 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
                                      &error);
   if (rc != 0) {
     auto buffer = llvm::MemoryBuffer::getFile(log);
-    InFlightDiagnostic diag = emitError(loc, "linking the model failed (")
+    InFlightDiagnostic diag = emitError(nowhere, "linking the model failed (")
                               << *cc << " exited with " << rc << ")";
     if (buffer)
       diag.attachNote() << (*buffer)->getBuffer();
