@@ -9,8 +9,8 @@
 
 #include "compiler/Driver/Driver.h"
 #include "compiler/Driver/Diagnostics.h"
+#include "compiler/Driver/Explain.h"
 #include "compiler/Driver/ExitCodes.h"
-#include "compiler/Import/Explain.h"
 #include "compiler/Import/Importer.h"
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"

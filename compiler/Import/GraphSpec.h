@@ -2,8 +2,8 @@
 //
 // Part of sgc. What the importer understood of a schema-6 graph after
 // validation and family completions, before any IR exists. GraphParser.cpp
-// fills it from the JSON text; BuildIR.cpp turns it into sg IR; Explain.cpp
-// prints it.
+// fills it from the JSON text; BuildIR.cpp turns it into sg IR;
+// compiler/Driver/Explain.cpp prints it.
 //
 //===----------------------------------------------------------------------===//
 

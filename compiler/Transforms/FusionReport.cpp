@@ -1,6 +1,8 @@
 //===- FusionReport.cpp - what each fusion pass changed, per layer kind ---===//
 //
-// Part of sgc.
+// Part of sgc. A change is data first (FusionChange); the remark prints it
+// and carries it as diagnostic metadata, so `sgc explain` reads the numbers
+// rather than the text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,6 +10,7 @@
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 
 #include <map>
 
@@ -57,7 +60,36 @@ Census takeCensus(Operation *root) {
   return census;
 }
 
+/// The metadata key of a fusion remark's change.
+constexpr llvm::StringLiteral kChangeKey = "sg.fusion_change";
+
+/// Attaches `change` to `diag` as a dictionary under kChangeKey.
+void attachChange(InFlightDiagnostic &diag, MLIRContext *ctx,
+                  const FusionChange &change) {
+  Builder b(ctx);
+  NamedAttribute fields[] = {
+      b.getNamedAttr("pass", b.getStringAttr(change.pass)),
+      b.getNamedAttr("function", b.getStringAttr(change.function)),
+      b.getNamedAttr("kind", b.getStringAttr(change.kind)),
+      b.getNamedAttr("count", b.getI64IntegerAttr(change.count)),
+      b.getNamedAttr("before", b.getI64IntegerAttr(change.opsBefore)),
+      b.getNamedAttr("after", b.getI64IntegerAttr(change.opsAfter))};
+  DictionaryAttr dict = b.getDictionaryAttr(
+      b.getNamedAttr(kChangeKey, b.getDictionaryAttr(fields)));
+  if (Diagnostic *d = diag.getUnderlyingDiagnostic())
+    d->getMetadata().push_back(DiagnosticArgument(dict));
+}
+
 } // namespace
+
+std::string mlir::sgc::FusionChange::describe() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << pass << " on @" << function << ", " << kind
+     << (isLayer() ? " layers" : "") << " (" << count << "): " << opsBefore
+     << " -> " << opsAfter << " sg ops" << (isLayer() ? " per layer" : "");
+  return s;
+}
 
 void mlir::sgc::runAndReportFusion(Operation *root, StringRef pass,
                                    llvm::function_ref<void()> fuse) {
@@ -68,15 +100,46 @@ void mlir::sgc::runAndReportFusion(Operation *root, StringRef pass,
     auto it = after.counts.find(key);
     if (it == after.counts.end() || it->second.second == counts.second)
       continue;
+    FusionChange change;
+    change.pass = pass.str();
+    change.function = key.first;
+    change.kind = key.second;
+    change.count = counts.first;
+    change.opsBefore = counts.second / counts.first;
+    change.opsAfter = it->second.second / counts.first;
     auto func = dyn_cast_or_null<func::FuncOp>(
         SymbolTable::lookupSymbolIn(root, key.first));
-    Location loc = func ? func.getLoc() : root->getLoc();
-    int64_t layers = counts.first;
-    bool isLayer = key.second != "embed" && key.second != "head";
-    emitRemark(loc) << "fusion: " << pass << " on @" << key.first << ", "
-                    << key.second << (isLayer ? " layers" : "") << " ("
-                    << layers << "): " << counts.second / layers << " -> "
-                    << it->second.second / layers << " sg ops"
-                    << (isLayer ? " per layer" : "");
+    InFlightDiagnostic diag = emitRemark(func ? func.getLoc() : root->getLoc());
+    diag << "fusion: " << change.describe();
+    attachChange(diag, root->getContext(), change);
   }
+}
+
+std::optional<FusionChange> mlir::sgc::getFusionChange(Diagnostic &diag) {
+  for (const DiagnosticArgument &arg : diag.getMetadata()) {
+    if (arg.getKind() != DiagnosticArgument::DiagnosticArgumentKind::Attribute)
+      continue;
+    auto outer = dyn_cast<DictionaryAttr>(arg.getAsAttribute());
+    DictionaryAttr dict =
+        outer ? outer.getAs<DictionaryAttr>(kChangeKey) : DictionaryAttr();
+    if (!dict)
+      continue;
+    auto text = [&](StringRef name) {
+      auto attr = dict.getAs<StringAttr>(name);
+      return attr ? attr.str() : std::string();
+    };
+    auto number = [&](StringRef name) -> int64_t {
+      auto attr = dict.getAs<IntegerAttr>(name);
+      return attr ? attr.getInt() : 0;
+    };
+    FusionChange change;
+    change.pass = text("pass");
+    change.function = text("function");
+    change.kind = text("kind");
+    change.count = number("count");
+    change.opsBefore = number("before");
+    change.opsAfter = number("after");
+    return change;
+  }
+  return std::nullopt;
 }

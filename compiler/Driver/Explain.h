@@ -1,11 +1,12 @@
 //===- Explain.h - `sgc explain`: what the compiler understood --*- C++ -*-===//
 //
-// Part of sgc.
+// Part of sgc. Lives in the driver, not the importer: it runs the graph-opt
+// and fusion phases, which the importer does not depend on.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SGC_COMPILER_IMPORT_EXPLAIN_H
-#define SGC_COMPILER_IMPORT_EXPLAIN_H
+#ifndef SGC_COMPILER_DRIVER_EXPLAIN_H
+#define SGC_COMPILER_DRIVER_EXPLAIN_H
 
 #include "compiler/Import/Importer.h"
 
@@ -27,4 +28,4 @@ LogicalResult explainSystemGraph(MLIRContext *ctx, StringRef fileName,
 
 } // namespace mlir::sgc
 
-#endif // SGC_COMPILER_IMPORT_EXPLAIN_H
+#endif // SGC_COMPILER_DRIVER_EXPLAIN_H

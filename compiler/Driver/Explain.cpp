@@ -7,10 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Import/Explain.h"
+#include "compiler/Driver/Explain.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/KVCachePlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -189,19 +190,18 @@ void printOpaque(llvm::raw_ostream &os, const OpaqueComponentSpec &c) {
   printGroups(os, layers, "  ");
 }
 
-/// The fusions the compiler applies, per layer kind of the decode variant:
-/// runs graph-opt and fusion on a copy of the module and keeps the fusion
-/// passes' remarks.
-FailureOr<std::vector<std::string>> collectFusions(ModuleOp module) {
+/// The fusions the compiler applies to the decode variant: runs graph-opt
+/// and fusion on a copy of the module and keeps the changes the fusion
+/// passes' remarks carry (the remarks themselves are not printed).
+FailureOr<std::vector<FusionChange>> collectFusions(ModuleOp module) {
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
-  std::vector<std::string> fusions;
+  std::vector<FusionChange> fusions;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
-    std::string text = diag.str();
     if (diag.getSeverity() != DiagnosticSeverity::Remark)
       return failure(); // errors go on to the driver's handler
-    StringRef message(text);
-    if (message.consume_front("fusion: ") && message.contains(" on @decode, "))
-      fusions.push_back(message.str());
+    std::optional<FusionChange> change = getFusionChange(diag);
+    if (change && change->function == "decode")
+      fusions.push_back(std::move(*change));
     return success();
   });
   PassManager pm(module.getContext());
@@ -266,12 +266,12 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
      << withCommas(derivedBytes) << " B | " << withCommas(declaredTensors)
      << ", " << withCommas(declaredBytes) << " B\n";
 
-  FailureOr<std::vector<std::string>> fusions = collectFusions(*module);
+  FailureOr<std::vector<FusionChange>> fusions = collectFusions(*module);
   if (failed(fusions))
     return failure();
   os << "\nfusions (decode; prefill is the same):\n";
-  for (const std::string &fusion : *fusions)
-    os << "  " << fusion << "\n";
+  for (const FusionChange &fusion : *fusions)
+    os << "  " << fusion.describe() << "\n";
   if (fusions->empty())
     os << "  none\n";
 
