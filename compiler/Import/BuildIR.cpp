@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Importer.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -120,6 +121,11 @@ Value ForwardBuilder::weight(Location at, const std::string &name,
   StringRef object = objectOf(graph, name);
   if (!object.empty())
     op->setAttr("sg.object", b.getStringAttr(object));
+  // The family's other spellings, for the runtime's binding (ABI manifest).
+  SmallVector<std::string, 1> alt = alternativeTensorNames(text.family, name);
+  if (!alt.empty())
+    op->setAttr("sg.alt_names",
+                b.getStrArrayAttr(SmallVector<StringRef>(alt.begin(), alt.end())));
   return op;
 }
 

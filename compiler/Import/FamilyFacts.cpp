@@ -77,3 +77,22 @@ const VisionFacts &mlir::sgc::import::visionFacts(Family family) {
       "theta 100, score scale 1.0, gated gelu_tanh FFN 4304, no final norm"};
   return family == Family::Gemma3 ? gemma3 : gemma4;
 }
+
+llvm::SmallVector<std::string, 1>
+mlir::sgc::import::alternativeTensorNames(Family family, llvm::StringRef name) {
+  // Both families use the same two spellings.
+  (void)family;
+  static const std::pair<llvm::StringRef, llvm::StringRef> spellings[] = {
+      {"language_model.model.", "model.language_model."},
+      {"vision_tower.", "model.vision_tower."},
+      {"multi_modal_projector.", "model.multi_modal_projector."},
+  };
+  llvm::SmallVector<std::string, 1> out;
+  for (const auto &[a, b] : spellings) {
+    if (name.starts_with(a))
+      out.push_back((b + name.drop_front(a.size())).str());
+    else if (name.starts_with(b))
+      out.push_back((a + name.drop_front(b.size())).str());
+  }
+  return out;
+}

@@ -12,6 +12,7 @@
 
 #include "compiler/Import/GraphSpec.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -42,6 +43,14 @@ struct TextFacts {
   bool fullLayersShareGeometry;
 };
 const TextFacts &textFacts(Family family);
+
+/// Other names a checkpoint of `family` may store tensor `name` under: the
+/// Gemma 3 and 4 snapshots spell their prefixes two ways
+/// (language_model.model. <-> model.language_model., vision_tower. <->
+/// model.vision_tower., multi_modal_projector. <->
+/// model.multi_modal_projector.). The runtime tries them in order.
+llvm::SmallVector<std::string, 1> alternativeTensorNames(Family family,
+                                                         llvm::StringRef name);
 
 /// Facts of a family's vision tower (gemma-vision.md §G3.7, §G4).
 struct VisionFacts {

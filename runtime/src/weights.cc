@@ -33,10 +33,6 @@ std::string tensor_signature(uint32_t dt, const int64_t *shape, size_t rank) {
          shape_string(shape, rank);
 }
 
-bool starts_with(const std::string &s, const std::string &p) {
-  return s.compare(0, p.size(), p) == 0;
-}
-
 /// Reads every page of [p, p + n) so later accesses do not fault.
 void populate_range(const uint8_t *p, uint64_t n) {
   if (n == 0)
