@@ -76,13 +76,15 @@ private:
 static void tagOps(Block *block, Operation *before, StringRef blockName,
                    std::optional<unsigned> layer) {
   Builder b(block->getParent()->getContext());
+  sg::SGDialect::BlockAttrHelper blockAttr(b.getContext());
+  sg::SGDialect::LayerAttrHelper layerAttr(b.getContext());
   auto it = before ? std::next(before->getIterator()) : block->begin();
   for (Operation &op : llvm::make_range(it, block->end())) {
     if (isa<sg::WeightOp>(op))
       continue;
-    op.setAttr("sg.block", b.getStringAttr(blockName));
+    blockAttr.setAttr(&op, b.getStringAttr(blockName));
     if (layer)
-      op.setAttr("sg.layer", b.getI64IntegerAttr(*layer));
+      layerAttr.setAttr(&op, b.getI64IntegerAttr(*layer));
   }
 }
 
@@ -120,7 +122,8 @@ Value ForwardBuilder::weight(Location at, const std::string &name,
   // The graph object, for the runtime's diagnostics.
   StringRef object = objectOf(graph, name);
   if (!object.empty())
-    op->setAttr("sg.object", b.getStringAttr(object));
+    sg::SGDialect::ObjectAttrHelper(b.getContext())
+        .setAttr(op, b.getStringAttr(object));
   // The family's other spellings, for the runtime's binding (ABI manifest).
   SmallVector<std::string, 1> alt = alternativeTensorNames(text.family, name);
   if (!alt.empty())
@@ -285,13 +288,15 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
   const TextSpec &text = graph.text;
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(makeLoc(ctx, graph.fileName, SourcePos{"$", 1, 1}));
-  (*module)->setAttr("sg.model_id", b.getStringAttr(text.sourceArtifact));
-  (*module)->setAttr("sg.family", b.getStringAttr(text.family == Family::Gemma3
-                                                      ? "gemma3"
-                                                      : "gemma4"));
-  (*module)->setAttr("sg.context_length",
-                     b.getI64IntegerAttr(text.contextLength));
-  (*module)->setAttr("sg.compute_dtype", b.getStringAttr(options.computeDtype));
+  sg::SGDialect::ModelIdAttrHelper(ctx).setAttr(
+      *module, b.getStringAttr(text.sourceArtifact));
+  sg::SGDialect::FamilyAttrHelper(ctx).setAttr(
+      *module,
+      b.getStringAttr(text.family == Family::Gemma3 ? "gemma3" : "gemma4"));
+  sg::SGDialect::ContextLengthAttrHelper(ctx).setAttr(
+      *module, b.getI64IntegerAttr(text.contextLength));
+  sg::SGDialect::ComputeDtypeAttrHelper(ctx).setAttr(
+      *module, b.getStringAttr(options.computeDtype));
 
   ForwardBuilder(b, graph, computeType).build(*module);
 

@@ -26,6 +26,8 @@ using namespace mlir::sgc;
 
 namespace {
 
+using SG = sg::SGDialect;
+
 /// One manifest entry, in first-use order.
 struct TensorEntry {
   RankedTensorType type;
@@ -86,12 +88,12 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
       ret.getNumOperands() != 1 + 2 * numLayers)
     return func.emitError("sg-extract-plan: expected (tokens, pos0, caches) "
                           "-> (logits, caches)");
-  auto variant = func->getAttrOfType<StringAttr>("sg.variant");
+  auto variant = SG::VariantAttrHelper(b.getContext()).getAttr(func);
   std::optional<plan::EntryKind> kind =
       plan::symbolizeEntryKind(variant.getValue());
   if (!kind)
     return func.emitError("sg-extract-plan: unknown variant ") << variant;
-  auto maxTokens = func->getAttrOfType<IntegerAttr>("sg.max_tokens");
+  auto maxTokens = SG::MaxTokensAttrHelper(b.getContext()).getAttr(func);
 
   b.setInsertionPointToEnd(module.getBody());
   auto entry = plan::EntryOp::create(
@@ -119,15 +121,16 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
       map.map(ret.getOperand(1 + 2 * l + i), cache);
     }
 
+  SG::ObjectAttrHelper objectAttr(b.getContext());
+  SG::AltNamesAttrHelper altNamesAttr(b.getContext());
+  SG::LayerAttrHelper layerAttr(b.getContext());
   for (Operation &op : body.without_terminator()) {
     if (auto weight = dyn_cast<sg::WeightOp>(op)) {
       StringAttr name = weight.getNameAttr();
-      tensors.insert(
-          {name,
-           TensorEntry{weight.getType(),
-                       weight->getAttrOfType<StringAttr>("sg.object"),
-                       weight->getAttrOfType<ArrayAttr>("sg.alt_names"),
-                       plan::Fill::random, weight.getLoc()}});
+      tensors.insert({name, TensorEntry{weight.getType(),
+                                        objectAttr.getAttr(weight),
+                                        altNamesAttr.getAttr(weight),
+                                        plan::Fill::random, weight.getLoc()}});
       map.map(weight.getResult(),
               plan::WeightOp::create(b, weight.getLoc(),
                                      bufferOf(weight.getType()),
@@ -158,7 +161,7 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
     }
     auto step = plan::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
                                      ins, outs, IntegerAttr());
-    if (auto layer = call->getAttrOfType<IntegerAttr>("sg.layer"))
+    if (auto layer = layerAttr.getAttr(call))
       step.setLayerAttr(layer);
   }
   Value logits = map.lookup(ret.getOperand(0));
@@ -175,7 +178,8 @@ void Extractor::writeTables(func::FuncOp first) {
     plan::TensorOp::create(b, entry.loc, name, TypeAttr::get(entry.type),
                            plan::FillAttr::get(b.getContext(), entry.fill),
                            entry.object, entry.alt);
-  auto kv = first->getAttrOfType<ArrayAttr>("sg.kv_plan");
+  MLIRContext *ctx = b.getContext();
+  auto kv = SG::KvPlanAttrHelper(ctx).getAttr(first);
   if (!kv)
     return;
   Block &body = first.getBody().front();
@@ -200,9 +204,9 @@ void Extractor::writeTables(func::FuncOp first) {
   }
   // The longest context any layer plans for.
   int64_t context = 0;
-  if (auto attr = module->getAttrOfType<IntegerAttr>("sg.context_length"))
+  if (auto attr = SG::ContextLengthAttrHelper(ctx).getAttr(module))
     context = attr.getInt();
-  if (auto attr = first->getAttrOfType<IntegerAttr>("sg.kv_context_length"))
+  if (auto attr = SG::KvContextLengthAttrHelper(ctx).getAttr(first))
     context = std::max(context, attr.getInt());
   if (context > 0)
     module->setAttr("plan.context_length", b.getI64IntegerAttr(context));
@@ -214,9 +218,10 @@ struct ExtractPlanPass
     ModuleOp module = getOperation();
     // Decode first: its first-use order is the weight table's order.
     SmallVector<func::FuncOp> variants;
+    SG::VariantAttrHelper variantAttr(&getContext());
     for (StringRef name : {"decode", "prefill"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
-        if (func->hasAttr("sg.variant"))
+        if (variantAttr.getAttr(func))
           variants.push_back(func);
     if (variants.empty())
       return;

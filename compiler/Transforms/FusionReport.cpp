@@ -28,6 +28,8 @@ struct Census {
 
 Census takeCensus(Operation *root) {
   Census census;
+  sg::SGDialect::LayerAttrHelper layerTag(root->getContext());
+  sg::SGDialect::BlockAttrHelper blockTag(root->getContext());
   root->walk([&](func::FuncOp func) {
     // A layer's kind is its attention's.
     std::map<int64_t, std::string> kinds;
@@ -36,14 +38,14 @@ Census takeCensus(Operation *root) {
     func.walk([&](Operation *op) {
       if (!isa<sg::SGDialect>(op->getDialect()) || isa<sg::WeightOp>(op))
         return;
-      auto layer = op->getAttrOfType<IntegerAttr>("sg.layer");
+      auto layer = layerTag.getAttr(op);
       if (layer) {
         ++opsPerLayer[layer.getInt()];
         if (isa<sg::SlidingAttnOp>(op))
           kinds[layer.getInt()] = "sliding";
         else if (isa<sg::FullAttnOp>(op))
           kinds[layer.getInt()] = "full";
-      } else if (auto block = op->getAttrOfType<StringAttr>("sg.block")) {
+      } else if (auto block = blockTag.getAttr(op)) {
         ++opsPerBlock[block.str()];
       }
     });
@@ -61,7 +63,8 @@ Census takeCensus(Operation *root) {
 }
 
 /// The metadata key of a fusion remark's change.
-constexpr llvm::StringLiteral kChangeKey = "sg.fusion_change";
+constexpr llvm::StringLiteral kChangeKey =
+    sg::SGDialect::FusionChangeAttrHelper::getNameStr();
 
 /// Attaches `change` to `diag` as a dictionary under kChangeKey.
 void attachChange(InFlightDiagnostic &diag, MLIRContext *ctx,

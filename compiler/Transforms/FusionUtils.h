@@ -7,6 +7,8 @@
 #ifndef SGC_COMPILER_TRANSFORMS_FUSIONUTILS_H
 #define SGC_COMPILER_TRANSFORMS_FUSIONUTILS_H
 
+#include "dialects/SG/IR/SGDialect.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
@@ -21,7 +23,8 @@ namespace mlir::sgc {
 /// Copies the importer's block tags (sg.block, sg.layer) of `from` onto `to`,
 /// so sg-outline-layers still places a fused op in its layer.
 inline void copyBlockTags(Operation *from, Operation *to) {
-  for (StringRef name : {"sg.block", "sg.layer"})
+  for (StringRef name : {sg::SGDialect::BlockAttrHelper::getNameStr(),
+                         sg::SGDialect::LayerAttrHelper::getNameStr()})
     if (Attribute attr = from->getAttr(name))
       to->setAttr(name, attr);
 }

@@ -65,10 +65,10 @@ FailureOr<KVCachePlan> KVCachePlan::compute(func::FuncOp forward) {
   if (!ok)
     return failure();
   // A model without full layers serves as long a context as the module says.
-  if (auto context = forward->getParentOfType<ModuleOp>()
-                         ? forward->getParentOfType<ModuleOp>()
-                               ->getAttrOfType<IntegerAttr>("sg.context_length")
-                         : IntegerAttr())
-    plan.contextLength = std::max(plan.contextLength, context.getInt());
+  if (auto module = forward->getParentOfType<ModuleOp>())
+    if (auto context =
+            sg::SGDialect::ContextLengthAttrHelper(module.getContext())
+                .getAttr(module))
+      plan.contextLength = std::max(plan.contextLength, context.getInt());
   return plan;
 }

@@ -22,6 +22,11 @@ using namespace mlir::sgc;
 
 namespace {
 
+using BlockTag = sg::SGDialect::BlockAttrHelper;
+using LayerTag = sg::SGDialect::LayerAttrHelper;
+using BodyTag = sg::SGDialect::BodyAttrHelper;
+using VariantTag = sg::SGDialect::VariantAttrHelper;
+
 /// The ops of one tagged block (embed, one layer, head), in program order.
 struct Group {
   std::string block;
@@ -33,15 +38,18 @@ struct Group {
 /// sg.weight ops and the terminator stay in the caller.
 FailureOr<SmallVector<Group>> collectGroups(func::FuncOp func) {
   SmallVector<Group> groups;
+  BlockTag blockTag(func.getContext());
+  LayerTag layerTag(func.getContext());
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (isa<sg::WeightOp>(op))
       continue;
-    auto block = op.getAttrOfType<StringAttr>("sg.block");
+    auto block = blockTag.getAttr(&op);
     if (!block)
-      return op.emitError("sg-outline-layers: op has no 'sg.block' tag (the "
-                          "importer tags every op with its block)");
+      return op.emitError("sg-outline-layers: op has no '")
+             << BlockTag::getNameStr()
+             << "' tag (the importer tags every op with its block)";
     std::optional<int64_t> layer;
-    if (auto attr = op.getAttrOfType<IntegerAttr>("sg.layer"))
+    if (auto attr = layerTag.getAttr(&op))
       layer = attr.getInt();
     if (groups.empty() || groups.back().block != block.getValue() ||
         groups.back().layer != layer)
@@ -115,21 +123,21 @@ void Outliner::outline(const Group &group) {
   b.setInsertionPointToStart(entry);
   for (Operation *op : group.ops) {
     Operation *clone = b.clone(*op, mapping);
-    clone->removeAttr("sg.block");
-    clone->removeAttr("sg.layer");
+    clone->removeAttr(BlockTag::getNameStr());
+    clone->removeAttr(LayerTag::getNameStr());
   }
   SmallVector<Value> returned;
   for (Value v : outputs)
     returned.push_back(mapping.lookup(v));
   func::ReturnOp::create(b, loc, returned);
-  body->setAttr("sg.body", b.getStringAttr(group.block));
+  BodyTag(b.getContext()).setAttr(body, b.getStringAttr(group.block));
   func::FuncOp callee = findOrInsertBody(body, group);
 
   // Replace the group by a call.
   b.setInsertionPointAfter(group.ops.back());
   auto call = func::CallOp::create(b, loc, callee, inputs);
   if (group.layer)
-    call->setAttr("sg.layer", b.getI64IntegerAttr(*group.layer));
+    LayerTag(b.getContext()).setAttr(call, b.getI64IntegerAttr(*group.layer));
   for (auto [from, to] : llvm::zip_equal(outputs, call.getResults()))
     from.replaceAllUsesWith(to);
   for (Operation *op : llvm::reverse(group.ops))
@@ -138,9 +146,10 @@ void Outliner::outline(const Group &group) {
 
 func::FuncOp Outliner::findOrInsertBody(func::FuncOp candidate,
                                         const Group &group) {
+  BodyTag bodyTag(candidate.getContext());
   for (func::FuncOp existing : bodies) {
     if (existing.getFunctionType() != candidate.getFunctionType() ||
-        existing->getAttr("sg.body") != candidate->getAttr("sg.body"))
+        bodyTag.getAttr(existing) != bodyTag.getAttr(candidate))
       continue;
     if (OperationEquivalence::isRegionEquivalentTo(
             &existing.getBody(), &candidate.getBody(),
@@ -162,17 +171,17 @@ struct OutlineLayersPass
     : public sgc::impl::OutlineLayersPassBase<OutlineLayersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    VariantTag variantTag(&getContext());
     SmallVector<func::FuncOp> variants;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("sg.variant"))
+      if (variantTag.getAttr(func))
         variants.push_back(func);
     for (func::FuncOp variant : variants) {
       FailureOr<SmallVector<Group>> groups = collectGroups(variant);
       if (failed(groups))
         return signalPassFailure();
       Outliner outliner(module, variant,
-                        variant->getAttrOfType<StringAttr>("sg.variant")
-                            .getValue());
+                        variantTag.getAttr(variant).getValue());
       for (const Group &group : *groups)
         outliner.outline(group);
     }

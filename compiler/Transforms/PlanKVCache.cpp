@@ -50,9 +50,10 @@ struct PlanKVCachePass
           fields.push_back(b.getNamedAttr("v_from_k", b.getUnitAttr()));
         layers.push_back(b.getDictionaryAttr(fields));
       }
-      func->setAttr("sg.kv_plan", b.getArrayAttr(layers));
-      func->setAttr("sg.kv_context_length",
-                    b.getI64IntegerAttr(plan->contextLength));
+      sg::SGDialect::KvPlanAttrHelper(func.getContext())
+          .setAttr(func, b.getArrayAttr(layers));
+      sg::SGDialect::KvContextLengthAttrHelper(func.getContext())
+          .setAttr(func, b.getI64IntegerAttr(plan->contextLength));
       func.emitRemark() << "KV cache plan of @" << func.getSymName() << ": "
                         << plan->totalBytes() << " B at context "
                         << plan->contextLength << " (naive "

@@ -64,15 +64,17 @@ struct SpecializePass : public sgc::impl::SpecializePassBase<SpecializePass> {
       return signalPassFailure();
     }
     OpBuilder b(forward);
+    sg::SGDialect::VariantAttrHelper variantAttr(&getContext());
+    sg::SGDialect::MaxTokensAttrHelper maxTokensAttr(&getContext());
     auto prefill = cast<func::FuncOp>(b.clone(*forward));
     prefill.setSymName("prefill");
-    prefill->setAttr("sg.variant", b.getStringAttr("prefill"));
-    prefill->setAttr("sg.max_tokens", b.getI64IntegerAttr(maxPrefillChunk));
+    variantAttr.setAttr(prefill, b.getStringAttr("prefill"));
+    maxTokensAttr.setAttr(prefill, b.getI64IntegerAttr(maxPrefillChunk));
 
     auto decode = cast<func::FuncOp>(b.clone(*forward));
     decode.setSymName("decode");
-    decode->setAttr("sg.variant", b.getStringAttr("decode"));
-    decode->setAttr("sg.max_tokens", b.getI64IntegerAttr(1));
+    variantAttr.setAttr(decode, b.getStringAttr("decode"));
+    maxTokensAttr.setAttr(decode, b.getI64IntegerAttr(1));
     setTokenCount(decode, 1);
     forward.erase();
     if (failed(verify(decode)))

@@ -201,7 +201,8 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  func->setAttr("sg.kernel", b.getStringAttr(spec.name()));
+  sg::SGDialect::KernelAttrHelper(b.getContext())
+      .setAttr(func, b.getStringAttr(spec.name()));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   unsigned next = 0;
@@ -284,8 +285,10 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
                                    b.getFunctionType(inputs, {}));
   decl.setPrivate();
   decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  decl->setAttr("sg.dispatch", FlatSymbolRefAttr::get(kernel));
-  decl->setAttr("sg.rows", b.getI64IntegerAttr(spec.totalRows()));
+  sg::SGDialect::DispatchAttrHelper(b.getContext())
+      .setAttr(decl, FlatSymbolRefAttr::get(kernel));
+  sg::SGDialect::RowsAttrHelper(b.getContext())
+      .setAttr(decl, b.getI64IntegerAttr(spec.totalRows()));
   return decl;
 }
 

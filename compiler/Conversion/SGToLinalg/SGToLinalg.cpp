@@ -88,7 +88,8 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
                                       b.getFunctionType(inputs, {}));
   for (NamedAttribute attr : func->getDiscardableAttrs())
     lowered->setAttr(attr.getName(), attr.getValue());
-  lowered->setAttr("sg.result_slots", b.getI64ArrayAttr(slots));
+  sg::SGDialect::ResultSlotsAttrHelper(b.getContext())
+      .setAttr(lowered, b.getI64ArrayAttr(slots));
   lowered->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = lowered.addEntryBlock();
   b.setInsertionPointToStart(entry);

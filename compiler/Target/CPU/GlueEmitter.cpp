@@ -11,6 +11,7 @@
 
 #include "compiler/Target/ABI/PlanSerializer.h"
 #include "compiler/Target/CPU/CPULibrary.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -90,8 +91,9 @@ void Glue::emitVariant(const CPUVariant &variant) {
       continue;
     unsigned n = func.getFunctionType().getNumParams();
     if (func.isExternal()) {
-      auto kernel = func->getAttrOfType<FlatSymbolRefAttr>("sg.dispatch");
-      auto rows = func->getAttrOfType<IntegerAttr>("sg.rows");
+      MLIRContext *ctx = func.getContext();
+      auto kernel = sg::SGDialect::DispatchAttrHelper(ctx).getAttr(func);
+      auto rows = sg::SGDialect::RowsAttrHelper(ctx).getAttr(func);
       if (!kernel || !rows)
         continue;
       // The dispatcher takes the execution context and the kernel's

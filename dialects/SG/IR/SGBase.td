@@ -31,7 +31,52 @@ def SG_Dialect : Dialect {
     Every op states its math and numbered constraints `C1…Cn`; the verifier
     checks carry the same tags (`sliding_attn_c3`) and each tag has a
     negative test in `test/Dialect/SG/invalid.mlir`.
+
+    Discardable attributes (`sg.layer`, `sg.variant`, ...) carry what the
+    importer and the passes tell later phases. Each is declared once, in
+    `discardableAttrs` in SGBase.td, and read and written through its
+    generated helper (`SGDialect::LayerAttrHelper`).
   }];
+  // One line each: who sets it, on what, and what it says.
+  let discardableAttrs = (ins
+    // Importer, on each op of @forward but sg.weight: embed, layer or head.
+    "::mlir::StringAttr":$block,
+    // Importer, on the ops of a layer (later the call of its body): index.
+    "::mlir::IntegerAttr":$layer,
+    // sg-specialize, on an entry function: its variant (prefill, decode).
+    "::mlir::StringAttr":$variant,
+    // sg-specialize, on an entry function: the most tokens one call takes.
+    "::mlir::IntegerAttr":$max_tokens,
+    // sg-outline-layers, on an outlined body: the block it was cut from.
+    "::mlir::StringAttr":$body,
+    // Importer, on sg.weight: the graph object whose binding names it.
+    "::mlir::StringAttr":$object,
+    // Importer, on sg.weight: other checkpoint names of the tensor.
+    "::mlir::ArrayAttr":$alt_names,
+    // Importer, on the module: the checkpoint's source artifact.
+    "::mlir::StringAttr":$model_id,
+    // Importer, on the module: the model family (gemma3, gemma4).
+    "::mlir::StringAttr":$family,
+    // Importer, on the module: the context length the graph serves.
+    "::mlir::IntegerAttr":$context_length,
+    // Importer, on the module: the activation dtype (bf16, f32).
+    "::mlir::StringAttr":$compute_dtype,
+    // sg-plan-kv-cache, on an entry function: the per-layer KV cache plan.
+    "::mlir::ArrayAttr":$kv_plan,
+    // sg-plan-kv-cache, on an entry function: the context the plan covers.
+    "::mlir::IntegerAttr":$kv_context_length,
+    // convert-sg-to-linalg, on a kernel function: the name of its spec.
+    "::mlir::StringAttr":$kernel,
+    // convert-sg-to-linalg, on a dispatcher: the kernel it runs by rows.
+    "::mlir::FlatSymbolRefAttr":$dispatch,
+    // convert-sg-to-linalg, on a dispatcher: the rows it spreads.
+    "::mlir::IntegerAttr":$rows,
+    // convert-sg-to-linalg, on a lowered body: per result, the argument it
+    // updates in place (a KV cache), or -1 for an output buffer of its own.
+    "::mlir::ArrayAttr":$result_slots,
+    // Fusion passes: a fusion remark's data (diagnostic metadata, no op's).
+    "::mlir::DictionaryAttr":$fusion_change
+  );
 }
 
 /// Base class of every sg op.
