@@ -17,6 +17,12 @@ header fails with a message naming it.
 
 usage: compare-logits.py --golden DIR --dtype f32|bf16 --ours FILE
                          [--ours-ref FILE] [--prefill-only]
+       compare-logits.py --rows FILE --dtype f32 --ours FILE
+With --rows FILE (a sampled golden such as examples/tiny-gemma4/
+long.golden.safetensors: prompt_ids I32 [S], feed_ids I32 [N], positions
+I32 [R] increasing, logits_f32 F32 [R,V]), our dump must hold S prefill rows
+and N decode rows (positions 0..S+N-1, the prompt equal to prompt_ids) and
+only the rows at `positions` are compared, with the f32 rule.
 Prints one line per check and 'N passed, M failed'; exits 1 on a failure.
 """
 import argparse
@@ -125,9 +131,11 @@ def first_non_finite(row):
     return None
 
 
-def compare_rows(checks, what, ours, ref, bound):
+def compare_rows(checks, what, ours, ref, bound, row_names=None):
     """Every row of |ours| against |ref| (2-D Tensors): passes only if all
-    rows were compared and each is within |bound|."""
+    rows were compared and each is within |bound|. |row_names[i]| names row
+    i in the messages (default 'row i')."""
+    name = (lambda i: f"row {i}") if row_names is None else row_names.__getitem__
     if ours.shape != ref.shape:
         checks.check(False, f"{what}: shape {ours.shape}, reference has "
                             f"{ref.shape}")
@@ -142,12 +150,12 @@ def compare_rows(checks, what, ours, ref, bound):
         for side, row in (("ours", a), ("reference", b)):
             j = first_non_finite(row)
             if j is not None:
-                checks.check(False, f"{what}: row {i} column {j}: {side} is "
+                checks.check(False, f"{what}: {name(i)} column {j}: {side} is "
                                     f"{row[j]}")
                 return
         span = max(b) - min(b)
         if not span > 0:
-            checks.check(False, f"{what}: row {i}: the reference's range is "
+            checks.check(False, f"{what}: {name(i)}: the reference's range is "
                                 f"{span}, the tolerance needs it > 0")
             return
         err = max(abs(x - y) for x, y in zip(a, b)) / span
@@ -155,7 +163,7 @@ def compare_rows(checks, what, ours, ref, bound):
             worst, worst_row = err, i
     checks.check(worst <= bound,
                  f"{what}: {count} rows, max|d|/range = {worst:.3e} "
-                 f"(row {worst_row}) <= {bound:.3e}")
+                 f"({name(worst_row)}) <= {bound:.3e}")
 
 
 def check_greedy(checks, our_rows, expected, message):
@@ -212,19 +220,65 @@ def run(args, checks):
                      1e-4)
 
 
+def run_sampled(args, checks):
+    """--rows: the sampled rows of a long golden against the same positions
+    of our dump (prefill rows, then decode rows)."""
+    golden = read_safetensors(args.rows)
+    prompt = list(tensor(golden, "prompt_ids", "I32", 1, args.rows).values)
+    feed = tensor(golden, "feed_ids", "I32", 1, args.rows)
+    positions = list(tensor(golden, "positions", "I32", 1, args.rows).values)
+    ref = tensor(golden, "logits_f32", "F32", 2, args.rows)
+    total = len(prompt) + feed.shape[0]
+    if (not positions or ref.shape[0] != len(positions)
+            or any(b <= a for a, b in zip(positions, positions[1:]))
+            or positions[0] < 0 or positions[-1] >= total):
+        raise BadInput(f"{args.rows}: positions must be increasing, within "
+                       f"[0, {total}) and one per row of logits_f32 "
+                       f"{ref.shape}")
+    ours = read_safetensors(args.ours)
+    our_prompt = list(tensor(ours, "prompt_ids", "I32", 1, args.ours).values)
+    checks.check(our_prompt == prompt,
+                 f"prompt ids ({len(our_prompt)}) equal the golden's "
+                 f"({len(prompt)})")
+    our_prefill = tensor(ours, "prefill_logits", "F32", 2, args.ours)
+    our_decode = tensor(ours, "decode_logits", "F32", 2, args.ours)
+    width = ref.shape[1]
+    want = [[len(prompt), width], [feed.shape[0], width]]
+    got = [our_prefill.shape, our_decode.shape]
+    if got != want:
+        checks.check(False, f"sampled logits (f32): prefill and decode "
+                            f"shapes {got}, the golden needs {want}")
+        return
+    all_rows = rows(our_prefill) + rows(our_decode)
+    picked = array.array("f")
+    for p in positions:
+        picked.extend(all_rows[p])
+    compare_rows(checks, f"sampled logits (f32) at positions {positions[0]}.."
+                         f"{positions[-1]} of {total}",
+                 Tensor("F32", list(ref.shape), picked), ref, 1e-4,
+                 [f"position {p}" for p in positions])
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--golden", required=True)
+    p.add_argument("--golden")
+    p.add_argument("--rows", help="a sampled golden (see the usage above); "
+                                  "replaces --golden")
     p.add_argument("--dtype", choices=["f32", "bf16"], required=True)
     p.add_argument("--ours", required=True)
     p.add_argument("--ours-ref", help="another run of ours to match (f32 bound)")
     p.add_argument("--prefill-only", action="store_true")
     p.add_argument("--bf16-factor", type=float, default=1.0)
     args = p.parse_args()
+    if (args.golden is None) == (args.rows is None):
+        p.error("give one of --golden and --rows")
+    if args.rows and (args.dtype != "f32" or args.ours_ref or args.prefill_only):
+        p.error("--rows compares f32 logits only, without --ours-ref or "
+                "--prefill-only")
 
     checks = Checks()
     try:
-        run(args, checks)
+        run_sampled(args, checks) if args.rows else run(args, checks)
     except BadInput as e:
         checks.check(False, str(e))
     print(f"{checks.passed} passed, {checks.failed} failed")

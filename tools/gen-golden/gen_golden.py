@@ -2,7 +2,9 @@
 """sgc golden generator: tiny random Gemma 3 / Gemma 4 text models and their reference outputs.
 
 Hugging Face transformers (eager attention) is the numeric truth.  For each tiny model this
-writes examples/tiny-<name>/{model.safetensors, system_graph.json, golden.safetensors, meta.json}.
+writes examples/tiny-<name>/{model.safetensors, system_graph.json, golden.safetensors, meta.json},
+and for tiny-gemma4 also long.{system_graph.json, golden.safetensors, meta.json} (LONG: sampled
+f32 logits of a 3000-position teacher-forced decode).
 See README.md next to this file for what each file holds and for the tolerance rule.
 
   gen-golden                      regenerate examples/tiny-gemma3 and examples/tiny-gemma4
@@ -148,6 +150,25 @@ B1 = dict(
     context=32768,
     embed_std=0.15,
 )
+
+
+# The long-position f32 golden (one model; its own files next to the model's four, which stay
+# unchanged): the prompt of the regular golden, then a fixed pseudo-random token stream fed one
+# token per decode step up to `positions` positions, so that the full layers' RoPE and the sliding
+# layers' ring are checked at positions far beyond the window.  Only sampled rows are stored:
+# every `sample_every`-th position and the last `tail`.  The graph is the model's own with a larger
+# context_length (the committed system_graph.json keeps 512: other tests compile it).
+LONG = {
+    "gemma4": dict(
+        context=4096,
+        positions=3000,
+        sample_every=64,
+        tail=4,
+        stream_seed=1,
+    ),
+}
+LONG_FILES = ("long.system_graph.json", "long.golden.safetensors", "long.meta.json")
+LONG_SIZE_LIMIT = 512 * 1024
 
 
 def layer_types(n):
@@ -936,7 +957,161 @@ def build_tiny(name, outroot, quiet=False):
         for f in MODEL_FILES:
             say(f"  {f:20s} {os.path.getsize(os.path.join(outdir, f)):9d} bytes")
         say(f"  total {total} bytes")
+        if name in LONG:
+            build_long(name, spec, ev, art, graph, outdir, work, say)
     return outdir
+
+
+# ---------------------------------------------------------------------------------------------
+# The long-position f32 golden (LONG)
+# ---------------------------------------------------------------------------------------------
+
+def long_token_stream(spec, lspec, prompt):
+    """prompt, then positions - len(prompt) ids from RandomState(5000 + stream_seed), in [3, vocab-3)
+    as the prompt's (no special id, so no stop token either)."""
+    rs = np.random.RandomState(5000 + lspec["stream_seed"])
+    n = lspec["positions"] - len(prompt)
+    return [int(v) for v in rs.randint(3, spec["vocab"] - 3, size=n)]
+
+
+def long_positions(lspec):
+    T = lspec["positions"]
+    return sorted(set(range(0, T, lspec["sample_every"])) | set(range(T - lspec["tail"], T)))
+
+
+@torch.no_grad()
+def run_long_reference(spec, model, prompt, feed, positions):
+    """Prefill the prompt with the HF KV cache, then feed `feed` one token per forward (teacher
+    forcing); returns the logits rows at `positions` and the number of eager attention calls."""
+    S = len(prompt)
+    want = set(positions)
+    rows = {}
+    with EagerCounter(modeling_module(spec["family"])) as ec:
+        out = model(input_ids=torch.tensor([prompt], dtype=torch.long), use_cache=True)
+        cache = out.cache
+        for p in range(S):
+            if p in want:
+                rows[p] = out.logits[0, p].float().clone()
+        for k, tok in enumerate(feed):
+            o = model(input_ids=torch.tensor([[tok]], dtype=torch.long), cache=cache, use_cache=True)
+            cache = o.cache
+            if S + k in want:
+                rows[S + k] = o.logits[0, -1].float().clone()
+        calls = ec.calls
+    return torch.stack([rows[p] for p in positions]), calls
+
+
+def build_long(name, spec, ev, art, graph, outdir, work, say):
+    """Writes LONG_FILES into outdir: the graph with the larger context, the sampled golden, and its
+    meta.  The reference is the same checkpoint in float32, eager, with max_position_embeddings
+    raised to the graph's context (the only change to the HF config)."""
+    lspec = LONG[name]
+    lsp = dict(spec, context=lspec["context"])
+    T = lspec["positions"]
+    assert T <= lsp["context"], f"{T} positions need context_length >= {T}"
+    prompt = list(ev["ids"])
+    S = len(prompt)
+    feed = long_token_stream(spec, lspec, prompt)
+    positions = long_positions(lspec)
+
+    # the graph: the model's own, context_length raised, nothing else
+    lgraph = system_graph(lsp, art)
+    assert lgraph["components"][0]["execution"]["context_length"] == lsp["context"]
+    same = json.loads(json.dumps(lgraph))
+    same["components"][0]["execution"]["context_length"] = spec["context"]
+    assert same == graph, "the long graph differs from system_graph.json in more than context_length"
+    write_json(os.path.join(outdir, LONG_FILES[0]), lgraph)
+
+    # the reference: the saved HF copy, config with the larger max_position_embeddings
+    cfg_cls, _ = hf_classes(spec["family"])
+    hfdir = os.path.join(work, "hf-long")
+    cfg = cfg_cls.from_pretrained(ev["hfdir"])
+    base = cfg.to_dict()
+    cfg.max_position_embeddings = lsp["context"]
+    diff = sorted(k for k in set(base) | set(cfg.to_dict()) if base.get(k) != cfg.to_dict().get(k))
+    assert diff == ["max_position_embeddings"], diff
+    cfg.save_pretrained(hfdir)
+    shutil.copyfile(os.path.join(ev["hfdir"], "model.safetensors"), os.path.join(hfdir, "model.safetensors"))
+    model = load_reference(lsp, hfdir, torch.float32)
+    assert model.config.max_position_embeddings == lsp["context"]
+    verify_model(lsp, model, torch.float32, ev["weights"], {})
+    logits, calls = run_long_reference(spec, model, prompt, feed, positions)
+    assert calls == spec["layers"] * (1 + len(feed)), f"eager attention ran {calls} times"
+    assert torch.isfinite(logits).all()
+    # the sampled rows equal the regular golden's where both have them (the prompt rows)
+    pre = ev["r32"]["prefill"]
+    for i, p in enumerate(positions):
+        if p < S:
+            assert torch.equal(logits[i], pre[p]), f"position {p}: differs from prefill_logits_f32"
+    # the same sequence in one uncached forward
+    full = model(input_ids=torch.tensor([prompt + feed], dtype=torch.long), use_cache=False).logits[0].float()
+    full = full[positions]
+    rng = logits.amax(-1) - logits.amin(-1)
+    assert (rng > 0).all()
+    cache_vs_full = ((full - logits).abs().amax(-1) / rng).max().item()
+    assert cache_vs_full <= 1e-5, f"KV-cache decode vs full forward: {cache_vs_full}"
+    del model, full
+
+    g = {
+        "prompt_ids": torch.tensor(prompt, dtype=torch.int32),
+        "feed_ids": torch.tensor(feed, dtype=torch.int32),
+        "positions": torch.tensor(positions, dtype=torch.int32),
+        "logits_f32": logits.contiguous(),
+    }
+    golden_path = os.path.join(outdir, LONG_FILES[1])
+    write_safetensors(golden_path, g, {"format": "pt"})
+    read_back_equal(golden_path, g)
+
+    window = spec["window"]
+    meta = {
+        "model": "tiny-" + name,
+        "what": f"f32 logits of HF {hf_classes(spec['family'])[1].__name__} (eager, float32 on the bf16 "
+                f"checkpoint upcast) decoded teacher-forced to {T} positions; sampled rows only",
+        "checkpoint": "model.safetensors of this folder (unchanged)",
+        "graph": f"{LONG_FILES[0]}: system_graph.json with execution.context_length "
+                 f"{lsp['context']} instead of {spec['context']}, nothing else",
+        "hf_config_change": {"max_position_embeddings": [spec["context"], lsp["context"]]},
+        "long": dict(lspec),
+        "tokens": {
+            "prompt": f"prompt_ids: the regular golden's input_ids ({S} tokens, positions 0..{S - 1}), "
+                      "prefilled in one forward",
+            "stream": f"feed_ids: numpy.random.RandomState(5000 + {lspec['stream_seed']}).randint(3, "
+                      f"{spec['vocab'] - 3}, {len(feed)}), fed one per decode step at positions "
+                      f"{S}..{T - 1} (a fixed pseudo-random stream, not greedy tokens)",
+        },
+        "decode": "HF KV cache, one token per forward, teacher-forced",
+        "positions": f"every {lspec['sample_every']}-th position from 0 and the last {lspec['tail']}: "
+                     f"{len(positions)} rows",
+        "golden_keys": {
+            "prompt_ids": f"I32 [{S}]",
+            "feed_ids": f"I32 [{len(feed)}]",
+            "positions": f"I32 [{len(positions)}] sampled positions, increasing",
+            "logits_f32": f"F32 [{len(positions)},{spec['vocab']}] logits at those positions",
+        },
+        "kv_cache_vs_full_reforward": {
+            "definition": "over the sampled positions, max|cached - uncached| / row range",
+            "f32": cache_vs_full,
+        },
+        "ring": f"sliding layers keep {window} slots; position {T - 1} is slot {(T - 1) % window}, "
+                f"the ring has wrapped {(T - 1) // window} times",
+        "tolerance_rule": "per sampled position: max|d| <= 1e-4 * (max - min of the reference row)",
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "safetensors": safetensors.__version__,
+            "numpy": np.__version__,
+        },
+        "numeric_env": dict(NUMERIC_ENV, torch_threads=1, deterministic_algorithms=True),
+        "sha256": {f: sha256(os.path.join(outdir, f)) for f in LONG_FILES[:2]},
+    }
+    write_json(os.path.join(outdir, LONG_FILES[2]), meta)
+    total = sum(os.path.getsize(os.path.join(outdir, f)) for f in LONG_FILES)
+    assert total < LONG_SIZE_LIMIT, f"{outdir}: long files {total} bytes"
+    say(f"  long golden: {T} positions (prompt {S}, {len(feed)} fed), {len(positions)} sampled rows, "
+        f"context {lsp['context']}; KV-cache decode == full re-forward: {cache_vs_full:.3g} (rel)")
+    for f in LONG_FILES:
+        say(f"  {f:24s} {os.path.getsize(os.path.join(outdir, f)):9d} bytes")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -956,7 +1131,7 @@ def do_check(names, committed_root):
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             build_tiny(name, tmp, quiet=True)
-            for f in MODEL_FILES:
+            for f in MODEL_FILES + (LONG_FILES if name in LONG else ()):
                 new = os.path.join(tmp, "tiny-" + name, f)
                 old = os.path.join(committed_root, "tiny-" + name, f)
                 hn = sha256(new)
