@@ -1,11 +1,13 @@
 /*
- * model.cc - opening compiled models: the ABI header is checked before any
- * other byte of the table is read, then every field the runtime relies on.
+ * model.cc - opening compiled models: the ELF image is checked before
+ * dlopen (elf_check.h), the ABI header before any other byte of the table
+ * is read, then every field the runtime relies on.
  */
 #include "runtime/src/model.h"
 
 #include "lib/support/dtype.h"
 #include "lib/support/mapped_file.h"
+#include "runtime/src/elf_check.h"
 
 #include <cstdio>
 #include <cstring>
@@ -47,6 +49,24 @@ status model_library::open(const std::string &path,
     return bad_input_error(where + ": no such file");
   if (kind != 1)
     return bad_input_error(where + ": not a regular file");
+
+  // dlopen maps whatever the program headers claim; in a truncated file
+  // the first touch of a page past the end is a SIGBUS. So the ELF image
+  // is checked first (elf_check.h).
+  {
+    mapped_file image;
+    status st = mapped_file::open(path, &image);
+    if (!st.ok())
+      return st;
+    const elf_verdict v = check_elf_library(image.data(), image.size());
+    if (!v.ok()) {
+      status e = bad_input_error(where + ": not an sgc model: " + v.reason);
+      if (v.what == elf_verdict::kind::truncated)
+        e.note("an interrupted copy or build leaves such a file; copy or "
+               "compile it again");
+      return e;
+    }
+  }
 
   // dlopen searches the library path for names without a slash; a model
   // path always means a file.

@@ -268,6 +268,29 @@ TEST(SgcRun, ModelErrors) {
   expect_failure(run_model(dir.file("absent.so")), 1, {"no such file"});
 }
 
+TEST(SgcRun, TruncatedModelExitsWithCodeOne) {
+  // A half-copied library: dlopen would map pages past the end of the file
+  // and die of SIGBUS (exit 135, no message); the runtime refuses it first.
+  temp_dir dir;
+  const std::string image = sgc_test::read_file(SGC_TEST_FAKE_MODEL);
+  for (size_t n : {size_t{20}, size_t{300}, image.size() * 4 / 5,
+                   image.size() - 1}) {
+    SCOPED_TRACE(n);
+    const std::string path = dir.file("half.so");
+    sgc_test::write_file(path, image.substr(0, n));
+    const process_result r =
+        sgc_run({path, "--load-format=dummy", "--prompt-ids", "1"});
+    expect_failure(r, 1,
+                   {"'" + path + "': not an sgc model: truncated: ",
+                    "but the file has " + std::to_string(n)});
+    size_t errors = 0;
+    for (const std::string &line : sgc_test::lines(r.err))
+      errors += line.rfind("error: ", 0) == 0;
+    EXPECT_EQ(errors, 1u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(SgcRun, MismatchedCheckpointExitsWithCodeThree) {
   temp_dir dir;
   // Only a misshapen embedding: the norm is missing too.
