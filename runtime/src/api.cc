@@ -15,6 +15,7 @@
 
 #include <sgc/abi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -471,6 +472,18 @@ void sgc_session_release(sgc_session_t *s) { delete s; }
 
 uint64_t sgc_session_kv_cache_bytes(const sgc_session_t *s) {
   return s ? s->impl->kv_cache_bytes() : 0;
+}
+
+int64_t sgc_session_context(const sgc_session_t *s) {
+  return s ? s->impl->context() : 0;
+}
+
+uint64_t sgc_model_kv_cache_bytes_at(const sgc_model_t *m, int64_t context) {
+  if (!m)
+    return 0;
+  const int64_t full = m->impl->table().context_length;
+  return m->impl->kv_cache_bytes_at(context > 0 ? std::min(context, full)
+                                                : full);
 }
 
 uint64_t sgc_session_workspace_bytes(const sgc_session_t *s) {

@@ -23,8 +23,10 @@ class executor {
 public:
   virtual ~executor() = default;
 
-  /// The KV cache exactly as the plan says, and the workspace.
-  virtual status allocate() = 0;
+  /// The KV cache as the plan says for |context| positions (<= the model's
+  /// context length; full layers then hold fewer slots), and the workspace.
+  /// Checks the bytes against the memory the device has first.
+  virtual status allocate(int64_t context) = 0;
   /// Makes |weights| (bound to the same model) the steps' weight operands.
   virtual status bind(const bound_weights &weights) = 0;
   /// Replays |phase| for tokens[0, n) at positions pos0.. (arguments already

@@ -4,8 +4,11 @@
 #include "runtime/src/memory.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace sgc {
 namespace runtime {
@@ -49,6 +52,50 @@ status anon_memory::allocate(uint64_t bytes, const std::string &what,
   out->data_ = static_cast<uint8_t *>(p);
   out->size_ = bytes;
   return status();
+}
+
+std::string with_commas(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+uint64_t available_memory_bytes() {
+  if (const char *forced = std::getenv("SGC_MEMORY_AVAILABLE"))
+    return std::strtoull(forced, nullptr, 10);
+  FILE *f = std::fopen("/proc/meminfo", "r");
+  if (!f)
+    return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+      break;
+  std::fclose(f);
+  return static_cast<uint64_t>(kib) * 1024;
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0
+             ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+             : 0;
+}
+
+status check_memory_budget(uint64_t bytes, const std::string &parts) {
+  const uint64_t available = available_memory_bytes();
+  if (available == 0 || bytes <= available)
+    return status();
+  return device_error("not enough memory: " + parts + " need " +
+                      with_commas(bytes) + " B, but " +
+                      with_commas(available) + " B are available")
+      .note("plan for fewer positions with --max-context N (the KV cache of "
+            "full-attention layers grows with the context)");
 }
 
 } // namespace runtime

@@ -37,6 +37,22 @@ private:
   uint64_t size_ = 0;
 };
 
+/// Bytes of memory the system can give without swapping (MemAvailable of
+/// /proc/meminfo; SGC_MEMORY_AVAILABLE overrides it, for tests), or 0 when
+/// unknown.
+uint64_t available_memory_bytes();
+
+/// Physical memory (sysconf), or 0 when unknown.
+uint64_t physical_memory_bytes();
+
+/// Fails with one error naming the parts and their bytes when |bytes| (what
+/// the runtime would allocate itself) exceeds the available memory.
+/// |parts| describes them ("KV cache 8,925,478,912 B + workspace ...").
+status check_memory_budget(uint64_t bytes, const std::string &parts);
+
+/// 1234567 -> "1,234,567".
+std::string with_commas(uint64_t v);
+
 /// Rounds |v| up to a multiple of |align| (a power of two); false on
 /// overflow.
 inline bool align_up(uint64_t v, uint64_t align, uint64_t *out) {

@@ -9,6 +9,7 @@
 #include "lib/support/mapped_file.h"
 #include "runtime/src/elf_check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
@@ -236,6 +237,29 @@ status model_library::validate() {
   }
 
   return validate_plan();
+}
+
+int64_t model_library::slots_at(size_t layer, int64_t context) const {
+  return std::min(table_->kv_layers[layer].slots, context);
+}
+
+uint64_t model_library::k_bytes_at(size_t layer, int64_t context) const {
+  const int64_t slots = table_->kv_layers[layer].slots;
+  // Validated: slots x bytes per slot does not overflow, and fewer slots
+  // take proportionally fewer bytes.
+  return k_bytes_[layer] / static_cast<uint64_t>(slots) *
+         static_cast<uint64_t>(slots_at(layer, context));
+}
+
+uint64_t model_library::v_bytes_at(size_t layer, int64_t context) const {
+  return v_bytes_[layer] ? k_bytes_at(layer, context) : 0;
+}
+
+uint64_t model_library::kv_cache_bytes_at(int64_t context) const {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < table_->num_layers; ++i)
+    total += k_bytes_at(i, context) + v_bytes_at(i, context);
+  return total;
 }
 
 const sgc_abi_phase_t *model_library::phase(uint32_t kind) const {

@@ -35,6 +35,15 @@ public:
   uint64_t v_bytes(size_t layer) const { return v_bytes_[layer]; }
   /// Sum of all K and V buffers.
   uint64_t kv_cache_bytes() const { return kv_bytes_; }
+  /// Slots layer |layer| needs for |context| positions: the plan's slots,
+  /// or fewer when the context is shorter (a full layer holds one slot per
+  /// position, a ring never more than the positions there are).
+  int64_t slots_at(size_t layer, int64_t context) const;
+  /// K and V bytes of layer |layer| (V: 0 without a V cache) at |context|.
+  uint64_t k_bytes_at(size_t layer, int64_t context) const;
+  uint64_t v_bytes_at(size_t layer, int64_t context) const;
+  /// The KV cache for |context| positions (<= context_length).
+  uint64_t kv_cache_bytes_at(int64_t context) const;
   /// The phase of kind |kind| (SGC_ABI_PHASE_*), or null.
   const sgc_abi_phase_t *phase(uint32_t kind) const;
   /// The most operands any step has.

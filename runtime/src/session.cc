@@ -56,16 +56,32 @@ status session::create(std::shared_ptr<model_library> model,
   std::unique_ptr<session> s(new session());
   s->model_ = model;
   s->weights_ = weights;
+  if (options.max_context < 0)
+    return usage_error("the context must be positive, not " +
+                       std::to_string(options.max_context));
+  s->context_ = options.max_context > 0
+                    ? std::min(options.max_context, t.context_length)
+                    : t.context_length;
+  s->context_limited_ = options.max_context > 0;
   status st = cpu_executor::create(model, options.variant, options.num_threads,
                                    &s->executor_);
   if (st.ok())
-    st = s->executor_->allocate();
+    st = s->executor_->allocate(s->context_);
   if (st.ok())
     st = s->executor_->bind(*weights);
   if (!st.ok())
     return st;
   *out = std::move(s);
   return status();
+}
+
+std::string session::context_name() const {
+  return (context_limited_ ? "context of " : "context length ") +
+         std::to_string(context_) +
+         (context_limited_ ? " (--max-context; the model's is " +
+                                 std::to_string(model_->table().context_length) +
+                                 ")"
+                           : "");
 }
 
 status session::check_tokens(const int32_t *tokens, int64_t n) const {
@@ -88,11 +104,10 @@ status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
     return usage_error("prefill chunk of " + std::to_string(n) +
                        " tokens is outside [1, " +
                        std::to_string(t.max_prefill_chunk) + "]");
-  if (pos0 < 0 || pos0 > t.context_length - n)
+  if (pos0 < 0 || pos0 > context_ - n)
     return usage_error("positions " + std::to_string(pos0) + ".." +
-                       std::to_string(pos0 + n - 1) +
-                       " exceed the context length " +
-                       std::to_string(t.context_length));
+                       std::to_string(pos0 + n - 1) + " exceed the " +
+                       context_name());
   status st = check_tokens(tokens, n);
   if (!st.ok())
     return st;
@@ -101,13 +116,11 @@ status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
 }
 
 status session::decode(int32_t token, int64_t pos, float *logits) {
-  const sgc_model_v2_t &t = model_->table();
   if (!logits)
     return usage_error("decode needs a logits buffer");
-  if (pos < 0 || pos >= t.context_length)
+  if (pos < 0 || pos >= context_)
     return usage_error("position " + std::to_string(pos) +
-                       " is outside the context length " +
-                       std::to_string(t.context_length));
+                       " is outside the " + context_name());
   status st = check_tokens(&token, 1);
   if (!st.ok())
     return st;
@@ -126,12 +139,10 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     return usage_error("the prompt is empty");
   if (o.max_new_tokens < 0)
     return usage_error("max new tokens must not be negative");
-  if (n_prompt > t.context_length ||
-      o.max_new_tokens > t.context_length - n_prompt)
+  if (n_prompt > context_ || o.max_new_tokens > context_ - n_prompt)
     return usage_error("the prompt (" + std::to_string(n_prompt) +
                        " tokens) plus " + std::to_string(o.max_new_tokens) +
-                       " new tokens exceed the context length " +
-                       std::to_string(t.context_length));
+                       " new tokens exceed the " + context_name());
   int64_t chunk = o.prefill_chunk;
   if (chunk < 0)
     return usage_error("prefill chunk must be positive");

@@ -37,14 +37,20 @@ public:
   uint64_t workspace_bytes() const { return executor_->workspace_bytes(); }
   int32_t num_threads() const { return executor_->num_threads(); }
   const char *variant() const { return executor_->variant_name(); }
+  int64_t context() const { return context_; }
 
 private:
   session() = default;
   status check_tokens(const int32_t *tokens, int64_t n) const;
+  /// "context length 512", or "context of 40 (--max-context; ...)".
+  std::string context_name() const;
 
   std::shared_ptr<model_library> model_;
   std::shared_ptr<bound_weights> weights_;
   std::unique_ptr<executor> executor_;
+  /// Positions this session holds (the model's, or fewer by max_context).
+  int64_t context_ = 0;
+  bool context_limited_ = false;
 };
 
 } // namespace runtime

@@ -217,7 +217,10 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
     total = offsets[i] + t.tensors[i].bytes;
     bytes_ += t.tensors[i].bytes;
   }
-  status st = anon_memory::allocate(total, "dummy weights", &owned_);
+  status st = check_memory_budget(total, "the dummy weights");
+  if (!st.ok())
+    return st;
+  st = anon_memory::allocate(total, "dummy weights", &owned_);
   if (!st.ok())
     return st;
   copied_ = bytes_;

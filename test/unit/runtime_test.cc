@@ -1004,3 +1004,101 @@ TEST(Sampler, GreedyAndFilters) {
     EXPECT_TRUE(t == 1 || t == 3) << t;
   }
 }
+
+//===----------------------------------------------------------------------===//
+// Memory: --max-context and the budget check
+//===----------------------------------------------------------------------===//
+
+TEST(Memory, MaxContextPlansFewerSlotsAndKeepsTheLogits) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  // The full layer holds 20 slots instead of 64; the 4-slot ring is as it
+  // was. Nothing allocated yet: the model says what a session would take.
+  const uint64_t at20 = (20 + 4) * 8 * 4 * 2;
+  EXPECT_EQ(sgc_model_kv_cache_bytes_at(m.get(), 20), at20);
+  EXPECT_EQ(sgc_model_kv_cache_bytes_at(m.get(), 2), 2u * 2 * 8 * 4 * 2);
+  EXPECT_EQ(sgc_model_kv_cache_bytes_at(m.get(), 0), fake_model::kv_bytes);
+  EXPECT_EQ(sgc_model_kv_cache_bytes_at(m.get(), 1000), fake_model::kv_bytes);
+
+  sgc_session_options_t o;
+  sgc_session_options_default(&o);
+  o.max_context = 20;
+  sgc_session_t *raw = nullptr;
+  ASSERT_SGC_OK(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  session_ptr s(raw);
+  EXPECT_EQ(sgc_session_context(s.get()), 20);
+  EXPECT_EQ(sgc_session_kv_cache_bytes(s.get()), at20);
+
+  // The same tokens and logits as with the whole context.
+  const int64_t max_new = 9; // 11 + 9 = 20 positions, the last one unused
+  const std::vector<int32_t> expected =
+      fake_model::greedy(w, prompt, max_new, /*ignore_eos=*/true);
+  run_record r;
+  sgc_generate_options_t g = generate_options(&r, max_new);
+  g.ignore_eos = 1;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                     static_cast<int64_t>(prompt.size()), &g,
+                                     nullptr));
+  EXPECT_EQ(r.tokens, expected);
+  std::vector<int32_t> all_tokens = prompt;
+  all_tokens.insert(all_tokens.end(), expected.begin(), expected.end() - 1);
+  const std::vector<float> ref = fake_model::logits(w, all_tokens);
+  ASSERT_EQ(r.decode_rows.size(), static_cast<size_t>(max_new - 1));
+  for (size_t i = 0; i < r.decode_rows.size(); ++i)
+    expect_rows_equal(r.decode_rows[i], ref.data() + (prompt.size() + i) * 16);
+
+  // One token more than the context holds: an error naming both numbers.
+  run_record r2;
+  g = generate_options(&r2, 10);
+  status_holder h(sgc_session_generate(
+      s.get(), prompt.data(), static_cast<int64_t>(prompt.size()), &g, nullptr));
+  EXPECT_EQ(h.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(h.message().find("the prompt (11 tokens) plus 10 new tokens exceed "
+                             "the context of 20 (--max-context; the model's "
+                             "is 64)"),
+            std::string::npos)
+      << h.all();
+  EXPECT_TRUE(r2.tokens.empty());
+  // And a negative context is a usage error.
+  o.max_context = -1;
+  status_holder neg(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  EXPECT_EQ(neg.code(), SGC_STATUS_USAGE);
+}
+
+TEST(Memory, BudgetIsCheckedBeforeAllocating) {
+  temp_dir dir;
+  write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  // 1000 bytes available: less than the KV cache (4,352 B) + workspace.
+  ASSERT_EQ(setenv("SGC_MEMORY_AVAILABLE", "1000", 1), 0);
+  sgc_session_options_t o;
+  sgc_session_options_default(&o);
+  sgc_session_t *raw = nullptr;
+  status_holder h(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  EXPECT_EQ(h.code(), SGC_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_EQ(raw, nullptr);
+  for (const char *part :
+       {"not enough memory: the KV cache at context 64 (4,352 B) and the "
+        "workspace (576 B) need 4,928 B, but 1,000 B are available",
+        "--max-context"})
+    EXPECT_NE(h.all().find(part), std::string::npos) << h.all();
+  // With fewer positions it fits: (2 + 2) slots x 64 B + 576 B = 832 B.
+  o.max_context = 2;
+  ASSERT_SGC_OK(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  sgc_session_release(raw);
+  // Dummy weights count too.
+  sgc_weights_options_t wo;
+  sgc_weights_options_default(&wo);
+  wo.format = SGC_LOAD_FORMAT_DUMMY;
+  ASSERT_EQ(setenv("SGC_MEMORY_AVAILABLE", "100", 1), 0);
+  sgc_weights_t *dw = nullptr;
+  status_holder d(sgc_weights_bind(m.get(), nullptr, &wo, &dw));
+  EXPECT_EQ(d.code(), SGC_STATUS_DEVICE_UNAVAILABLE) << d.all();
+  EXPECT_NE(d.all().find("the dummy weights need"), std::string::npos)
+      << d.all();
+  unsetenv("SGC_MEMORY_AVAILABLE");
+}

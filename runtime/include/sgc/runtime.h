@@ -378,6 +378,12 @@ typedef struct sgc_session_options_t {
   int32_t num_threads;
   /** Force a variant by name; NULL = the best one the device supports. */
   const char *variant;
+  /**
+   * Positions the session holds (prompt + generated); 0 = the model's
+   * context length, more is clamped to it. The KV cache of full-attention
+   * layers is allocated for this many positions only.
+   */
+  int64_t max_context;
 } sgc_session_options_t;
 
 /** CPU, ordinal 0, default threads, best variant. */
@@ -388,8 +394,10 @@ typedef struct sgc_session_t sgc_session_t;
 /**
  * Creates a session: checks the device (CUDA: as sgc_device_probe; a model
  * compiled for another device is SGC_STATUS_MISMATCH), picks the CPU
- * variant, allocates the KV cache exactly as the model's plan says and the
- * workspace, and starts num_threads - 1 worker threads. |weights| must have
+ * variant, checks that the KV cache (as the model's plan says, for
+ * max_context positions) and the workspace fit in the available memory
+ * (SGC_STATUS_DEVICE_UNAVAILABLE naming the figures otherwise), allocates
+ * them, and starts num_threads - 1 worker threads. |weights| must have
  * been bound to |model|. The session keeps both alive.
  */
 sgc_status_t *sgc_session_create(sgc_model_t *model, sgc_weights_t *weights,
@@ -399,6 +407,14 @@ void sgc_session_release(sgc_session_t *session);
 
 /** KV-cache bytes this session allocated (sum over layers of K and V). */
 uint64_t sgc_session_kv_cache_bytes(const sgc_session_t *session);
+/** Positions the session holds (see max_context). */
+int64_t sgc_session_context(const sgc_session_t *session);
+
+/**
+ * KV-cache bytes a session of |model| allocates for |context| positions
+ * (0 = the model's context length), without allocating anything.
+ */
+uint64_t sgc_model_kv_cache_bytes_at(const sgc_model_t *model, int64_t context);
 uint64_t sgc_session_workspace_bytes(const sgc_session_t *session);
 int32_t sgc_session_num_threads(const sgc_session_t *session);
 /** The variant in use. */

@@ -87,13 +87,17 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
   return status();
 }
 
-status cpu_executor::allocate() {
+status cpu_executor::allocate(int64_t context) {
   const sgc_model_v2_t &t = model_->table();
-  // KV cache: one mapping, every buffer 64-byte aligned, as the plan says.
+  // KV cache: one mapping, every buffer 64-byte aligned, as the plan says
+  // for |context| positions. A layer's slot stride does not depend on its
+  // slot count, and no step touches a slot past the positions in use, so the
+  // compiled code runs unchanged on fewer slots.
   std::vector<uint64_t> offsets;
   uint64_t total = 0;
   for (uint32_t i = 0; i < t.num_layers; ++i) {
-    for (uint64_t bytes : {model_->k_bytes(i), model_->v_bytes(i)}) {
+    for (uint64_t bytes :
+         {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
       uint64_t off = 0;
       if (!align_up(total, buffer_alignment, &off) ||
           __builtin_add_overflow(off, bytes, &total))
@@ -101,9 +105,19 @@ status cpu_executor::allocate() {
       offsets.push_back(off);
     }
   }
-  status st = anon_memory::allocate(total, "the KV cache", &kv_memory_);
+  uint64_t needed = 0;
+  if (__builtin_add_overflow(total, t.workspace_bytes, &needed))
+    return internal_error("KV cache size overflows");
+  status st = check_memory_budget(
+      needed, "the KV cache at context " + with_commas(context) + " (" +
+                  with_commas(total) + " B) and the workspace (" +
+                  with_commas(t.workspace_bytes) + " B)");
   if (!st.ok())
     return st;
+  st = anon_memory::allocate(total, "the KV cache", &kv_memory_);
+  if (!st.ok())
+    return st;
+  kv_bytes_ = model_->kv_cache_bytes_at(context);
   for (uint32_t i = 0; i < t.num_layers; ++i) {
     k_cache_.push_back(kv_memory_.data() + offsets[2 * i]);
     v_cache_.push_back(model_->v_bytes(i) ? kv_memory_.data() + offsets[2 * i + 1]

@@ -32,13 +32,13 @@ public:
                        const char *variant, int32_t num_threads,
                        std::unique_ptr<executor> *out);
 
-  status allocate() override;
+  status allocate(int64_t context) override;
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
              int64_t pos0, float *logits, bool all_positions) override;
 
   const char *variant_name() const override { return variant_->name; }
-  uint64_t kv_cache_bytes() const override { return model_->kv_cache_bytes(); }
+  uint64_t kv_cache_bytes() const override { return kv_bytes_; }
   uint64_t workspace_bytes() const override { return workspace_.size(); }
   int32_t num_threads() const override { return pool_->size(); }
 
@@ -53,6 +53,7 @@ private:
   std::unique_ptr<thread_pool> pool_;
   sgc_abi_cpu_exec_t exec_{};
   anon_memory kv_memory_;
+  uint64_t kv_bytes_ = 0;
   anon_memory workspace_;
   std::vector<void *> k_cache_, v_cache_;
   const std::vector<const void *> *weights_ = nullptr;
