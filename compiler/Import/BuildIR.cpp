@@ -127,8 +127,9 @@ Value ForwardBuilder::weight(Location at, const std::string &name,
   // The family's other spellings, for the runtime's binding (ABI manifest).
   SmallVector<std::string, 1> alt = alternativeTensorNames(text.family, name);
   if (!alt.empty())
-    op->setAttr("sg.alt_names",
-                b.getStrArrayAttr(SmallVector<StringRef>(alt.begin(), alt.end())));
+    sg::SGDialect::AltNamesAttrHelper(b.getContext())
+        .setAttr(op, b.getStrArrayAttr(
+                         SmallVector<StringRef>(alt.begin(), alt.end())));
   return op;
 }
 

@@ -209,7 +209,8 @@ void Extractor::writeTables(func::FuncOp first) {
   if (auto attr = SG::KvContextLengthAttrHelper(ctx).getAttr(first))
     context = std::max(context, attr.getInt());
   if (context > 0)
-    module->setAttr("plan.context_length", b.getI64IntegerAttr(context));
+    plan::PlanDialect::ContextLengthAttrHelper(ctx).setAttr(
+        module, b.getI64IntegerAttr(context));
 }
 
 struct ExtractPlanPass

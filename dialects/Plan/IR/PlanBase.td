@@ -41,6 +41,12 @@ def Plan_Dialect : Dialect {
     Verifier checks carry the tag of the constraint they enforce
     (`entry_c2`); test/Dialect/Plan/invalid.mlir has a case per tag.
   }];
+  // Declared once, read and written through the generated helpers
+  // (`PlanDialect::ContextLengthAttrHelper`); one line each.
+  let discardableAttrs = (ins
+    // sg-extract-plan, on the module: the longest context a layer plans for.
+    "::mlir::IntegerAttr":$context_length
+  );
   let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerTypes();

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+// For the helpers of the discardable attributes.
+#include "mlir/IR/Operation.h"
 
 #include "dialects/Plan/IR/PlanOpsDialect.h.inc"
 #include "dialects/Plan/IR/PlanEnums.h.inc"
