@@ -4,8 +4,11 @@
  */
 #include "tools/sgc-run/errors.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 /*===----------------------------------------------------------------------===*
  * Errors
@@ -51,3 +54,48 @@ int out_of_memory(void) {
   return SGC_STATUS_INTERNAL;
 }
 
+
+/*===----------------------------------------------------------------------===*
+ * Ctrl-C
+ *===----------------------------------------------------------------------===*/
+
+static volatile sig_atomic_t interrupt_seen = 0;
+static volatile sig_atomic_t interrupt_graceful = 0;
+
+/* Only async-signal-safe calls here: write and _exit. */
+static void on_sigint(int sig) {
+  static const char message[] = "\nerror: interrupted\n";
+  (void)sig;
+  if (interrupt_graceful && !interrupt_seen) {
+    interrupt_seen = 1;
+    return;
+  }
+  if (write(STDERR_FILENO, message, sizeof message - 1) < 0) {
+    /* Nothing left to tell. */
+  }
+  _exit(EXIT_INTERRUPTED);
+}
+
+void install_interrupt_handler(void) {
+  struct sigaction action;
+  /* Started with Ctrl-C ignored (nohup, a background job of a script): it
+   * stays ignored. */
+  if (sigaction(SIGINT, NULL, &action) == 0 && action.sa_handler == SIG_IGN)
+    return;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  /* The runtime's reads and writes need not see EINTR. */
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, NULL);
+}
+
+void set_interrupt_graceful(int on) { interrupt_graceful = on ? 1 : 0; }
+
+int interrupt_requested(void) { return interrupt_seen != 0; }
+
+int interrupted_error(void) {
+  end_progress_line();
+  fputs("error: interrupted\n", stderr);
+  return EXIT_INTERRUPTED;
+}

@@ -21,4 +21,20 @@ int usage_error(const char *fmt, ...);
 /* Prints "error: out of memory" and returns the internal-error code. */
 int out_of_memory(void);
 
+/* Exit code of a run ended by Ctrl-C: 128 + SIGINT, what shells report. */
+#define EXIT_INTERRUPTED 130
+
+/* Installs the SIGINT handler. Outside a graceful section, and on a second
+ * Ctrl-C, it prints "error: interrupted" and exits 130 at once; inside one
+ * (generation), the first Ctrl-C only sets the flag, so that the caller can
+ * stop, print and dump what was computed. A SIGINT ignored at start stays
+ * ignored. */
+void install_interrupt_handler(void);
+/* Enters (1) or leaves (0) the graceful section. */
+void set_interrupt_graceful(int on);
+/* Nonzero once a Ctrl-C arrived. */
+int interrupt_requested(void);
+/* Prints "error: interrupted" and returns 130. */
+int interrupted_error(void);
+
 #endif /* SGC_TOOLS_SGC_RUN_ERRORS_H */

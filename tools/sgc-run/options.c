@@ -513,7 +513,9 @@ void print_help(FILE *out) {
   }
   fputs("\n"
         "exit codes: 0 ok, 1 bad input file, 2 usage, 3 model/checkpoint/ABI\n"
-        "mismatch, 4 device unavailable, 5 internal error\n",
+        "mismatch, 4 device unavailable, 5 internal error, 130 interrupted\n"
+        "(Ctrl-C: the tokens so far are printed and --dump-logits written;\n"
+        "a second Ctrl-C ends at once)\n",
         out);
 }
 

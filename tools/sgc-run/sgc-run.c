@@ -4,8 +4,9 @@
  * A thin main over <sgc/runtime.h> (and libc only): it proves the C API is
  * enough to use the runtime. Exit codes are the runtime's status codes:
  * 0 ok, 1 bad input file, 2 usage, 3 model/checkpoint/ABI mismatch,
- * 4 device unavailable, 5 internal. Every non-zero exit prints one line
- * "error: ..." first; details follow as "note: ..." lines.
+ * 4 device unavailable, 5 internal, 130 interrupted (Ctrl-C). Every non-zero
+ * exit prints one line "error: ..." first; details follow as "note: ..."
+ * lines.
  */
 #include "tools/sgc-run/errors.h"
 #include "tools/sgc-run/options.h"
@@ -153,7 +154,8 @@ static int on_token(void *user, int32_t token) {
     }
     s->generated[s->n_generated++] = token;
   }
-  return 0;
+  /* Ctrl-C: this token was the last one. */
+  return interrupt_requested();
 }
 
 static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
@@ -268,6 +270,7 @@ static int run(options *o) {
 
   memset(&state, 0, sizeof state);
   memset(&progress, 0, sizeof progress);
+  install_interrupt_handler();
 
   st = sgc_model_open(o->model_path, &model);
   if (st)
@@ -359,8 +362,10 @@ static int run(options *o) {
   gopts.on_token = on_token;
   gopts.on_logits = state.dump ? on_logits : NULL;
   gopts.user = &state;
+  set_interrupt_graceful(1);
   st = sgc_session_generate(session, o->prompt.ids, state.n_prompt, &gopts,
                             &generated);
+  set_interrupt_graceful(0);
   if (state.printed)
     fputc('\n', stdout);
   fflush(stdout);
@@ -374,6 +379,8 @@ static int run(options *o) {
   }
   if (state.dump)
     rc = write_logits(o->dump_logits_path, &state, o->prompt.ids);
+  if (rc == 0 && interrupt_requested())
+    rc = interrupted_error();
 
 done:
   free(state.prefill);
