@@ -207,6 +207,13 @@ int runCompile(int argc, char **argv) {
     ctx.disableMultithreading();
   SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), opts.remarks);
 
+  // Outputs that cannot be written are refused before any work.
+  if (std::string error = checkOutputPath(opts.output); !error.empty())
+    return fail(kExitBadInput, error);
+  if (!opts.dumpDir.empty())
+    if (std::string error = prepareDumpDir(opts.dumpDir); !error.empty())
+      return fail(kExitBadInput, error);
+
   llvm::SourceMgr sourceMgr;
   OwningOpRef<ModuleOp> module = loadInput(ctx, opts, sourceMgr);
   if (!module)
@@ -254,15 +261,13 @@ int runCompile(int argc, char **argv) {
     }
   }
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> out =
-      openOutputFile(opts.output, &errorMessage);
-  if (!out)
-    return fail(kExitBadInput, "cannot write '" + opts.output +
-                                   "': " + errorMessage);
-  module->print(out->os());
-  out->os() << "\n";
-  out->keep();
+  if (std::string error = writeOutputFile(opts.output,
+                                         [&](llvm::raw_ostream &os) {
+                                           module->print(os);
+                                           os << "\n";
+                                         });
+      !error.empty())
+    return fail(kExitBadInput, error);
   return kExitOk;
 }
 
@@ -281,6 +286,8 @@ int runExplain(int argc, char **argv) {
   MLIRContext ctx;
   makeContext(ctx);
   SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), opts.remarks);
+  if (std::string error = checkOutputPath(opts.output); !error.empty())
+    return fail(kExitBadInput, error);
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       openInputFile(opts.input, &errorMessage);
@@ -299,13 +306,10 @@ int runExplain(int argc, char **argv) {
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "explain failed");
 
-  std::unique_ptr<llvm::ToolOutputFile> out =
-      openOutputFile(opts.output, &errorMessage);
-  if (!out)
-    return fail(kExitBadInput, "cannot write '" + opts.output +
-                                   "': " + errorMessage);
-  out->os() << text;
-  out->keep();
+  if (std::string error = writeOutputFile(
+          opts.output, [&](llvm::raw_ostream &out) { out << text; });
+      !error.empty())
+    return fail(kExitBadInput, error);
   return kExitOk;
 }
 

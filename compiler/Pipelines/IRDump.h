@@ -8,10 +8,32 @@
 #define SGC_COMPILER_PIPELINES_IRDUMP_H
 
 #include "mlir/Pass/PassInstrumentation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
 namespace mlir::sgc {
+
+/// "" when `path` can be written by writeOutputFile, else the one-line error
+/// ("cannot write 'PATH': ..."): its directory is missing or takes no new
+/// files, it is a directory, or a file without write permission. "-" is
+/// stdout. Drivers call it before any work, so a bad -o costs nothing.
+std::string checkOutputPath(llvm::StringRef path);
+
+/// Writes `path` whole or not at all: into a temporary next to it that is
+/// renamed over it once complete (and removed on failure or Ctrl-C). "-" is
+/// stdout; an existing file that is not a regular one (/dev/null) is written
+/// in place. Returns "" or the one-line error.
+std::string writeOutputFile(llvm::StringRef path,
+                            llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// Creates the dump directory `dir` (and its parents) and checks that it
+/// takes new files: "" or the one-line error. For before any work starts.
+std::string prepareDumpDir(llvm::StringRef dir);
 
 /// Writes the whole top-level module to `DIR/NN-<pass>.mlir` after every
 /// pass, numbered in execution order from `firstIndex`. The text is exactly

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <numeric>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace sgc {
@@ -38,6 +39,96 @@ status write_all(int fd, const void *data, size_t n, const std::string &path) {
   }
   return status();
 }
+
+/// The file being written. A reader of |path| sees the old file or the new
+/// one, never a part: the bytes go to an unnamed file in |path|'s directory
+/// (O_TMPFILE: nothing is left behind if the process dies) that is linked
+/// and renamed over |path| when whole; to a named temporary next to it where
+/// O_TMPFILE is not supported; to |path| itself when that exists and is not a
+/// regular file (/dev/null).
+class pending_file {
+public:
+  explicit pending_file(std::string path)
+      : path_(std::move(path)),
+        tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {}
+  ~pending_file() { abandon(); }
+
+  int fd() const { return fd_; }
+
+  status open() {
+    struct stat st;
+    const bool exists = ::stat(path_.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+      return bad_input_error(quote(path_) + ": cannot write: " +
+                             std::strerror(EISDIR));
+    if (exists && !S_ISREG(st.st_mode)) {
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      in_place_ = true;
+      return fd_ < 0 ? cannot("open") : status();
+    }
+#ifdef O_TMPFILE
+    const size_t slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path_.substr(0, slash);
+    fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      anonymous_ = true;
+      return status();
+    }
+#endif
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      return bad_input_error(quote(tmp_) +
+                             ": cannot create: " + std::strerror(errno));
+    named_ = true;
+    return status();
+  }
+
+  /// Puts the whole file at |path|.
+  status commit() {
+    if (anonymous_) {
+      // Give the file a name (the temporary one: linkat cannot replace).
+      ::unlink(tmp_.c_str());
+      const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp_.c_str(),
+                   AT_SYMLINK_FOLLOW) != 0 &&
+          ::linkat(fd_, "", AT_FDCWD, tmp_.c_str(), AT_EMPTY_PATH) != 0)
+        return cannot("link " + quote(tmp_));
+      named_ = true;
+    }
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0)
+      return cannot("close");
+    if (!in_place_ && ::rename(tmp_.c_str(), path_.c_str()) != 0)
+      return cannot("rename " + quote(tmp_));
+    named_ = false;
+    return status();
+  }
+
+  /// Removes what was written (nothing of an in-place write).
+  void abandon() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = -1;
+    if (named_)
+      ::unlink(tmp_.c_str());
+    named_ = false;
+  }
+
+private:
+  status cannot(const std::string &what) {
+    const int err = errno;
+    abandon();
+    return bad_input_error(quote(path_) + ": cannot " + what + ": " +
+                           std::strerror(err));
+  }
+
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool in_place_ = false, anonymous_ = false, named_ = false;
+};
 
 } // namespace
 
@@ -105,27 +196,21 @@ status write(const std::string &path, const std::vector<tensor_source> &tensors,
   std::string text = h.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  const int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return bad_input_error(quote(tmp) +
-                           ": cannot create: " + std::strerror(errno));
-  auto fail = [&](status st) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
+  pending_file out(path);
+  if (status st = out.open(); !st.ok())
     return st;
-  };
+  // On any failure below, |out| removes the partial file.
+  const int fd = out.fd();
 
   uint8_t len[8];
   const uint64_t n = text.size();
   for (int i = 0; i < 8; ++i)
     len[i] = static_cast<uint8_t>(n >> (8 * i));
-  status st = write_all(fd, len, 8, tmp);
+  status st = write_all(fd, len, 8, path);
   if (st.ok())
-    st = write_all(fd, text.data(), text.size(), tmp);
+    st = write_all(fd, text.data(), text.size(), path);
   if (!st.ok())
-    return fail(std::move(st));
+    return st;
 
   std::vector<uint8_t> buf;
   uint64_t done = 0;
@@ -140,34 +225,22 @@ status write(const std::string &path, const std::vector<tensor_source> &tensors,
           std::min<uint64_t>(sizes[i] - off, chunk_bytes / esize * esize));
       if (t.data) {
         st = write_all(fd, static_cast<const uint8_t *>(t.data) + off, n_bytes,
-                       tmp);
+                       path);
       } else {
         buf.resize(n_bytes);
         st = t.generate(off, buf.data(), n_bytes);
         if (st.ok())
-          st = write_all(fd, buf.data(), n_bytes, tmp);
+          st = write_all(fd, buf.data(), n_bytes, path);
       }
       if (!st.ok())
-        return fail(std::move(st));
+        return st;
       off += n_bytes;
       done += n_bytes;
       if (progress)
         progress(done, total);
     }
   }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return bad_input_error(quote(tmp) +
-                           ": cannot close: " + std::strerror(err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return bad_input_error(where + ": cannot rename " + quote(tmp) + ": " +
-                           std::strerror(err));
-  }
-  return status();
+  return out.commit();
 }
 
 } // namespace safetensors

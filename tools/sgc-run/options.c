@@ -8,8 +8,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /*===----------------------------------------------------------------------===*
  * Options
@@ -519,3 +522,51 @@ void print_help(FILE *out) {
         out);
 }
 
+
+/*===----------------------------------------------------------------------===*
+ * Output paths
+ *===----------------------------------------------------------------------===*/
+
+static int cannot_write(const char *path, const char *why, const char *dir) {
+  end_progress_line();
+  if (dir)
+    fprintf(stderr, "error: cannot write '%s': %s '%s'\n", path, why, dir);
+  else
+    fprintf(stderr, "error: cannot write '%s': %s\n", path, why);
+  return 1;
+}
+
+int check_output_path(const char *path) {
+  struct stat st;
+  const char *slash = strrchr(path, '/');
+  char *dir;
+  int rc = 0;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return cannot_write(path, strerror(EISDIR), NULL);
+    if (access(path, W_OK) != 0)
+      return cannot_write(path, strerror(errno), NULL);
+    /* /dev/null and the like are written in place, not replaced. */
+    if (!S_ISREG(st.st_mode))
+      return 0;
+  } else if (errno != ENOENT) {
+    return cannot_write(path, strerror(errno), NULL);
+  }
+  /* The file is written next to |path| and renamed over it: its directory
+   * must take new files. */
+  dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+              : strdup(".");
+  if (!dir)
+    return out_of_memory();
+  if (stat(dir, &st) != 0)
+    rc = cannot_write(path,
+                      errno == ENOENT ? "no such directory"
+                                      : "cannot reach the directory",
+                      dir);
+  else if (!S_ISDIR(st.st_mode))
+    rc = cannot_write(path, "not a directory:", dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    rc = cannot_write(path, "no permission to create files in", dir);
+  free(dir);
+  return rc;
+}

@@ -53,6 +53,11 @@ void free_options(options *o);
 /* Parses argv into |o|; 0, or the exit code of a usage error (printed). */
 int parse_args(int argc, char **argv, options *o);
 
+/* 0 when |path| can be written; else one "error: cannot write 'PATH': ..."
+ * line and exit code 1: its directory is missing or takes no new files, it
+ * is a directory, or a file without write permission. */
+int check_output_path(const char *path);
+
 /* Prints the usage text, generated from the option table. */
 void print_help(FILE *out);
 

@@ -394,6 +394,7 @@ done:
 
 /* What the options ask for, once they parsed. */
 static int dispatch(options *o) {
+  int rc;
   if (o->help) {
     print_help(stdout);
     return 0;
@@ -418,6 +419,11 @@ static int dispatch(options *o) {
       (o->prompt.count > 0 || o->check))
     return usage_error("no weights given: use --weights PATH or "
                        "--load-format=dummy");
+  /* An output that cannot be written is refused before any work. */
+  if (o->dump_logits_path && (rc = check_output_path(o->dump_logits_path)))
+    return rc;
+  if (o->write_dummy_path && (rc = check_output_path(o->write_dummy_path)))
+    return rc;
   return run(o);
 }
 

@@ -14,7 +14,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -66,18 +68,21 @@ std::vector<CPUVariant> mlir::sgc::defaultCPUVariants() {
   return variants;
 }
 
-/// Writes `contents` to `dir/name`; returns the path or "" with a diagnostic.
+/// Writes `contents` to `dir/name` whole or not at all (a temporary renamed
+/// over it); returns the path or "" with a diagnostic.
 static std::string writeFile(Location loc, StringRef dir, StringRef name,
                              StringRef contents) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    emitError(loc, "cannot write '") << path << "': " << ec.message();
+  if (llvm::Error error =
+          llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+            os << contents;
+            return llvm::Error::success();
+          })) {
+    // A FileError reads "'PATH': why".
+    emitError(loc, "cannot write ") << llvm::toString(std::move(error));
     return "";
   }
-  os << contents;
   return std::string(path);
 }
 
@@ -133,10 +138,35 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
         << "install gcc or clang (scripts/setup does)";
     return EmitResult::ToolUnavailable;
   }
+  // cc links into a temporary next to the output, renamed over it once the
+  // link succeeded: a failed or interrupted link leaves the old library (or
+  // none) and no partial file. An existing non-regular output (/dev/null) is
+  // linked in place.
   std::string out = options.outputPath;
+  llvm::sys::fs::file_status outStatus;
+  bool inPlace = !llvm::sys::fs::status(out, outStatus) &&
+                 !llvm::sys::fs::is_regular_file(outStatus);
+  llvm::SmallString<256> tmp;
+  if (!inPlace) {
+    int fd = -1;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+            out + ".tmp-%%%%%%", fd, tmp)) {
+      emitError(nowhere, "cannot write '") << out << "': " << ec.message();
+      return EmitResult::OutputError;
+    }
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    llvm::sys::RemoveFileOnSignal(tmp);
+  }
+  llvm::scope_exit removeTmp([&] {
+    if (!tmp.empty()) {
+      llvm::sys::fs::remove(tmp);
+      llvm::sys::DontRemoveFileOnSignal(tmp);
+    }
+  });
+  std::string linkOut = inPlace ? out : std::string(tmp);
   std::string versionScript = "-Wl,--version-script=" + script;
   SmallVector<StringRef> args = {*cc, "-shared", "-fPIC", "-O2", "-std=gnu11",
-                                 "-fvisibility=hidden", "-o", out};
+                                 "-fvisibility=hidden", "-o", linkOut};
   for (const std::string &input : inputs)
     args.push_back(input);
   args.append({versionScript, "-Wl,-z,defs", "-Wl,-z,noexecstack", "-lm"});
@@ -153,6 +183,14 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
     if (buffer)
       diag.attachNote() << (*buffer)->getBuffer();
     return EmitResult::ToolUnavailable;
+  }
+  if (!inPlace) {
+    if (std::error_code ec = llvm::sys::fs::rename(tmp, out)) {
+      emitError(nowhere, "cannot write '") << out << "': " << ec.message();
+      return EmitResult::OutputError;
+    }
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    tmp.clear();
   }
   return EmitResult::Ok;
 }
