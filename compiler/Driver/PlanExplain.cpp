@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/PlanExplain.h"
+#include "compiler/Import/Format.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Plan/IR/PlanOps.h"
 
@@ -17,15 +18,7 @@ using namespace mlir::sgc;
 
 namespace {
 
-std::string withCommas(int64_t v) {
-  std::string digits = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
+using import::withCommas;
 
 std::string shapeOf(plan::BufferType type) {
   std::string s;
