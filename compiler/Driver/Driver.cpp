@@ -106,6 +106,12 @@ int fail(int code, const Twine &message) {
   return code;
 }
 
+/// The usage error of a --compute-dtype that parseComputeDtype refuses.
+int failComputeDtype(StringRef value) {
+  return fail(kExitUsage, "unknown --compute-dtype '" + value +
+                              "' (expected bf16 or f32)");
+}
+
 bool isJsonInput(StringRef path) {
   return llvm::sys::path::extension(path).equals_insensitive(".json");
 }
@@ -142,6 +148,7 @@ void makeContext(MLIRContext &ctx) {
 /// Loads the input as an sg module; emits diagnostics and returns null on a
 /// bad file.
 OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
+                                ComputeDtype computeDtype,
                                 llvm::SourceMgr &sourceMgr) {
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
@@ -154,7 +161,7 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   if (isJsonInput(opts.input)) {
     ImportOptions importOptions;
     importOptions.strictGraph = opts.strictGraph;
-    importOptions.computeDtype = opts.computeDtype;
+    importOptions.computeDtype = computeDtype;
     return importSystemGraph(&ctx, opts.input, buffer->getBuffer(),
                              importOptions);
   }
@@ -197,9 +204,10 @@ int runCompile(int argc, char **argv) {
     return fail(kExitUsage, "--target=" + opts.target +
                                 " writes a shared library: give it a file "
                                 "name with -o");
-  if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
-    return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
-                                "' (expected bf16 or f32)");
+  std::optional<ComputeDtype> computeDtype =
+      parseComputeDtype(opts.computeDtype);
+  if (!computeDtype)
+    return failComputeDtype(opts.computeDtype);
 
   MLIRContext ctx;
   makeContext(ctx);
@@ -215,7 +223,8 @@ int runCompile(int argc, char **argv) {
       return fail(kExitBadInput, error);
 
   llvm::SourceMgr sourceMgr;
-  OwningOpRef<ModuleOp> module = loadInput(ctx, opts, sourceMgr);
+  OwningOpRef<ModuleOp> module =
+      loadInput(ctx, opts, *computeDtype, sourceMgr);
   if (!module)
     return kExitBadInput;
 
@@ -279,9 +288,10 @@ int runExplain(int argc, char **argv) {
           "(layers, attention kinds, KV cache plan, tensor bytes, "
           "completions)\n"))
     return *code;
-  if (opts.computeDtype != "bf16" && opts.computeDtype != "f32")
-    return fail(kExitUsage, "unknown --compute-dtype '" + opts.computeDtype +
-                                "' (expected bf16 or f32)");
+  std::optional<ComputeDtype> computeDtype =
+      parseComputeDtype(opts.computeDtype);
+  if (!computeDtype)
+    return failComputeDtype(opts.computeDtype);
 
   MLIRContext ctx;
   makeContext(ctx);
@@ -297,7 +307,7 @@ int runExplain(int argc, char **argv) {
 
   ImportOptions importOptions;
   importOptions.strictGraph = opts.strictGraph;
-  importOptions.computeDtype = opts.computeDtype;
+  importOptions.computeDtype = *computeDtype;
   // Print nothing unless the whole explanation succeeds.
   std::string text;
   llvm::raw_string_ostream os(text);

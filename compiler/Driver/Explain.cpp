@@ -118,9 +118,9 @@ std::string describeNorm(const NormSpec &n) {
          std::to_string(n.weightOffset);
 }
 
-double roundTo(double value, StringRef dtype) {
+double roundTo(double value, ComputeDtype dtype) {
   llvm::APFloat f(static_cast<float>(value));
-  if (dtype == "bf16") {
+  if (dtype == ComputeDtype::BF16) {
     bool losesInfo = false;
     f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
               &losesInfo);
@@ -144,7 +144,7 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
   os << "  embed scale " << formatDouble(t.embedScale);
   if (t.castEmbedScale)
     os << " -> " << formatFloat(roundTo(t.embedScale, options.computeDtype))
-       << " (" << options.computeDtype << ")";
+       << " (" << computeDtypeName(options.computeDtype) << ")";
   os << ", final softcap "
      << (t.finalSoftcap ? formatDouble(*t.finalSoftcap) : std::string("none"))
      << ", " << (t.tiedHead ? "tied" : "untied") << " LM head\n";
@@ -154,7 +154,7 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
   printGroups(os, layers, "  ");
 
   os << "  KV cache at context " << withCommas(plan.contextLength) << " ("
-     << options.computeDtype << "):\n";
+     << computeDtypeName(options.computeDtype) << "):\n";
   Groups caches;
   for (const KVLayerPlan &l : plan.layers) {
     std::string s;
@@ -235,7 +235,8 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
     return failure();
 
   os << "graph " << fileName << " (schema 6), compute dtype "
-     << options.computeDtype << (options.strictGraph ? ", --strict-graph" : "")
+     << computeDtypeName(options.computeDtype)
+     << (options.strictGraph ? ", --strict-graph" : "")
      << "\n\n";
   printText(os, graph->text, options, *plan);
   for (const OpaqueComponentSpec &c : graph->opaqueComponents) {

@@ -284,8 +284,9 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
                                              const ImportOptions &options) {
   ctx->loadDialect<sg::SGDialect, func::FuncDialect>();
   OpBuilder b(ctx);
-  Type computeType = options.computeDtype == "f32" ? Type(b.getF32Type())
-                                                   : Type(b.getBF16Type());
+  Type computeType = options.computeDtype == ComputeDtype::F32
+                         ? Type(b.getF32Type())
+                         : Type(b.getBF16Type());
   const TextSpec &text = graph.text;
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(makeLoc(ctx, graph.fileName, SourcePos{"$", 1, 1}));
@@ -297,7 +298,7 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
   sg::SGDialect::ContextLengthAttrHelper(ctx).setAttr(
       *module, b.getI64IntegerAttr(text.contextLength));
   sg::SGDialect::ComputeDtypeAttrHelper(ctx).setAttr(
-      *module, b.getStringAttr(options.computeDtype));
+      *module, b.getStringAttr(computeDtypeName(options.computeDtype)));
 
   ForwardBuilder(b, graph, computeType).build(*module);
 

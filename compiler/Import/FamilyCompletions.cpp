@@ -17,9 +17,9 @@ using llvm::StringRef;
 
 /// `value` as the compute dtype rounds it (via f32, as the reference's f32
 /// buffer).
-static double roundTo(double value, StringRef dtype) {
+static double roundTo(double value, mlir::sgc::ComputeDtype dtype) {
   llvm::APFloat f(static_cast<float>(value));
-  if (dtype == "bf16") {
+  if (dtype == mlir::sgc::ComputeDtype::BF16) {
     bool losesInfo = false;
     f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
               &losesInfo);
@@ -28,7 +28,7 @@ static double roundTo(double value, StringRef dtype) {
 }
 
 void mlir::sgc::import::completeText(TextSpec &t, const TextAsWritten &graph,
-                                     StringRef computeDtype,
+                                     ComputeDtype computeDtype,
                                      CompleteFn complete) {
   const TextFacts &facts = textFacts(t.family);
   std::string family = familyName(t.family).str();
@@ -73,7 +73,8 @@ void mlir::sgc::import::completeText(TextSpec &t, const TextAsWritten &graph,
   t.castEmbedScale = true;
   complete(graph.embedScalePath, "",
            "embed_scale " + formatDouble(t.embedScale) +
-               " is applied cast to " + computeDtype.str() + ": " +
+               " is applied cast to " + computeDtypeName(computeDtype).str() +
+               ": " +
                formatFloat(roundTo(t.embedScale, computeDtype)) +
                " (the reference casts sqrt(hidden_size) to its weight "
                "dtype)");

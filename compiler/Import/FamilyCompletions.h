@@ -11,6 +11,7 @@
 #ifndef SGC_COMPILER_IMPORT_FAMILYCOMPLETIONS_H
 #define SGC_COMPILER_IMPORT_FAMILYCOMPLETIONS_H
 
+#include "compiler/Import/ComputeDtype.h"
 #include "compiler/Import/GraphSpec.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -47,7 +48,7 @@ struct TextAsWritten {
 /// length, the geometry note, layer scalars, V norms and the embed scale
 /// cast to `computeDtype`. `t.layers` hold the graph's V norm flags.
 void completeText(TextSpec &t, const TextAsWritten &graph,
-                  llvm::StringRef computeDtype, CompleteFn complete);
+                  ComputeDtype computeDtype, CompleteFn complete);
 
 /// What the perception completions need of the graph as written.
 struct PerceptionAsWritten {

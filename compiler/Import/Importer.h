@@ -7,6 +7,7 @@
 #ifndef SGC_COMPILER_IMPORT_IMPORTER_H
 #define SGC_COMPILER_IMPORT_IMPORTER_H
 
+#include "compiler/Import/ComputeDtype.h"
 #include "compiler/Import/GraphSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -21,8 +22,8 @@ struct ImportOptions {
   /// Follow the graph literally: no family completions; unknown keys are
   /// errors instead of warnings.
   bool strictGraph = false;
-  /// "bf16" or "f32": the activation dtype of the IR.
-  std::string computeDtype = "bf16";
+  /// The activation dtype of the IR.
+  ComputeDtype computeDtype = ComputeDtype::BF16;
 };
 
 /// Parses and validates `text` (the contents of `fileName`). Every problem is

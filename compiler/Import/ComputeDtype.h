@@ -1,0 +1,36 @@
+//===- ComputeDtype.h - the activation dtype of the IR ----------*- C++ -*-===//
+//
+// Part of sgc. `--compute-dtype`, parsed once by the driver. LLVM only, so
+// the import fuzzer builds it as it is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_IMPORT_COMPUTEDTYPE_H
+#define SGC_COMPILER_IMPORT_COMPUTEDTYPE_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace mlir::sgc {
+
+/// The dtype activations are computed and stored in.
+enum class ComputeDtype { BF16, F32 };
+
+/// The flag's spelling, also the value of `sg.compute_dtype`.
+inline llvm::StringRef computeDtypeName(ComputeDtype dtype) {
+  return dtype == ComputeDtype::BF16 ? "bf16" : "f32";
+}
+
+/// `name` ("bf16", "f32") as a dtype; nullopt for any other spelling.
+inline std::optional<ComputeDtype> parseComputeDtype(llvm::StringRef name) {
+  if (name == "bf16")
+    return ComputeDtype::BF16;
+  if (name == "f32")
+    return ComputeDtype::F32;
+  return std::nullopt;
+}
+
+} // namespace mlir::sgc
+
+#endif // SGC_COMPILER_IMPORT_COMPUTEDTYPE_H
