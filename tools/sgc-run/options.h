@@ -34,6 +34,8 @@ typedef struct options {
   const char *inspect_path;
   const char *cpu_variant;
   int32_t threads;
+  int64_t max_context; /* 0 = the model's */
+  int dry_run;
   int progress; /* -1 auto (tty), 0 off, 1 on */
   float temperature;
   int32_t top_k;

@@ -243,14 +243,75 @@ static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
           sgc_weights_format(w) == SGC_LOAD_FORMAT_DUMMY ? "dummy"
                                                          : "safetensors");
   fprintf(out,
-          "kv cache: %zu layers, %llu bytes (%s); workspace %llu bytes "
-          "(%s)\n",
+          "kv cache: %zu layers, %llu bytes (%s) for %lld positions; "
+          "workspace %llu bytes (%s)\n",
           info.num_layers,
           (unsigned long long)sgc_session_kv_cache_bytes(session), kv_text,
+          (long long)sgc_session_context(session),
           (unsigned long long)sgc_session_workspace_bytes(session), ws_text);
   fprintf(out, "cpu: variant '%s', %d threads\n",
           sgc_session_variant(session),
           (int)sgc_session_num_threads(session));
+}
+
+/* Physical memory, or 0 when unknown. */
+static uint64_t physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* A mapped checkpoint larger than physical memory works, but pages. */
+static void warn_if_paging(const sgc_weights_t *w) {
+  uint64_t bytes = sgc_weights_bytes(w), physical = physical_memory();
+  if (sgc_weights_format(w) == SGC_LOAD_FORMAT_SAFETENSORS && physical &&
+      bytes > physical) {
+    end_progress_line();
+    fprintf(stderr,
+            "warning: the checkpoint's %llu bytes exceed the %llu bytes of "
+            "physical memory: its pages will be read again and again\n",
+            (unsigned long long)bytes, (unsigned long long)physical);
+  }
+}
+
+/* --dry-run: what a run would take, without allocating it. A checkpoint is
+   bound (mapped and checked, not read); dummy weights are only counted. */
+static int dry_run(const options *o, sgc_model_t *model,
+                   sgc_weights_options_t *wopts) {
+  sgc_model_info_t info;
+  sgc_weights_t *weights = NULL;
+  uint64_t weight_bytes, kv, allocated;
+  int64_t context;
+  int dummy = o->load_format == SGC_LOAD_FORMAT_DUMMY;
+  sgc_model_get_info(model, &info);
+  context = o->max_context > 0 && o->max_context < info.context_length
+                ? o->max_context
+                : info.context_length;
+  weight_bytes = info.weight_bytes;
+  if (!dummy && o->weights_path) {
+    sgc_status_t *st;
+    wopts->populate = 0;
+    wopts->progress = NULL;
+    st = sgc_weights_bind(model, o->weights_path, wopts, &weights);
+    if (st)
+      return report(st);
+    weight_bytes = sgc_weights_bytes(weights);
+    warn_if_paging(weights);
+    sgc_weights_release(weights);
+  }
+  kv = sgc_model_kv_cache_bytes_at(model, context);
+  allocated = kv + info.workspace_bytes + (dummy ? weight_bytes : 0);
+  printf("dry run of '%s': nothing allocated\n", info.model_id);
+  printf("  weights:   %zu tensors, %llu bytes (%s)\n", info.num_tensors,
+         (unsigned long long)weight_bytes,
+         dummy ? "dummy: allocated"
+               : o->weights_path ? "safetensors: mapped, not allocated"
+                                 : "no checkpoint given");
+  printf("  kv cache:  %zu layers at context %lld: %llu bytes\n",
+         info.num_layers, (long long)context, (unsigned long long)kv);
+  printf("  workspace: %llu bytes\n", (unsigned long long)info.workspace_bytes);
+  printf("  allocated by the runtime: %llu bytes\n",
+         (unsigned long long)allocated);
+  return 0;
 }
 
 static int run(options *o) {
@@ -306,6 +367,11 @@ static int run(options *o) {
       goto done;
   }
 
+  if (o->dry_run) {
+    rc = dry_run(o, model, &wopts);
+    goto done;
+  }
+
   memset(&progress, 0, sizeof progress);
   progress.label = wopts.format == SGC_LOAD_FORMAT_DUMMY
                        ? "filling dummy weights"
@@ -316,12 +382,14 @@ static int run(options *o) {
     rc = report(st);
     goto done;
   }
+  warn_if_paging(weights);
 
   sgc_session_options_default(&sopts);
   sopts.device = o->device.kind;
   sopts.device_ordinal = o->device.ordinal;
   sopts.num_threads = o->threads;
   sopts.variant = o->cpu_variant;
+  sopts.max_context = o->max_context;
   st = sgc_session_create(model, weights, &sopts, &session);
   if (st) {
     rc = report(st);
@@ -410,9 +478,10 @@ static int dispatch(options *o) {
     return inspect_weights(o->inspect_path);
   if (!o->model_path)
     return usage_error("no model given");
-  if (o->prompt.count == 0 && !o->check && !o->write_dummy_path)
-    return usage_error("nothing to do: give --prompt-ids, --check or "
-                       "--write-dummy-weights");
+  if (o->prompt.count == 0 && !o->check && !o->write_dummy_path &&
+      !o->dry_run)
+    return usage_error("nothing to do: give --prompt-ids, --check, --dry-run "
+                       "or --write-dummy-weights");
   if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
     return usage_error("--weights and --load-format=dummy exclude each other");
   if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
