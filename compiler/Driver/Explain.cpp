@@ -18,7 +18,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -118,16 +117,6 @@ std::string describeNorm(const NormSpec &n) {
          std::to_string(n.weightOffset);
 }
 
-double roundTo(double value, ComputeDtype dtype) {
-  llvm::APFloat f(static_cast<float>(value));
-  if (dtype == ComputeDtype::BF16) {
-    bool losesInfo = false;
-    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-              &losesInfo);
-  }
-  return f.convertToDouble();
-}
-
 void printText(llvm::raw_ostream &os, const TextSpec &t,
                const ImportOptions &options, const KVCachePlan &plan) {
   os << "component '" << t.id << "': primary_text, " << t.sourceArtifact
@@ -143,7 +132,8 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
      << describeNorm(t.finalNorm) << ")\n";
   os << "  embed scale " << formatDouble(t.embedScale);
   if (t.castEmbedScale)
-    os << " -> " << formatFloat(roundTo(t.embedScale, options.computeDtype))
+    os << " -> "
+       << formatFloat(roundToComputeDtype(t.embedScale, options.computeDtype))
        << " (" << computeDtypeName(options.computeDtype) << ")";
   os << ", final softcap "
      << (t.finalSoftcap ? formatDouble(*t.finalSoftcap) : std::string("none"))

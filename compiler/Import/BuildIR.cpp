@@ -12,7 +12,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/APFloat.h"
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -23,8 +22,10 @@ namespace {
 /// Builds the ops of `@forward` into one block.
 class ForwardBuilder {
 public:
-  ForwardBuilder(OpBuilder &b, const GraphSpec &graph, Type computeType)
-      : b(b), graph(graph), text(graph.text), ct(computeType),
+  ForwardBuilder(OpBuilder &b, const GraphSpec &graph, ComputeDtype dtype)
+      : b(b), graph(graph), text(graph.text), dtype(dtype),
+        ct(dtype == ComputeDtype::F32 ? Type(b.getF32Type())
+                                      : Type(b.getBF16Type())),
         weightType(b.getBF16Type()) {}
 
   func::FuncOp build(ModuleOp module);
@@ -63,6 +64,7 @@ private:
   OpBuilder &b;
   const GraphSpec &graph;
   const TextSpec &text;
+  ComputeDtype dtype;
   Type ct;
   Type weightType;
 };
@@ -86,16 +88,6 @@ static void tagOps(Block *block, Operation *before, StringRef blockName,
     if (layer)
       layerAttr.setAttr(&op, b.getI64IntegerAttr(*layer));
   }
-}
-
-/// `value` rounded to the compute dtype the way the reference casts its f32
-/// constant (round to nearest, ties to even).
-static double roundToType(double value, Type type) {
-  llvm::APFloat f(static_cast<float>(value));
-  bool losesInfo = false;
-  f.convert(cast<FloatType>(type).getFloatSemantics(),
-            llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  return f.convertToDouble();
 }
 
 /// The graph object whose binding has the longest prefix of `name`.
@@ -250,8 +242,9 @@ func::FuncOp ForwardBuilder::build(ModuleOp module) {
                        {text.vocabSize, text.hiddenSize});
   Value h = sg::EmbedOp::create(
       b, at, act({text.hiddenSize}), table, tokens,
-      b.getF64FloatAttr(text.castEmbedScale ? roundToType(text.embedScale, ct)
-                                            : text.embedScale));
+      b.getF64FloatAttr(text.castEmbedScale
+                            ? roundToComputeDtype(text.embedScale, dtype)
+                            : text.embedScale));
 
   tagOps(body, nullptr, "embed", std::nullopt);
 
@@ -284,9 +277,6 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
                                              const ImportOptions &options) {
   ctx->loadDialect<sg::SGDialect, func::FuncDialect>();
   OpBuilder b(ctx);
-  Type computeType = options.computeDtype == ComputeDtype::F32
-                         ? Type(b.getF32Type())
-                         : Type(b.getBF16Type());
   const TextSpec &text = graph.text;
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(makeLoc(ctx, graph.fileName, SourcePos{"$", 1, 1}));
@@ -300,7 +290,7 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
   sg::SGDialect::ComputeDtypeAttrHelper(ctx).setAttr(
       *module, b.getStringAttr(computeDtypeName(options.computeDtype)));
 
-  ForwardBuilder(b, graph, computeType).build(*module);
+  ForwardBuilder(b, graph, options.computeDtype).build(*module);
 
   // Components that are validated but not lowered stay visible as one op.
   for (const OpaqueComponentSpec &component : graph.opaqueComponents) {

@@ -1,13 +1,15 @@
 //===- ComputeDtype.h - the activation dtype of the IR ----------*- C++ -*-===//
 //
-// Part of sgc. `--compute-dtype`, parsed once by the driver. LLVM only, so
-// the import fuzzer builds it as it is.
+// Part of sgc. `--compute-dtype`, parsed once by the driver, and the one
+// rounding of a constant to it that the importer and `sgc explain` share.
+// LLVM only, so the import fuzzer builds it as it is.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SGC_COMPILER_IMPORT_COMPUTEDTYPE_H
 #define SGC_COMPILER_IMPORT_COMPUTEDTYPE_H
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -29,6 +31,18 @@ inline std::optional<ComputeDtype> parseComputeDtype(llvm::StringRef name) {
   if (name == "f32")
     return ComputeDtype::F32;
   return std::nullopt;
+}
+
+/// `value` as the reference holds it in `dtype`: cast to f32 (its constant
+/// buffer), then to the dtype, round to nearest, ties to even.
+inline double roundToComputeDtype(double value, ComputeDtype dtype) {
+  llvm::APFloat f(static_cast<float>(value));
+  if (dtype == ComputeDtype::BF16) {
+    bool losesInfo = false;
+    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+  }
+  return f.convertToDouble();
 }
 
 } // namespace mlir::sgc

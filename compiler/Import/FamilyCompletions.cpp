@@ -9,23 +9,10 @@
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
 
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir::sgc::import;
 using llvm::StringRef;
-
-/// `value` as the compute dtype rounds it (via f32, as the reference's f32
-/// buffer).
-static double roundTo(double value, mlir::sgc::ComputeDtype dtype) {
-  llvm::APFloat f(static_cast<float>(value));
-  if (dtype == mlir::sgc::ComputeDtype::BF16) {
-    bool losesInfo = false;
-    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-              &losesInfo);
-  }
-  return f.convertToDouble();
-}
 
 void mlir::sgc::import::completeText(TextSpec &t, const TextAsWritten &graph,
                                      ComputeDtype computeDtype,
@@ -75,7 +62,7 @@ void mlir::sgc::import::completeText(TextSpec &t, const TextAsWritten &graph,
            "embed_scale " + formatDouble(t.embedScale) +
                " is applied cast to " + computeDtypeName(computeDtype).str() +
                ": " +
-               formatFloat(roundTo(t.embedScale, computeDtype)) +
+               formatFloat(roundToComputeDtype(t.embedScale, computeDtype)) +
                " (the reference casts sqrt(hidden_size) to its weight "
                "dtype)");
 }
