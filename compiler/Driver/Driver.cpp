@@ -10,6 +10,7 @@
 #include "compiler/Driver/Driver.h"
 #include "compiler/Driver/Diagnostics.h"
 #include "compiler/Driver/Explain.h"
+#include "compiler/Driver/PlanExplain.h"
 #include "compiler/Driver/ExitCodes.h"
 #include "compiler/Import/Importer.h"
 #include "compiler/Pipelines/IRDump.h"
@@ -94,6 +95,9 @@ struct ExplainOptions {
       cl::init("bf16")};
   cl::opt<bool> remarks{"remarks",
                         cl::desc("Also print the completions as remarks")};
+  cl::opt<bool> plan{"plan", cl::desc("Print the plan instead: the entry "
+                                      "points and their steps, buffers and "
+                                      "workspace")};
   cl::opt<bool> strictGraph{
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
@@ -311,8 +315,8 @@ int runExplain(int argc, char **argv) {
   // Print nothing unless the whole explanation succeeds.
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (failed(explainSystemGraph(&ctx, opts.input, buffer->getBuffer(),
-                                importOptions, os)))
+  auto explain = opts.plan ? explainPlan : explainSystemGraph;
+  if (failed(explain(&ctx, opts.input, buffer->getBuffer(), importOptions, os)))
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "explain failed");
 

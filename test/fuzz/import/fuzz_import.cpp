@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sgc::ImportOptions options;
   // The input's length picks the mode, so both see every kind of input.
   options.strictGraph = size % 2;
-  options.computeDtype = (size / 2) % 2 ? "f32" : "bf16";
+  options.computeDtype =
+      (size / 2) % 2 ? sgc::ComputeDtype::F32 : sgc::ComputeDtype::BF16;
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   FailureOr<sgc::import::GraphSpec> graph =
       sgc::parseSystemGraph(ctx, "fuzz.json", text, options);
