@@ -6,6 +6,7 @@
 
 #include "compiler/Target/ABI/PlanSerializer.h"
 #include "dialects/Plan/IR/PlanOps.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -205,9 +206,10 @@ LogicalResult PlanSerializer::readEntries() {
   if (vocab <= 0)
     return emitError(module.getLoc(), "emit: the plan has no decode entry");
 
-  if (auto attr = module->getAttrOfType<IntegerAttr>("plan.context_length"))
+  MLIRContext *ctx = module.getContext();
+  if (auto attr = plan::PlanDialect::ContextLengthAttrHelper(ctx).getAttr(module))
     context = attr.getInt();
-  else if (auto attr = module->getAttrOfType<IntegerAttr>("sg.context_length"))
+  else if (auto attr = sg::SGDialect::ContextLengthAttrHelper(ctx).getAttr(module))
     context = attr.getInt();
   if (context <= 0)
     context = INT32_MAX;
@@ -275,8 +277,8 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
 void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
                                 StringRef device, StringRef variants,
                                 size_t numVariants) const {
-  auto modelId = module->getAttrOfType<StringAttr>("sg.model_id");
-  auto family = module->getAttrOfType<StringAttr>("sg.family");
+  auto modelId = sg::SGDialect::ModelIdAttrHelper(module.getContext()).getAttr(module);
+  auto family = sg::SGDialect::FamilyAttrHelper(module.getContext()).getAttr(module);
   size_t numTensors = llvm::range_size(module.getOps<plan::TensorOp>());
   size_t numLayers = llvm::range_size(module.getOps<plan::KVLayerOp>());
   os << "static const sgc_model_v2_t sgc_model = {\n"
