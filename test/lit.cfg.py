@@ -23,7 +23,9 @@ config.substitutions.append(("%sgc_src_root", config.sgc_src_root))
 config.substitutions.append(("%examples", os.path.join(config.sgc_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.sgc_tools_dir, config.llvm_tools_dir]

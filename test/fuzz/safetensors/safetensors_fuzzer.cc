@@ -4,7 +4,7 @@
  * either a header that satisfies every invariant the reader promises, or a
  * bad_input status; never a crash, hang, leak or sanitizer report.
  *
- * Seeds: test/Inputs/safetensors/ (see scripts/test-runtime).
+ * Seeds: test/Inputs/safetensors/ (see scripts/test-sanitized).
  */
 #include "lib/safetensors/safetensors.h"
 
