@@ -126,7 +126,10 @@ build_sgc_decode() {
     [[ $l -nt $out ]] && stale=1
   done
   if ((stale)); then
-    "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" \
+    local api=()
+    grep -q 'sgc_session_cpu_variant' "$src/runtime/include/sgc/runtime.h" &&
+      api=(-DSGC_RUNTIME_CPU_VARIANT_API)
+    "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
       -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
     "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"

@@ -156,7 +156,13 @@ int main(int argc, char **argv) {
   double mean = (rec.t[decode] - rec.t[0]) / decode;
 
   printf("threads=%d\n", sgc_session_num_threads(session));
+  /* The runtime's name for it changed with ABI 2 (device-neutral); the
+     harness builds against either, so two builds can be timed side by side. */
+#ifdef SGC_RUNTIME_CPU_VARIANT_API
+  printf("variant=%s\n", sgc_session_cpu_variant(session));
+#else
   printf("variant=%s\n", sgc_session_variant(session));
+#endif
   printf("weight_bytes=%llu\n", (unsigned long long)info.weight_bytes);
   printf("kv_bytes_per_token=%llu\n", (unsigned long long)kv_per_token);
   printf("decode_steps=%ld\n", decode);
