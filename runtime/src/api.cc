@@ -523,6 +523,7 @@ void sgc_generate_options_default(sgc_generate_options_t *o) {
   std::memset(o, 0, sizeof *o);
   o->max_new_tokens = 16;
   o->top_p = 1.0f;
+  o->repetition_penalty = 1.0f;
 }
 
 sgc_status_t *sgc_session_generate(sgc_session_t *s, const int32_t *prompt,

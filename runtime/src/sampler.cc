@@ -12,8 +12,13 @@
 namespace sgc {
 namespace runtime {
 
+sampler::sampler(const sampling &s)
+    : temperature_(s.temperature), top_k_(s.top_k), top_p_(s.top_p),
+      min_p_(s.min_p), repetition_penalty_(s.repetition_penalty),
+      state_(s.seed) {}
+
 sampler::sampler(float temperature, int32_t top_k, float top_p, uint64_t seed)
-    : temperature_(temperature), top_k_(top_k), top_p_(top_p), state_(seed) {}
+    : sampler(sampling{temperature, top_k, top_p, 0.0f, 1.0f, seed}) {}
 
 int32_t sampler::argmax(const float *logits, int64_t vocab) {
   int32_t best = 0;
@@ -34,7 +39,19 @@ double sampler::next_uniform() {
   return static_cast<double>(splitmix64_mix(state_) >> 11) * 0x1.0p-53;
 }
 
-int32_t sampler::sample(const float *logits, int64_t vocab) {
+int32_t sampler::sample(const float *logits, int64_t vocab,
+                        const std::vector<int32_t> &history) {
+  if (repetition_penalty_ != 1.0f && !history.empty()) {
+    // Once per distinct token, whatever its count (as Hugging Face does).
+    penalized_.assign(logits, logits + vocab);
+    for (int32_t t : history)
+      if (t >= 0 && t < vocab) {
+        const float original = logits[t];
+        penalized_[t] = original > 0.0f ? original / repetition_penalty_
+                                        : original * repetition_penalty_;
+      }
+    logits = penalized_.data();
+  }
   if (!(temperature_ > 0.0f))
     return argmax(logits, vocab);
 
@@ -79,6 +96,22 @@ int32_t sampler::sample(const float *logits, int64_t vocab) {
     }
     sum = std::accumulate(probs_.begin(), probs_.begin() + static_cast<long>(n),
                           0.0);
+  }
+  if (min_p_ > 0.0f) {
+    // Relative to the most likely token left; order does not matter.
+    const double largest = *std::max_element(
+        probs_.begin(), probs_.begin() + static_cast<long>(n));
+    size_t kept = 0;
+    double kept_sum = 0.0;
+    for (size_t i = 0; i < n; ++i)
+      if (probs_[i] >= min_p_ * largest) {
+        ids_[kept] = ids_[i];
+        probs_[kept] = probs_[i];
+        kept_sum += probs_[i];
+        ++kept;
+      }
+    n = kept;
+    sum = kept_sum;
   }
   const double u = next_uniform() * sum;
   double acc = 0.0;

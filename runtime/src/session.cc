@@ -152,6 +152,9 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     return usage_error("prefill chunk " + std::to_string(chunk) +
                        " exceeds the model's maximum of " +
                        std::to_string(t.max_prefill_chunk));
+  if (!(o.repetition_penalty >= 0.0f) || !(o.min_p >= 0.0f && o.min_p <= 1.0f))
+    return usage_error("the repetition penalty must not be negative and "
+                       "min_p must be in [0, 1]");
   if (o.num_stop_tokens > 0 && !o.stop_tokens)
     return usage_error("stop_tokens is NULL");
   if (o.num_feed_tokens > 0 && !o.feed_tokens)
@@ -194,10 +197,21 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
       all ? logits.data() + ((n_prompt - 1) % chunk) * vocab : logits.data();
   std::vector<float> row(last, last + vocab);
 
-  sampler pick(o.temperature, o.top_k, o.top_p, o.seed);
+  sampling how;
+  how.temperature = o.temperature;
+  how.top_k = o.top_k;
+  how.top_p = o.top_p;
+  how.min_p = o.min_p;
+  // 0 (a zero-initialized struct) means off, as 1 does.
+  how.repetition_penalty =
+      o.repetition_penalty > 0.0f ? o.repetition_penalty : 1.0f;
+  how.seed = o.seed;
+  sampler pick(how);
+  // What the repetition penalty sees: the prompt and what was generated.
+  std::vector<int32_t> history(prompt, prompt + n_prompt);
   int64_t generated = 0;
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    const int32_t token = pick.sample(row.data(), vocab);
+    const int32_t token = pick.sample(row.data(), vocab, history);
     ++generated;
     if (out_num_generated)
       *out_num_generated = generated;
@@ -207,6 +221,7 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     const int32_t fed = static_cast<size_t>(step) < o.num_feed_tokens
                             ? o.feed_tokens[step]
                             : token;
+    history.push_back(fed);
     st = decode(fed, n_prompt + step, row.data());
     if (!st.ok())
       return st;

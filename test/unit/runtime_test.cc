@@ -1102,3 +1102,93 @@ TEST(Memory, BudgetIsCheckedBeforeAllocating) {
       << d.all();
   unsetenv("SGC_MEMORY_AVAILABLE");
 }
+
+//===----------------------------------------------------------------------===//
+// Sampling: min-p and the repetition penalty
+//===----------------------------------------------------------------------===//
+
+TEST(Sampler, MinPKeepsTokensNearTheTopAndTheirProportions) {
+  using sgc::runtime::sampler;
+  using sgc::runtime::sampling;
+  // Probabilities 0.5, 0.3, 0.15, 0.05 at temperature 1; min_p 0.2 keeps
+  // those >= 0.1: the first three, renormalized to 0.5/0.95, 0.3/0.95, ...
+  const float l[4] = {std::log(0.5f), std::log(0.3f), std::log(0.15f),
+                      std::log(0.05f)};
+  sampling how;
+  how.temperature = 1.0f;
+  how.min_p = 0.2f;
+  how.seed = 7;
+  sampler s(how);
+  const int draws = 40000;
+  int count[4] = {0, 0, 0, 0};
+  for (int i = 0; i < draws; ++i)
+    ++count[s.sample(l, 4)];
+  EXPECT_EQ(count[3], 0);
+  const double want[3] = {0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95};
+  for (int t = 0; t < 3; ++t) // 5 standard deviations at most
+    EXPECT_NEAR(count[t] / double(draws), want[t],
+                5 * std::sqrt(want[t] * (1 - want[t]) / draws))
+        << "token " << t;
+  // min_p 0 keeps all four.
+  how.min_p = 0.0f;
+  sampler all(how);
+  int last = 0;
+  for (int i = 0; i < draws; ++i)
+    last += all.sample(l, 4) == 3;
+  EXPECT_GT(last, 0);
+  // The same seed draws the same tokens.
+  how.min_p = 0.2f;
+  sampler a(how), b(how);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(a.sample(l, 4), b.sample(l, 4));
+}
+
+TEST(Sampler, RepetitionPenaltyAsHuggingFace) {
+  using sgc::runtime::sampler;
+  using sgc::runtime::sampling;
+  // Token 0 leads (2.0 vs 1.9) until it was seen: 2.0 / 1.2 = 1.67 < 1.9.
+  const float l[3] = {2.0f, 1.9f, -1.0f};
+  sampling greedy;
+  greedy.repetition_penalty = 1.2f;
+  sampler g(greedy);
+  EXPECT_EQ(g.sample(l, 3, {}), 0);
+  EXPECT_EQ(g.sample(l, 3, {0}), 1);
+  // Counted once per token, not per occurrence: 2.0 / 1.2 still.
+  EXPECT_EQ(g.sample(l, 3, {0, 0, 0, 0}), 1);
+  // A negative logit is multiplied: -1.0 * 1.2 drops further.
+  const float neg[2] = {-1.0f, -1.1f};
+  EXPECT_EQ(g.sample(neg, 2, {0}), 1); // -1.2 < -1.1
+  // Penalty 1 changes nothing; out-of-range history ids are ignored.
+  sampler off(sampling{});
+  EXPECT_EQ(off.sample(l, 3, {0, 7, -3}), 0);
+}
+
+TEST(Sampler, TemperatureToZeroIsGreedy) {
+  using sgc::runtime::sampler;
+  using sgc::runtime::sampling;
+  const float l[5] = {0.1f, 0.7f, 0.69f, -2.0f, 0.3f};
+  sampling how;
+  how.temperature = 1e-4f;
+  how.seed = 3;
+  sampler s(how);
+  for (int i = 0; i < 200; ++i)
+    ASSERT_EQ(s.sample(l, 5), sampler::argmax(l, 5));
+}
+
+TEST(Run, SamplingOptionsAreChecked) {
+  temp_dir dir;
+  write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get(), 1);
+  run_record r;
+  sgc_generate_options_t o = generate_options(&r, 2);
+  o.min_p = 1.5f;
+  status_holder h(sgc_session_generate(s.get(), prompt.data(), 3, &o, nullptr));
+  EXPECT_EQ(h.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(h.message().find("min_p must be in [0, 1]"), std::string::npos);
+  // A zero-initialized penalty is off, not an error.
+  o = generate_options(&r, 2);
+  o.repetition_penalty = 0.0f;
+  ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 3, &o, nullptr));
+}

@@ -25,6 +25,7 @@ void options_default(options *o) {
   o->load_format = SGC_LOAD_FORMAT_AUTO;
   o->progress = -1;
   o->top_p = 1.0f;
+  o->repetition_penalty = 1.0f;
 }
 
 void free_options(options *o) {
@@ -181,6 +182,15 @@ static int set_u64(const option_spec *spec, void *dest, const char *value) {
 static int set_float(const option_spec *spec, void *dest, const char *value) {
   float *f = (float *)dest;
   if (!parse_float(value, f) || *f < (float)spec->min)
+    return bad_value(spec, value);
+  return 0;
+}
+
+/* A float in [0, 1]. */
+static int set_fraction(const option_spec *spec, void *dest,
+                        const char *value) {
+  float *f = (float *)dest;
+  if (!parse_float(value, f) || !(*f >= 0.0f) || *f > 1.0f)
     return bad_value(spec, value);
   return 0;
 }
@@ -371,6 +381,21 @@ static const option_spec option_table[] = {
      .expects = "a number in (0, 1]",
      .help = "keep only the most likely tokens that together reach "
              "probability P (default 1.0 = off)"},
+    {.name = "--min-p",
+     .metavar = "P",
+     .set = set_fraction,
+     .offset = FIELD(min_p),
+     .expects = "a number in [0, 1]",
+     .help = "keep only tokens at least P times as likely as the most "
+             "likely one (default 0 = off)"},
+    {.name = "--repetition-penalty",
+     .metavar = "R",
+     .set = set_float,
+     .offset = FIELD(repetition_penalty),
+     .min = 0,
+     .expects = "a non-negative number",
+     .help = "divide (multiply, if negative) the logits of tokens already "
+             "in the sequence by R, as Hugging Face does (default 1 = off)"},
     {.name = "--seed",
      .metavar = "S",
      .set = set_u64,

@@ -40,6 +40,8 @@ typedef struct options {
   float temperature;
   int32_t top_k;
   float top_p;
+  float min_p;
+  float repetition_penalty;
   uint64_t seed;
   int ignore_eos;
   int check;

@@ -420,6 +420,8 @@ static int run(options *o) {
   gopts.temperature = o->temperature;
   gopts.top_k = o->top_k;
   gopts.top_p = o->top_p;
+  gopts.min_p = o->min_p;
+  gopts.repetition_penalty = o->repetition_penalty;
   gopts.seed = o->seed;
   gopts.stop_tokens = o->stop.ids;
   gopts.num_stop_tokens = o->stop.count;

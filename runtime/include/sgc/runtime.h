@@ -484,9 +484,17 @@ typedef struct sgc_generate_options_t {
   sgc_token_fn_t on_token;
   sgc_logits_fn_t on_logits;
   void *user;
+  /** Keep only tokens whose probability is at least min_p times the most
+   *  likely one's, after temperature, top_k and top_p (0 = off). */
+  float min_p;
+  /** Before anything else, each token already in the prompt or generated
+   *  has its logit divided by this when positive, multiplied when negative
+   *  (Hugging Face's rule; 1 or 0 = off). Applies to greedy decoding too. */
+  float repetition_penalty;
 } sgc_generate_options_t;
 
-/** max_new_tokens 16, chunk 0, greedy, top_k 0, top_p 1, seed 0. */
+/** max_new_tokens 16, chunk 0, greedy, top_k 0, top_p 1, seed 0, min_p 0,
+ *  repetition_penalty 1. */
 void sgc_generate_options_default(sgc_generate_options_t *out_options);
 
 /**
