@@ -7,10 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Plan/IR/PlanOps.h"
+#include "dialects/Common/ShapeString.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
+using mlir::sgc::shapeStr;
 using namespace mlir::sgc::plan;
 
 #define GET_OP_CLASSES
@@ -18,16 +20,6 @@ using namespace mlir::sgc::plan;
 
 /// Workspace offsets are aligned for any vector load.
 static constexpr int64_t kWorkspaceAlignment = 64;
-
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-  }
-  return s + "]";
-}
 
 //===----------------------------------------------------------------------===//
 // TensorOp, KVLayerOp

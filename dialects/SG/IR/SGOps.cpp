@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/SG/IR/SGOps.h"
+#include "dialects/Common/ShapeString.h"
 
 #include <cmath>
 #include <cstdio>
 
 using namespace mlir;
+using mlir::sgc::shapeStr;
 using namespace mlir::sgc::sg;
 
 //===----------------------------------------------------------------------===//
@@ -43,16 +45,6 @@ static std::string num(double x) {
   char buffer[32];
   snprintf(buffer, sizeof(buffer), "%g", x);
   return buffer;
-}
-
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-  }
-  return s + "]";
 }
 
 //===----------------------------------------------------------------------===//
