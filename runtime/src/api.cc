@@ -7,6 +7,7 @@
 
 #include "lib/safetensors/safetensors.h"
 #include "lib/support/dtype.h"
+#include "runtime/src/api_status.h"
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/model.h"
@@ -39,10 +40,6 @@ static_assert(static_cast<int>(SGC_KV_RING) ==
 static_assert(static_cast<int>(SGC_DEVICE_CUDA) ==
                   static_cast<int>(SGC_ABI_DEVICE_CUDA),
               "");
-
-struct sgc_status_t {
-  status st;
-};
 
 struct sgc_checkpoint_t {
   std::unique_ptr<sgc::safetensors::checkpoint> impl;
@@ -97,6 +94,9 @@ sgc_status_t *null_argument(const char *what) {
 }
 
 } // namespace
+
+sgc_status_t *sgc::runtime::status_to_c(status st) { return to_c(std::move(st)); }
+sgc_status_t *sgc::runtime::status_from_exception() { return from_exception(); }
 
 #define SGC_API_TRY try {
 #define SGC_API_CATCH                                                          \

@@ -491,6 +491,15 @@ typedef struct sgc_generate_options_t {
    *  has its logit divided by this when positive, multiplied when negative
    *  (Hugging Face's rule; 1 or 0 = off). Applies to greedy decoding too. */
   float repetition_penalty;
+  /**
+   * Continues a sequence (a conversation's next turn): the session's KV
+   * cache already holds these tokens at positions 0..num_cached_tokens-1,
+   * computed by earlier calls on this session, so only the prompt is
+   * prefilled, at positions num_cached_tokens onwards. The repetition
+   * penalty sees them too. NULL and 0: a fresh sequence at position 0.
+   */
+  const int32_t *cached_tokens;
+  size_t num_cached_tokens;
 } sgc_generate_options_t;
 
 /** max_new_tokens 16, chunk 0, greedy, top_k 0, top_p 1, seed 0, min_p 0,
@@ -498,9 +507,12 @@ typedef struct sgc_generate_options_t {
 void sgc_generate_options_default(sgc_generate_options_t *out_options);
 
 /**
- * Runs the prompt (positions 0..n_prompt-1, in chunks) and then up to
- * max_new_tokens decode steps, starting a fresh sequence at position 0.
- * n_prompt >= 1 and n_prompt + max_new_tokens <= context_length, else
+ * Runs the prompt (positions c..c+n_prompt-1, in chunks, where c is
+ * num_cached_tokens: 0 starts a fresh sequence) and then up to
+ * max_new_tokens decode steps. The last token reported is not run through
+ * the model (nothing needs its logits): a caller continuing the sequence
+ * passes it at the start of its next prompt. n_prompt >= 1 and c +
+ * n_prompt + max_new_tokens <= the session's context, else
  * SGC_STATUS_USAGE. |out_num_generated| (may be NULL) receives the number
  * of tokens reported to on_token.
  */
@@ -508,6 +520,96 @@ sgc_status_t *sgc_session_generate(sgc_session_t *session,
                                    const int32_t *prompt, int64_t n_prompt,
                                    const sgc_generate_options_t *options,
                                    int64_t *out_num_generated);
+
+/*===----------------------------------------------------------------------===*
+ * Tokenizers
+ *===----------------------------------------------------------------------===*/
+
+typedef struct sgc_tokenizer_t sgc_tokenizer_t;
+
+/**
+ * Opens a tokenizer: |path| is a tokenizer.json (Hugging Face tokenizers
+ * format), a tokenizer.model (SentencePiece), or a directory holding one
+ * (tokenizer.json is preferred when both exist, as HF's fast tokenizer
+ * does). tokenizer_config.json and special_tokens_map.json next to it are
+ * read when present (add_bos_token, the bos/eos/pad token names). Errors
+ * (SGC_STATUS_BAD_INPUT) name the file and the JSON path or the piece,
+ * e.g. "tokenizer.json: $.model.type: 'Unigram' is not supported".
+ * A tokenizer is immutable and may be shared by threads.
+ */
+sgc_status_t *sgc_tokenizer_open(const char *path,
+                                 sgc_tokenizer_t **out_tokenizer);
+void sgc_tokenizer_release(sgc_tokenizer_t *tokenizer);
+/** "sentencepiece" or "tokenizer.json" (static). */
+const char *sgc_tokenizer_kind(const sgc_tokenizer_t *tokenizer);
+/** Number of ids (the model's pieces plus added tokens): max id + 1. */
+int32_t sgc_tokenizer_vocab_size(const sgc_tokenizer_t *tokenizer);
+/** The id of |piece| (a vocabulary piece or an added token, e.g.
+ *  "<end_of_turn>" or "\u2581the"); -1 if absent. */
+int32_t sgc_tokenizer_token_id(const sgc_tokenizer_t *tokenizer,
+                               const char *piece);
+/** The piece of |id| as stored (NUL-terminated); NULL if out of range. */
+const char *sgc_tokenizer_piece(const sgc_tokenizer_t *tokenizer, int32_t id);
+/** -1 if none. */
+int32_t sgc_tokenizer_bos_id(const sgc_tokenizer_t *tokenizer);
+/** -1 if none. */
+int32_t sgc_tokenizer_eos_id(const sgc_tokenizer_t *tokenizer);
+/** -1 if none. */
+int32_t sgc_tokenizer_pad_id(const sgc_tokenizer_t *tokenizer);
+/** 1 when |id| is a special token (an added token marked special, or a
+ *  SentencePiece control piece), else 0. */
+int sgc_tokenizer_is_special(const sgc_tokenizer_t *tokenizer, int32_t id);
+
+/**
+ * Encodes |len| bytes of UTF-8 |text| as Hugging Face does with
+ * add_special_tokens = (add_bos != 0): with add_bos, the BOS the
+ * checkpoint's post-processor (tokenizer.json) or add_bos_token
+ * (SentencePiece, default true) asks for is prepended. Special-token
+ * literals in the text ("<start_of_turn>") are recognized as HF does.
+ * Text that is not valid UTF-8 is refused (SGC_STATUS_USAGE) with the byte
+ * offset of the first bad byte: HF's tokenizers take Python strings, which
+ * cannot hold invalid UTF-8. |*out_ids| is malloc'ed (free with free());
+ * it may be NULL when |*out_count| is 0.
+ */
+sgc_status_t *sgc_tokenizer_encode(const sgc_tokenizer_t *tokenizer,
+                                   const char *text, size_t len, int add_bos,
+                                   int32_t **out_ids, size_t *out_count);
+
+/**
+ * Decodes as HF's decode(ids, skip_special_tokens = skip_special):
+ * byte-fallback pieces <0xNN> are combined into UTF-8, bytes that do not
+ * form valid UTF-8 become U+FFFD. An id out of range is SGC_STATUS_USAGE.
+ * |*out_text| is malloc'ed and NUL-terminated (free with free()).
+ */
+sgc_status_t *sgc_tokenizer_decode(const sgc_tokenizer_t *tokenizer,
+                                   const int32_t *ids, size_t count,
+                                   int skip_special, char **out_text,
+                                   size_t *out_len);
+
+/**
+ * Streaming decode: push one token at a time and get the text it completes.
+ * A piece never ends inside a UTF-8 character; the concatenation of every
+ * push's text and finish's text equals sgc_tokenizer_decode of all the
+ * tokens pushed since create or reset. The detokenizer keeps its tokenizer
+ * alive; one thread at a time.
+ */
+typedef struct sgc_detokenizer_t sgc_detokenizer_t;
+
+sgc_status_t *sgc_detokenizer_create(const sgc_tokenizer_t *tokenizer,
+                                     int skip_special,
+                                     sgc_detokenizer_t **out_detokenizer);
+/** |*out_text| is NUL-terminated and points into the detokenizer; it is
+ *  valid until the next call on it. */
+sgc_status_t *sgc_detokenizer_push(sgc_detokenizer_t *detokenizer,
+                                   int32_t token, const char **out_text,
+                                   size_t *out_len);
+/** The text still held back (an incomplete UTF-8 tail becomes U+FFFD, as
+ *  whole decode does); the detokenizer is then reset. */
+sgc_status_t *sgc_detokenizer_finish(sgc_detokenizer_t *detokenizer,
+                                     const char **out_text, size_t *out_len);
+/** Forgets every token pushed (a new sequence). */
+void sgc_detokenizer_reset(sgc_detokenizer_t *detokenizer);
+void sgc_detokenizer_release(sgc_detokenizer_t *detokenizer);
 
 #ifdef __cplusplus
 } /* extern "C" */

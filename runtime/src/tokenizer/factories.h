@@ -1,0 +1,24 @@
+/*
+ * factories.h - the two tokenizer implementations, created by
+ * open_tokenizer (tokenizer.cc).
+ */
+#ifndef SGC_RUNTIME_TOKENIZER_FACTORIES_H
+#define SGC_RUNTIME_TOKENIZER_FACTORIES_H
+
+#include "runtime/src/tokenizer/config.h"
+#include "runtime/src/tokenizer/tokenizer.h"
+
+namespace sgc::runtime {
+
+/// tokenizer.model through libsentencepiece (sentencepiece_tokenizer.cc).
+status open_sentencepiece(const std::string &path,
+                          const tokenizer_config &config,
+                          std::shared_ptr<const tokenizer> *out);
+/// The HF tokenizers format (json_tokenizer.cc).
+status open_tokenizer_json(const std::string &path,
+                           const tokenizer_config &config,
+                           std::shared_ptr<const tokenizer> *out);
+
+} // namespace sgc::runtime
+
+#endif // SGC_RUNTIME_TOKENIZER_FACTORIES_H
