@@ -139,10 +139,18 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     return usage_error("the prompt is empty");
   if (o.max_new_tokens < 0)
     return usage_error("max new tokens must not be negative");
-  if (n_prompt > context_ || o.max_new_tokens > context_ - n_prompt)
-    return usage_error("the prompt (" + std::to_string(n_prompt) +
-                       " tokens) plus " + std::to_string(o.max_new_tokens) +
-                       " new tokens exceed the " + context_name());
+  if (o.num_cached_tokens > 0 && !o.cached_tokens)
+    return usage_error("cached_tokens is NULL");
+  // Positions 0..start-1 are in the cache already (an earlier turn).
+  const int64_t start = static_cast<int64_t>(o.num_cached_tokens);
+  if (start > context_ || n_prompt > context_ - start ||
+      o.max_new_tokens > context_ - start - n_prompt)
+    return usage_error(
+        (start ? std::to_string(start) + " cached tokens plus the prompt ("
+               : std::string("the prompt (")) +
+        std::to_string(n_prompt) + " tokens) plus " +
+        std::to_string(o.max_new_tokens) + " new tokens exceed the " +
+        context_name());
   int64_t chunk = o.prefill_chunk;
   if (chunk < 0)
     return usage_error("prefill chunk must be positive");
@@ -160,6 +168,8 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   if (o.num_feed_tokens > 0 && !o.feed_tokens)
     return usage_error("feed_tokens is NULL");
   status st = check_tokens(prompt, n_prompt);
+  if (st.ok() && start)
+    st = check_tokens(o.cached_tokens, start);
   if (st.ok() && o.num_feed_tokens)
     st = check_tokens(o.feed_tokens, static_cast<int64_t>(o.num_feed_tokens));
   if (!st.ok())
@@ -178,7 +188,7 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   std::vector<float> logits(static_cast<size_t>((all ? chunk : 1) * vocab));
   for (int64_t pos = 0; pos < n_prompt; pos += chunk) {
     const int64_t n = std::min(chunk, n_prompt - pos);
-    st = prefill(prompt + pos, n, pos, logits.data(), all);
+    st = prefill(prompt + pos, n, start + pos, logits.data(), all);
     if (!st.ok())
       return st;
     if (o.on_logits) {
@@ -208,7 +218,8 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   how.seed = o.seed;
   sampler pick(how);
   // What the repetition penalty sees: the prompt and what was generated.
-  std::vector<int32_t> history(prompt, prompt + n_prompt);
+  std::vector<int32_t> history(o.cached_tokens, o.cached_tokens + start);
+  history.insert(history.end(), prompt, prompt + n_prompt);
   int64_t generated = 0;
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
     const int32_t token = pick.sample(row.data(), vocab, history);
@@ -222,7 +233,7 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
                             ? o.feed_tokens[step]
                             : token;
     history.push_back(fed);
-    st = decode(fed, n_prompt + step, row.data());
+    st = decode(fed, start + n_prompt + step, row.data());
     if (!st.ok())
       return st;
     if (o.on_logits)
