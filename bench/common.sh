@@ -34,6 +34,14 @@ build_bw() { build_c "$BW" "$BENCH_SRC/bench/bandwidth/bw.c"; }
 # process (other load: CPUs other processes kept busy, bench/other_load.h).
 ref_bw() { "$BW" read-sum "$1" "${2:-1024}" 5 | awk '{ print $4, $6 }'; }
 
+# The same-run compute ceiling: builds bench/fma/fma.c once.
+FMA=$BENCH_WORK/bin/fma
+build_fma() { build_c "$FMA" "$BENCH_SRC/bench/fma/fma.c"; }
+
+# ref_fma THREADS: "median-GFLOP/s other-load" of one fresh f32 FMA-peak
+# process (20 M iterations x 12 chains a thread and rep, 5 reps).
+ref_fma() { "$FMA" "$1" 20 5 | awk '{ print $4, $6 }'; }
+
 # stats: reads numbers (one a line) and prints "min/med/max" with %.1f
 # (the median of an even count is the mean of the middle two).
 stats() {
