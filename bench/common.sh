@@ -42,14 +42,14 @@ build_fma() { build_c "$FMA" "$BENCH_SRC/bench/fma/fma.c"; }
 # process (20 M iterations x 12 chains a thread and rep, 5 reps).
 ref_fma() { "$FMA" "$1" 20 5 | awk '{ print $4, $6 }'; }
 
-# stats: reads numbers (one a line) and prints "min/med/max" with %.1f
-# (the median of an even count is the mean of the middle two).
+# stats [FMT]: reads numbers (one a line) and prints "min/med/max" with FMT
+# (default %.1f; the median of an even count is the mean of the middle two).
 stats() {
-  sort -g | awk '{ v[NR] = $1 }
+  sort -g | awk -v f="${1:-%.1f}" '{ v[NR] = $1 }
     END {
       if (NR == 0) { print "-"; exit }
       m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      printf "%.1f/%.1f/%.1f\n", v[1], m, v[NR]
+      printf f "/" f "/" f "\n", v[1], m, v[NR]
     }'
 }
 
@@ -142,4 +142,72 @@ build_sgc_decode() {
     "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"
   fi
+}
+
+
+# --- the B1 model and its peers ---
+
+# b1_so SGC_BUILD B1_DIR DTYPE: path of the B1 model compiled by
+# SGC_BUILD/bin/sgc with --compute-dtype=DTYPE, compiled unless newer than
+# both.
+b1_so() {
+  local so=$BENCH_WORK/b1/b1-$3.so
+  mkdir -p "$BENCH_WORK/b1"
+  if [[ ! $so -nt $1/bin/sgc || ! $so -nt $2/system_graph.json ]]; then
+    "$1/bin/sgc" compile "$2/system_graph.json" --target=cpu --compute-dtype="$3" -o "$so" >&2
+  fi
+  echo "$so"
+}
+
+# b1_decoder_params B1_DIR: weights of the decoder's matrices (every 2-D
+# tensor of a layer: q, k, v, o, gate, up, down), from the checkpoint's
+# header. Embedding and LM head excluded; prefill FLOP/token = 2 x this.
+b1_decoder_params() {
+  python3 - "$1/model.safetensors" <<'PY'
+import json, math, struct, sys
+with open(sys.argv[1], "rb") as f:
+    h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+print(sum(math.prod(t["shape"]) for k, t in h.items()
+          if ".layers." in k and len(t.get("shape", ())) == 2))
+PY
+}
+
+# llama.cpp, the CPU peer (bench/llamacpp/setup.sh builds it there).
+LLAMA=$BENCH_WORK/llamacpp
+LLAMA_NOT_BUILT="not built (run bench/llamacpp/setup.sh)"
+llama_built() { [[ -x $LLAMA/bin/llama-bench && -x $LLAMA/bin/llama-completion ]]; }
+# llama_version: "llama-cpp-python X (llama.cpp <commit>)".
+llama_version() {
+  echo "llama-cpp-python $(cat "$LLAMA/VERSION" 2>/dev/null || echo '?')" \
+    "(vendored llama.cpp $("$LLAMA/bin/llama-bench" --version 2>&1 | sed -n 's/^version: //p' | head -1))"
+}
+
+# proc_busy: "busy total" ticks of /proc/stat, all CPUs (see other_load.h).
+proc_busy() { awk '/^cpu / { t = 0; for (i = 2; i <= 11; ++i) t += $i; print t - $5 - $6, t; exit }' /proc/stat; }
+
+# timed_run OUT CMD...: runs CMD with stdout to OUT and appends to OUT
+# "wall_s=" (wall time of the process, fork to exit) and "other_load="
+# (CPUs other processes kept busy meanwhile: busy CPUs minus the process's
+# own user + sys time, over the wall time; other_load.h for peers that do
+# not report it themselves). Fails when CMD does.
+timed_run() {
+  local out=$1 b0 t0 b1 t1 w0 w1 cpu tf
+  shift
+  tf=$(mktemp)
+  read -r b0 t0 < <(proc_busy)
+  w0=$(date +%s%N)
+  if ! /usr/bin/time -f '%U %S' -o "$tf" "$@" >"$out"; then
+    rm -f "$tf"
+    return 1
+  fi
+  w1=$(date +%s%N)
+  read -r b1 t1 < <(proc_busy)
+  cpu=$(tail -1 "$tf" | awk '{ print $1 + $2 }')
+  rm -f "$tf"
+  awk -v w0="$w0" -v w1="$w1" -v b0="$b0" -v t0="$t0" -v b1="$b1" -v t1="$t1" \
+    -v cpu="$cpu" -v n="$(nproc)" 'BEGIN {
+      wall = (w1 - w0) / 1e9
+      busy = (t1 > t0) ? (b1 - b0) / (t1 - t0) * n : 0
+      o = (wall > 0) ? busy - cpu / wall : 0
+      printf "wall_s=%.4f\nother_load=%.2f\n", wall, (o > 0) ? o : 0 }' >>"$out"
 }
