@@ -65,6 +65,22 @@ plan::BufferType bufferOf(Type type) {
 const plan::CacheHalf kHalves[] = {plan::CacheHalf::key,
                                    plan::CacheHalf::value};
 
+/// Whether every op of `callee` is row-wise (SG_RowWise) and every output
+/// has the token dimension first: the step may then run on any subset of
+/// rows (plan.call's `rowwise`).
+bool isRowwise(func::FuncOp callee, ArrayRef<Value> outs) {
+  if (!callee || callee.isExternal())
+    return false;
+  for (Value out : outs) {
+    auto type = cast<plan::BufferType>(out.getType());
+    if (type.getShape().empty() || !ShapedType::isDynamic(type.getShape()[0]))
+      return false;
+  }
+  return llvm::all_of(callee.getBody().getOps(), [](Operation &op) {
+    return isa<func::ReturnOp>(op) || op.hasTrait<sg::RowWise>();
+  });
+}
+
 std::string kvSymbol(unsigned layer) { return "kv" + std::to_string(layer); }
 
 class Extractor {
@@ -163,6 +179,8 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
                                      ins, outs, IntegerAttr());
     if (auto layer = layerAttr.getAttr(call))
       step.setLayerAttr(layer);
+    if (isRowwise(callee, outs))
+      step.setRowwise(true);
   }
   Value logits = map.lookup(ret.getOperand(0));
   if (!logits || !logits.getDefiningOp<plan::AllocOp>())

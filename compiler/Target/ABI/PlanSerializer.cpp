@@ -182,7 +182,8 @@ LogicalResult PlanSerializer::readEntries() {
       sts << "  {" << function << ", " << firstOperand << ", " << values.size()
           << ", "
           << (call.getLayer() ? static_cast<int64_t>(*call.getLayer()) : -1)
-          << ", {0, 0, 0}, {0, 0, 0}, 0, 0},\n";
+          << ", {0, 0, 0}, {0, 0, 0}, 0, "
+          << (call.getRowwise() ? "SGC_ABI_STEP_ROWWISE" : "0") << "},\n";
       ++numSteps;
     }
     auto ret = cast<plan::ReturnOp>(entry.getBlock().getTerminator());

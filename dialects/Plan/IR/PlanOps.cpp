@@ -260,7 +260,18 @@ LogicalResult CallOp::verify() {
       return emitOpError("output ")
              << i << " is a KV cache that is not also an input (caches are "
                      "updated in place)";
+    // call_c6
+    ArrayRef<int64_t> shape = cast<BufferType>(out.getType()).getShape();
+    if (getRowwise() && (shape.empty() || !ShapedType::isDynamic(shape[0])))
+      return emitOpError("is rowwise but output ")
+             << i << " has no token dimension first: " << out.getType();
   }
+  // call_c6
+  if (getRowwise())
+    for (auto [i, in] : llvm::enumerate(getIns()))
+      if (!isa<BufferType>(in.getType()) || in.getDefiningOp<KVCacheOp>())
+        return emitOpError("is rowwise but input ")
+               << i << " is the position or a KV cache";
   return success();
 }
 

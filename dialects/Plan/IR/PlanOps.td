@@ -181,7 +181,10 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
   let description = [{
     Calls `callee` with `ins` (buffers and the i64 position) and writes its
     results into `outs`, one buffer per result. `layer` is the decoder layer
-    the step belongs to, for diagnostics and profiles.
+    the step belongs to, for diagnostics and profiles. `rowwise` says that
+    each output row (along the token dimension) depends only on the same
+    row of the inputs, so a target may run the step on the last row alone
+    when only the last position's logits are asked for.
 
     Constraints:
     - C1: `callee` names a function.
@@ -190,10 +193,12 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
     - C3: ... and each buffer holds the corresponding tensor type.
     - C4: an output is an alloc or a KV cache, never a weight or the tokens.
     - C5: a KV cache that is an output is also an input (updated in place).
+    - C6: a `rowwise` step takes neither the position nor a KV cache, and
+      every buffer it writes has the token dimension first.
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$ins,
                        Variadic<Plan_AnyBuffer>:$outs,
-                       OptionalAttr<I64Attr>:$layer);
+                       OptionalAttr<I64Attr>:$layer, UnitAttr:$rowwise);
   let assemblyFormat = [{
     $callee `(` $ins `)` `->` `(` $outs `)` attr-dict `:`
     `(` type($ins) `)` `->` `(` type($outs) `)`

@@ -79,6 +79,13 @@ def SG_Dialect : Dialect {
   );
 }
 
+/// Each row of the op's results (along the token dimension) depends only on
+/// the same row of its activation operands: a plan may run an op made of
+/// such ops on a subset of the rows (the prefill's LM head on the last one).
+def SG_RowWise : NativeOpTrait<"RowWise"> {
+  let cppNamespace = "::mlir::sgc::sg";
+}
+
 /// Base class of every sg op.
 class SG_Op<string mnemonic, list<Trait> traits = []>
     : Op<SG_Dialect, mnemonic, traits>;

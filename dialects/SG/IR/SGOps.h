@@ -16,6 +16,12 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::sgc::sg {
+/// The op trait SG_RowWise (SGBase.td): a marker, nothing to verify.
+template <typename ConcreteType>
+class RowWise : public OpTrait::TraitBase<ConcreteType, RowWise> {};
+} // namespace mlir::sgc::sg
+
 #define GET_OP_CLASSES
 #include "dialects/SG/IR/SGOps.h.inc"
 

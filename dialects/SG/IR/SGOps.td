@@ -19,7 +19,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 // Weights and embedding
 //===----------------------------------------------------------------------===//
 
-def SG_WeightOp : SG_Op<"weight", [Pure]> {
+def SG_WeightOp : SG_Op<"weight", [SG_RowWise, Pure]> {
   let summary = "a checkpoint tensor, referenced by its name";
   let description = [{
     Yields the checkpoint tensor `name` (the safetensors key, e.g.
@@ -73,7 +73,7 @@ def SG_EmbedOp : SG_Op<"embed", [Pure]> {
 // Normalization and projections
 //===----------------------------------------------------------------------===//
 
-def SG_RMSNormOp : SG_Op<"rms_norm", [Pure]> {
+def SG_RMSNormOp : SG_Op<"rms_norm", [SG_RowWise, Pure]> {
   let summary = "RMSNorm over the last dimension, optional weight";
   let description = [{
     Over the last dimension `d` of `x`, in f32:
@@ -106,7 +106,7 @@ def SG_RMSNormOp : SG_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def SG_LinearOp : SG_Op<"linear", [Pure]> {
+def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure]> {
   let summary = "y = x · Wᵀ with an f32 accumulator";
   let description = [{
     `result[..., n] = round(Σ_k x[..., k] · w[n, k])`, products and sum in
@@ -372,7 +372,7 @@ def SG_KVWriteOp : SG_Op<"kv_write",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def SG_GeluTanhOp : SG_Op<"gelu_tanh", [Pure, SameOperandsAndResultType]> {
+def SG_GeluTanhOp : SG_Op<"gelu_tanh", [SG_RowWise, Pure, SameOperandsAndResultType]> {
   let summary = "GELU, tanh approximation";
   let description = [{
     `result = round(0.5·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))))`, computed
@@ -387,7 +387,7 @@ def SG_GeluTanhOp : SG_Op<"gelu_tanh", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def SG_MulOp : SG_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
+def SG_MulOp : SG_Op<"mul", [SG_RowWise, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "elementwise product";
   let description = [{
     `result = round(lhs · rhs)` (the gated MLP's `gelu(gate) ⊙ up`).
@@ -401,7 +401,7 @@ def SG_MulOp : SG_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def SG_AddOp : SG_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+def SG_AddOp : SG_Op<"add", [SG_RowWise, Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "elementwise sum (the residual add)";
   let description = [{
     `result = round(lhs + rhs)`.
@@ -416,7 +416,7 @@ def SG_AddOp : SG_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
 }
 
 def SG_LayerScalarOp : SG_Op<"layer_scalar",
-    [Pure, AllTypesMatch<["x", "result"]>]> {
+    [SG_RowWise, Pure, AllTypesMatch<["x", "result"]>]> {
   let summary = "multiply the residual stream by a per-layer scalar";
   let description = [{
     `result = round(x · s[0])`: Gemma 4 multiplies the whole hidden state by
@@ -437,7 +437,7 @@ def SG_LayerScalarOp : SG_Op<"layer_scalar",
   let hasVerifier = 1;
 }
 
-def SG_SoftcapOp : SG_Op<"softcap", [Pure, SameOperandsAndResultType]> {
+def SG_SoftcapOp : SG_Op<"softcap", [SG_RowWise, Pure, SameOperandsAndResultType]> {
   let summary = "logit softcap: cap · tanh(x / cap)";
   let description = [{
     `result = round(round(tanh(round(x / cap))) · cap)`: three rounded
@@ -460,7 +460,7 @@ def SG_SoftcapOp : SG_Op<"softcap", [Pure, SameOperandsAndResultType]> {
 // Fused ops (made by the fusion phase; compiler/Transforms/Fuse*.cpp)
 //===----------------------------------------------------------------------===//
 
-def SG_NormLinearOp : SG_Op<"norm_linear", [Pure, AttrSizedOperandSegments]> {
+def SG_NormLinearOp : SG_Op<"norm_linear", [SG_RowWise, Pure, AttrSizedOperandSegments]> {
   let summary = "optional RMSNorm, then several linears of the same input";
   let description = [{
     `n = round(rms_norm(x))` exactly as `sg.rms_norm` computes it (when
@@ -502,7 +502,7 @@ def SG_NormLinearOp : SG_Op<"norm_linear", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def SG_GatedMLPOp : SG_Op<"gated_mlp", [Pure]> {
+def SG_GatedMLPOp : SG_Op<"gated_mlp", [SG_RowWise, Pure]> {
   let summary = "RMSNorm, gate and up projections, GELU-tanh and product";
   let description = [{
     `n = round(rms_norm(x))` (when `eps` is set), `g = round(n · w_gateᵀ)`,

@@ -1,6 +1,6 @@
 /*
  * sgc/abi.h - the versioned contract between a compiled model (.so) and the
- * sgc runtime. ABI version 2.0.
+ * sgc runtime. ABI version 2.1.
  *
  * Dependency-free C (C99/C11 and C++ can include it). The compiler emits a
  * generated C file that defines the tables below as static constant data and
@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 0u
+#define SGC_ABI_VERSION_MINOR 1u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -302,9 +302,16 @@ typedef struct sgc_abi_step_t {
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t dynamic_shared_bytes;
-  /** Zero in 2.0. */
-  uint32_t reserved;
+  /** SGC_ABI_STEP_* bits (2.1; zero in 2.0 tables, where the field was
+      reserved). A runtime ignores the bits it does not know. */
+  uint32_t flags;
 } sgc_abi_step_t;
+
+/** sgc_abi_step_t.flags: each row of the step's token-dimension outputs
+    depends only on the same row of its inputs, so a runtime may run it on
+    the last row alone (a view of one row at the same offset) when only the
+    last position's logits are asked for. */
+#define SGC_ABI_STEP_ROWWISE 1u
 
 /** Entry points (sgc_abi_phase_t.kind). */
 enum {

@@ -6,6 +6,7 @@
  */
 #include "runtime/src/cpu/cpu_executor.h"
 
+#include "lib/support/dtype.h"
 #include "lib/support/half.h"
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/weights.h"
@@ -160,6 +161,10 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
   for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
        ++s) {
     const sgc_abi_step_t &step = t.steps[s];
+    // A row-wise step (the LM head) runs on the last row alone when only the
+    // last position's logits are wanted: a one-row view at that row.
+    const bool last_row_only =
+        (step.flags & SGC_ABI_STEP_ROWWISE) && !all_positions && n > 1;
     for (uint32_t j = 0; j < step.num_operands; ++j) {
       const sgc_abi_operand_t &o = t.operands[step.first_operand + j];
       sgc_abi_memref_t *desc = &descriptors_[j];
@@ -187,10 +192,19 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                  3, dims);
         break;
       }
-      default: // SGC_ABI_OPERAND_WORKSPACE (the model was validated)
+      default: { // SGC_ABI_OPERAND_WORKSPACE (the model was validated)
         workspace_shape(o, shape);
-        describe(desc, workspace + o.offset, o.rank, shape);
+        uint8_t *data = workspace + o.offset;
+        if (last_row_only && o.shape[0] == SGC_ABI_DIM_TOKENS) {
+          uint64_t row_bytes = dtype_size(static_cast<dtype>(o.dtype));
+          for (uint32_t d = 1; d < o.rank; ++d)
+            row_bytes *= static_cast<uint64_t>(shape[d]);
+          data += static_cast<uint64_t>(n - 1) * row_bytes;
+          shape[0] = 1;
+        }
+        describe(desc, data, o.rank, shape);
         break;
+      }
       }
     }
     variant_->functions[step.function](&exec_, operands_.data());

@@ -226,6 +226,30 @@ plan.entry @decode decode max_tokens(1) {
 }
 
 // -----
+// call_c6: a rowwise step writes buffers with the token dimension first.
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{is rowwise but output 0 has no token dimension first: '!plan.buffer<1x8xf32>'}}
+  plan.call @f(%tokens) -> (%l) {rowwise} : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// call_c6: a rowwise step reads no KV cache and no position.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+func.func private @f(memref<?xi32>)
+plan.entry @prefill prefill max_tokens(4) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %k = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<?x8xf32>
+  // expected-error @+1 {{is rowwise but input 1 is the position or a KV cache}}
+  plan.call @f(%tokens, %k) -> (%l) {rowwise} : (!plan.buffer<?xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<?x8xf32>)
+  plan.return %l : !plan.buffer<?x8xf32>
+}
+
+// -----
 // return_c1: the logits are a [tokens, vocab] alloc.
 plan.tensor @w : tensor<8xf32> fill(random)
 plan.entry @decode decode max_tokens(1) {

@@ -27,7 +27,7 @@ func.func private @head(tensor<?x96xbf16>, tensor<512x96xbf16>) -> tensor<?x512x
 // CHECK-NEXT: %[[H2:.*]] = plan.alloc offset(1536) : !plan.buffer<?x96xbf16>
 // CHECK-NEXT: plan.call @layer(%[[H]], %[[POS]], %[[K]], %[[N]]) -> (%[[H2]], %[[K]]) {layer = 0 : i64}
 // CHECK: %[[L:.*]] = plan.alloc offset(3072) : !plan.buffer<?x512xbf16>
-// CHECK-NEXT: plan.call @head(%[[H2]], %[[E]]) -> (%[[L]])
+// CHECK-NEXT: plan.call @head(%[[H2]], %[[E]]) -> (%[[L]]) {rowwise}
 // CHECK-NEXT: plan.return %[[L]] : !plan.buffer<?x512xbf16>
 plan.entry @prefill prefill max_tokens(8) workspace(16384) {
 ^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
@@ -39,7 +39,7 @@ plan.entry @prefill prefill max_tokens(8) workspace(16384) {
   %h2 = plan.alloc offset(1536) : !plan.buffer<?x96xbf16>
   plan.call @layer(%h, %pos, %k, %n) -> (%h2, %k) {layer = 0 : i64} : (!plan.buffer<?x96xbf16>, i64, !plan.buffer<4x2x16xbf16>, !plan.buffer<96xbf16>) -> (!plan.buffer<?x96xbf16>, !plan.buffer<4x2x16xbf16>)
   %l = plan.alloc offset(3072) : !plan.buffer<?x512xbf16>
-  plan.call @head(%h2, %e) -> (%l) : (!plan.buffer<?x96xbf16>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<?x512xbf16>)
+  plan.call @head(%h2, %e) -> (%l) {rowwise} : (!plan.buffer<?x96xbf16>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<?x512xbf16>)
   plan.return %l : !plan.buffer<?x512xbf16>
 }
 
