@@ -12,6 +12,7 @@
 #include "compiler/Driver/Explain.h"
 #include "compiler/Driver/PlanExplain.h"
 #include "compiler/Driver/ExitCodes.h"
+#include "compiler/Import/HF/HfImport.h"
 #include "compiler/Import/Importer.h"
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -26,6 +27,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -53,7 +55,8 @@ const std::string &targetHelp() {
 /// Options of `sgc compile` and `sgc explain`. Built per run so that the
 /// library can be driven more than once in one process (tests).
 struct Options {
-  cl::opt<std::string> input{cl::Positional, cl::desc("<system_graph.json|.mlir>"),
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<system_graph.json|.mlir|HF_DIR>"),
                              cl::Required};
   cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
                               cl::value_desc("file"), cl::init("-")};
@@ -86,7 +89,8 @@ struct Options {
 
 /// Options of `sgc explain`.
 struct ExplainOptions {
-  cl::opt<std::string> input{cl::Positional, cl::desc("<system_graph.json>"),
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<system_graph.json|HF_DIR>"),
                              cl::Required};
   cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
                               cl::value_desc("file"), cl::init("-")};
@@ -102,6 +106,25 @@ struct ExplainOptions {
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
                "keys are errors")};
+};
+
+/// Options of `sgc import-hf`.
+struct ImportHfOptions {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<config.json>"),
+                             cl::Required};
+  cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
+                              cl::value_desc("file"), cl::init("-")};
+  cl::opt<std::string> tensors{
+      "tensors",
+      cl::desc("The checkpoint's model.safetensors.index.json or "
+               ".safetensors: tensor names from it, checked against the "
+               "config"),
+      cl::value_desc("file")};
+  cl::opt<std::string> artifact{
+      "artifact",
+      cl::desc("source_artifact of the graph (default: the config's "
+               "directory name when it names a gemma-3/gemma-4 model)"),
+      cl::value_desc("name")};
 };
 
 /// Prints `error: message` and returns `code`.
@@ -142,6 +165,26 @@ std::optional<int> parseCommandLine(int argc, char **argv, StringRef overview) {
   return kExitUsage;
 }
 
+/// The schema-6 graph of an HF checkpoint directory (its config.json and
+/// tensor index or .safetensors), through the same path as `sgc import-hf`.
+/// Sets `fileName` to the config's path; fails with the diagnostics
+/// emitted.
+FailureOr<std::string> graphFromHfDir(MLIRContext &ctx, StringRef dir,
+                                      std::string &fileName) {
+  HfDirectory files = findHfFiles(dir);
+  fileName = files.config;
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(files.config, &errorMessage);
+  if (!buffer)
+    return emitError(UnknownLoc::get(&ctx))
+           << "'" << dir << "' is a directory without a readable config.json ("
+           << errorMessage << ")";
+  HfImportOptions options;
+  options.tensorsPath = files.tensors;
+  return importHfConfig(&ctx, files.config, buffer->getBuffer(), options);
+}
+
 void makeContext(MLIRContext &ctx) {
   DialectRegistry registry;
   registerSgcDialects(registry);
@@ -154,6 +197,16 @@ void makeContext(MLIRContext &ctx) {
 OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
                                 ComputeDtype computeDtype,
                                 llvm::SourceMgr &sourceMgr) {
+  ImportOptions importOptions;
+  importOptions.strictGraph = opts.strictGraph;
+  importOptions.computeDtype = computeDtype;
+  if (llvm::sys::fs::is_directory(opts.input)) {
+    std::string fileName;
+    FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
+    if (failed(graph))
+      return nullptr;
+    return importSystemGraph(&ctx, fileName, *graph, importOptions);
+  }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       openInputFile(opts.input, &errorMessage);
@@ -163,9 +216,6 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
     return nullptr;
   }
   if (isJsonInput(opts.input)) {
-    ImportOptions importOptions;
-    importOptions.strictGraph = opts.strictGraph;
-    importOptions.computeDtype = computeDtype;
     return importSystemGraph(&ctx, opts.input, buffer->getBuffer(),
                              importOptions);
   }
@@ -302,12 +352,21 @@ int runExplain(int argc, char **argv) {
   SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), opts.remarks);
   if (std::string error = checkOutputPath(opts.output); !error.empty())
     return fail(kExitBadInput, error);
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(opts.input, &errorMessage);
-  if (!buffer)
-    return fail(kExitBadInput,
-                "cannot read '" + opts.input + "': " + errorMessage);
+  std::string fileName = opts.input, graphText;
+  if (llvm::sys::fs::is_directory(opts.input)) {
+    FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
+    if (failed(graph))
+      return kExitBadInput;
+    graphText = std::move(*graph);
+  } else {
+    std::string errorMessage;
+    std::unique_ptr<llvm::MemoryBuffer> buffer =
+        openInputFile(opts.input, &errorMessage);
+    if (!buffer)
+      return fail(kExitBadInput,
+                  "cannot read '" + opts.input + "': " + errorMessage);
+    graphText = buffer->getBuffer().str();
+  }
 
   ImportOptions importOptions;
   importOptions.strictGraph = opts.strictGraph;
@@ -316,7 +375,7 @@ int runExplain(int argc, char **argv) {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto explain = opts.plan ? explainPlan : explainSystemGraph;
-  if (failed(explain(&ctx, opts.input, buffer->getBuffer(), importOptions, os)))
+  if (failed(explain(&ctx, fileName, graphText, importOptions, os)))
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "explain failed");
 
@@ -327,11 +386,46 @@ int runExplain(int argc, char **argv) {
   return kExitOk;
 }
 
+int runImportHf(int argc, char **argv) {
+  ImportHfOptions opts;
+  if (std::optional<int> code = parseCommandLine(
+          argc, argv,
+          "sgc import-hf: a Hugging Face config.json (Gemma 3, Gemma 4 "
+          "dense) -> system_graph.json (schema 6)\n"))
+    return *code;
+  MLIRContext ctx;
+  makeContext(ctx);
+  SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), /*remarks=*/false);
+  if (std::string error = checkOutputPath(opts.output); !error.empty())
+    return fail(kExitBadInput, error);
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(opts.input, &errorMessage);
+  if (!buffer)
+    return fail(kExitBadInput,
+                "cannot read '" + opts.input + "': " + errorMessage);
+  HfImportOptions options;
+  options.tensorsPath = opts.tensors;
+  options.artifact = opts.artifact;
+  FailureOr<std::string> graph =
+      importHfConfig(&ctx, opts.input, buffer->getBuffer(), options);
+  if (failed(graph))
+    return diagnostics.getNumErrors() ? kExitBadInput
+                                      : fail(kExitInternal, "import-hf failed");
+  if (std::string error = writeOutputFile(
+          opts.output, [&](llvm::raw_ostream &out) { out << *graph; });
+      !error.empty())
+    return fail(kExitBadInput, error);
+  return kExitOk;
+}
+
 void printUsage(llvm::raw_ostream &os) {
   os << "usage: sgc <command> [options]\n\n"
         "commands:\n"
-        "  compile GRAPH   compile a system_graph.json (or an sg .mlir file)\n"
-        "  explain GRAPH   print what the compiler understood of a graph\n\n"
+        "  compile GRAPH   compile a system_graph.json (or an sg .mlir file,\n"
+        "                  or an HF checkpoint directory: its config.json)\n"
+        "  explain GRAPH   print what the compiler understood of a graph\n"
+        "  import-hf CONFIG  write the system_graph.json of an HF config.json\n\n"
         "run 'sgc <command> --help' for the options of a command\n";
 }
 } // namespace
@@ -358,6 +452,8 @@ int mlir::sgc::runSgcMain(int argc, char **argv) {
     return runCompile(subArgc, args.data());
   if (command == "explain")
     return runExplain(subArgc, args.data());
+  if (command == "import-hf")
+    return runImportHf(subArgc, args.data());
   printUsage(llvm::errs());
   return fail(kExitUsage, "unknown command '" + command + "'");
 }

@@ -1,0 +1,39 @@
+//===- HfModel.h - what an HF config.json describes -------------*- C++ -*-===//
+//
+// Part of sgc. The result of reading a Hugging Face `config.json` with the
+// defaults transformers fills in (Gemma3Config.cpp, Gemma4Config.cpp): the
+// same GraphSpec structures the schema-6 parser fills, plus the few values
+// a schema-6 graph states that GraphSpec keeps elsewhere. GraphWriter.cpp
+// turns it into a system_graph.json.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_IMPORT_HF_HFMODEL_H
+#define SGC_COMPILER_IMPORT_HF_HFMODEL_H
+
+#include "compiler/Import/GraphSpec.h"
+
+#include <optional>
+
+namespace mlir::sgc::import::hf {
+
+/// A vision tower as the config describes it.
+struct HfVision {
+  OpaqueComponentSpec spec;
+  /// The encoder's norm epsilon (layer_norm_eps / rms_norm_eps).
+  double eps = 1e-6;
+};
+
+struct HfModel {
+  /// The text decoder: geometry, norms, head and every layer resolved.
+  /// `layersPrefix`, `embedPrefix` and `finalNormPrefix` hold the family's
+  /// default names until a tensor index says otherwise.
+  TextSpec text;
+  /// A weightless V norm on every layer (gemma4).
+  bool vNorm = false;
+  std::optional<HfVision> vision;
+};
+
+} // namespace mlir::sgc::import::hf
+
+#endif // SGC_COMPILER_IMPORT_HF_HFMODEL_H

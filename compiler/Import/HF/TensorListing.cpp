@@ -1,0 +1,275 @@
+//===- TensorListing.cpp - the tensors a checkpoint holds -----------------===//
+//
+// Part of sgc. Reads safetensors headers (8-byte little-endian length,
+// then a JSON object: name -> {dtype, shape, data_offsets}) and HF index
+// files ({"weight_map": {name: shard}}) with the same limits as the
+// runtime's reader (lib/safetensors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/HF/TensorListing.h"
+#include "compiler/Import/FamilyFacts.h"
+#include "compiler/Import/Format.h"
+#include "compiler/Import/JsonReader.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace mlir::sgc::import;
+using namespace mlir::sgc::import::hf;
+using json = nlohmann::json;
+
+namespace {
+constexpr uint64_t kMaxHeaderBytes = 100000000;
+constexpr uint64_t kMaxIndexBytes = 100000000;
+
+InFlightDiagnostic fileError(MLIRContext *ctx, StringRef file) {
+  return emitError(FileLineColLoc::get(ctx, file, 0, 0));
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Adds the tensors of one .safetensors header to `out`. With `expected`,
+/// the file must hold exactly those names (an index's view of the shard).
+LogicalResult readHeader(MLIRContext *ctx, StringRef file,
+                         std::map<std::string, ListedTensor> &out,
+                         const std::vector<std::string> *expected,
+                         StringRef indexPath) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fileError(ctx, file)
+           << "cannot read '" << file << "': " << buffer.getError().message();
+  StringRef data = (*buffer)->getBuffer();
+  if (data.size() < 8)
+    return fileError(ctx, file) << "'" << file
+                                << "' is not a safetensors file (shorter "
+                                   "than its 8-byte header length)";
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<uint8_t>(data[i]);
+  if (n > kMaxHeaderBytes || n > data.size() - 8)
+    return fileError(ctx, file) << "'" << file << "': header length " << n
+                                << " exceeds the file or the limit";
+  json header = json::parse(data.substr(8, n), nullptr, /*allow_exceptions=*/
+                            false);
+  if (header.is_discarded() || !header.is_object())
+    return fileError(ctx, file)
+           << "'" << file << "': the header is not a JSON object";
+  size_t count = 0;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__")
+      continue;
+    const json &t = it.value();
+    if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() ||
+        !t.contains("shape") || !t["shape"].is_array())
+      return fileError(ctx, file) << "'" << file << "': tensor '"
+                                  << printable(it.key(), 200)
+                                  << "' has no dtype and shape";
+    ListedTensor listed;
+    listed.file = file.str();
+    listed.dtype = t["dtype"].get<std::string>();
+    for (const json &d : t["shape"]) {
+      if (!d.is_number_unsigned())
+        return fileError(ctx, file) << "'" << file << "': tensor '"
+                                    << printable(it.key(), 200)
+                                    << "' has a bad shape";
+      listed.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+    }
+    if (expected && !llvm::is_contained(*expected, it.key()))
+      return fileError(ctx, file)
+             << "'" << file << "' holds tensor '" << printable(it.key(), 200)
+             << "', which " << indexPath << " does not list under it";
+    ++count;
+    out[it.key()] = std::move(listed);
+  }
+  if (expected)
+    for (const std::string &name : *expected)
+      if (!out.count(name) || out[name].file != file)
+        return fileError(ctx, file)
+               << "tensor '" << printable(name, 200) << "' listed in '"
+               << indexPath << "' is missing from shard '" << file << "'";
+  (void)count;
+  return success();
+}
+} // namespace
+
+FailureOr<TensorListing>
+mlir::sgc::import::hf::readTensorListing(MLIRContext *ctx, StringRef path) {
+  TensorListing listing;
+  listing.path = path.str();
+  if (!path.ends_with(".json")) {
+    if (failed(readHeader(ctx, path, listing.tensors, nullptr, "")))
+      return failure();
+    return listing;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    fileError(ctx, path) << "cannot read '" << path
+                         << "': " << buffer.getError().message();
+    return failure();
+  }
+  if ((*buffer)->getBufferSize() > kMaxIndexBytes) {
+    fileError(ctx, path) << "'" << path << "' exceeds the limit of "
+                         << withCommas(kMaxIndexBytes) << " bytes";
+    return failure();
+  }
+  json index = json::parse((*buffer)->getBuffer(), nullptr, false);
+  if (index.is_discarded() || !index.is_object()) {
+    fileError(ctx, path) << "'" << path << "' is not a JSON object";
+    return failure();
+  }
+  if (!index.contains("weight_map") || !index["weight_map"].is_object()) {
+    emitError(FileLineColLoc::get(ctx, path, 0, 0))
+        << "[$.weight_map] missing required key 'weight_map' (an object: "
+           "tensor name -> shard file)";
+    return failure();
+  }
+  std::map<std::string, std::vector<std::string>> byShard;
+  for (auto it = index["weight_map"].begin(); it != index["weight_map"].end();
+       ++it) {
+    if (!it.value().is_string()) {
+      fileError(ctx, path) << "[$.weight_map." << printable(it.key(), 200)
+                           << "] expected a shard file name, got "
+                           << describe(it.value());
+      return failure();
+    }
+    std::string shard = it.value().get<std::string>();
+    if (shard.empty() || shard.find('/') != std::string::npos ||
+        shard == "..") {
+      fileError(ctx, path) << "[$.weight_map." << printable(it.key(), 200)
+                           << "] shard '" << printable(shard)
+                           << "' is not a file next to the index";
+      return failure();
+    }
+    byShard[shard].push_back(it.key());
+  }
+  StringRef dir = llvm::sys::path::parent_path(path);
+  for (const auto &[shard, names] : byShard) {
+    llvm::SmallString<256> shardPath(dir);
+    llvm::sys::path::append(shardPath, shard);
+    if (llvm::sys::fs::exists(shardPath)) {
+      if (failed(readHeader(ctx, shardPath, listing.tensors, &names, path)))
+        return failure();
+      continue;
+    }
+    // Only the index: names without shapes (import-hf --tensors on an
+    // index alone). The runtime refuses a missing shard.
+    for (const std::string &name : names)
+      listing.tensors[name].file = shardPath.str().str();
+  }
+  return listing;
+}
+
+namespace {
+/// The one prefix of `candidates` (a family default and its other
+/// spellings) under which `listing` has a tensor starting with
+/// `prefix + child`.
+std::optional<std::string> findPrefix(const TensorListing &listing,
+                                      Family family, StringRef defaultPrefix,
+                                      StringRef child) {
+  std::vector<std::string> candidates = {defaultPrefix.str()};
+  for (const std::string &alt :
+       alternativeTensorNames(family, (defaultPrefix + ".").str()))
+    candidates.push_back(StringRef(alt).drop_back().str());
+  for (const std::string &c : candidates) {
+    std::string start = c + child.str();
+    auto it = listing.tensors.lower_bound(start);
+    if (it != listing.tensors.end() && StringRef(it->first).starts_with(start))
+      return c;
+  }
+  return std::nullopt;
+}
+} // namespace
+
+LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
+                                                  const TensorListing &listing,
+                                                  HfModel &model) {
+  // The text decoder's prefix: where its one embedding table sits.
+  std::vector<std::string> embeds;
+  for (const auto &[name, t] : listing.tensors) {
+    StringRef n = name;
+    if (n.ends_with("embed_tokens.weight") && !n.contains("vision") &&
+        !n.contains("audio"))
+      embeds.push_back(name);
+  }
+  if (embeds.size() != 1)
+    return fileError(ctx, listing.path)
+           << "'" << listing.path << "' has " << embeds.size()
+           << " tensors named '...embed_tokens.weight' (expected exactly one, "
+              "the text decoder's embedding)";
+  std::string prefix =
+      StringRef(embeds.front()).drop_back(strlen("embed_tokens.weight")).str();
+  TextSpec &text = model.text;
+  text.layersPrefix = prefix + "layers";
+  text.embedPrefix = prefix + "embed_tokens";
+  text.finalNormPrefix = prefix + "norm";
+
+  if (model.vision) {
+    OpaqueComponentSpec &v = model.vision->spec;
+    std::optional<std::string> tower =
+        findPrefix(listing, v.family, v.towerPrefix, ".encoder.layers.");
+    std::optional<std::string> adapter =
+        findPrefix(listing, v.family, v.adapterPrefix, ".");
+    if (!tower || !adapter)
+      return fileError(ctx, listing.path)
+             << "'" << listing.path << "' has no vision "
+             << (tower ? "adapter" : "tower") << " tensors ('"
+             << (tower ? v.adapterPrefix : v.towerPrefix + ".encoder.layers")
+             << ".*' or another spelling), but the config has a "
+                "vision_config";
+    v.towerPrefix = *tower;
+    v.adapterPrefix = *adapter;
+  }
+
+  std::vector<TensorSpec> table = textTensors(text);
+  if (model.vision) {
+    std::vector<TensorSpec> vision =
+        perceptionTensors(model.vision->spec, text.hiddenSize);
+    table.insert(table.end(), vision.begin(), vision.end());
+  }
+  std::map<std::string, bool> derived;
+  for (const TensorSpec &t : table) {
+    derived[t.name] = true;
+    auto it = listing.tensors.find(t.name);
+    if (it == listing.tensors.end())
+      return fileError(ctx, listing.path)
+             << "tensor '" << t.name << "' " << shapeString(t.shape)
+             << ", which the config implies, is not in '" << listing.path
+             << "'";
+    const ListedTensor &l = it->second;
+    if (!l.dtype)
+      continue;
+    if (l.shape != t.shape)
+      return fileError(ctx, l.file)
+             << "tensor '" << t.name << "' in '" << l.file << "' has shape "
+             << shapeString(l.shape) << ", but the config implies "
+             << shapeString(t.shape);
+    if (*l.dtype != "BF16")
+      return fileError(ctx, l.file)
+             << "tensor '" << t.name << "' in '" << l.file << "' is "
+             << printable(*l.dtype) << " (sgc reads BF16 checkpoints)";
+  }
+  std::vector<std::string> extra;
+  for (const auto &[name, t] : listing.tensors)
+    if (!derived.count(name))
+      extra.push_back(name);
+  if (!extra.empty()) {
+    auto w = emitWarning(FileLineColLoc::get(ctx, listing.path, 0, 0));
+    w << extra.size() << " tensor(s) of '" << listing.path
+      << "' are not used by the model the config describes (first: '"
+      << printable(extra.front(), 200) << "')";
+  }
+  return success();
+}
