@@ -86,7 +86,10 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
       writes.push_back(describe(out, entry) +
                        (llvm::is_contained(call.getIns(), out) ? " (in place)"
                                                                : ""));
-    os << llvm::join(writes, ", ") << "\n";
+    os << llvm::join(writes, ", ");
+    if (call.getRowwise())
+      os << ", row-wise (only the last row when only its logits are wanted)";
+    os << "\n";
   }
   auto ret = cast<plan::ReturnOp>(block.getTerminator());
   os << "  logits: " << describe(ret.getLogits(), entry) << "\n";
