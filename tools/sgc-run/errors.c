@@ -94,6 +94,8 @@ void set_interrupt_graceful(int on) { interrupt_graceful = on ? 1 : 0; }
 
 int interrupt_requested(void) { return interrupt_seen != 0; }
 
+void clear_interrupt(void) { interrupt_seen = 0; }
+
 int interrupted_error(void) {
   end_progress_line();
   fputs("error: interrupted\n", stderr);

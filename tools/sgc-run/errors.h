@@ -34,6 +34,8 @@ void install_interrupt_handler(void);
 void set_interrupt_graceful(int on);
 /* Nonzero once a Ctrl-C arrived. */
 int interrupt_requested(void);
+/* Forgets a Ctrl-C once it was handled (--chat: the answer stopped). */
+void clear_interrupt(void);
 /* Prints "error: interrupted" and returns 130. */
 int interrupted_error(void);
 

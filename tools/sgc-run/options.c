@@ -32,6 +32,7 @@ void free_options(options *o) {
   free(o->prompt.ids);
   free(o->stop.ids);
   free(o->feed.ids);
+  free(o->stop_strings.items);
 }
 
 /* One row of option_table. A new flag is a field in options plus a row;
@@ -211,6 +212,21 @@ static int set_ids(const option_spec *spec, void *dest, const char *value) {
   return r == 0 ? bad_value(spec, value) : 0;
 }
 
+/* Appends to a string list (a repeatable option). */
+static int set_string_list(const option_spec *spec, void *dest,
+                           const char *value) {
+  string_list *list = (string_list *)dest;
+  const char **items = (const char **)realloc(
+      (void *)list->items, (list->count + 1) * sizeof *items);
+  if (!items)
+    return out_of_memory();
+  if (!*value)
+    return usage_error("%s needs a non-empty string", spec->name);
+  items[list->count++] = value;
+  list->items = items;
+  return 0;
+}
+
 static int set_load_format(const option_spec *spec, void *dest,
                            const char *value) {
   sgc_load_format_t *format = (sgc_load_format_t *)dest;
@@ -318,6 +334,37 @@ static const option_spec option_table[] = {
      .set = set_string,
      .offset = FIELD(cpu_variant),
      .help = "force a compiled CPU variant"},
+    {.name = "--prompt",
+     .metavar = "TEXT",
+     .set = set_string,
+     .offset = FIELD(prompt_text),
+     .help = "the prompt as text: one user turn in the model's chat format "
+             "when the checkpoint ships a chat template, else as is (see "
+             "--raw); the answer streams as text"},
+    {.name = "--system",
+     .metavar = "TEXT",
+     .set = set_string,
+     .offset = FIELD(system_prompt),
+     .help = "a system prompt for --prompt and --chat"},
+    {.name = "--raw",
+     .set = set_flag,
+     .offset = FIELD(raw),
+     .min = 1,
+     .help = "tokenize --prompt as is (BOS as the tokenizer config says), "
+             "without the chat template"},
+    {.name = "--chat",
+     .set = set_flag,
+     .offset = FIELD(chat),
+     .min = 1,
+     .help = "interactive multi-turn chat on stdin (the KV cache is kept "
+             "across turns; Ctrl-C stops an answer, Ctrl-D quits, /reset "
+             "starts over)"},
+    {.name = "--tokenizer",
+     .metavar = "PATH",
+     .set = set_string,
+     .offset = FIELD(tokenizer_path),
+     .help = "tokenizer.json, tokenizer.model or a directory holding one "
+             "(default: the --weights directory)"},
     {.name = "--prompt-ids",
      .metavar = "1,2,3",
      .set = set_ids,
@@ -331,7 +378,8 @@ static const option_spec option_table[] = {
      .min = 0,
      .max = INT64_MAX,
      .expects = "a non-negative integer",
-     .help = "tokens to generate (default 16)"},
+     .help = "tokens to generate (default: 16 for --prompt-ids; for text, "
+             "until the end of the turn or of the context)"},
     {.name = "--prefill-chunk",
      .metavar = "C",
      .set = set_i64,
@@ -347,6 +395,12 @@ static const option_spec option_table[] = {
      .offset = FIELD(stop),
      .expects = "comma-separated integer ids",
      .help = "extra stop tokens (eos always stops)"},
+    {.name = "--stop",
+     .metavar = "STR",
+     .set = set_string_list,
+     .offset = FIELD(stop_strings),
+     .help = "stop when the output text contains STR, cut before it "
+             "(repeatable)"},
     {.name = "--ignore-eos",
      .set = set_flag,
      .offset = FIELD(ignore_eos),
@@ -411,6 +465,12 @@ static const option_spec option_table[] = {
      .help = "write every logits row computed, as safetensors F32: "
              "prefill_logits [S,V], decode_logits [D,V] (D decode steps), "
              "prompt_ids [S], generated_ids [G] (I32)"},
+    {.name = "--json",
+     .set = set_flag,
+     .offset = FIELD(json),
+     .min = 1,
+     .help = "print one JSON record (prompt, text, ids, counts, timings, "
+             "stop reason) on stdout instead of streaming"},
     {.name = "--progress",
      .set = set_flag,
      .offset = FIELD(progress),
@@ -427,7 +487,8 @@ static const option_spec option_table[] = {
      .set = set_flag,
      .offset = FIELD(verbose),
      .min = 1,
-     .help = "describe the model and session on stderr"},
+     .help = "describe the model and session on stderr, and the rendered "
+             "prompt and where each sampling setting came from"},
     {.name = "--version",
      .set = set_flag,
      .offset = FIELD(version),
@@ -445,6 +506,9 @@ static const option_spec option_table[] = {
 #undef FIELD
 
 static const size_t option_count = sizeof option_table / sizeof *option_table;
+_Static_assert(sizeof option_table / sizeof *option_table <=
+                   sizeof((options *)0)->given,
+               "options.given has a byte for every row");
 
 /* The option spelled by the first |len| bytes of |arg|, or NULL. */
 static const option_spec *find_option(const char *arg, size_t len) {
@@ -485,6 +549,7 @@ int parse_args(int argc, char **argv, options *o) {
       } else if (eq) {
         return usage_error("option '%.*s' takes no value", (int)len, arg);
       }
+      o->given[spec - option_table] = 1;
       rc = spec->set(spec, (char *)o + spec->offset, value);
       if (rc != 0)
         return rc;
@@ -496,6 +561,11 @@ int parse_args(int argc, char **argv, options *o) {
     }
   }
   return 0;
+}
+
+int option_given(const options *o, const char *name) {
+  const option_spec *spec = find_option(name, strlen(name));
+  return spec && o->given[spec - option_table];
 }
 
 /*===----------------------------------------------------------------------===*
@@ -530,10 +600,14 @@ static void print_wrapped(FILE *out, const char *text) {
 void print_help(FILE *out) {
   size_t i;
   fputs("usage: sgc-run MODEL.so [--weights PATH] [options]\n"
+        "       sgc-run MODEL.so --weights DIR --prompt TEXT | --chat\n"
         "       sgc-run --inspect-weights PATH\n"
         "\n"
-        "Runs a model compiled by 'sgc compile' on token ids and prints the\n"
-        "generated ids on stdout.\n",
+        "Runs a model compiled by 'sgc compile'. On --prompt-ids it prints the\n"
+        "generated ids; on --prompt text (and in --chat) it streams the answer\n"
+        "as text and ends with a summary on stderr. The tokenizer and\n"
+        "generation_config.json are read from the --weights directory; flags\n"
+        "override the sampling settings found there.\n",
         out);
   for (i = 0; i < option_count; ++i) {
     const option_spec *spec = &option_table[i];

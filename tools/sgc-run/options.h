@@ -14,6 +14,11 @@ typedef struct id_list {
   size_t count;
 } id_list;
 
+typedef struct string_list {
+  const char **items; /* point into argv */
+  size_t count;
+} string_list;
+
 typedef struct device_choice {
   sgc_device_kind_t kind;
   int32_t ordinal;
@@ -24,6 +29,13 @@ typedef struct options {
   const char *weights_path;
   device_choice device;
   id_list prompt;
+  const char *prompt_text;   /* --prompt */
+  const char *system_prompt; /* --system */
+  const char *tokenizer_path;
+  int raw;  /* --raw: no chat template */
+  int chat; /* --chat: the interactive session */
+  int json; /* --json: one record instead of streamed text */
+  string_list stop_strings;
   id_list stop;
   id_list feed;
   int64_t max_new_tokens;
@@ -48,6 +60,8 @@ typedef struct options {
   int verbose;
   int help;
   int version;
+  /* Which rows of the option table the command line used (option_given). */
+  unsigned char given[128];
 } options;
 
 /* The defaults every run starts from. */
@@ -56,6 +70,9 @@ void free_options(options *o);
 
 /* Parses argv into |o|; 0, or the exit code of a usage error (printed). */
 int parse_args(int argc, char **argv, options *o);
+
+/* 1 when the command line gave option |name| ("--temperature"). */
+int option_given(const options *o, const char *name);
 
 /* 0 when |path| can be written; else one "error: cannot write 'PATH': ..."
  * line and exit code 1: its directory is missing or takes no new files, it

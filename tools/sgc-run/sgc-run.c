@@ -9,7 +9,10 @@
  * lines.
  */
 #include "tools/sgc-run/errors.h"
+#include "tools/sgc-run/generation.h"
 #include "tools/sgc-run/options.h"
+#include "tools/sgc-run/repl.h"
+#include "tools/sgc-run/settings.h"
 
 #include <sgc/runtime.h>
 
@@ -33,12 +36,6 @@ typedef struct progress_state {
   double last;
   int done;
 } progress_state;
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void format_bytes(double bytes, char *buf, size_t size) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -120,43 +117,19 @@ static int inspect_weights(const char *path) {
  * Generation callbacks and --dump-logits
  *===----------------------------------------------------------------------===*/
 
+/* --dump-logits: every row computed. */
 typedef struct run_state {
   int64_t vocab;
   int64_t n_prompt;
-  int printed;
-  /* --dump-logits */
   int dump;
   float *prefill; /* n_prompt x vocab */
   float *decode;  /* decode_rows x vocab */
   int64_t decode_rows;
   int64_t decode_cap;
-  int32_t *generated;
+  const int32_t *generated;
   int64_t n_generated;
-  int64_t generated_cap;
   int failed; /* out of memory while collecting */
 } run_state;
-
-static int on_token(void *user, int32_t token) {
-  run_state *s = (run_state *)user;
-  printf(s->printed ? " %d" : "%d", (int)token);
-  fflush(stdout);
-  s->printed = 1;
-  if (s->dump && !s->failed) {
-    if (s->n_generated == s->generated_cap) {
-      int64_t cap = s->generated_cap ? s->generated_cap * 2 : 64;
-      int32_t *g = (int32_t *)realloc(s->generated, (size_t)cap * sizeof *g);
-      if (!g) {
-        s->failed = 1;
-        return 1;
-      }
-      s->generated = g;
-      s->generated_cap = cap;
-    }
-    s->generated[s->n_generated++] = token;
-  }
-  /* Ctrl-C: this token was the last one. */
-  return interrupt_requested();
-}
 
 static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
                       const float *row, int64_t vocab) {
@@ -325,18 +298,33 @@ static int run(options *o) {
   sgc_generate_options_t gopts;
   progress_state progress;
   run_state state;
+  settings set;
+  generation gen;
   int show_progress = o->progress < 0 ? isatty(STDERR_FILENO) : o->progress;
+  int generating = o->prompt.count > 0 || o->prompt_text || o->chat;
   int rc = 0;
-  int64_t generated = 0;
+  const int32_t *prompt = o->prompt.ids;
+  int64_t n_prompt = (int64_t)o->prompt.count;
+  int32_t *text_ids = NULL;
+  size_t n_text_ids = 0;
+  char *rendered = NULL;
 
   memset(&state, 0, sizeof state);
   memset(&progress, 0, sizeof progress);
+  memset(&set, 0, sizeof set);
+  memset(&gen, 0, sizeof gen);
   install_interrupt_handler();
 
   st = sgc_model_open(o->model_path, &model);
   if (st)
     return report(st);
   sgc_model_get_info(model, &info);
+
+  /* The tokenizer, chat template and generation_config.json are checked
+   * before the weights load. */
+  sgc_generate_options_default(&gopts);
+  if (generating && !o->dry_run && (rc = settings_load(o, &info, &set, &gopts)))
+    goto done;
 
   if (o->device.kind == SGC_DEVICE_CUDA) {
     st = sgc_device_probe(SGC_DEVICE_CUDA, o->device.ordinal);
@@ -363,7 +351,7 @@ static int run(options *o) {
       rc = report(st);
       goto done;
     }
-    if (o->prompt.count == 0 && !o->check)
+    if (!generating && !o->check)
       goto done;
   }
 
@@ -397,13 +385,72 @@ static int run(options *o) {
   }
   if (o->verbose)
     print_summary(stderr, model, weights, session);
-  if (o->prompt.count == 0) { /* --check */
+  if (!generating) { /* --check */
     print_summary(stdout, model, weights, session);
     goto done;
   }
 
+  memset(&gen, 0, sizeof gen);
+  gen.session = session;
+  gen.tokenizer = set.tokenizer;
+  gen.stop_strings = o->stop_strings.items;
+  gen.num_stop_strings = o->stop_strings.count;
+  gen.stop_ids = set.all_stops.ids;
+  gen.num_stop_ids = set.all_stops.count;
+  gopts.prefill_chunk = o->prefill_chunk;
+  gopts.seed = o->seed;
+  gopts.ignore_eos = o->ignore_eos;
+  gopts.feed_tokens = o->feed.ids;
+  gopts.num_feed_tokens = o->feed.count;
+  if (o->chat) {
+    rc = chat_repl(o, &set, session, &gopts, &gen);
+    goto done;
+  }
+
+  if (o->prompt_text) {
+    chat_message m[2];
+    size_t count = 0;
+    if (o->system_prompt) {
+      m[count].role = "system";
+      m[count++].content = o->system_prompt;
+    }
+    m[count].role = "user";
+    m[count++].content = o->prompt_text;
+    if ((rc = settings_tokenize(&set, m, count, &rendered, &text_ids,
+                                &n_text_ids)) != 0)
+      goto done;
+    prompt = text_ids;
+    n_prompt = (int64_t)n_text_ids;
+    if (n_prompt == 0) {
+      rc = usage_error("the prompt tokenizes to no tokens");
+      goto done;
+    }
+    if (o->verbose) {
+      size_t i;
+      fputs("rendered prompt: ", stderr);
+      if (rendered)
+        print_json_string(stderr, rendered, strlen(rendered));
+      else
+        print_json_string(stderr, o->prompt_text, strlen(o->prompt_text));
+      fputs("\nprompt ids:", stderr);
+      for (i = 0; i < n_text_ids; ++i)
+        fprintf(stderr, " %d", (int)text_ids[i]);
+      fputc('\n', stderr);
+    }
+  }
+  /* Text runs until the end of the turn unless told otherwise: at most
+   * what the context holds. */
+  gen.max_new_tokens = o->max_new_tokens;
+  if (o->prompt_text && !option_given(o, "--max-new-tokens")) {
+    int64_t room = sgc_session_context(session) - n_prompt;
+    gen.max_new_tokens = room > 0 ? room : 0;
+    gen.context_bound = 1;
+  }
+  gen.stream_text = o->prompt_text && !o->json;
+  gen.print_ids = !o->prompt_text && !o->json;
+
   state.vocab = info.vocab_size;
-  state.n_prompt = (int64_t)o->prompt.count;
+  state.n_prompt = n_prompt;
   state.dump = o->dump_logits_path != NULL;
   if (state.dump) {
     state.prefill = (float *)calloc(
@@ -412,50 +459,44 @@ static int run(options *o) {
       rc = out_of_memory();
       goto done;
     }
+    gen.on_logits = on_logits;
+    gen.logits_user = &state;
   }
-
-  sgc_generate_options_default(&gopts);
-  gopts.max_new_tokens = o->max_new_tokens;
-  gopts.prefill_chunk = o->prefill_chunk;
-  gopts.temperature = o->temperature;
-  gopts.top_k = o->top_k;
-  gopts.top_p = o->top_p;
-  gopts.min_p = o->min_p;
-  gopts.repetition_penalty = o->repetition_penalty;
-  gopts.seed = o->seed;
-  gopts.stop_tokens = o->stop.ids;
-  gopts.num_stop_tokens = o->stop.count;
-  gopts.ignore_eos = o->ignore_eos;
-  gopts.feed_tokens = o->feed.ids;
-  gopts.num_feed_tokens = o->feed.count;
   gopts.prefill_all_logits = state.dump;
-  gopts.on_token = on_token;
-  gopts.on_logits = state.dump ? on_logits : NULL;
-  gopts.user = &state;
   set_interrupt_graceful(1);
-  st = sgc_session_generate(session, o->prompt.ids, state.n_prompt, &gopts,
-                            &generated);
+  st = generation_run(&gen, prompt, n_prompt, &gopts);
   set_interrupt_graceful(0);
-  if (state.printed)
+  if (!o->json && (gen.printed_ids || gen.stream_text))
     fputc('\n', stdout);
   fflush(stdout);
   if (st) {
     rc = report(st);
     goto done;
   }
-  if (state.failed) {
+  if (state.failed || gen.failed) {
     rc = out_of_memory();
     goto done;
   }
+  if (o->json)
+    print_generation_json(stdout, &gen, o->prompt_text, rendered, prompt,
+                          (size_t)n_prompt);
+  else if (o->prompt_text || o->verbose)
+    print_generation_summary(stderr, &gen);
+  fflush(stdout);
+  state.generated = gen.generated.ids;
+  state.n_generated = (int64_t)gen.generated.count;
   if (state.dump)
-    rc = write_logits(o->dump_logits_path, &state, o->prompt.ids);
+    rc = write_logits(o->dump_logits_path, &state, prompt);
   if (rc == 0 && interrupt_requested())
     rc = interrupted_error();
 
 done:
   free(state.prefill);
   free(state.decode);
-  free(state.generated);
+  generation_clear(&gen);
+  free(text_ids);
+  free(rendered);
+  settings_free(&set);
   sgc_session_release(session);
   sgc_weights_release(weights);
   sgc_model_release(model);
@@ -480,14 +521,24 @@ static int dispatch(options *o) {
     return inspect_weights(o->inspect_path);
   if (!o->model_path)
     return usage_error("no model given");
-  if (o->prompt.count == 0 && !o->check && !o->write_dummy_path &&
-      !o->dry_run)
-    return usage_error("nothing to do: give --prompt-ids, --check, --dry-run "
-                       "or --write-dummy-weights");
+  if ((o->prompt.count > 0) + (o->prompt_text != NULL) + o->chat > 1)
+    return usage_error("--prompt-ids, --prompt and --chat exclude each other");
+  if (o->prompt.count == 0 && !o->prompt_text && !o->chat && !o->check &&
+      !o->write_dummy_path && !o->dry_run)
+    return usage_error("nothing to do: give --prompt, --chat, --prompt-ids, "
+                       "--check, --dry-run or --write-dummy-weights");
+  if (o->chat && (o->json || o->dump_logits_path || o->feed.count))
+    return usage_error("--chat excludes --json, --dump-logits and "
+                       "--feed-ids");
+  if ((o->raw || o->system_prompt) && !o->prompt_text && !o->chat)
+    return usage_error("%s applies to --prompt and --chat only",
+                       o->raw ? "--raw" : "--system");
+  if (o->raw && o->chat)
+    return usage_error("--raw and --chat exclude each other");
   if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
     return usage_error("--weights and --load-format=dummy exclude each other");
   if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
-      (o->prompt.count > 0 || o->check))
+      (o->prompt.count > 0 || o->prompt_text || o->chat || o->check))
     return usage_error("no weights given: use --weights PATH or "
                        "--load-format=dummy");
   /* An output that cannot be written is refused before any work. */
