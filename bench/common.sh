@@ -139,7 +139,10 @@ build_sgc_decode() {
       api=(-DSGC_RUNTIME_CPU_VARIANT_API)
     "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
       -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
-    "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" -ldl -lpthread -static-libstdc++
+    # Runtimes with tokenizers read tokenizer.model through libsentencepiece.
+    local tok=()
+    grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && tok=(-lsentencepiece)
+    "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" "${tok[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"
   fi
 }
