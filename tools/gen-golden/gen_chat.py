@@ -2,8 +2,16 @@
 """Chat-format fixtures: what Hugging Face transformers' apply_chat_template makes of a set of
 conversations under each family's real chat template, for sgc-run's renderer to equal.
 
-  .venv/bin/python gen_chat.py            write test/Inputs/chat/chat-templates.json
-  .venv/bin/python gen_chat.py --check    compare with the committed file (exit 1 on a difference)
+  .venv/bin/python gen_chat.py            write test/Inputs/chat/chat-templates.json and
+                                          test/Inputs/chat/prompt-ids.json
+  .venv/bin/python gen_chat.py --check    compare with the committed files (exit 1 on a difference)
+
+prompt-ids.json: the ids Hugging Face's tokenizer of each tiny model (examples/tiny-gemma{3,4},
+loaded with AutoTokenizer from the directory, chat template included) gives a few prompts:
+apply_chat_template(tokenize=True) for chat turns, tokenizer(text) for raw text. sgc-run --prompt
+must send exactly these ids (test/e2e/prompt-text.test). examples/tiny-gemma4/tokenizer_config.json
+(bos/eos/pad/unk names, as every Gemma 4 checkpoint ships one) is what makes the template's
+bos_token "<bos>" there.
 
 The templates are the tiny models' chat_template.jinja (examples/tiny-gemma{3,4}/), copies of
 the published ones (see SOURCES below). Each is set as the chat_template of a tokenizer object
@@ -26,6 +34,16 @@ from tokenizers.models import WordLevel  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "test", "Inputs", "chat", "chat-templates.json")
+OUT_IDS = os.path.join(ROOT, "test", "Inputs", "chat", "prompt-ids.json")
+
+# (name, system prompt or None, user text, raw)
+PROMPTS = [
+    ("chat turn", None, "Why is the sky blue?", False),
+    ("chat turn with a system prompt", "You are terse.", "Hello there", False),
+    ("chat turn, unicode and spaces", None, "  Grüße,   世界! 🙂 ", False),
+    ("raw text", None, "Why is the sky blue?", True),
+    ("raw text with a special-token literal", None, "a <start_of_turn> b", True),
+]
 
 # Where each committed template came from.
 SOURCES = {
@@ -116,22 +134,44 @@ def build():
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 
+def build_ids():
+    out = {"generator": "tools/gen-golden/gen_chat.py", "transformers": transformers.__version__,
+           "models": {}}
+    for model in ("tiny-gemma3", "tiny-gemma4"):
+        tok = transformers.AutoTokenizer.from_pretrained(os.path.join(ROOT, "examples", model))
+        cases = []
+        for name, system, text, raw in PROMPTS:
+            if raw:
+                ids = tok(text)["input_ids"]
+            else:
+                conv = ([{"role": "system", "content": system}] if system else []) + \
+                    [{"role": "user", "content": text}]
+                ids = tok.apply_chat_template(conv, tokenize=True, add_generation_prompt=True)
+                ids = ids["input_ids"] if not isinstance(ids, list) else ids
+            cases.append({"name": name, "system": system, "prompt": text, "raw": raw,
+                          "ids": list(ids)})
+        out["models"][model] = cases
+    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the committed file")
     args = ap.parse_args()
-    text = build()
-    if args.check:
-        with open(OUT, encoding="utf-8") as f:
-            same = f.read() == text
-        print(("OK " if same else "DIFF ") + os.path.relpath(OUT, ROOT))
-        return 0 if same else 1
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
-    print("wrote " + os.path.relpath(OUT, ROOT))
-    return 0
+    status = 0
+    for path, text in ((OUT, build()), (OUT_IDS, build_ids())):
+        if args.check:
+            with open(path, encoding="utf-8") as f:
+                same = f.read() == text
+            print(("OK " if same else "DIFF ") + os.path.relpath(path, ROOT))
+            status |= 0 if same else 1
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        print("wrote " + os.path.relpath(path, ROOT))
+    return status
 
 
 if __name__ == "__main__":
