@@ -7,7 +7,7 @@ must agree or the generator stops). Writes, under the repository root:
 
   test/Inputs/tokenizers/sentencepiece/   tokenizer.model (SentencePiece BPE, byte fallback) and
                                           tokenizer_config.json (add_bos_token, added_tokens_decoder)
-  test/Inputs/tokenizers/bpe/             tokenizer.json: Gemma 3/4 layout (Replace normalizer,
+  test/Inputs/tokenizers/bpe/             tokenizer.json (+ tokenizer_config.json): Gemma 3/4 layout (Replace normalizer,
                                           Split pre-tokenizer, BPE with byte fallback, merges as pairs),
                                           Gemma 4 turn markers and added tokens with every flag
   test/Inputs/tokenizers/bpe-prepend/     the same vocabulary, Gemma 1 layout (Prepend + Replace
@@ -42,7 +42,7 @@ import transformers  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 from tokenizers.models import BPE  # noqa: E402
 from tokenizers.trainers import BpeTrainer  # noqa: E402
-from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: E402
+from transformers import AutoTokenizer  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -201,6 +201,11 @@ def build_tokenizer_json(path, seed, learned, markers, extra_flags, layout):
     }
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_json(path, doc, indent=1)
+    # As checkpoints ship it: the token names (no add_bos_token: the post-processor decides).
+    # (For tiny-gemma4 the same bytes as the file gen_chat.py's fixture was made with.)
+    config = {"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>", "unk_token": "<unk>",
+              "tokenizer_class": "GemmaTokenizer" if layout == "gemma" else "PreTrainedTokenizerFast"}
+    write_json(os.path.join(os.path.dirname(path), "tokenizer_config.json"), config)
 
 
 def write_json(path, doc, indent=2):
@@ -288,7 +293,7 @@ def record(name, relpath, root, n_random, seed):
     runs every string and id list, and returns the fixture entry."""
     d = os.path.join(root, relpath)
     is_json = relpath.endswith(".json")
-    hf = (PreTrainedTokenizerFast(tokenizer_file=d) if is_json else AutoTokenizer.from_pretrained(d))
+    hf = AutoTokenizer.from_pretrained(os.path.dirname(d) if is_json else d)
     raw = Tokenizer.from_file(d) if is_json else None
     vocab = hf.get_vocab()
     n_ids = max(vocab.values()) + 1
@@ -370,10 +375,12 @@ def generate(root):
 
 OUTPUTS = ["test/Inputs/tokenizers/sentencepiece/tokenizer.model",
            "test/Inputs/tokenizers/sentencepiece/tokenizer_config.json",
-           "test/Inputs/tokenizers/bpe/tokenizer.json",
+           "test/Inputs/tokenizers/bpe/tokenizer.json", "test/Inputs/tokenizers/bpe/tokenizer_config.json",
            "test/Inputs/tokenizers/bpe-prepend/tokenizer.json",
+           "test/Inputs/tokenizers/bpe-prepend/tokenizer_config.json",
            "examples/tiny-gemma3/tokenizer.model", "examples/tiny-gemma3/tokenizer_config.json",
-           "examples/tiny-gemma4/tokenizer.json", "test/Inputs/tokenizers/cases.json"]
+           "examples/tiny-gemma4/tokenizer.json", "examples/tiny-gemma4/tokenizer_config.json",
+           "test/Inputs/tokenizers/cases.json"]
 
 
 def main():

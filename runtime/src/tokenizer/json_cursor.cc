@@ -34,8 +34,7 @@ status read_json_file(const std::string &path, nlohmann::json *out) {
       return bad_input_error(path + ": " +
                              (err.object_path.empty() ? "/" : err.object_path) +
                              ": duplicate key " + quote(err.duplicate_key));
-    return bad_input_error(path + ": not valid JSON at byte " +
-                           std::to_string(err.offset) + ": " + err.message);
+    return bad_input_error(path + ": not valid JSON: " + err.message);
   }
   return {};
 }

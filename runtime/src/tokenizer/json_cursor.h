@@ -16,7 +16,7 @@
 namespace sgc::runtime {
 
 /// Reads and parses |path| (duplicate keys refused); errors name the file
-/// and the byte offset.
+/// and the line and column (or the duplicate key's object).
 status read_json_file(const std::string &path, nlohmann::json *out);
 
 class json_cursor {

@@ -1,0 +1,214 @@
+/*
+ * tokenizer_fixtures_test.cc - the runtime's tokenizers against Hugging
+ * Face's answers (test/Inputs/tokenizers/cases.json, written by
+ * tools/gen-golden/gen_tokenizers.py from transformers and tokenizers):
+ * ids with and without BOS, decoded text with special tokens kept and
+ * skipped, streaming decode byte-identical to whole decode. Through the C
+ * API, as a user of sgc/runtime.h sees it.
+ */
+#include <sgc/runtime.h>
+
+#include "lib/support/json_strict.h"
+#include "lib/support/utf8.h"
+#include "test/unit/test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using json = nlohmann::json;
+
+const json &cases() {
+  static const json doc = [] {
+    json d;
+    sgc::json_parse_error err;
+    const std::string text = sgc_test::read_file(
+        std::string(SGC_SOURCE_DIR) + "/test/Inputs/tokenizers/cases.json");
+    EXPECT_TRUE(sgc::parse_json_strict(text, &d, &err)) << err.message;
+    return d;
+  }();
+  return doc;
+}
+
+struct tokenizer_deleter {
+  void operator()(sgc_tokenizer_t *t) const { sgc_tokenizer_release(t); }
+};
+using tokenizer_ptr = std::unique_ptr<sgc_tokenizer_t, tokenizer_deleter>;
+
+tokenizer_ptr open(const json &entry) {
+  sgc_tokenizer_t *t = nullptr;
+  const std::string path =
+      std::string(SGC_SOURCE_DIR) + "/" + entry["path"].get<std::string>();
+  sgc_status_t *st = sgc_tokenizer_open(path.c_str(), &t);
+  EXPECT_EQ(st, nullptr) << path << ": " << sgc_status_message(st);
+  sgc_status_free(st);
+  return tokenizer_ptr(t);
+}
+
+std::vector<int32_t> encode(const sgc_tokenizer_t *t, const std::string &text,
+                            bool bos) {
+  int32_t *ids = nullptr;
+  size_t n = 0;
+  sgc_status_t *st =
+      sgc_tokenizer_encode(t, text.data(), text.size(), bos, &ids, &n);
+  EXPECT_EQ(st, nullptr) << sgc_status_message(st);
+  sgc_status_free(st);
+  std::vector<int32_t> out(ids, ids + n);
+  std::free(ids);
+  return out;
+}
+
+std::string decode(const sgc_tokenizer_t *t, const std::vector<int32_t> &ids,
+                   bool skip) {
+  char *text = nullptr;
+  size_t len = 0;
+  sgc_status_t *st =
+      sgc_tokenizer_decode(t, ids.data(), ids.size(), skip, &text, &len);
+  EXPECT_EQ(st, nullptr) << sgc_status_message(st);
+  sgc_status_free(st);
+  std::string out(text ? text : "", len);
+  std::free(text);
+  return out;
+}
+
+/// Streams |ids| through a detokenizer; every piece must be valid UTF-8.
+std::string stream(const sgc_tokenizer_t *t, const std::vector<int32_t> &ids,
+                   bool skip) {
+  sgc_detokenizer_t *d = nullptr;
+  sgc_status_t *st = sgc_detokenizer_create(t, skip, &d);
+  EXPECT_EQ(st, nullptr);
+  sgc_status_free(st);
+  std::string all;
+  const char *piece = nullptr;
+  size_t len = 0;
+  for (int32_t id : ids) {
+    st = sgc_detokenizer_push(d, id, &piece, &len);
+    EXPECT_EQ(st, nullptr) << sgc_status_message(st);
+    sgc_status_free(st);
+    const std::string p(piece, len);
+    EXPECT_TRUE(sgc::utf8_valid(p)) << "a piece splits a UTF-8 character";
+    all += p;
+  }
+  st = sgc_detokenizer_finish(d, &piece, &len);
+  EXPECT_EQ(st, nullptr);
+  sgc_status_free(st);
+  all.append(piece, len);
+  sgc_detokenizer_release(d);
+  return all;
+}
+
+std::string show(const std::vector<int32_t> &ids) {
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i)
+    s += (i ? " " : "") + std::to_string(ids[i]);
+  return s + "]";
+}
+
+class TokenizerFixture : public ::testing::TestWithParam<std::string> {
+protected:
+  const json &entry() const {
+    for (const json &e : cases()["tokenizers"])
+      if (e["name"] == GetParam())
+        return e;
+    ADD_FAILURE() << "no fixture " << GetParam();
+    static const json none;
+    return none;
+  }
+};
+
+TEST_P(TokenizerFixture, VocabularyAndSpecialTokensAsHF) {
+  const json &e = entry();
+  tokenizer_ptr t = open(e);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(sgc_tokenizer_kind(t.get()), e["kind"].get<std::string>());
+  EXPECT_EQ(sgc_tokenizer_vocab_size(t.get()), e["vocab_size"].get<int>());
+  EXPECT_EQ(sgc_tokenizer_bos_id(t.get()), e["bos_id"].get<int>());
+  EXPECT_EQ(sgc_tokenizer_eos_id(t.get()), e["eos_id"].get<int>());
+  EXPECT_EQ(sgc_tokenizer_pad_id(t.get()), e["pad_id"].get<int>());
+  const std::set<int> special = e["special_ids"].get<std::set<int>>();
+  for (int id = 0; id < sgc_tokenizer_vocab_size(t.get()); ++id) {
+    EXPECT_EQ(sgc_tokenizer_is_special(t.get(), id) != 0, special.count(id) != 0)
+        << "id " << id;
+    const char *p = sgc_tokenizer_piece(t.get(), id);
+    ASSERT_NE(p, nullptr) << "id " << id;
+    EXPECT_EQ(sgc_tokenizer_token_id(t.get(), p), id) << p;
+  }
+  EXPECT_EQ(sgc_tokenizer_piece(t.get(), sgc_tokenizer_vocab_size(t.get())),
+            nullptr);
+  EXPECT_EQ(sgc_tokenizer_piece(t.get(), -1), nullptr);
+  EXPECT_EQ(sgc_tokenizer_token_id(t.get(), "no such piece \x01"), -1);
+}
+
+TEST_P(TokenizerFixture, EncodeAsHF) {
+  const json &e = entry();
+  tokenizer_ptr t = open(e);
+  ASSERT_TRUE(t);
+  size_t checked = 0;
+  for (const json &c : e["encode"]) {
+    const std::string text = c[0].get<std::string>();
+    const auto plain = c[1].get<std::vector<int32_t>>();
+    const auto with_bos = c[2].get<std::vector<int32_t>>();
+    EXPECT_EQ(show(encode(t.get(), text, false)), show(plain))
+        << "text " << sgc::escape_for_message(text);
+    EXPECT_EQ(show(encode(t.get(), text, true)), show(with_bos))
+        << "text " << sgc::escape_for_message(text) << " (with BOS)";
+    ++checked;
+  }
+  EXPECT_GE(checked, 150u);
+}
+
+TEST_P(TokenizerFixture, DecodeAsHF) {
+  const json &e = entry();
+  tokenizer_ptr t = open(e);
+  ASSERT_TRUE(t);
+  for (const json &c : e["decode"]) {
+    const auto ids = c[0].get<std::vector<int32_t>>();
+    EXPECT_EQ(decode(t.get(), ids, false), c[1].get<std::string>())
+        << "ids " << show(ids);
+    EXPECT_EQ(decode(t.get(), ids, true), c[2].get<std::string>())
+        << "ids " << show(ids) << " (skip special)";
+  }
+}
+
+TEST_P(TokenizerFixture, StreamingEqualsWholeDecode) {
+  const json &e = entry();
+  tokenizer_ptr t = open(e);
+  ASSERT_TRUE(t);
+  for (const json &c : e["decode"]) {
+    const auto ids = c[0].get<std::vector<int32_t>>();
+    EXPECT_EQ(stream(t.get(), ids, false), c[1].get<std::string>())
+        << "ids " << show(ids);
+    EXPECT_EQ(stream(t.get(), ids, true), c[2].get<std::string>())
+        << "ids " << show(ids) << " (skip special)";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HF, TokenizerFixture,
+                         ::testing::Values("sentencepiece", "bpe",
+                                           "bpe-prepend", "tiny-gemma3",
+                                           "tiny-gemma4"),
+                         [](const auto &info) {
+                           std::string n = info.param;
+                           for (char &ch : n)
+                             if (ch == '-')
+                               ch = '_';
+                           return n;
+                         });
+
+TEST(TokenizerFixtures, CoverHundredsOfStrings) {
+  size_t strings = 0, lists = 0;
+  for (const json &e : cases()["tokenizers"]) {
+    strings += e["encode"].size();
+    lists += e["decode"].size();
+  }
+  EXPECT_GE(strings, 1000u);
+  EXPECT_GE(lists, 1500u);
+}
+
+} // namespace
