@@ -182,7 +182,8 @@ llama_built() { [[ -x $LLAMA/bin/llama-bench && -x $LLAMA/bin/llama-completion ]
 # llama_version: "llama-cpp-python X (llama.cpp <commit>)".
 llama_version() {
   echo "llama-cpp-python $(cat "$LLAMA/VERSION" 2>/dev/null || echo '?')" \
-    "(vendored llama.cpp $("$LLAMA/bin/llama-bench" --version 2>&1 | sed -n 's/^version: //p' | head -1))"
+    "(vendored llama.cpp, commit $("$LLAMA/bin/llama-bench" --version 2>&1 |
+      sed -n 's/^version: .*commit \([0-9a-f]*\).*/\1/p' | head -1))"
 }
 
 # proc_busy: "busy total" ticks of /proc/stat, all CPUs (see other_load.h).

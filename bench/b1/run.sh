@@ -200,10 +200,10 @@ echo "B1 decode, batch 1, greedy; $ROUNDS rounds, fresh processes; timed steps a
   "sgc $SGC_STEPS after a 32-token prompt, HF $HF_STEPS after it, llama.cpp" \
   "$LLAMA_REPS x $LLAMA_STEPS from an empty context (median);" \
   "bytes/token $(awk -v b="$bytes_tok" 'BEGIN { printf "%.1f MB", b / 1e6 }') (bf16 weights + KV)"
-fmt='| %-15s | %-3s | %-17s | %-5s | %-17s | %-17s | %-23s | %-5s |\n'
+fmt='| %-15s | %-3s | %-20s | %-5s | %-20s | %-20s | %-23s | %-5s |\n'
 printf "$fmt" build thr "ms/token" "tok/s" "x llama.cpp" "x faster HF" "% of ceiling" other
-printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ----- ------------------- ------- \
-  ------------------- ------------------- ------------------------- -------
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ----- ---------------------- ------- \
+  ---------------------- ---------------------- ------------------------- -------
 for t in 1 2; do
   ceil=$(for ((r = 0; r < ROUNDS; ++r)); do
     awk -v g="$(get $r ref - $t ref_gbs)" -v b="$bytes_tok" 'BEGIN { print g * 1e9 / b }'
