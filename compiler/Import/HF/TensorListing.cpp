@@ -30,7 +30,8 @@ constexpr uint64_t kMaxHeaderBytes = 100000000;
 constexpr uint64_t kMaxIndexBytes = 100000000;
 
 InFlightDiagnostic fileError(MLIRContext *ctx, StringRef file) {
-  return emitError(FileLineColLoc::get(ctx, file, 0, 0));
+  (void)file;
+  return emitError(UnknownLoc::get(ctx));
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
@@ -131,16 +132,17 @@ mlir::sgc::import::hf::readTensorListing(MLIRContext *ctx, StringRef path) {
     return failure();
   }
   if (!index.contains("weight_map") || !index["weight_map"].is_object()) {
-    emitError(FileLineColLoc::get(ctx, path, 0, 0))
-        << "[$.weight_map] missing required key 'weight_map' (an object: "
-           "tensor name -> shard file)";
+    fileError(ctx, path) << "'" << path
+                         << "': missing required key 'weight_map' (an "
+                            "object: tensor name -> shard file)";
     return failure();
   }
   std::map<std::string, std::vector<std::string>> byShard;
   for (auto it = index["weight_map"].begin(); it != index["weight_map"].end();
        ++it) {
     if (!it.value().is_string()) {
-      fileError(ctx, path) << "[$.weight_map." << printable(it.key(), 200)
+      fileError(ctx, path) << "'" << path << "' [$.weight_map."
+                           << printable(it.key(), 200)
                            << "] expected a shard file name, got "
                            << describe(it.value());
       return failure();
@@ -148,8 +150,9 @@ mlir::sgc::import::hf::readTensorListing(MLIRContext *ctx, StringRef path) {
     std::string shard = it.value().get<std::string>();
     if (shard.empty() || shard.find('/') != std::string::npos ||
         shard == "..") {
-      fileError(ctx, path) << "[$.weight_map." << printable(it.key(), 200)
-                           << "] shard '" << printable(shard)
+      fileError(ctx, path) << "'" << path << "' [$.weight_map."
+                           << printable(it.key(), 200) << "] shard '"
+                           << printable(shard)
                            << "' is not a file next to the index";
       return failure();
     }
@@ -266,7 +269,7 @@ LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
     if (!derived.count(name))
       extra.push_back(name);
   if (!extra.empty()) {
-    auto w = emitWarning(FileLineColLoc::get(ctx, listing.path, 0, 0));
+    auto w = emitWarning(UnknownLoc::get(ctx));
     w << extra.size() << " tensor(s) of '" << listing.path
       << "' are not used by the model the config describes (first: '"
       << printable(extra.front(), 200) << "')";
