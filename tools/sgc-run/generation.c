@@ -94,9 +94,29 @@ static int add_text(generation *g, const char *s, size_t n) {
   return 0;
 }
 
+/* SGC_RUN_TEST_TOKEN_DELAY_MS paces the tokens: the --chat test needs an
+ * answer slow enough to be interrupted in the middle. */
+static void test_delay(void) {
+  static long ms = -1;
+  if (ms < 0) {
+    const char *v = getenv("SGC_RUN_TEST_TOKEN_DELAY_MS");
+    ms = v ? strtol(v, NULL, 10) : 0;
+    if (ms < 0)
+      ms = 0;
+  }
+  if (ms > 0) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+  }
+}
+
 static int on_token(void *user, int32_t token) {
   generation *g = (generation *)user;
-  double t = now_seconds();
+  double t;
+  test_delay();
+  t = now_seconds();
   if (g->generated.count == 0)
     g->t_first = t;
   g->t_last = t;

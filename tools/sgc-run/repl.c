@@ -43,6 +43,15 @@ static int next_turn_text(const settings *s, const char *line,
   return *out ? 0 : out_of_memory();
 }
 
+static void print_ids_line(FILE *out, const char *label, const int32_t *ids,
+                           size_t n) {
+  size_t i;
+  fputs(label, out);
+  for (i = 0; i < n; ++i)
+    fprintf(out, " %d", (int)ids[i]);
+  fputc('\n', out);
+}
+
 static char *trim_line(char *line) {
   size_t n = strlen(line);
   while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -76,6 +85,8 @@ static int turn(const options *o, const settings *s, sgc_session_t *session,
   int rc;
   int64_t room, wanted;
   sgc_status_t *st;
+  /* From here on a Ctrl-C stops this answer, not the program. */
+  set_interrupt_graceful(1);
   if (c->tokens.count == 0) {
     chat_message m[2];
     size_t count = 0;
@@ -120,12 +131,12 @@ static int turn(const options *o, const settings *s, sgc_session_t *session,
   g->context_bound = wanted > room;
   gopts->cached_tokens = c->tokens.ids;
   gopts->num_cached_tokens = c->cached;
-  if (o->verbose)
+  if (o->verbose) {
     fprintf(stderr, "prefill: %zu tokens at position %zu\n", prompt.count,
             c->cached);
-  set_interrupt_graceful(1);
+    print_ids_line(stderr, "prefill ids:", prompt.ids, prompt.count);
+  }
   st = generation_run(g, prompt.ids, (int64_t)prompt.count, gopts);
-  set_interrupt_graceful(0);
   fputc('\n', stdout);
   fflush(stdout);
   if (st) {
@@ -136,12 +147,11 @@ static int turn(const options *o, const settings *s, sgc_session_t *session,
     rc = out_of_memory();
     goto done;
   }
-  if (interrupt_requested()) {
-    fputs("[answer stopped]\n", stderr);
-    clear_interrupt();
-  }
-  if (o->verbose)
+  if (o->verbose) {
+    print_ids_line(stderr, "answer ids:", g->generated.ids,
+                   g->generated.count);
     print_generation_summary(stderr, g);
+  }
   /* The cache now holds the prompt and every answer token but the last. */
   if (!append_ids(&c->tokens, ids, n) ||
       !append_ids(&c->tokens, g->generated.ids, g->generated.count)) {
@@ -152,6 +162,11 @@ static int turn(const options *o, const settings *s, sgc_session_t *session,
   c->answer_closed = g->generated.count > 0 &&
                      g->generated.ids[g->generated.count - 1] == s->end_of_turn;
 done:
+  set_interrupt_graceful(0);
+  if (interrupt_requested()) {
+    fputs("[answer stopped]\n", stderr);
+    clear_interrupt();
+  }
   free(prompt.ids);
   free(ids);
   free(rendered);
