@@ -190,7 +190,8 @@ TEST_P(TokenizerFixture, StreamingEqualsWholeDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(HF, TokenizerFixture,
-                         ::testing::Values("sentencepiece", "bpe",
+                         ::testing::Values("sentencepiece",
+                                           "sentencepiece-plain", "bpe",
                                            "bpe-prepend", "tiny-gemma3",
                                            "tiny-gemma4"),
                          [](const auto &info) {

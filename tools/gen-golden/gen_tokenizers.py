@@ -7,6 +7,7 @@ must agree or the generator stops). Writes, under the repository root:
 
   test/Inputs/tokenizers/sentencepiece/   tokenizer.model (SentencePiece BPE, byte fallback) and
                                           tokenizer_config.json (add_bos_token, added_tokens_decoder)
+  test/Inputs/tokenizers/sentencepiece-plain/  the same model, a tokenizer_config.json naming nothing
   test/Inputs/tokenizers/bpe/             tokenizer.json (+ tokenizer_config.json): Gemma 3/4 layout (Replace normalizer,
                                           Split pre-tokenizer, BPE with byte fallback, merges as pairs),
                                           Gemma 4 turn markers and added tokens with every flag
@@ -335,6 +336,13 @@ def sentencepiece_agreement(entry, root):
 
 def generate(root):
     build_sentencepiece(os.path.join(root, "test/Inputs/tokenizers/sentencepiece"), 1000, 11)
+    # The same model with a config that names nothing: the added tokens are then what the
+    # model's piece types say (HF's converter: control pieces special, user-defined not).
+    plain = os.path.join(root, "test/Inputs/tokenizers/sentencepiece-plain")
+    os.makedirs(plain, exist_ok=True)
+    shutil.copyfile(os.path.join(root, "test/Inputs/tokenizers/sentencepiece/tokenizer.model"),
+                    os.path.join(plain, "tokenizer.model"))
+    write_json(os.path.join(plain, "tokenizer_config.json"), {"tokenizer_class": "GemmaTokenizer"})
     build_tokenizer_json(os.path.join(root, "test/Inputs/tokenizers/bpe/tokenizer.json"), 12, 700,
                          GEMMA3_MARKERS + GEMMA4_MARKERS, True, "gemma")
     build_tokenizer_json(os.path.join(root, "test/Inputs/tokenizers/bpe-prepend/tokenizer.json"), 12, 700,
@@ -344,6 +352,7 @@ def generate(root):
                          GEMMA4_MARKERS, False, "gemma")
     entries = [
         record("sentencepiece", "test/Inputs/tokenizers/sentencepiece", root, 220, 21),
+        record("sentencepiece-plain", "test/Inputs/tokenizers/sentencepiece-plain", root, 60, 26),
         record("bpe", "test/Inputs/tokenizers/bpe/tokenizer.json", root, 220, 22),
         record("bpe-prepend", "test/Inputs/tokenizers/bpe-prepend/tokenizer.json", root, 120, 23),
         record("tiny-gemma3", "examples/tiny-gemma3", root, 60, 24),
@@ -375,6 +384,8 @@ def generate(root):
 
 OUTPUTS = ["test/Inputs/tokenizers/sentencepiece/tokenizer.model",
            "test/Inputs/tokenizers/sentencepiece/tokenizer_config.json",
+           "test/Inputs/tokenizers/sentencepiece-plain/tokenizer.model",
+           "test/Inputs/tokenizers/sentencepiece-plain/tokenizer_config.json",
            "test/Inputs/tokenizers/bpe/tokenizer.json", "test/Inputs/tokenizers/bpe/tokenizer_config.json",
            "test/Inputs/tokenizers/bpe-prepend/tokenizer.json",
            "test/Inputs/tokenizers/bpe-prepend/tokenizer_config.json",

@@ -562,9 +562,11 @@ int sgc_tokenizer_is_special(const sgc_tokenizer_t *tokenizer, int32_t id);
 
 /**
  * Encodes |len| bytes of UTF-8 |text| as Hugging Face does with
- * add_special_tokens = (add_bos != 0): with add_bos, the BOS the
- * checkpoint's post-processor (tokenizer.json) or add_bos_token
- * (SentencePiece, default true) asks for is prepended. Special-token
+ * add_special_tokens = (add_bos != 0): with add_bos, what the checkpoint
+ * asks for is added: tokenizer_config.json's add_bos_token / add_eos_token
+ * when it has them, else tokenizer.json's post-processor (a
+ * TemplateProcessing), else nothing (a tokenizer.model without
+ * add_bos_token gets no BOS, as in transformers). Special-token
  * literals in the text ("<start_of_turn>") are recognized as HF does.
  * Text that is not valid UTF-8 is refused (SGC_STATUS_USAGE) with the byte
  * offset of the first bad byte: HF's tokenizers take Python strings, which

@@ -102,10 +102,9 @@ status sentencepiece_tokenizer::load(const std::string &path,
     add_token(t);
   }
 
-  tokenizer_config c = config;
-  if (!c.add_bos_token)
-    c.add_bos_token = true; // SentencePiece models: BOS unless told not to
-  if (status s = finish_setup(c, post_processor()); !s.ok())
+  // As transformers: BOS only when tokenizer_config.json's add_bos_token
+  // asks for it (Gemma's does).
+  if (status s = finish_setup(config, post_processor()); !s.ok())
     return bad_input_error(path + ": " + s.message());
   if (bos_id_ < 0 && sp_.bos_id() >= 0)
     bos_id_ = sp_.bos_id();
