@@ -69,11 +69,14 @@ void added_vocabulary::add(const added_token &t, const normalizer &n) {
     pattern = t.content;
   auto &bucket =
       by_first_[t.normalized][static_cast<unsigned char>(pattern[0])];
+  const size_t len = pattern.size();
   pattern_[t.id] = std::move(pattern);
-  bucket.push_back(t.id);
-  std::stable_sort(bucket.begin(), bucket.end(), [&](int32_t a, int32_t b) {
-    return pattern_[a].size() > pattern_[b].size();
-  });
+  // Keep the bucket longest first (thousands of tokens start with '<').
+  bucket.insert(std::upper_bound(bucket.begin(), bucket.end(), len,
+                                 [&](size_t l, int32_t id) {
+                                   return l > pattern_[id].size();
+                                 }),
+                t.id);
 }
 
 const added_token *added_vocabulary::find(int32_t id) const {

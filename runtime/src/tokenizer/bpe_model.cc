@@ -51,6 +51,8 @@ status bpe_model::parse(const json_cursor &c, bpe_model *out) {
   const json_cursor vocab = c.at("vocab");
   if (status st = vocab.expect_object(); !st.ok())
     return st;
+  out->vocab_.reserve(vocab.size());
+  out->pieces_.reserve(vocab.size());
   for (auto it = vocab.value().begin(); it != vocab.value().end(); ++it) {
     int64_t id = 0;
     const json_cursor entry = vocab.at(it.key().c_str());
@@ -86,6 +88,7 @@ status bpe_model::parse(const json_cursor &c, bpe_model *out) {
   const json_cursor merges = c.at("merges");
   if (status st = merges.expect_array(); !st.ok())
     return st;
+  out->merges_.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
     const json_cursor m = merges.at(i);
     std::string a, b;

@@ -30,6 +30,7 @@ void pipeline_tokenizer::set_model_pieces(std::vector<std::string> pieces) {
   pieces_ = std::move(pieces);
   present_.assign(pieces_.size(), false);
   ids_.clear();
+  ids_.reserve(pieces_.size());
   for (size_t i = 0; i < pieces_.size(); ++i) {
     if (pieces_[i].empty())
       continue;
