@@ -58,6 +58,10 @@ def read_safetensors(path):
     """{name: (dtype, shape, bytes)} of a single-file safetensors checkpoint."""
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
+        size = f.seek(0, 2)
+        if n > size - 8:
+            raise ValueError(f"header length {n} exceeds the file ({size} bytes)")
+        f.seek(8)
         header = json.loads(f.read(n))
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
     out = {}
@@ -82,8 +86,14 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     gguf_path, ckpt_path = sys.argv[1], sys.argv[2]
-    ckpt = read_safetensors(ckpt_path)
-    reader = GGUFReader(gguf_path)
+    try:
+        ckpt = read_safetensors(ckpt_path)
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        fail(f"{ckpt_path}: not a readable safetensors file ({type(e).__name__}: {e})")
+    try:
+        reader = GGUFReader(gguf_path)
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        fail(f"{gguf_path}: not a readable GGUF file ({type(e).__name__}: {e})")
     tensors = {t.name: t for t in reader.tensors}
     seen = set()
     n_bits = n_norms = 0
