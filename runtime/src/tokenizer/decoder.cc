@@ -146,6 +146,15 @@ status decoder::parse_into(const json_cursor &c, std::vector<step> *steps) {
   return {};
 }
 
+bool decoder::concatenates() const {
+  if (none_)
+    return false; // joined with spaces: a cut would lose one
+  for (const step &s : steps_)
+    if (s.kind == step::strip)
+      return false;
+  return true;
+}
+
 std::string decoder::apply(std::vector<std::string> tokens) const {
   std::string out;
   if (none_) {

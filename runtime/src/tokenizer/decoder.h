@@ -22,6 +22,9 @@ public:
   static decoder gemma();
 
   std::string apply(std::vector<std::string> tokens) const;
+  /// Only per-token steps and joins (Replace, ByteFallback, Fuse): the text
+  /// of a sequence is the texts of its parts, cut between non-byte tokens.
+  bool concatenates() const;
 
 private:
   struct step {

@@ -1,7 +1,7 @@
 /*
  * detokenizer.cc - streaming decode (see detokenizer.h). Each step decodes
- * the whole sequence so far: exact by construction, and cheap next to a
- * model's decode step.
+ * the tokens not yet handed out; with decoders that look at the whole text
+ * (a Strip), that is the whole sequence, exact by construction.
  */
 #include "runtime/src/tokenizer/detokenizer.h"
 
@@ -42,7 +42,15 @@ status detokenizer::push(int32_t token, std::string *out) {
       break;
     --end;
   }
-  return emit_up_to(end, out);
+  status st = emit_up_to(end, out);
+  if (st.ok() && end > 0 && tok_->decode_concatenates()) {
+    // Everything before |end| is out and later tokens cannot change it:
+    // keep only the held-back tail, so each push decodes a few tokens.
+    ids_.erase(ids_.begin(), ids_.begin() + static_cast<long>(end));
+    emitted_ = 0;
+    decoded_end_ = 0;
+  }
+  return st;
 }
 
 status detokenizer::finish(std::string *out) {

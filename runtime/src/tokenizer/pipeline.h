@@ -32,6 +32,9 @@ public:
                 std::vector<int32_t> *ids) const override;
   status decode(const std::vector<int32_t> &ids, bool skip_special,
                 std::string *text) const override;
+  bool decode_concatenates() const override {
+    return decoder_.concatenates();
+  }
 
 protected:
   /// Appends the ids of a normalized run of text without added tokens.

@@ -34,6 +34,12 @@ public:
   /// character spread over several tokens.
   virtual bool is_byte_piece(int32_t id) const = 0;
 
+  /// True when decode(a + b) == decode(a) + decode(b) whenever |a| ends in
+  /// a token that is neither a byte piece nor skipped (Gemma's decoder:
+  /// Replace, ByteFallback, Fuse); lets the detokenizer forget what it has
+  /// handed out. False for decoders that look at the whole text (Strip).
+  virtual bool decode_concatenates() const { return false; }
+
   /// |text| must be valid UTF-8 (checked by the caller).
   virtual status encode(std::string_view text, bool add_special,
                         std::vector<int32_t> *ids) const = 0;
