@@ -70,6 +70,11 @@ outcome open_json(const std::string &part, const std::string &value) {
 
 TEST(TokenizerErrors, TheMinimalFileOpens) {
   EXPECT_EQ(open_json("", "").code, SGC_STATUS_OK) << open_json("", "").message;
+  // "" affixes and dropout 0 mean none, as null does.
+  const outcome o = open_json(
+      "model", R"({"type":"BPE","dropout":0.0,"continuing_subword_prefix":"",)"
+               R"("end_of_word_suffix":"","vocab":{"<bos>":0},"merges":[]})");
+  EXPECT_EQ(o.code, SGC_STATUS_OK) << o.message;
 }
 
 TEST(TokenizerErrors, MissingFileOrDirectory) {
@@ -117,7 +122,10 @@ TEST(TokenizerErrors, UnsupportedComponentsNameTheJsonPath) {
       {"model", R"({"type":"BPE","vocab":{"a":0},"merges":["a b c"]})",
        "tokenizer.json: $.model.merges[0]: expected \"a b\""},
       {"model", R"({"type":"BPE","dropout":0.1,"vocab":{},"merges":[]})",
-       "tokenizer.json: $.model.dropout: only null is supported"},
+       "tokenizer.json: $.model.dropout: only null or 0 is supported"},
+      {"model", R"({"type":"BPE","continuing_subword_prefix":"##","vocab":{},"merges":[]})",
+       "tokenizer.json: $.model.continuing_subword_prefix: only null or \"\" is "
+       "supported"},
       {"model", R"({"type":"BPE","vocab":{"a":0,"b":0},"merges":[]})",
        "tokenizer.json: $.model.vocab.b: id 0 is also 'a'"},
       {"normalizer", R"({"type":"NFC"})",

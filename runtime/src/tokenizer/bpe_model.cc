@@ -38,10 +38,17 @@ status read_merge(const json_cursor &c, std::string *a, std::string *b) {
 status bpe_model::parse(const json_cursor &c, bpe_model *out) {
   if (status st = c.expect_object(); !st.ok())
     return st;
-  for (const char *key :
-       {"dropout", "continuing_subword_prefix", "end_of_word_suffix"})
-    if (!c.at(key).is_null())
-      return c.at(key).error("only null is supported");
+  // Absent, null, "" (affixes) and 0 (dropout) all mean none, as in HF.
+  for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    const json_cursor v = c.at(key);
+    if (!v.is_null() && !(v.is_string() && v.value().get<std::string>().empty()))
+      return v.error("only null or \"\" is supported");
+  }
+  {
+    const json_cursor v = c.at("dropout");
+    if (!v.is_null() && !(v.value().is_number() && v.value().get<double>() == 0.0))
+      return v.error("only null or 0 is supported");
+  }
   for (auto [key, flag] : {std::pair<const char *, bool *>{"fuse_unk", &out->fuse_unk_},
                            {"byte_fallback", &out->byte_fallback_},
                            {"ignore_merges", &out->ignore_merges_}})

@@ -4,7 +4,7 @@
  * byte fallback to <0xNN> pieces, the unknown token (fused or not), and
  * ignore_merges. Merges come as "a b" strings or as [a, b] pairs; both are
  * read. dropout, continuing_subword_prefix and end_of_word_suffix must be
- * null (Gemma's are).
+ * none (null, 0 or ""; Gemma's are).
  */
 #ifndef SGC_RUNTIME_TOKENIZER_BPE_MODEL_H
 #define SGC_RUNTIME_TOKENIZER_BPE_MODEL_H
