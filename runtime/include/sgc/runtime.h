@@ -556,8 +556,9 @@ int32_t sgc_tokenizer_bos_id(const sgc_tokenizer_t *tokenizer);
 int32_t sgc_tokenizer_eos_id(const sgc_tokenizer_t *tokenizer);
 /** -1 if none. */
 int32_t sgc_tokenizer_pad_id(const sgc_tokenizer_t *tokenizer);
-/** 1 when |id| is a special token (an added token marked special, or a
- *  SentencePiece control piece), else 0. */
+/** 1 when |id| is a special token (an added token marked special; for a
+ *  tokenizer.model, the control and unknown pieces unless
+ *  tokenizer_config.json's added_tokens_decoder says otherwise), else 0. */
 int sgc_tokenizer_is_special(const sgc_tokenizer_t *tokenizer, int32_t id);
 
 /**
@@ -578,9 +579,10 @@ sgc_status_t *sgc_tokenizer_encode(const sgc_tokenizer_t *tokenizer,
                                    int32_t **out_ids, size_t *out_count);
 
 /**
- * Decodes as HF's decode(ids, skip_special_tokens = skip_special):
- * byte-fallback pieces <0xNN> are combined into UTF-8, bytes that do not
- * form valid UTF-8 become U+FFFD. An id out of range is SGC_STATUS_USAGE.
+ * Decodes as HF's decode(ids, skip_special_tokens = skip_special): a run
+ * of byte-fallback pieces <0xNN> becomes its UTF-8 text, or one U+FFFD per
+ * byte when the run is not valid UTF-8 (HF's ByteFallback). An id out of
+ * range is SGC_STATUS_USAGE (HF drops such ids silently).
  * |*out_text| is malloc'ed and NUL-terminated (free with free()).
  */
 sgc_status_t *sgc_tokenizer_decode(const sgc_tokenizer_t *tokenizer,
@@ -590,7 +592,9 @@ sgc_status_t *sgc_tokenizer_decode(const sgc_tokenizer_t *tokenizer,
 
 /**
  * Streaming decode: push one token at a time and get the text it completes.
- * A piece never ends inside a UTF-8 character; the concatenation of every
+ * The text of trailing byte-fallback pieces is held back until a later
+ * token (or finish) settles it, so a piece never ends inside a UTF-8
+ * character and is never taken back; the concatenation of every
  * push's text and finish's text equals sgc_tokenizer_decode of all the
  * tokens pushed since create or reset. The detokenizer keeps its tokenizer
  * alive; one thread at a time.
@@ -600,8 +604,9 @@ typedef struct sgc_detokenizer_t sgc_detokenizer_t;
 sgc_status_t *sgc_detokenizer_create(const sgc_tokenizer_t *tokenizer,
                                      int skip_special,
                                      sgc_detokenizer_t **out_detokenizer);
-/** |*out_text| is NUL-terminated and points into the detokenizer; it is
- *  valid until the next call on it. */
+/** |*out_text| (often "") is NUL-terminated and points into the
+ *  detokenizer; it is valid until the next call on it. An id out of range
+ *  is SGC_STATUS_USAGE. */
 sgc_status_t *sgc_detokenizer_push(sgc_detokenizer_t *detokenizer,
                                    int32_t token, const char **out_text,
                                    size_t *out_len);
