@@ -8,6 +8,8 @@ models (the config objects gen_golden.py builds them from), plus Gemma 3 1b/4b/2
 
   <name>-minimal   only the keys that differ from the class defaults (to_diff_dict): the
                    importer must fill the rest as transformers does
+  model.safetensors.index.json (12b, 31B)  every tensor name of the model transformers builds
+                   from the config (meta device), the shards absent
   gemma-4-31B-it-global   the released checkpoints' spelling (global_head_dim,
                    num_global_key_value_heads) instead of per_layer_config; asserted to load
                    back to the same per_layer_config
@@ -198,6 +200,28 @@ def minimal_dict(cfg):
     return d
 
 
+INDEXED = {"gemma-3-12b-it": "Gemma3ForConditionalGeneration",
+           "gemma-4-31B-it": "Gemma4ForConditionalGeneration"}
+
+
+def write_index(path, cfg, cls_name):
+    """model.safetensors.index.json naming every tensor of the model transformers builds from
+    `cfg` (on the meta device: no memory), as its state_dict names them, the tied lm_head left
+    out as save_pretrained does; two shard names, the shards themselves absent."""
+    import torch
+    import transformers
+    cls = getattr(transformers, cls_name)
+    with torch.device("meta"):
+        model = cls(cfg)
+    sd = model.state_dict()
+    names = sorted(k for k in sd if k != "lm_head.weight")
+    half = len(names) // 2
+    weight_map = {n: "model-%05d-of-00002.safetensors" % (1 if i < half else 2)
+                  for i, n in enumerate(names)}
+    total = sum(sd[n].numel() * sd[n].element_size() for n in names)
+    write_dict(path, {"metadata": {"total_size": total}, "weight_map": weight_map})
+
+
 def write_all(root):
     for name, cfg in configs().items():
         d = os.path.join(root, name)
@@ -209,6 +233,8 @@ def write_all(root):
         write_dict(os.path.join(d, "config.json"), full)
         # Only what differs from the class defaults.
         write_dict(os.path.join(d, "expected.json"), resolved(cfg))
+        if name in INDEXED:
+            write_index(os.path.join(d, "model.safetensors.index.json"), cfg, INDEXED[name])
         minimal = minimal_dict(cfg)
         write_dict(os.path.join(root, name + "-minimal", "config.json"), minimal)
         # transformers reads the minimal config back to the same model.

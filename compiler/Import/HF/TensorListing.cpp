@@ -186,6 +186,11 @@ std::optional<std::string> findPrefix(const TensorListing &listing,
   for (const std::string &alt :
        alternativeTensorNames(family, (defaultPrefix + ".").str()))
     candidates.push_back(StringRef(alt).drop_back().str());
+  // transformers 5 builds the SigLIP tower without its `vision_model`
+  // level (model.vision_tower.encoder...); a checkpoint saved from the
+  // module's own state_dict has those names.
+  if (family == Family::Gemma3 && defaultPrefix == "vision_tower.vision_model")
+    candidates.push_back("model.vision_tower");
   for (const std::string &c : candidates) {
     std::string start = c + child.str();
     auto it = listing.tensors.lower_bound(start);
