@@ -181,6 +181,30 @@ TEST(TokenizerErrors, BadSentencePieceModelAndBadConfig) {
       << o.message;
 }
 
+TEST(TokenizerErrors, DamagedFilesAreRefusedNotCrashedOn) {
+  // Every cut of a real tokenizer.json is bad JSON; flipped bytes in a
+  // tokenizer.model give an error or a model, never a crash.
+  const std::string root = SGC_SOURCE_DIR;
+  const std::string json_text =
+      sgc_test::read_file(root + "/examples/tiny-gemma4/tokenizer.json");
+  const std::string model =
+      sgc_test::read_file(root + "/examples/tiny-gemma3/tokenizer.model");
+  sgc_test::temp_dir dir;
+  for (size_t i = 1; i < 40; ++i) {
+    sgc_test::write_file(dir.file("tokenizer.json"),
+                         json_text.substr(0, json_text.size() * i / 40));
+    EXPECT_EQ(open_path(dir.file("tokenizer.json")).code, SGC_STATUS_BAD_INPUT);
+  }
+  for (size_t i = 0; i < 200; ++i) {
+    std::string bad = model;
+    bad[(i * 7919) % bad.size()] ^= static_cast<char>(1 + i % 255);
+    sgc_test::write_file(dir.file("tokenizer.model"), bad);
+    const outcome o = open_path(dir.file("tokenizer.model"));
+    EXPECT_TRUE(o.code == SGC_STATUS_OK || o.code == SGC_STATUS_BAD_INPUT)
+        << o.message;
+  }
+}
+
 class OpenTokenizer : public ::testing::Test {
 protected:
   void SetUp() override {
