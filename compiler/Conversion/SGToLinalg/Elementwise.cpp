@@ -311,16 +311,16 @@ static LogicalResult lowerPointwise(
 }
 
 Value lowering::emitGeluTanh(OpBuilder &b, Location loc, Value z) {
+  auto c = [&](float value) { return constF32Like(b, loc, value, z.getType()); };
   Value cube = arith::MulFOp::create(
       b, loc, Value(arith::MulFOp::create(b, loc, z, z)), z);
   Value inner = arith::AddFOp::create(
-      b, loc, z,
-      Value(arith::MulFOp::create(b, loc, constF32(b, loc, 0.044715f), cube)));
+      b, loc, z, Value(arith::MulFOp::create(b, loc, c(0.044715f), cube)));
   const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
   Value t = math::TanhOp::create(
-      b, loc, Value(arith::MulFOp::create(b, loc, constF32(b, loc, beta), inner)));
-  Value onePlus = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), t);
-  Value half = arith::MulFOp::create(b, loc, constF32(b, loc, 0.5f), z);
+      b, loc, Value(arith::MulFOp::create(b, loc, c(beta), inner)));
+  Value onePlus = arith::AddFOp::create(b, loc, c(1.0f), t);
+  Value half = arith::MulFOp::create(b, loc, c(0.5f), z);
   return arith::MulFOp::create(b, loc, half, onePlus);
 }
 

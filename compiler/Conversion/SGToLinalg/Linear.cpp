@@ -1,19 +1,30 @@
-//===- Linear.cpp - linears (plain and fused) as row kernels --------------===//
+//===- Linear.cpp - linears (plain and fused) as tiles and rows -----------===//
 //
-// Part of sgc. sg.linear, sg.norm_linear and sg.gated_mlp all become one
-// kernel each, `@sgc_<kind>_…(x, [norm weight], weights…, outputs…,
-// row_begin, row_end)`, called through a dispatcher that the emitted glue
-// implements with the runtime's parallel_for over the output rows.
+// Part of sgc. sg.linear, sg.norm_linear and sg.gated_mlp each become two
+// calls in the body: `@sgc_rows_…(x, [norm weight], xs)` widens the input
+// rows to f32 once (normalizing them first when the op carries the norm,
+// rounded exactly as sg.rms_norm rounds), then the dispatcher of the kernel
+// `@sgc_<kind>_…(xs, weights…, outputs…, row_begin, row_end)`, which the
+// emitted glue runs on the runtime's threads over the output rows.
 //
-// A kernel first widens its input rows to f32 once (normalizing them first
-// when the op carries the norm, rounded exactly as sg.rms_norm rounds), then
-// walks one weight row at a time (row-major bf16, as the checkpoint stores
-// it) with 4 independent vector<16xf32> accumulators along K, widening the
-// weights exactly to f32 and fusing multiply and add: the structure CPU.md
-// measured at 93-96 % of one core's read bandwidth. Each row serves every
-// token of the chunk while it is in L1. Epilogues (the softcap of the LM
-// head; GELU-tanh times up for the gated MLP) run on the rounded dot
-// products, so fused and unfused ops round at the same points.
+// A chunk of at least kTileTokens tokens (prefill) goes through register
+// tiles: per block of kTileRows output rows the weights are widened once
+// into an f32 panel [K][kTileRows], and each tile of kTileTokens tokens x
+// kTileRows rows keeps its accumulators in registers over the whole K,
+// broadcasting one activation per token and reusing one panel vector for
+// every token: 6 x 16 f32 accumulators are 12 of AVX2's 16 registers, and
+// each loaded value feeds 6 or 2 FMAs instead of one. The sum over K runs in
+// order k = 0..K-1 per output.
+//
+// Fewer tokens (decode), and the rows of a range that fill no whole block,
+// walk one weight row at a time (row-major bf16, as the checkpoint stores
+// it) with 4 independent vector<16xf32> accumulators along K: the structure
+// CPU.md measured at 93-96 % of one core's read bandwidth. Each row serves
+// every token of the chunk while it is in L1.
+//
+// Epilogues (the softcap of the LM head; GELU-tanh times up for the gated
+// MLP) run on the rounded dot products in both paths, so fused and unfused
+// ops round at the same points.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +37,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cstring>
 
@@ -33,26 +45,52 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-/// Lanes per accumulator and accumulators per K step.
+/// Lanes per accumulator and accumulators per K step of the row path.
 static constexpr int64_t kLanes = 16;
 static constexpr int64_t kAccumulators = 4;
 /// How far ahead the row kernel prefetches weights, in bf16 elements (1 KiB).
 static constexpr int64_t kPrefetchElements = 512;
+/// The register tile of the token path: tokens x output rows (one vector).
+static constexpr int64_t kTileTokens = 6;
+static constexpr int64_t kTileRows = 16;
+/// K steps per iteration of the tile loop (K % kUnroll run one at a time).
+static constexpr int64_t kUnroll = 4;
 
 namespace {
 
 enum class Epilogue { Plain, Softcap, GatedGelu };
 
-/// Everything that distinguishes one kernel from another.
-struct KernelSpec {
+/// What the input rows need before the kernel: widening, maybe the norm.
+struct InputSpec {
   int64_t k = 0;
-  /// Element types of the input rows, the weights and the outputs.
-  Type xType, wType, yType;
-  /// Rows of each weight (a gated MLP has two weights of the same rows).
-  SmallVector<int64_t> rows;
+  Type xType, normType;
   bool norm = false, normWeight = false;
   double eps = 0;
   int64_t offset = 0;
+
+  std::string name() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "rows_" << k << "_" << xType;
+    if (norm) {
+      uint64_t u;
+      std::memcpy(&u, &eps, sizeof u);
+      os << "_n" << offset;
+      if (normWeight)
+        os << "w" << normType;
+      os << "_" << llvm::utohexstr(u);
+    }
+    return s;
+  }
+};
+
+/// Everything that distinguishes one kernel from another.
+struct KernelSpec {
+  int64_t k = 0;
+  /// Element types of the weights and the outputs (the input is f32).
+  Type wType, yType;
+  /// Rows of each weight (a gated MLP has two weights of the same rows).
+  SmallVector<int64_t> rows;
   Epilogue epilogue = Epilogue::Plain;
   double cap = 0;
 
@@ -72,21 +110,15 @@ struct KernelSpec {
   std::string name() const {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << (epilogue == Epilogue::GatedGelu ? "gated_mlp"
-           : norm                          ? "norm_linear"
-                                           : "linear");
+    os << (epilogue == Epilogue::GatedGelu ? "gated_mlp" : "linear");
     for (int64_t r : rows)
       os << "_" << r;
-    os << "x" << k << "_" << xType << "_" << wType << "_" << yType;
-    auto bits = [](double d) {
+    os << "x" << k << "_" << wType << "_" << yType;
+    if (epilogue == Epilogue::Softcap) {
       uint64_t u;
-      std::memcpy(&u, &d, sizeof u);
-      return llvm::utohexstr(u);
-    };
-    if (norm)
-      os << "_n" << offset << (normWeight ? "w" : "") << "_" << bits(eps);
-    if (epilogue == Epilogue::Softcap)
-      os << "_cap" << bits(cap);
+      std::memcpy(&u, &cap, sizeof u);
+      os << "_cap" << llvm::utohexstr(u);
+    }
     return s;
   }
 };
@@ -158,14 +190,36 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
   return scalarTail.getResult(0);
 }
 
-/// xs[s, :] = f32 of the input row, normalized first when the kernel carries
-/// the norm (sum of squares in order, mean, rsqrt, x·r·(offset + w), rounded
-/// to the input type: what sg.rms_norm computes).
-void emitInputRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value x,
-                   Value normWeight, Value xs) {
+/// The function `@sgc_rows_…(x, [norm weight], xs)`: xs[s, :] = f32 of
+/// input row s, normalized first when the op carries the norm (sum of
+/// squares in order, mean, rsqrt, x·r·(offset + w), rounded to the input
+/// type: what sg.rms_norm computes); xs's rows past x's are zeroed (the
+/// padding of the last token tile).
+func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
+                                  const InputSpec &spec) {
+  std::string name = "sgc_" + spec.name();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  Location loc = module.getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, spec.xType)};
+  if (spec.normWeight)
+    args.push_back(MemRefType::get({spec.k}, spec.normType));
+  args.push_back(MemRefType::get({dyn, spec.k}, b.getF32Type()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+  func.setPrivate();
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value x = entry->getArgument(0);
+  Value normWeight = spec.normWeight ? entry->getArgument(1) : Value();
+  Value xs = entry->getArguments().back();
+
   Value zero = constIndex(b, loc, 0);
   Value kIdx = constIndex(b, loc, spec.k);
-  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
+  Value tokens = dimOf(b, loc, x, 0);
+  emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
     auto load = [&](OpBuilder &b, Location loc, Value col) -> Value {
       return memref::LoadOp::create(b, loc, x, ValueRange{s, col});
     };
@@ -181,6 +235,189 @@ void emitInputRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value x,
       memref::StoreOp::create(b, loc, toF32(b, loc, v), xs, ValueRange{s, col});
     });
   });
+  emitFor(b, loc, tokens, dimOf(b, loc, xs, 0),
+          [&](OpBuilder &b, Location loc, Value s) {
+            emitFor(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value col) {
+              memref::StoreOp::create(b, loc, constF32(b, loc, 0.0f), xs,
+                                      ValueRange{s, col});
+            });
+          });
+  func::ReturnOp::create(b, loc);
+  return func;
+}
+
+/// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows: the weights of one
+/// block of rows, widened once and laid out K-major for the tile loop.
+void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
+                   int64_t k) {
+  Value zero = constIndex(b, loc, 0);
+  emitFor(b, loc, zero, constIndex(b, loc, kTileRows),
+          [&](OpBuilder &b, Location loc, Value j) {
+            Value row = arith::AddIOp::create(b, loc, n0, j);
+            emitFor(b, loc, zero, constIndex(b, loc, k),
+                    [&](OpBuilder &b, Location loc, Value col) {
+                      Value v = memref::LoadOp::create(b, loc, w,
+                                                       ValueRange{row, col});
+                      memref::StoreOp::create(b, loc, toF32(b, loc, v), panel,
+                                              ValueRange{col, j});
+                    });
+          });
+}
+
+/// The dot products of tokens t0..t0+kTileTokens-1 with the panel's rows:
+/// kTileTokens vector<kTileRows x f32> accumulators over k = 0..K-1, each
+/// step one panel load and one broadcast activation per token.
+SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
+                            Value t0, int64_t k) {
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf;
+  for (int64_t i = 0; i < kTileTokens; ++i)
+    rowsOf.push_back(arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i)));
+  auto step = [&](OpBuilder &b, Location loc, Value col,
+                  SmallVector<Value> &accs) {
+    Value wv = vector::LoadOp::create(b, loc, vecF32, panel,
+                                      ValueRange{col, constIndex(b, loc, 0)});
+    for (int64_t i = 0; i < kTileTokens; ++i) {
+      Value x = memref::LoadOp::create(b, loc, xs, ValueRange{rowsOf[i], col});
+      Value xv = vector::BroadcastOp::create(b, loc, vecF32, x);
+      accs[i] = vector::FMAOp::create(b, loc, xv, wv, accs[i]);
+    }
+  };
+  int64_t kMain = k - k % kUnroll;
+  SmallVector<Value> inits(kTileTokens, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, kMain),
+      constIndex(b, loc, kUnroll), inits,
+      [&](OpBuilder &b, Location loc, Value col, ValueRange iter) {
+        SmallVector<Value> accs(iter);
+        for (int64_t u = 0; u < kUnroll; ++u)
+          step(b, loc,
+               u ? Value(arith::AddIOp::create(b, loc, col, constIndex(b, loc, u)))
+                 : col,
+               accs);
+        scf::YieldOp::create(b, loc, accs);
+      });
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, kMain), constIndex(b, loc, k),
+      constIndex(b, loc, 1), main.getResults(),
+      [&](OpBuilder &b, Location loc, Value col, ValueRange iter) {
+        SmallVector<Value> accs(iter);
+        step(b, loc, col, accs);
+        scf::YieldOp::create(b, loc, accs);
+      });
+  return SmallVector<Value>(tail.getResults());
+}
+
+/// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
+/// fused multiply-add per k, in order.
+Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
+                  Value s, int64_t k) {
+  auto loop = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, k),
+      constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        Value x = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
+        Value wv = toF32(b, loc, memref::LoadOp::create(b, loc, w,
+                                                        ValueRange{row, col}));
+        scf::YieldOp::create(b, loc,
+                             Value(math::FmaOp::create(b, loc, x, wv, acc[0])));
+      });
+  return loop.getResult(0);
+}
+
+/// Calls `body(t)` for the tile's tokens that exist (t < tokens).
+void emitForTileTokens(OpBuilder &b, Location loc, Value t0, Value tokens,
+                       llvm::function_ref<void(OpBuilder &, Location, int64_t,
+                                               Value)> body) {
+  for (int64_t i = 0; i < kTileTokens; ++i) {
+    Value t = arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i));
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t,
+                                        tokens);
+    auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body(b, loc, i, t);
+  }
+}
+
+/// The rows [lo, hi) of weight `w` (local row numbers) for every token,
+/// written to `out`: whole blocks of kTileRows through the tiles when the
+/// chunk has enough tokens, every other row one at a time.
+/// `epilogue(b, loc, dots)` turns f32 dot products (scalar or vector) into
+/// the stored values.
+void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
+              ArrayRef<Value> weights, Value out, Value lo, Value hi,
+              Value tokens, ArrayRef<Value> panels,
+              llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>
+                  epilogue) {
+  Value zero = constIndex(b, loc, 0);
+  Value tileRows = constIndex(b, loc, kTileRows);
+  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         tokens,
+                                         constIndex(b, loc, kTileTokens));
+  // blockEnd = lo + whole blocks of [lo, hi), or lo without tiles.
+  Value span = arith::SubIOp::create(b, loc, hi, lo);
+  Value whole = arith::MulIOp::create(
+      b, loc, Value(arith::DivUIOp::create(b, loc, span, tileRows)), tileRows);
+  Value blockEnd = arith::SelectOp::create(
+      b, loc, useTiles, Value(arith::AddIOp::create(b, loc, lo, whole)), lo);
+  auto store = [&](OpBuilder &b, Location loc, Value v, Value t, Value n) {
+    if (isa<VectorType>(v.getType()))
+      vector::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+    else
+      memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+  };
+
+  auto blocks = scf::ForOp::create(b, loc, lo, blockEnd, tileRows);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(blocks.getBody());
+    Value n0 = blocks.getInductionVar();
+    for (auto [w, panel] : llvm::zip_equal(weights, panels))
+      emitPackPanel(b, loc, w, n0, panel, spec.k);
+    Value paddedTokens = dimOf(b, loc, xs, 0);
+    auto tiles = scf::ForOp::create(b, loc, zero, paddedTokens,
+                                    constIndex(b, loc, kTileTokens));
+    OpBuilder::InsertionGuard tileGuard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value t0 = tiles.getInductionVar();
+    // One weight's tile at a time: the gate's dot products wait (spilled at
+    // worst, once per tile) while the up tile accumulates.
+    SmallVector<SmallVector<Value>> dots;
+    for (Value panel : panels)
+      dots.push_back(emitTile(b, loc, xs, panel, t0, spec.k));
+    emitForTileTokens(b, loc, t0, tokens,
+                      [&](OpBuilder &b, Location loc, int64_t i, Value t) {
+                        SmallVector<Value> perWeight;
+                        for (auto &d : dots)
+                          perWeight.push_back(d[i]);
+                        store(b, loc, epilogue(b, loc, perWeight), t, n0);
+                      });
+  }
+  // The other rows. With tiles in use they sum exactly as a tile lane does,
+  // so which rows fill whole blocks (that depends on how the rows were split
+  // over the threads) changes no bit.
+  emitFor(b, loc, blockEnd, hi, [&](OpBuilder &b, Location loc, Value n) {
+    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
+      SmallVector<Value> perWeight;
+      for (Value w : weights) {
+        auto dot = scf::IfOp::create(
+            b, loc, useTiles,
+            [&](OpBuilder &b, Location loc) {
+              scf::YieldOp::create(b, loc,
+                                   emitLaneDot(b, loc, xs, w, n, s, spec.k));
+            },
+            [&](OpBuilder &b, Location loc) {
+              scf::YieldOp::create(b, loc,
+                                   emitRowDot(b, loc, xs, w, n, s, spec.k));
+            });
+        perWeight.push_back(dot.getResult(0));
+      }
+      store(b, loc, epilogue(b, loc, perWeight), s, n);
+    });
+  });
 }
 
 /// Emits the kernel function for `spec`.
@@ -188,9 +425,7 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
                          StringRef name) {
   Location loc = module.getLoc();
   int64_t dyn = ShapedType::kDynamic;
-  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, spec.xType)};
-  if (spec.normWeight)
-    args.push_back(MemRefType::get({spec.k}, spec.wType));
+  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
   for (int64_t rows : spec.rows)
     args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
   for (unsigned i = 0; i < spec.numOutputs(); ++i)
@@ -206,8 +441,7 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   unsigned next = 0;
-  Value x = entry->getArgument(next++);
-  Value normWeight = spec.normWeight ? entry->getArgument(next++) : Value();
+  Value xs = entry->getArgument(next++);
   SmallVector<Value> weights, outputs;
   for (size_t i = 0; i < spec.rows.size(); ++i)
     weights.push_back(entry->getArgument(next++));
@@ -216,28 +450,25 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Value rowBegin = entry->getArgument(next++);
   Value rowEnd = entry->getArgument(next++);
 
-  Value tokens = dimOf(b, loc, x, 0);
-  Value xs = memref::AllocOp::create(
-      b, loc, MemRefType::get({dyn, spec.k}, b.getF32Type()), ValueRange{tokens},
-      b.getI64IntegerAttr(64));
-  emitInputRows(b, loc, spec, x, normWeight, xs);
-
-  Value zero = constIndex(b, loc, 0);
+  Value tokens = dimOf(b, loc, outputs.front(), 0);
+  // One f32 panel per weight a block reads (the gated MLP's gate and up).
+  SmallVector<Value> panels;
+  for (unsigned i = 0; i < (spec.epilogue == Epilogue::GatedGelu ? 2 : 1); ++i)
+    panels.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get({spec.k, kTileRows}, b.getF32Type()),
+        ValueRange{}, b.getI64IntegerAttr(64)));
   Type yType = spec.yType;
-  auto store = [&](OpBuilder &b, Location loc, Value v, Value out, Value s,
-                   Value n) {
-    memref::StoreOp::create(b, loc, v, out, ValueRange{s, n});
-  };
   if (spec.epilogue == Epilogue::GatedGelu) {
-    emitFor(b, loc, rowBegin, rowEnd, [&](OpBuilder &b, Location loc, Value n) {
-      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
-        Value g = roundTo(b, loc, emitRowDot(b, loc, xs, weights[0], n, s, spec.k), yType);
-        Value u = roundTo(b, loc, emitRowDot(b, loc, xs, weights[1], n, s, spec.k), yType);
-        Value act = roundTo(b, loc, emitGeluTanh(b, loc, toF32(b, loc, g)), yType);
-        Value p = arith::MulFOp::create(b, loc, toF32(b, loc, act), toF32(b, loc, u));
-        store(b, loc, roundTo(b, loc, p, yType), outputs[0], s, n);
-      });
-    });
+    emitRows(b, loc, spec, xs, weights, outputs[0], rowBegin, rowEnd, tokens,
+             panels, [&](OpBuilder &b, Location loc, ValueRange dots) -> Value {
+               Value g = roundTo(b, loc, dots[0], yType);
+               Value u = roundTo(b, loc, dots[1], yType);
+               Value act =
+                   roundTo(b, loc, emitGeluTanh(b, loc, toF32(b, loc, g)), yType);
+               Value p = arith::MulFOp::create(b, loc, toF32(b, loc, act),
+                                               toF32(b, loc, u));
+               return roundTo(b, loc, p, yType);
+             });
   } else {
     // The weights' rows are concatenated: weight i owns [offset_i,
     // offset_i + rows_i) of [row_begin, row_end).
@@ -248,20 +479,21 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
       Value lo = arith::MaxSIOp::create(b, loc, rowBegin, off);
       Value hi = arith::MinSIOp::create(b, loc, rowEnd, end);
       hi = arith::MaxSIOp::create(b, loc, hi, lo);
-      Value w = weights[i], out = outputs[i];
-      emitFor(b, loc, lo, hi, [&](OpBuilder &b, Location loc, Value global) {
-        Value n = arith::SubIOp::create(b, loc, global, off);
-        emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
-          Value y = roundTo(b, loc, emitRowDot(b, loc, xs, w, n, s, spec.k), yType);
-          if (spec.epilogue == Epilogue::Softcap)
-            y = emitSoftcap(b, loc, y, spec.cap);
-          store(b, loc, y, out, s, n);
-        });
-      });
+      Value localLo = arith::SubIOp::create(b, loc, lo, off);
+      Value localHi = arith::SubIOp::create(b, loc, hi, off);
+      emitRows(b, loc, spec, xs, {weights[i]}, outputs[i], localLo, localHi,
+               tokens, panels.front(),
+               [&](OpBuilder &b, Location loc, ValueRange dots) -> Value {
+                 Value y = roundTo(b, loc, dots[0], yType);
+                 if (spec.epilogue == Epilogue::Softcap)
+                   y = emitSoftcap(b, loc, y, spec.cap);
+                 return y;
+               });
       offset += rows;
     }
   }
-  memref::DeallocOp::create(b, loc, xs);
+  for (Value panel : panels)
+    memref::DeallocOp::create(b, loc, panel);
   func::ReturnOp::create(b, loc);
   return func;
 }
@@ -306,8 +538,8 @@ Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
 } // namespace
 
 Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
-  Type type = v.getType();
-  Value cap = constF32(b, loc, static_cast<float>(capValue));
+  Type type = getElementTypeOrSelf(v.getType());
+  Value cap = constF32Like(b, loc, static_cast<float>(capValue), v.getType());
   Value t1 = toF32(b, loc, roundTo(b, loc,
       arith::DivFOp::create(b, loc, toF32(b, loc, v), cap), type));
   Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), type));
@@ -317,9 +549,17 @@ Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue
 LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op->getLoc();
+  InputSpec input;
   KernelSpec spec;
   Value x, normWeight;
   SmallVector<Value> weights;
+  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
+    if (!eps)
+      return;
+    input.norm = true;
+    input.eps = eps.getValueAsDouble();
+    input.offset = offset;
+  };
   if (auto linear = dyn_cast<sg::LinearOp>(op)) {
     x = linear.getX();
     weights.push_back(linear.getW());
@@ -327,11 +567,7 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     x = fused.getX();
     normWeight = fused.getNormWeight();
     weights.append(fused.getWeights().begin(), fused.getWeights().end());
-    if (FloatAttr eps = fused.getEpsAttr()) {
-      spec.norm = true;
-      spec.eps = eps.getValueAsDouble();
-      spec.offset = fused.getWeightOffset();
-    }
+    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
     if (FloatAttr cap = fused.getSoftcapAttr()) {
       spec.epilogue = Epilogue::Softcap;
       spec.cap = cap.getValueAsDouble();
@@ -341,11 +577,7 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     normWeight = mlp.getNormWeight();
     weights = {mlp.getGate(), mlp.getUp()};
     spec.epilogue = Epilogue::GatedGelu;
-    if (FloatAttr eps = mlp.getEpsAttr()) {
-      spec.norm = true;
-      spec.eps = eps.getValueAsDouble();
-      spec.offset = mlp.getWeightOffset();
-    }
+    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
   } else {
     return op->emitError("not a linear-family op");
   }
@@ -354,19 +586,35 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     return op->emitError("convert-sg-to-linalg: linears need a [tokens, in] "
                          "input, got rank ")
            << xType.getRank();
-  spec.k = xType.getDimSize(1);
-  spec.xType = xType.getElementType();
+  input.k = spec.k = xType.getDimSize(1);
+  input.xType = xType.getElementType();
+  if (normWeight) {
+    input.normWeight = true;
+    input.normType = cast<RankedTensorType>(normWeight.getType()).getElementType();
+  }
   spec.wType = cast<RankedTensorType>(weights.front().getType()).getElementType();
   spec.yType = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-  spec.normWeight = static_cast<bool>(normWeight);
   for (Value w : weights)
     spec.rows.push_back(cast<RankedTensorType>(w.getType()).getDimSize(0));
 
-  func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
-  SmallVector<Value> args = {state.exec,
-                             withDynamicTokens(b, loc, state.lookup(x))};
+  // xs: the input rows in f32, padded to whole token tiles.
+  Value tiles = constIndex(b, loc, kTileTokens);
+  Value tokens = dimOf(b, loc, state.lookup(x), 0);
+  Value padded = arith::MulIOp::create(
+      b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, tiles)), tiles);
+  Value xs = memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic, input.k}, b.getF32Type()),
+      ValueRange{padded}, b.getI64IntegerAttr(64));
+  state.allocated.push_back(xs);
+  SmallVector<Value> rowArgs = {withDynamicTokens(b, loc, state.lookup(x))};
   if (normWeight)
-    args.push_back(state.lookup(normWeight));
+    rowArgs.push_back(state.lookup(normWeight));
+  rowArgs.push_back(xs);
+  func::CallOp::create(b, loc, getOrCreateInputRows(b, state.module, input),
+                       rowArgs);
+
+  func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
+  SmallVector<Value> args = {state.exec, xs};
   for (Value w : weights)
     args.push_back(state.lookup(w));
   for (Value result : op->getResults()) {

@@ -11,25 +11,44 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
+/// `type` with its element type (or itself, a scalar) replaced by `element`.
+static Type withElementType(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
 Value lowering::toF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
+  if (getElementTypeOrSelf(v.getType()).isF32())
     return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::ExtFOp::create(b, loc,
+                               withElementType(v.getType(), b.getF32Type()), v);
 }
 
 Value lowering::roundTo(OpBuilder &b, Location loc, Value v, Type type) {
-  if (type == v.getType())
+  if (type == getElementTypeOrSelf(v.getType()))
     return v;
-  return arith::TruncFOp::create(b, loc, type, v);
+  return arith::TruncFOp::create(b, loc, withElementType(v.getType(), type), v);
 }
 
 Value lowering::constF32(OpBuilder &b, Location loc, float value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
+                             Type like) {
+  auto vector = dyn_cast<VectorType>(like);
+  if (!vector)
+    return constF32(b, loc, value);
+  auto type = vector.clone(b.getF32Type());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, value));
 }
 
 Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {

@@ -61,11 +61,14 @@ public:
 // Scalar helpers
 //===----------------------------------------------------------------------===//
 
-/// `v` (any float) as f32.
+/// `v` (any float, or a vector of them) as f32.
 Value toF32(OpBuilder &b, Location loc, Value v);
-/// `v` (f32) rounded to `type` (round to nearest even); `v` if f32.
+/// `v` (f32, or a vector of f32) rounded to element type `type` (round to
+/// nearest even); `v` if `type` is f32.
 Value roundTo(OpBuilder &b, Location loc, Value v, Type type);
 Value constF32(OpBuilder &b, Location loc, float value);
+/// `value` as f32, splat to `like`'s shape when `like` is a vector type.
+Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);
 /// Dimension `dim` of a memref as an index value.
 Value dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim);
@@ -77,11 +80,12 @@ void emitElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, Value output,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-/// GELU-tanh of an f32 value, in f32, in the reference's order of ops:
+/// GELU-tanh of an f32 value (or vector), in f32, in the reference's order of ops:
 /// 0.5·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))).
 Value emitGeluTanh(OpBuilder &b, Location loc, Value z);
 
-/// The reference's softcap of a value of type T (bf16 or f32), three rounded
+/// The reference's softcap of a value (or vector) of element type T (bf16 or
+/// f32), three rounded
 /// steps: round(round(tanh(round(v / cap))) · cap), each in f32.
 Value emitSoftcap(OpBuilder &b, Location loc, Value v, double cap);
 
