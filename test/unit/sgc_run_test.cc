@@ -258,9 +258,9 @@ TEST(SgcRun, ModelErrors) {
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_MAGIC), 1,
                  {"not an sgc model", "magic"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI3), 3,
-                 {"model ABI version 3.0", "ABI 2.1"});
+                 {"model ABI version 3.1", "ABI 2.1"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI1), 3,
-                 {"model ABI version 1.0", "ABI 2.1"});
+                 {"model ABI version 1.1", "ABI 2.1"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_TABLE), 1,
                  {"invalid model table"});
   sgc_test::write_file(dir.file("notes.so"), "plain text\n");

@@ -16,13 +16,21 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
 namespace {
+/// Lanes of the vectorized dot products and value updates.
+constexpr int64_t kLanes = 16;
+
 /// What distinguishes the two attention ops.
 struct AttnParams {
   Value q, k, v, kCache, vCache, pos0;
@@ -31,21 +39,98 @@ struct AttnParams {
   double scale;
 };
 
-/// Emits `acc' = acc + f32(a) * f32(b)` over d in [0, n), loads by `loadA`
-/// and `loadB`, returning the f32 sum.
-Value dot(OpBuilder &b, Location loc, Value n,
-          llvm::function_ref<Value(OpBuilder &, Location, Value)> loadA,
-          llvm::function_ref<Value(OpBuilder &, Location, Value)> loadB) {
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, n, one, ValueRange{constF32(b, loc, 0.0f)},
-      [&](OpBuilder &b, Location loc, Value d, ValueRange acc) {
-        Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, loadA(b, loc, d)),
-                                           toF32(b, loc, loadB(b, loc, d)));
-        scf::YieldOp::create(b, loc,
-                             Value(arith::AddFOp::create(b, loc, acc[0], prod)));
+/// Everything that distinguishes one attention kernel from another.
+struct AttnSpec {
+  int64_t hq, hkv, d, dv, slots, window;
+  double scale;
+  Type ct, cacheType;
+
+  std::string name() const {
+    uint64_t bits;
+    std::memcpy(&bits, &scale, sizeof bits);
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "attn_" << (window ? "w" + std::to_string(window) : "full") << "_"
+       << hq << "x" << hkv << "x" << d << "x" << dv << "_s" << slots << "_"
+       << ct << "_" << cacheType << "_" << llvm::utohexstr(bits);
+    return s;
+  }
+};
+
+/// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
+/// (memref + leading indices): 16-lane partial sums, one reassociating
+/// horizontal add, then a scalar tail.
+Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+              ValueRange aIdx, Value bBuf, ValueRange bIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto load = [&](OpBuilder &b, Location loc, Value buf, ValueRange idx,
+                  Value col, bool vector) -> Value {
+    SmallVector<Value> indices(idx);
+    indices.push_back(col);
+    Type elem = cast<MemRefType>(buf.getType()).getElementType();
+    if (!vector)
+      return toF32(b, loc, memref::LoadOp::create(b, loc, buf, indices));
+    return toF32(b, loc, vector::LoadOp::create(
+                             b, loc, VectorType::get({kLanes}, elem), buf,
+                             indices));
+  };
+  int64_t nVec = n - n % kLanes;
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  auto vec = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nVec),
+      constIndex(b, loc, kLanes), ValueRange{zeroVec},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        Value prod = arith::MulFOp::create(b, loc, load(b, loc, aBuf, aIdx, col, true),
+                                           load(b, loc, bBuf, bIdx, col, true));
+        scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], prod)));
       });
-  return loop.getResult(0);
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          vec.getResult(0),
+                                          arith::FastMathFlags::reassoc);
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
+      constIndex(b, loc, 1), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        Value prod = arith::MulFOp::create(b, loc, load(b, loc, aBuf, aIdx, col, false),
+                                           load(b, loc, bBuf, bIdx, col, false));
+        scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], prod)));
+      });
+  return tail.getResult(0);
+}
+
+/// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
+/// element: the order over keys is the caller's).
+void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+              Value vBuf, ValueRange vIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Type elem = cast<MemRefType>(vBuf.getType()).getElementType();
+  Value pv = vector::BroadcastOp::create(b, loc, vecF32, p);
+  int64_t nVec = n - n % kLanes;
+  auto indices = [&](Value col) {
+    SmallVector<Value> idx(vIdx);
+    idx.push_back(col);
+    return idx;
+  };
+  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, nVec / kLanes),
+          [&](OpBuilder &b, Location loc, Value blk) {
+            Value col = arith::MulIOp::create(b, loc, blk, constIndex(b, loc, kLanes));
+            Value v = toF32(b, loc, vector::LoadOp::create(
+                                        b, loc, VectorType::get({kLanes}, elem),
+                                        vBuf, indices(col)));
+            Value a = vector::LoadOp::create(b, loc, vecF32, acc, ValueRange{col});
+            Value sum = arith::AddFOp::create(
+                b, loc, a, Value(arith::MulFOp::create(b, loc, pv, v)));
+            vector::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+          });
+  emitFor(b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
+          [&](OpBuilder &b, Location loc, Value col) {
+            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, vBuf, indices(col)));
+            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{col});
+            Value sum = arith::AddFOp::create(
+                b, loc, a, Value(arith::MulFOp::create(b, loc, p, v)));
+            memref::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+          });
 }
 
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
@@ -61,64 +146,88 @@ Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
   scf::YieldOp::create(b, loc, elseFn(b, loc));
   return ifOp.getResult(0);
 }
-} // namespace
 
-static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
-                                    FunctionLowering &state) {
-  OpBuilder &b = state.b;
-  Location loc = op->getLoc();
-  Value q = state.lookup(params.q), k = state.lookup(params.k);
-  Value v = state.lookup(params.v);
-  Value kc = state.lookup(params.kCache), vc = state.lookup(params.vCache);
-  Value out = state.bufferFor(loc, op->getResult(0));
-  Type ct = cast<MemRefType>(out.getType()).getElementType();
-  auto qType = cast<MemRefType>(q.getType());
-  auto kcType = cast<MemRefType>(kc.getType());
-  auto vType = cast<MemRefType>(v.getType());
-  int64_t hq = qType.getDimSize(1), hkv = kcType.getDimSize(1);
-  int64_t d = qType.getDimSize(2), dv = vType.getDimSize(2);
-  int64_t slots = kcType.getDimSize(0);
-  int64_t group = hq / hkv;
-  bool ring = params.window > 0;
+/// `cond ? thenFn() : elseFn()` for code without results.
+void emitIfElse(OpBuilder &b, Location loc, Value cond,
+                llvm::function_ref<void(OpBuilder &, Location)> thenFn,
+                llvm::function_ref<void(OpBuilder &, Location)> elseFn) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  thenFn(b, loc);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  elseFn(b, loc);
+}
+
+/// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], out,
+/// head_begin, head_end)`: query heads [head_begin, head_end) of every
+/// token of the chunk; the glue spreads the heads over the threads.
+func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
+                             const AttnSpec &spec, StringRef name) {
+  Location loc = module.getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> args = {
+      MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
+      MemRefType::get({dyn, spec.hkv, spec.d}, spec.ct),
+      MemRefType::get({dyn, spec.hkv, spec.dv}, spec.ct),
+      MemRefType::get({spec.slots, spec.hkv, spec.d}, spec.cacheType),
+      MemRefType::get({spec.slots, spec.hkv, spec.dv}, spec.cacheType),
+      MemRefType::get({1}, b.getI64Type()),
+      MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
+      b.getIndexType(), b.getIndexType()};
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  sg::SGDialect::KernelAttrHelper(b.getContext())
+      .setAttr(func, b.getStringAttr(spec.name()));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value q = entry->getArgument(0), k = entry->getArgument(1);
+  Value v = entry->getArgument(2), kc = entry->getArgument(3);
+  Value vc = entry->getArgument(4), posBuf = entry->getArgument(5);
+  Value out = entry->getArgument(6);
+  Value headBegin = entry->getArgument(7), headEnd = entry->getArgument(8);
+  Type ct = spec.ct;
+  int64_t group = spec.hq / spec.hkv;
+  bool ring = spec.window > 0;
 
   // Scores of one (query, head): at most the cached span plus the chunk.
   Value tokens = dimOf(b, loc, q, 0);
   Value capacity = arith::AddIOp::create(
-      b, loc, constIndex(b, loc, ring ? params.window : slots), tokens);
+      b, loc, constIndex(b, loc, ring ? spec.window : spec.slots), tokens);
   auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Value scores = memref::AllocOp::create(b, loc, scoresType, ValueRange{capacity},
                                          b.getI64IntegerAttr(64));
-  Value acc = memref::AllocOp::create(b, loc, MemRefType::get({dv}, b.getF32Type()),
+  Value acc = memref::AllocOp::create(b, loc, MemRefType::get({spec.dv}, b.getF32Type()),
                                       ValueRange{}, b.getI64IntegerAttr(64));
 
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                          state.lookup(params.pos0));
-  Value dIdx = constIndex(b, loc, d), dvIdx = constIndex(b, loc, dv);
-  Value scale = constF32(b, loc, static_cast<float>(params.scale));
+  Value pos0 = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      Value(memref::LoadOp::create(b, loc, posBuf, ValueRange{zero})));
+  Value scale = constF32(b, loc, static_cast<float>(spec.scale));
   Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
+  Value windowIdx = constIndex(b, loc, spec.window);
 
-  emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
-    Value p = arith::AddIOp::create(b, loc, pos0, i);
-    // lo = max(0, p - window + 1) on sliding layers.
-    Value lo = zero;
-    if (ring) {
-      Value start = arith::SubIOp::create(
-          b, loc, Value(arith::AddIOp::create(b, loc, p, one)),
-          constIndex(b, loc, params.window));
-      Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                             start, zero);
-      lo = arith::SelectOp::create(b, loc, positive, start, zero);
-    }
-    // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk.
-    Value numKeys = arith::SubIOp::create(
-        b, loc, Value(arith::AddIOp::create(b, loc, p, one)), lo);
-    Value windowIdx = constIndex(b, loc, params.window);
-
-    emitFor(b, loc, zero, constIndex(b, loc, hq), [&](OpBuilder &b, Location loc, Value h) {
-      Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
-      auto loadQ = [&](OpBuilder &b, Location loc, Value dd) -> Value {
-        return memref::LoadOp::create(b, loc, q, ValueRange{i, h, dd});
+  emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
+    Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
+    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
+      Value p = arith::AddIOp::create(b, loc, pos0, i);
+      // lo = max(0, p - window + 1) on sliding layers.
+      Value lo = zero;
+      if (ring) {
+        Value start = arith::SubIOp::create(
+            b, loc, Value(arith::AddIOp::create(b, loc, p, one)), windowIdx);
+        Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                               start, zero);
+        lo = arith::SelectOp::create(b, loc, positive, start, zero);
+      }
+      // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk.
+      Value numKeys = arith::SubIOp::create(
+          b, loc, Value(arith::AddIOp::create(b, loc, p, one)), lo);
+      auto slotOf = [&](OpBuilder &b, Location loc, Value j) -> Value {
+        return ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
       };
       // Pass 1: scores and their maximum.
       auto scoreLoop = scf::ForOp::create(
@@ -130,16 +239,13 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
             Value qk = emitIfElse(
                 b, loc, b.getF32Type(), fromCache,
                 [&](OpBuilder &b, Location loc) {
-                  Value slot = ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
-                  return dot(b, loc, dIdx, loadQ, [&](OpBuilder &b, Location loc, Value dd) {
-                    return Value(memref::LoadOp::create(b, loc, kc, ValueRange{slot, g, dd}));
-                  });
+                  return emitDot(b, loc, spec.d, q, ValueRange{i, h}, kc,
+                                 ValueRange{slotOf(b, loc, j), g});
                 },
                 [&](OpBuilder &b, Location loc) {
                   Value row = arith::SubIOp::create(b, loc, j, pos0);
-                  return dot(b, loc, dIdx, loadQ, [&](OpBuilder &b, Location loc, Value dd) {
-                    return Value(memref::LoadOp::create(b, loc, k, ValueRange{row, g, dd}));
-                  });
+                  return emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
+                                 ValueRange{row, g});
                 });
             // The reference rounds q·k and the scaled score to its dtype.
             Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
@@ -167,31 +273,83 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
         Value pt = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
         Value j = arith::AddIOp::create(b, loc, lo, t);
         Value fromCache = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, pos0);
-        Value slot = ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
-        Value row = arith::SubIOp::create(b, loc, j, pos0);
-        emitFor(b, loc, zero, dvIdx, [&](OpBuilder &b, Location loc, Value dd) {
-          Value value = emitIfElse(
-              b, loc, ct, fromCache,
-              [&](OpBuilder &b, Location loc) {
-                return Value(memref::LoadOp::create(b, loc, vc, ValueRange{slot, g, dd}));
-              },
-              [&](OpBuilder &b, Location loc) {
-                return Value(memref::LoadOp::create(b, loc, v, ValueRange{row, g, dd}));
+        emitIfElse(
+            b, loc, fromCache,
+            [&](OpBuilder &b, Location loc) {
+              emitAxpy(b, loc, spec.dv, pt, acc, vc, ValueRange{slotOf(b, loc, j), g});
+            },
+            [&](OpBuilder &b, Location loc) {
+              Value row = arith::SubIOp::create(b, loc, j, pos0);
+              emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{row, g});
+            });
+      });
+      emitFor(b, loc, zero, constIndex(b, loc, spec.dv),
+              [&](OpBuilder &b, Location loc, Value dd) {
+                Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
+                memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
+                                        ValueRange{i, h, dd});
               });
-          Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
-          Value prod = arith::MulFOp::create(b, loc, pt, toF32(b, loc, value));
-          memref::StoreOp::create(b, loc, Value(arith::AddFOp::create(b, loc, a, prod)),
-                                  acc, ValueRange{dd});
-        });
-      });
-      emitFor(b, loc, zero, dvIdx, [&](OpBuilder &b, Location loc, Value dd) {
-        Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
-        memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out, ValueRange{i, h, dd});
-      });
     });
   });
   memref::DeallocOp::create(b, loc, acc);
   memref::DeallocOp::create(b, loc, scores);
+  func::ReturnOp::create(b, loc);
+  return func;
+}
+
+/// The dispatcher of the attention kernel for `spec` (defined by the glue,
+/// which spreads the query heads over the threads).
+func::FuncOp getOrCreateAttnDispatcher(OpBuilder &b, ModuleOp module,
+                                       const AttnSpec &spec) {
+  std::string name = "sgc_dispatch_" + spec.name();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  func::FuncOp kernel = buildAttnKernel(b, module, spec, "sgc_" + spec.name());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(b.getContext())};
+  llvm::append_range(inputs, kernel.getFunctionType().getInputs().drop_back(2));
+  auto decl = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(inputs, {}));
+  decl.setPrivate();
+  decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  MLIRContext *ctx = b.getContext();
+  sg::SGDialect::DispatchAttrHelper(ctx).setAttr(decl, FlatSymbolRefAttr::get(kernel));
+  sg::SGDialect::RowsAttrHelper(ctx).setAttr(decl, b.getI64IntegerAttr(spec.hq));
+  // A head is long work: two are worth two threads.
+  sg::SGDialect::ParallelRowsAttrHelper(ctx).setAttr(decl, b.getI64IntegerAttr(2));
+  return decl;
+}
+} // namespace
+
+static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
+                                    FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op->getLoc();
+  Value q = state.lookup(params.q), k = state.lookup(params.k);
+  Value v = state.lookup(params.v);
+  Value kc = state.lookup(params.kCache), vc = state.lookup(params.vCache);
+  Value out = state.bufferFor(loc, op->getResult(0));
+  auto qType = cast<MemRefType>(q.getType());
+  auto kcType = cast<MemRefType>(kc.getType());
+  auto vType = cast<MemRefType>(v.getType());
+  AttnSpec spec{qType.getDimSize(1), kcType.getDimSize(1), qType.getDimSize(2),
+                vType.getDimSize(2), kcType.getDimSize(0), params.window,
+                params.scale, cast<MemRefType>(out.getType()).getElementType(),
+                kcType.getElementType()};
+  if (cast<MemRefType>(vc.getType()).getElementType() != spec.cacheType ||
+      cast<MemRefType>(vc.getType()).getDimSize(2) != spec.dv)
+    return op->emitError("convert-sg-to-linalg: the V cache must match the "
+                         "K cache's element type and the values' width");
+  // The position travels as a one-element buffer (dispatchers pass buffers).
+  Value posBuf = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
+  memref::StoreOp::create(b, loc, state.lookup(params.pos0), posBuf,
+                          ValueRange{constIndex(b, loc, 0)});
+  func::CallOp::create(
+      b, loc, getOrCreateAttnDispatcher(b, state.module, spec),
+      ValueRange{state.exec, withDynamicTokens(b, loc, q),
+                 withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v), kc,
+                 vc, posBuf, withDynamicTokens(b, loc, out)});
   state.buffers.map(op->getResult(0), out);
   return success();
 }

@@ -451,12 +451,19 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Value rowEnd = entry->getArgument(next++);
 
   Value tokens = dimOf(b, loc, outputs.front(), 0);
-  // One f32 panel per weight a block reads (the gated MLP's gate and up).
+  // One f32 panel per weight a block reads (the gated MLP's gate and up);
+  // empty when the chunk is too short for tiles (decode allocates nothing
+  // worth a system call).
+  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         tokens, constIndex(b, loc, kTileTokens));
+  Value panelRows = arith::SelectOp::create(b, loc, useTiles,
+                                            constIndex(b, loc, spec.k),
+                                            constIndex(b, loc, 0));
   SmallVector<Value> panels;
   for (unsigned i = 0; i < (spec.epilogue == Epilogue::GatedGelu ? 2 : 1); ++i)
     panels.push_back(memref::AllocOp::create(
-        b, loc, MemRefType::get({spec.k, kTileRows}, b.getF32Type()),
-        ValueRange{}, b.getI64IntegerAttr(64)));
+        b, loc, MemRefType::get({ShapedType::kDynamic, kTileRows}, b.getF32Type()),
+        ValueRange{panelRows}, b.getI64IntegerAttr(64)));
   Type yType = spec.yType;
   if (spec.epilogue == Epilogue::GatedGelu) {
     emitRows(b, loc, spec, xs, weights, outputs[0], rowBegin, rowEnd, tokens,
@@ -524,17 +531,6 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
   return decl;
 }
 
-/// `buffer` as a memref with a dynamic leading dimension.
-Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (type.isDynamicDim(0))
-    return buffer;
-  SmallVector<int64_t> shape(type.getShape());
-  shape[0] = ShapedType::kDynamic;
-  return memref::CastOp::create(
-      b, loc, MemRefType::get(shape, type.getElementType()), buffer);
-}
-
 } // namespace
 
 Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
@@ -597,11 +593,16 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   for (Value w : weights)
     spec.rows.push_back(cast<RankedTensorType>(w.getType()).getDimSize(0));
 
-  // xs: the input rows in f32, padded to whole token tiles.
+  // xs: the input rows in f32, padded to whole token tiles when the kernel
+  // will use tiles.
   Value tiles = constIndex(b, loc, kTileTokens);
   Value tokens = dimOf(b, loc, state.lookup(x), 0);
-  Value padded = arith::MulIOp::create(
-      b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, tiles)), tiles);
+  Value padded = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens, tiles),
+      arith::MulIOp::create(
+          b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, tiles)), tiles),
+      tokens);
   Value xs = memref::AllocOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic, input.k}, b.getF32Type()),
       ValueRange{padded}, b.getI64IntegerAttr(64));

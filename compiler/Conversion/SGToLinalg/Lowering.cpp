@@ -51,6 +51,16 @@ Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
                                    DenseElementsAttr::get(type, value));
 }
 
+Value lowering::withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.isDynamicDim(0))
+    return buffer;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = ShapedType::kDynamic;
+  return memref::CastOp::create(
+      b, loc, MemRefType::get(shape, type.getElementType()), buffer);
+}
+
 Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }

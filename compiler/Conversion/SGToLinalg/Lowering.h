@@ -70,6 +70,8 @@ Value constF32(OpBuilder &b, Location loc, float value);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);
+/// `buffer` as a memref with a dynamic leading (token) dimension.
+Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer);
 /// Dimension `dim` of a memref as an index value.
 Value dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim);
 

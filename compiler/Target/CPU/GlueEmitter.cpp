@@ -33,8 +33,9 @@ const char *const kPrelude = R"c(
 /* Runs rows [0, rows) of a kernel, split over the runtime's threads;
    `range` calls the kernel on a row range with the arguments in `args`. */
 static void sgc_run_rows(const sgc_abi_cpu_exec_t *exec, int64_t rows,
-                         sgc_abi_range_fn_t range, void **args) {
-  if (exec->num_threads > 1 && rows >= 64)
+                         int64_t parallel_rows, sgc_abi_range_fn_t range,
+                         void **args) {
+  if (exec->num_threads > 1 && rows >= parallel_rows)
     exec->parallel_for(exec->runtime_state, rows, range, args);
   else
     range(args, 0, rows);
@@ -115,8 +116,10 @@ void Glue::emitVariant(const CPUVariant &variant) {
       os << ") {\n  void *args[] = {";
       for (unsigned i = 0; i < buffers; ++i)
         os << (i ? ", " : "") << "a" << i;
+      auto parallel = sg::SGDialect::ParallelRowsAttrHelper(ctx).getAttr(func);
       os << "};\n  sgc_run_rows((const sgc_abi_cpu_exec_t *)exec, "
-         << rows.getInt() << ", SGC_V(range_" << kernel.getValue()
+         << rows.getInt() << ", " << (parallel ? parallel.getInt() : 64)
+         << ", SGC_V(range_" << kernel.getValue()
          << "), args);\n}\n";
       continue;
     }

@@ -71,6 +71,9 @@ def SG_Dialect : Dialect {
     "::mlir::FlatSymbolRefAttr":$dispatch,
     // convert-sg-to-linalg, on a dispatcher: the rows it spreads.
     "::mlir::IntegerAttr":$rows,
+    // convert-sg-to-linalg, on a dispatcher: the fewest rows worth spreading
+    // over the threads (64 when absent: a linear's rows are short work).
+    "::mlir::IntegerAttr":$parallel_rows,
     // convert-sg-to-linalg, on a lowered body: per result, the argument it
     // updates in place (a KV cache), or -1 for an output buffer of its own.
     "::mlir::ArrayAttr":$result_slots,
