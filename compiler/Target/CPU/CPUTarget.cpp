@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPUTarget.h"
+#include "compiler/Target/CPU/ApproximateTanh.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/CPULibrary.h"
 
@@ -37,8 +38,9 @@ public:
     pm.addPass(createConvertLinalgToLoopsPass());
     pm.addPass(memref::createExpandStridedMetadataPass());
     pm.addPass(createLowerAffinePass());
-    // rsqrt, sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst);
-    // what LLVM has no intrinsic for (tanh) calls libm by name.
+    // tanh: arithmetic that vectorizes (libm's is a call per lane); rsqrt,
+    // sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst).
+    pm.addPass(createApproximateTanhPass());
     pm.addPass(createConvertMathToLLVMPass());
     pm.addPass(createConvertMathToLibmPass());
     pm.addPass(createSCFToControlFlowPass());
