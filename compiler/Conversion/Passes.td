@@ -24,11 +24,17 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
       `sg.kv_write` (ring slots `pos mod window`) and the attention ops become
       `scf` loops; attention reads the caches as they were before the chunk,
       then the chunk's own keys, and visits only the keys in view;
-    - `sg.linear` becomes a call to a dispatcher `@sgc_dispatch_<kernel>` that
-      the emitted runtime glue implements with the runtime's `parallel_for`,
-      and a kernel `@sgc_<kernel>(x, w, y, row_begin, row_end)` in
-      `scf` + `vector`: one row at a time, 4 independent `vector<16xf32>`
-      accumulators along K, bf16 weights widened exactly to f32 (CPU.md §6).
+    - `sg.linear`, `sg.norm_linear` and `sg.gated_mlp` become a call to
+      `@sgc_rows_<spec>` (the input rows widened, and normalized when fused,
+      to f32 once) and one to a dispatcher `@sgc_dispatch_<kernel>` that the
+      emitted runtime glue implements with the runtime's `parallel_for` over
+      the kernel `@sgc_<kernel>(xs, w…, y…, row_begin, row_end)` in `scf` +
+      `vector`: chunks of 6+ tokens go through 6-token x 16-row register
+      tiles over an f32 panel of the widened weights; fewer tokens walk one
+      row at a time with 4 independent `vector<16xf32>` accumulators along K
+      (CPU.md §6); rows outside whole tiles sum as a tile lane does;
+    - attention becomes a kernel `@sgc_attn_<spec>` the glue spreads over
+      the query heads.
 
     Calling convention of a converted function: its first argument is the
     target's execution context (`!llvm.ptr`, an `sgc_abi_cpu_exec_t` on the
