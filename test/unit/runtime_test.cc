@@ -1143,6 +1143,54 @@ TEST(Sampler, MinPKeepsTokensNearTheTopAndTheirProportions) {
     ASSERT_EQ(a.sample(l, 4), b.sample(l, 4));
 }
 
+/// Draws `draws` tokens from fixed logits with `how`; the frequencies must
+/// be `want` (0 exactly where want is 0) within 5 standard deviations.
+static void expectFrequencies(const sgc::runtime::sampling &how,
+                              const float *l, int n, const double *want) {
+  sgc::runtime::sampler s(how);
+  const int draws = 40000;
+  std::vector<int> count(n, 0);
+  for (int i = 0; i < draws; ++i)
+    ++count[s.sample(l, n)];
+  for (int t = 0; t < n; ++t) {
+    if (want[t] == 0) {
+      EXPECT_EQ(count[t], 0) << "token " << t;
+      continue;
+    }
+    EXPECT_NEAR(count[t] / double(draws), want[t],
+                5 * std::sqrt(want[t] * (1 - want[t]) / draws))
+        << "token " << t;
+  }
+}
+
+TEST(Sampler, TopKAndTopPKeepTheirSetsInProportion) {
+  using sgc::runtime::sampling;
+  // Probabilities 0.4, 0.3, 0.2, 0.1 at temperature 1 (the order of the
+  // logits is shuffled so a filter that keeps the first ids fails).
+  const float l[4] = {std::log(0.2f), std::log(0.4f), std::log(0.1f),
+                      std::log(0.3f)};
+  sampling how;
+  how.temperature = 1.0f;
+  how.seed = 11;
+  const double none[4] = {0.2, 0.4, 0.1, 0.3};
+  expectFrequencies(how, l, 4, none);
+  // top-k 2: the two most likely, renormalized (HF's TopKLogitsWarper).
+  how.top_k = 2;
+  const double k2[4] = {0, 4.0 / 7, 0, 3.0 / 7};
+  expectFrequencies(how, l, 4, k2);
+  // top-p 0.75: the smallest most-likely set reaching 0.75 is 0.4 + 0.3 +
+  // 0.2 (HF's TopPLogitsWarper drops only the tail whose mass <= 0.25).
+  how.top_k = 0;
+  how.top_p = 0.75f;
+  const double p75[4] = {0.2 / 0.9, 0.4 / 0.9, 0, 0.3 / 0.9};
+  expectFrequencies(how, l, 4, p75);
+  // Both: top-k 3 then top-p 0.6 of the renormalized 0.4/0.9, 0.3/0.9, ...
+  // (0.444 + 0.333 >= 0.6): two tokens.
+  how.top_k = 3;
+  how.top_p = 0.6f;
+  expectFrequencies(how, l, 4, k2);
+}
+
 TEST(Sampler, RepetitionPenaltyAsHuggingFace) {
   using sgc::runtime::sampler;
   using sgc::runtime::sampling;
