@@ -23,12 +23,15 @@
 // LOWERED-SAME: sg.result_slots = [-1, 3, 4]
 // LOWERED-COUNT-3: math.rsqrt
 // LOWERED-NOT: math.rsqrt
-// LOWERED: math.exp
-// After the attention's softmax nothing is written to the caches.
+// LOWERED: call @sgc_dispatch_attn_w4_{{.*}}(%arg0, %{{.*}}, %{{.*}}, %{{.*}}, %arg4, %arg5,
+// After the attention nothing is written to the caches, up to the body's
+// end (the attention kernel follows it).
 // LOWERED-NOT: memref.store %{{.*}}, %arg4[
 // LOWERED-NOT: memref.store %{{.*}}, %arg5[
 // LOWERED-NOT: linalg.copy
 // LOWERED: return
+// LOWERED-NEXT: }
+// LOWERED-NEXT: func.func @sgc_attn_w4_
 func.func @decode_layer(%qh: tensor<1x4x16xbf16>, %kh: tensor<1x2x16xbf16>, %pos: i64, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %wq: tensor<16xbf16>, %wk: tensor<16xbf16>)
     -> (tensor<1x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>) {
   %qn = sg.rms_norm %qh, %wq {sg.block = "layer", sg.layer = 0 : i64, eps = 1.0e-6 : f64, weight_offset = 0 : i64} : (tensor<1x4x16xbf16>, tensor<16xbf16>) -> tensor<1x4x16xbf16>
@@ -49,8 +52,10 @@ func.func @decode_layer(%qh: tensor<1x4x16xbf16>, %kh: tensor<1x2x16xbf16>, %pos
 // LOWERED-LABEL: func.func @prefill_layer
 // LOWERED: math.rsqrt
 // LOWERED-NOT: memref.store %{{.*}}, %arg4[
-// LOWERED: math.exp
+// LOWERED: call @sgc_dispatch_attn_w4_{{.*}}(%arg0, %arg1, %{{.*}}, %{{.*}}, %arg4, %arg4,
 // LOWERED: memref.store %{{.*}}, %arg4[
+// LOWERED: return
+// LOWERED-NEXT: }
 // CHECK-LABEL: func.func @prefill_layer
 // CHECK: sg.norm_rope %{{.*}} norm(%{{.*}}) at %{{.*}} into %{{.*}} {basis = "head_width", {{.*}}rotary_fraction = 2.500000e-01
 func.func @prefill_layer(%qh: tensor<?x4x16xbf16>, %kh: tensor<?x2x16xbf16>, %pos: i64, %kc: tensor<4x2x16xbf16>, %wk: tensor<16xbf16>)
