@@ -305,20 +305,9 @@ func::FuncOp getOrCreateAttnDispatcher(OpBuilder &b, ModuleOp module,
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   func::FuncOp kernel = buildAttnKernel(b, module, spec, "sgc_" + spec.name());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(b.getContext())};
-  llvm::append_range(inputs, kernel.getFunctionType().getInputs().drop_back(2));
-  auto decl = func::FuncOp::create(b, module.getLoc(), name,
-                                   b.getFunctionType(inputs, {}));
-  decl.setPrivate();
-  decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  MLIRContext *ctx = b.getContext();
-  sg::SGDialect::DispatchAttrHelper(ctx).setAttr(decl, FlatSymbolRefAttr::get(kernel));
-  sg::SGDialect::RowsAttrHelper(ctx).setAttr(decl, b.getI64IntegerAttr(spec.hq));
   // A head is long work: two are worth two threads.
-  sg::SGDialect::ParallelRowsAttrHelper(ctx).setAttr(decl, b.getI64IntegerAttr(2));
-  return decl;
+  return declareDispatcher(b, module, kernel, name, spec.hq,
+                           /*parallelRows=*/2);
 }
 } // namespace
 

@@ -514,21 +514,7 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   func::FuncOp kernel = buildKernel(b, module, spec, kernelName);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto type = kernel.getFunctionType();
-  // The execution context, then the kernel's buffers (not its row range).
-  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(b.getContext())};
-  llvm::append_range(inputs, type.getInputs().drop_back(2));
-  auto decl = func::FuncOp::create(b, module.getLoc(), name,
-                                   b.getFunctionType(inputs, {}));
-  decl.setPrivate();
-  decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  sg::SGDialect::DispatchAttrHelper(b.getContext())
-      .setAttr(decl, FlatSymbolRefAttr::get(kernel));
-  sg::SGDialect::RowsAttrHelper(b.getContext())
-      .setAttr(decl, b.getI64IntegerAttr(spec.totalRows()));
-  return decl;
+  return declareDispatcher(b, module, kernel, name, spec.totalRows());
 }
 
 } // namespace

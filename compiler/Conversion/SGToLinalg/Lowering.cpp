@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -59,6 +61,27 @@ Value lowering::withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {
   shape[0] = ShapedType::kDynamic;
   return memref::CastOp::create(
       b, loc, MemRefType::get(shape, type.getElementType()), buffer);
+}
+
+func::FuncOp lowering::declareDispatcher(OpBuilder &b, ModuleOp module,
+                                         func::FuncOp kernel, StringRef name,
+                                         int64_t rows,
+                                         std::optional<int64_t> parallelRows) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(ctx)};
+  llvm::append_range(inputs, kernel.getFunctionType().getInputs().drop_back(2));
+  auto decl = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(inputs, {}));
+  decl.setPrivate();
+  decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  sg::SGDialect::DispatchAttrHelper(ctx).setAttr(decl, FlatSymbolRefAttr::get(kernel));
+  sg::SGDialect::RowsAttrHelper(ctx).setAttr(decl, b.getI64IntegerAttr(rows));
+  if (parallelRows)
+    sg::SGDialect::ParallelRowsAttrHelper(ctx).setAttr(
+        decl, b.getI64IntegerAttr(*parallelRows));
+  return decl;
 }
 
 Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {

@@ -18,6 +18,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,16 @@ Value constF32(OpBuilder &b, Location loc, float value);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);
+/// Declares the dispatcher `name` of `kernel` (whose last two arguments are
+/// a row range): it takes the execution context and the kernel's buffers,
+/// and the emitted glue defines it by spreading `rows` rows over the
+/// runtime's threads (when at least `parallelRows` of them; the glue's
+/// default when absent).
+func::FuncOp declareDispatcher(OpBuilder &b, ModuleOp module,
+                               func::FuncOp kernel, StringRef name,
+                               int64_t rows,
+                               std::optional<int64_t> parallelRows = {});
+
 /// `buffer` as a memref with a dynamic leading (token) dimension.
 Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer);
 /// Dimension `dim` of a memref as an index value.
