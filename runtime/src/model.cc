@@ -112,11 +112,13 @@ status model_library::open(const std::string &path,
                     "ABI major " +
                         std::to_string(h->version_major)
                   : "the model was compiled by an older sgc; recompile it");
-  if (h->struct_size < sizeof(sgc_model_v2_t))
+  // A 2.0/2.1 table ends before the 2.2 fields; cuda_emu() reads them only
+  // when they are there.
+  if (h->struct_size < SGC_ABI_MODEL_V2_1_SIZE)
     return bad_input_error(where + ": invalid model table: struct_size " +
                            std::to_string(h->struct_size) +
-                           " is smaller than ABI " + ours + "'s " +
-                           std::to_string(sizeof(sgc_model_v2_t)));
+                           " is smaller than ABI 2.0's " +
+                           std::to_string(SGC_ABI_MODEL_V2_1_SIZE));
   m->table_ = reinterpret_cast<const sgc_model_v2_t *>(h);
   status st = m->validate();
   if (!st.ok())

@@ -27,6 +27,12 @@ public:
   const std::string &path() const { return path_; }
   const sgc_model_v2_t &table() const { return *table_; }
   uint32_t abi_minor() const { return table_->header.version_minor; }
+  /// The 2.2 emulator table, or null (absent, or a 2.0/2.1 table).
+  const sgc_abi_cuda_emu_t *cuda_emu() const {
+    return table_->header.struct_size >= sizeof(sgc_model_v2_t)
+               ? table_->cuda_emu
+               : nullptr;
+  }
 
   /// Sum of the manifest's bytes.
   uint64_t weight_bytes() const { return weight_bytes_; }

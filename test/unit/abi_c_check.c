@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define SGC_ABI_CHECK_COUNT 22
+#define SGC_ABI_CHECK_COUNT 27
 
 void sgc_abi_c_layout(size_t *out) {
   size_t i = 0;
@@ -33,4 +33,9 @@ void sgc_abi_c_layout(size_t *out) {
   out[i++] = offsetof(sgc_abi_phase_t, logits);
   out[i++] = offsetof(sgc_model_v2_t, operands);
   out[i++] = sizeof(sgc_abi_memref_t);
+  out[i++] = sizeof(sgc_abi_step_state_t);
+  out[i++] = sizeof(sgc_abi_emu_ops_t);
+  out[i++] = offsetof(sgc_abi_emu_ops_t, check_access);
+  out[i++] = sizeof(sgc_abi_cuda_emu_t);
+  out[i++] = offsetof(sgc_model_v2_t, cuda_emu);
 }

@@ -12,9 +12,9 @@
 extern "C" void sgc_abi_c_layout(size_t *out);
 
 TEST(Abi, CAndCxxLayoutsAgree) {
-  size_t c[22];
+  size_t c[27];
   sgc_abi_c_layout(c);
-  const size_t cxx[22] = {
+  const size_t cxx[27] = {
       sizeof(sgc_abi_header_t),
       sizeof(sgc_abi_tensor_t),
       sizeof(sgc_abi_kv_layer_t),
@@ -37,8 +37,13 @@ TEST(Abi, CAndCxxLayoutsAgree) {
       offsetof(sgc_abi_phase_t, logits),
       offsetof(sgc_model_v2_t, operands),
       sizeof(sgc_abi_memref_t),
+      sizeof(sgc_abi_step_state_t),
+      sizeof(sgc_abi_emu_ops_t),
+      offsetof(sgc_abi_emu_ops_t, check_access),
+      sizeof(sgc_abi_cuda_emu_t),
+      offsetof(sgc_model_v2_t, cuda_emu),
   };
-  for (int i = 0; i < 22; ++i)
+  for (int i = 0; i < 27; ++i)
     EXPECT_EQ(c[i], cxx[i]) << "entry " << i;
 }
 

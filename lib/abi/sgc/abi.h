@@ -1,6 +1,6 @@
 /*
  * sgc/abi.h - the versioned contract between a compiled model (.so) and the
- * sgc runtime. ABI version 2.1.
+ * sgc runtime. ABI version 2.2.
  *
  * Dependency-free C (C99/C11 and C++ can include it). The compiler emits a
  * generated C file that defines the tables below as static constant data and
@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 1u
+#define SGC_ABI_VERSION_MINOR 2u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -397,7 +397,34 @@ typedef struct sgc_abi_cpu_exec_t {
 typedef void (*sgc_abi_cpu_fn_t)(const sgc_abi_cpu_exec_t *exec,
                                  void *const *operands);
 
-/** A kernel of a CUDA variant's fatbin. */
+/**
+ * The per-call scalars of a CUDA phase (2.2), in device memory. The runtime
+ * writes it before each call of a phase (one host-to-device copy), so the
+ * launches, and a CUDA graph captured from them, are the same for every
+ * token. Kernels only read it.
+ */
+typedef struct sgc_abi_step_state_t {
+  /** The call's start position (pos0). */
+  int64_t position;
+  /** Tokens in this call: 1 for decode, 1..max_tokens for prefill. */
+  int64_t num_tokens;
+  /**
+   * Slots of a FULL layer's cache as the session allocated it (the session's
+   * context, <= the model's context_length); RING layers keep their plan's
+   * slots. Kernels bound their full-cache accesses by it.
+   */
+  int64_t full_slots;
+  /** Zero in 2.2. */
+  int64_t reserved;
+} sgc_abi_step_state_t;
+
+/**
+ * A kernel of a CUDA variant's fatbin. Its parameters are the step's
+ * operands, in order, each a 64-bit device address: TOKENS the call's int32
+ * token ids, POSITION the phase's sgc_abi_step_state_t, WEIGHT / K_CACHE /
+ * V_CACHE the buffer, WORKSPACE the workspace base plus the offset. So
+ * num_params equals the step's num_operands and every parameter is 8 bytes.
+ */
 typedef struct sgc_abi_cuda_kernel_t {
   /** The kernel's symbol in the fatbin. */
   const char *name;
@@ -405,6 +432,100 @@ typedef struct sgc_abi_cuda_kernel_t {
   uint32_t num_params;
   uint32_t reserved;
 } sgc_abi_cuda_kernel_t;
+
+/*===----------------------------------------------------------------------===*
+ * The CUDA emulator's view of a kernel (2.2, CUDA.md section 0.5)
+ *===----------------------------------------------------------------------===*/
+
+/** sgc_abi_emu_ops_t.shuffle modes (gpu.shuffle). */
+enum {
+  SGC_ABI_SHUFFLE_XOR = 0,
+  SGC_ABI_SHUFFLE_UP = 1,
+  SGC_ABI_SHUFFLE_DOWN = 2,
+  SGC_ABI_SHUFFLE_IDX = 3
+};
+
+/**
+ * What a CUDA kernel compiled for the host calls to be one GPU thread. The
+ * runtime's emulator implements it; the calling thread (a fiber) is
+ * implicit. `site` numbers the operation in the kernel (an index into
+ * sgc_abi_cuda_emu_t.sites) for messages and for matching collective calls:
+ * every thread that takes part in a barrier, shuffle, mma or ldmatrix must
+ * reach the same site. Calls that find a bug (a divergent barrier, an access
+ * out of bounds) end the launch with an error and do not return.
+ */
+typedef struct sgc_abi_emu_ops_t {
+  /** sizeof(sgc_abi_emu_ops_t) as the runtime knows it. */
+  uint32_t struct_size;
+  uint32_t reserved;
+  /** gpu.thread_id, gpu.block_id, gpu.block_dim, gpu.grid_dim; dim 0..2. */
+  uint32_t (*thread_id)(uint32_t dim);
+  uint32_t (*block_id)(uint32_t dim);
+  uint32_t (*block_dim)(uint32_t dim);
+  uint32_t (*grid_dim)(uint32_t dim);
+  /** gpu.barrier: every live thread of the block must reach this site. */
+  void (*barrier)(uint32_t site);
+  /**
+   * gpu.shuffle of 32 bits within |width| lanes (a power of two <= 32),
+   * SGC_ABI_SHUFFLE_*; every lane of the warp calls it at the same site.
+   * Returns the source lane's value, or the caller's own with *valid = 0
+   * when the source lane is outside the segment (as PTX shfl.sync).
+   */
+  uint32_t (*shuffle)(uint32_t value, uint32_t offset, uint32_t width,
+                      uint32_t mode, uint32_t site, uint8_t *valid);
+  /** The block's shared memory: the static part, then the dynamic bytes. */
+  void *(*shared_memory)(void);
+  /** An index outside the memref it indexes: |index| along a dimension of
+      |size| elements. Does not return. */
+  void (*out_of_bounds)(uint32_t site, int64_t index, int64_t size);
+  /**
+   * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 for the whole warp:
+   * each lane passes its own fragments in PTX's lane mapping (a: 4 registers
+   * of bf16x2, b: 2, c and d: 4 floats) and gets its own d.
+   */
+  void (*mma_m16n8k16_bf16)(const uint32_t *a, const uint32_t *b,
+                            const float *c, float *d, uint32_t site);
+  /** ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16: lane i passes
+      the row address it supplies; out receives its num registers. */
+  void (*ldmatrix)(const void *row_address, uint32_t num, uint32_t trans,
+                   uint32_t *out, uint32_t site);
+  /** Atomics on global or shared memory; return the old value. */
+  float (*atomic_add_f32)(float *address, float value, uint32_t site);
+  uint32_t (*atomic_cas_u32)(uint32_t *address, uint32_t compare,
+                             uint32_t value, uint32_t site);
+  /** [address, address + bytes) must lie inside one buffer of the launch
+      (an operand or the block's shared memory). Does not return if not. */
+  void (*check_access)(const void *address, uint64_t bytes,
+                       uint32_t is_write, uint32_t site);
+} sgc_abi_emu_ops_t;
+
+/**
+ * One kernel of the CUDA variant compiled for the host: runs ONE GPU thread
+ * (the emulator calls it once per thread, each on its own fiber). |params|
+ * is laid out as for cuLaunchKernel: params[i] points at parameter i's
+ * 8-byte value (a host address standing for a device one).
+ */
+typedef void (*sgc_abi_emu_kernel_fn_t)(const sgc_abi_emu_ops_t *ops,
+                                        void *const *params);
+
+/** The CUDA variant's kernels compiled for the host (sgc_model_v2_t). */
+typedef struct sgc_abi_cuda_emu_t {
+  /** sizeof(sgc_abi_cuda_emu_t) as the compiler knew it. */
+  uint32_t struct_size;
+  /** Entries in kernels: the emulated variant's num_functions. */
+  uint32_t num_kernels;
+  /** Name of the CUDA variant these kernels are (e.g. "sm_90a"). */
+  const char *variant;
+  /** kernels[i] is that variant's kernels[i]. */
+  const sgc_abi_emu_kernel_fn_t *kernels;
+  /** Bytes of static shared memory kernels[i] takes from the front of
+      shared_memory() (the launch's dynamic bytes come after). */
+  const uint32_t *static_shared_bytes;
+  /** One line per site: "kernel: op at file:line". */
+  uint32_t num_sites;
+  uint32_t reserved;
+  const char *const *sites;
+} sgc_abi_cuda_emu_t;
 
 /**
  * One compiled variant: CPU code for a feature set (e.g. "znver4" and the
@@ -489,7 +610,16 @@ typedef struct sgc_model_v2_t {
   uint32_t num_variants;
   uint32_t reserved4;
   const sgc_abi_variant_t *variants;
+
+  /* 2.2 */
+  /** A CUDA model's kernels for the host emulator (--device cuda-emu), or
+      NULL. */
+  const sgc_abi_cuda_emu_t *cuda_emu;
 } sgc_model_v2_t;
+
+/** sizeof(sgc_model_v2_t) in ABI 2.0 and 2.1, which a runtime still reads
+    (the 2.2 fields are then absent: treat them as zero). */
+#define SGC_ABI_MODEL_V2_1_SIZE offsetof(sgc_model_v2_t, cuda_emu)
 
 /**
  * What the compiler emits, in the generated C file:

@@ -1,0 +1,73 @@
+/*
+ * emulator.h - runs CUDA kernels compiled for the host (sgc_abi_emu_kernel_fn_t)
+ * as GPU threads on fibers, so CUDA plans are tested on machines without a
+ * GPU (CUDA.md section 0.5). It models what goes wrong on a GPU, not only
+ * what a kernel means: warp collectives (shuffle, mma.sync, ldmatrix) with
+ * PTX's lane mapping, barriers reached in divergent code, accesses outside
+ * a buffer, and races (a launch runs under several schedules; any
+ * difference in what it wrote is reported).
+ */
+#ifndef SGC_RUNTIME_SRC_CUDA_EMU_EMULATOR_H
+#define SGC_RUNTIME_SRC_CUDA_EMU_EMULATOR_H
+
+#include "lib/support/status.h"
+
+#include <sgc/abi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sgc {
+namespace runtime {
+namespace emu {
+
+/// A buffer a launch may touch (an operand's memory). Accesses through
+/// check_access must fall inside one of these or the block's shared memory.
+struct buffer {
+  void *data = nullptr;
+  uint64_t bytes = 0;
+  /// Compared across schedules (and restored between them) when set.
+  bool writable = false;
+  /// For messages: "workspace", "layer 3 K cache", a tensor name.
+  std::string what;
+};
+
+/// One kernel launch.
+struct launch {
+  /// For messages: the kernel's name, and where the launch is in the plan.
+  std::string kernel;
+  std::string where;
+  sgc_abi_emu_kernel_fn_t fn = nullptr;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  /// Parameter values (8 bytes each, as the ABI says); the kernel receives
+  /// an array of pointers to them.
+  std::vector<uint64_t> params;
+  std::vector<buffer> buffers;
+  /// sgc_abi_cuda_emu_t.sites, for messages (may be null).
+  const char *const *sites = nullptr;
+  uint32_t num_sites = 0;
+};
+
+struct options {
+  /// Schedules per launch: 1 = forward only; 2 adds reverse thread order
+  /// between collectives; 3 and more add seeded shuffles of the lanes in a
+  /// warp, the warps in a block and the blocks in the grid.
+  int schedules = 3;
+  uint64_t seed = 1;
+};
+
+/// Runs |l| under |o|'s schedules. An error names the kernel, l.where, the
+/// block and thread, the site and what was found (divergent barrier, access
+/// out of bounds, a race: the buffer and first differing byte). On success
+/// the writable buffers hold what the launch wrote.
+status run(const launch &l, const options &o);
+
+} // namespace emu
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_CUDA_EMU_EMULATOR_H
