@@ -60,10 +60,33 @@ struct options {
   uint64_t seed = 1;
 };
 
-/// Runs |l| under |o|'s schedules. An error names the kernel, l.where, the
-/// block and thread, the site and what was found (divergent barrier, access
-/// out of bounds, a race: the buffer and first differing byte). On success
-/// the writable buffers hold what the launch wrote.
+/// Runs |l| under |o|'s schedules. An error (status_code::internal: the
+/// kernel has a bug) names the kernel, l.where, the block and thread, the
+/// site and what was found (divergent barrier, access out of bounds, a race:
+/// the buffer and first differing byte). On success the writable buffers
+/// hold what the launch wrote; after an error, what the failing schedule
+/// left in them.
+///
+/// What the emulator defines (CUDA.md section 0.5):
+/// - Warps are 32 consecutive linear thread ids (x fastest). A block whose
+///   size is not a multiple of 32 has a partial last warp: its missing lanes
+///   count as exited. A shuffle that reads one is an error, and mma.sync and
+///   ldmatrix, which need all 32 lanes, are refused there.
+/// - A shuffle is PTX shfl.sync as MLIR 22's convert-gpu-to-nvvm emits it
+///   for gpu.shuffle: member mask = the first |width| lanes, clamp width - 1
+///   (up: 32 - width), no segments. Every existing member lane must arrive
+///   at the same site; a lane outside the mask calling it is an error (PTX
+///   leaves it undefined).
+/// - Shared memory (static bytes, then dynamic, 16-byte aligned) starts each
+///   block filled with 0xFF bytes in schedule 0 (NaN as f32 and bf16), 0x7F
+///   in schedule 1 and 0xCD after, so reading it before writing it shows up
+///   as NaNs or as a difference between schedules (reported as a race).
+/// - A write (check_access with is_write, or an atomic) to a buffer that is
+///   not writable is an error: it would escape the comparison and restore.
+/// - Blocks run one after another; a schedule orders the blocks and the
+///   threads (forward, reverse, seeded shuffles of blocks, of the warps in a
+///   block and of the lanes in a warp), each thread running until it waits
+///   at a collective or returns.
 status run(const launch &l, const options &o);
 
 } // namespace emu
