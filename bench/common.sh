@@ -142,6 +142,8 @@ build_sgc_decode() {
     # Runtimes with tokenizers read tokenizer.model through libsentencepiece.
     local tok=()
     grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && tok=(-lsentencepiece)
+    # Runtimes with images decode through libpng and libjpeg.
+    grep -q 'sgc_image_load' "$src/runtime/include/sgc/runtime.h" && tok+=(-lpng -ljpeg)
     "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" "${tok[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"
   fi

@@ -618,6 +618,76 @@ sgc_status_t *sgc_detokenizer_finish(sgc_detokenizer_t *detokenizer,
 void sgc_detokenizer_reset(sgc_detokenizer_t *detokenizer);
 void sgc_detokenizer_release(sgc_detokenizer_t *detokenizer);
 
+/*===----------------------------------------------------------------------===*
+ * Images (the vision models' preprocessing)
+ *===----------------------------------------------------------------------===*/
+
+/**
+ * Turns a PNG or JPEG file into a vision model's input tensors, as the
+ * image processor Hugging Face transformers 5.24 picks by default for the
+ * family (the torchvision-backed Gemma3ImageProcessor / Gemma4ImageProcessor)
+ * does for the image transformers' load_image returns: decoded by libpng /
+ * libjpeg, EXIF orientation applied, converted to RGB as PIL's
+ * convert("RGB") (alpha dropped), resized with torch's antialiased uint8
+ * filter. runtime/README.md ("Images") has the rules and the limits.
+ */
+typedef enum sgc_image_family_e {
+  /** Bilinear to image_size x image_size, (x - 127.5) / 127.5. Tensor
+   *  "pixel_values" F32 [1, 3, image_size, image_size]. */
+  SGC_IMAGE_FAMILY_GEMMA3 = 3,
+  /** Bicubic to multiples of pooling_kernel_size x patch_size within the
+   *  budget, x / 255, patched. Tensors "pixel_values" F32 [1, max_patches,
+   *  patch_size^2 x 3] ((py, px, channel) per patch, row-major patches),
+   *  "image_position_ids" I64 [1, max_patches, 2] ((x, y) of each patch;
+   *  (-1, -1) marks padding, as HF returns it) and
+   *  "num_soft_tokens_per_image" I64 [1]; max_patches = max_soft_tokens x
+   *  pooling_kernel_size^2. */
+  SGC_IMAGE_FAMILY_GEMMA4 = 4
+} sgc_image_family_t;
+
+typedef struct sgc_image_options_t {
+  sgc_image_family_t family;
+  /** Gemma 3: the side of the square output (896). */
+  int32_t image_size;
+  /** Gemma 4: the patch side (16) and pooling kernel (3). */
+  int32_t patch_size;
+  int32_t pooling_kernel_size;
+  /** Gemma 4: the soft-token budget, one of 70, 140, 280 (default), 560,
+   *  1120. */
+  int32_t max_soft_tokens;
+} sgc_image_options_t;
+
+/** The family's defaults (gemma-3-12b-it / gemma-4-31B-it). */
+void sgc_image_options_default(sgc_image_family_t family,
+                               sgc_image_options_t *out_options);
+
+/** A preprocessed image: its tensors, immutable. */
+typedef struct sgc_image_t sgc_image_t;
+
+/**
+ * Reads, decodes and preprocesses |path|. Errors name the file and what is
+ * wrong with it (truncated, empty, not PNG/JPEG, larger than the pixel
+ * limit, corrupt) with SGC_STATUS_BAD_INPUT; bad options are
+ * SGC_STATUS_USAGE. Nothing is allocated for the pixels before the
+ * header's dimensions pass the limit.
+ */
+sgc_status_t *sgc_image_load(const char *path,
+                             const sgc_image_options_t *options,
+                             sgc_image_t **out_image);
+void sgc_image_release(sgc_image_t *image);
+/** The decoded size (after EXIF orientation) and the size after the resize;
+ *  any out pointer may be NULL. */
+void sgc_image_size(const sgc_image_t *image, int32_t *out_source_width,
+                    int32_t *out_source_height, int32_t *out_width,
+                    int32_t *out_height);
+/** Gemma 4: the image's soft tokens (patches / kernel^2); Gemma 3: 0 (the
+ *  model fixes the count). */
+int64_t sgc_image_soft_token_count(const sgc_image_t *image);
+size_t sgc_image_tensor_count(const sgc_image_t *image);
+/** The |index|-th tensor (data owned by |image|); 0 when out of range. */
+int sgc_image_tensor(const sgc_image_t *image, size_t index,
+                     sgc_tensor_view_t *out_view);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
