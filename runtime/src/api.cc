@@ -161,6 +161,7 @@ sgc_status_t *sgc_device_probe(sgc_device_kind_t kind, int32_t ordinal) {
   SGC_API_TRY
   switch (kind) {
   case SGC_DEVICE_CPU:
+  case SGC_DEVICE_CUDA_EMU:
     return nullptr;
   case SGC_DEVICE_CUDA:
     return to_c(sgc::runtime::probe_cuda(sgc::runtime::cuda_driver_library,

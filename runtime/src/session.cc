@@ -6,6 +6,8 @@
 
 #include "runtime/src/cpu/cpu_executor.h"
 #include "runtime/src/cuda/cuda_driver.h"
+#include "runtime/src/cuda/cuda_executor.h"
+#include "runtime/src/cuda/emu_executor.h"
 #include "runtime/src/sampler.h"
 
 #include <algorithm>
@@ -39,15 +41,19 @@ status session::create(std::shared_ptr<model_library> model,
         probe_cuda(cuda_driver_library, options.device_ordinal, nullptr);
     if (!st.ok())
       return st;
+  }
+    [[fallthrough]];
+  case SGC_DEVICE_CUDA_EMU:
     if (t.device != SGC_ABI_DEVICE_CUDA)
       return mismatch_error("model " + model->describe() +
                             " was compiled for target " + quote(t.target) +
                             ", not for CUDA")
           .note("compile it with --target=cuda:<arch> to run it on the GPU");
-    return mismatch_error("model " + model->describe() +
-                          " targets CUDA, but this runtime has no CUDA "
-                          "executor yet; it runs CPU models only");
-  }
+    if (options.device == SGC_DEVICE_CUDA_EMU && !model->cuda_emu())
+      return mismatch_error("model " + model->describe() +
+                            " carries no kernels for the CUDA emulator")
+          .note("the compiler adds them for tests; use --device cuda");
+    break;
   default:
     return usage_error("unknown device kind " +
                        std::to_string(static_cast<int>(options.device)));
@@ -63,8 +69,20 @@ status session::create(std::shared_ptr<model_library> model,
                     ? std::min(options.max_context, t.context_length)
                     : t.context_length;
   s->context_limited_ = options.max_context > 0;
-  status st = cpu_executor::create(model, options.variant, options.num_threads,
-                                   &s->executor_);
+  status st;
+  if (options.device == SGC_DEVICE_CPU) {
+    st = cpu_executor::create(model, options.variant, options.num_threads,
+                              &s->executor_);
+  } else if (options.device == SGC_DEVICE_CUDA) {
+    cuda_executor::options o;
+    o.ordinal = options.device_ordinal;
+    o.variant = options.variant;
+    o.progress = options.progress;
+    o.progress_user = options.progress_user;
+    st = cuda_executor::create(model, o, &s->executor_);
+  } else {
+    st = create_emu_executor(model, options.variant, &s->executor_);
+  }
   if (st.ok())
     st = s->executor_->allocate(s->context_);
   if (st.ok())

@@ -250,6 +250,9 @@ static int set_device(const option_spec *spec, void *dest, const char *value) {
   (void)spec;
   if (strcmp(value, "cpu") == 0) {
     device->kind = SGC_DEVICE_CPU;
+  } else if (strcmp(value, "cuda-emu") == 0) {
+    device->kind = SGC_DEVICE_CUDA_EMU;
+    device->ordinal = 0;
   } else if (strcmp(value, "cuda") == 0) {
     device->kind = SGC_DEVICE_CUDA;
     device->ordinal = 0;
@@ -258,7 +261,8 @@ static int set_device(const option_spec *spec, void *dest, const char *value) {
     device->kind = SGC_DEVICE_CUDA;
     device->ordinal = (int32_t)ordinal;
   } else {
-    return usage_error("unknown device '%s' (expected cpu, cuda or cuda:N)",
+    return usage_error("unknown device '%s' (expected cpu, cuda, cuda:N or "
+                       "cuda-emu)",
                        value);
   }
   return 0;
@@ -305,7 +309,9 @@ static const option_spec option_table[] = {
      .metavar = "D",
      .set = set_device,
      .offset = FIELD(device),
-     .help = "cpu | cuda | cuda:N (default cpu)"},
+     .help = "cpu | cuda | cuda:N | cuda-emu (default cpu; cuda-emu runs a "
+             "CUDA model's kernels on the CPU's emulator, checking every "
+             "launch under SGC_EMU_SCHEDULES schedules, default 3)"},
     {.name = "--threads",
      .metavar = "N",
      .set = set_i32,

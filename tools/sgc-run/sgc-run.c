@@ -378,6 +378,13 @@ static int run(options *o) {
   sopts.num_threads = o->threads;
   sopts.variant = o->cpu_variant;
   sopts.max_context = o->max_context;
+  if (show_progress && o->device.kind == SGC_DEVICE_CUDA) {
+    memset(&progress, 0, sizeof progress);
+    progress.label = "copying weights to the GPU";
+    progress.start = progress.last = now_seconds();
+    sopts.progress = on_progress;
+    sopts.progress_user = &progress;
+  }
   st = sgc_session_create(model, weights, &sopts, &session);
   if (st) {
     rc = report(st);

@@ -112,7 +112,13 @@ size_t sgc_dtype_size(sgc_dtype_t dtype);
 
 typedef enum sgc_device_kind_e {
   SGC_DEVICE_CPU = 0,
-  SGC_DEVICE_CUDA = 1
+  SGC_DEVICE_CUDA = 1,
+  /** A CUDA model's kernels compiled for the host (the model's cuda_emu
+   *  table), each GPU thread a fiber, every launch checked for divergent
+   *  barriers, out-of-bounds accesses and races (runtime/src/cuda_emu).
+   *  For tests; slow. SGC_EMU_SCHEDULES (environment, default 3) is the
+   *  number of schedules each launch runs under. */
+  SGC_DEVICE_CUDA_EMU = 2
 } sgc_device_kind_t;
 
 /**
@@ -120,7 +126,7 @@ typedef enum sgc_device_kind_e {
  * loads libcuda.so.1 with dlopen ("no CUDA driver found" when that fails),
  * calls cuInit and cuDeviceGetCount ("no CUDA device" when they fail or
  * find none, or when |ordinal| is past the count). Code
- * SGC_STATUS_DEVICE_UNAVAILABLE on failure. CPU always succeeds.
+ * SGC_STATUS_DEVICE_UNAVAILABLE on failure. CPU and CUDA_EMU always succeed.
  */
 sgc_status_t *sgc_device_probe(sgc_device_kind_t kind, int32_t ordinal);
 
@@ -384,6 +390,9 @@ typedef struct sgc_session_options_t {
    * layers is allocated for this many positions only.
    */
   int64_t max_context;
+  /** CUDA: called as the weights are copied to the GPU (may be NULL). */
+  sgc_progress_fn_t progress;
+  void *progress_user;
 } sgc_session_options_t;
 
 /** CPU, ordinal 0, default threads, best variant. */
@@ -399,6 +408,14 @@ typedef struct sgc_session_t sgc_session_t;
  * (SGC_STATUS_DEVICE_UNAVAILABLE naming the figures otherwise), allocates
  * them, and starts num_threads - 1 worker threads. |weights| must have
  * been bound to |model|. The session keeps both alive.
+ *
+ * CUDA: opens the device's primary context, loads the variant's fatbin,
+ * checks everything fits in the GPU's free memory, allocates the cache,
+ * workspace and step state there and copies the weights over (progress is
+ * reported). A failing driver call is a status whose note names the call
+ * and the CUresult: SGC_STATUS_DEVICE_UNAVAILABLE for out of memory, no
+ * device or no code for it, SGC_STATUS_INTERNAL otherwise. CUDA_EMU needs
+ * a CUDA model with emulator kernels (SGC_STATUS_MISMATCH otherwise).
  */
 sgc_status_t *sgc_session_create(sgc_model_t *model, sgc_weights_t *weights,
                                  const sgc_session_options_t *options,

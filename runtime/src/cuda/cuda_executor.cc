@@ -1,0 +1,417 @@
+/*
+ * cuda_executor.cc - replays a CUDA model's plan with the driver API.
+ *
+ * Per call: one host-to-device copy of the step state and the tokens
+ * (pinned, contiguous), the phase's launches (decode: one graph launch),
+ * one device-to-host copy of the logits rows, one stream synchronization.
+ * The launches never change between calls: what differs per token lives
+ * in the step state, which is why one captured graph serves every token.
+ */
+#include "runtime/src/cuda/cuda_executor.h"
+
+#include "lib/support/dtype.h"
+#include "runtime/src/memory.h"
+#include "runtime/src/weights.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sgc {
+namespace runtime {
+
+namespace {
+/// cuMemAlloc gives 256-byte aligned memory; sub-buffers keep that.
+constexpr uint64_t device_alignment = 256;
+/// Pinned staging for the weight upload: two buffers of this size, one
+/// filled while the other is copied.
+constexpr uint64_t staging_bytes = 32ull << 20;
+} // namespace
+
+status cuda_executor::create(std::shared_ptr<model_library> model,
+                             const options &o, std::unique_ptr<executor> *out) {
+  std::unique_ptr<cuda_executor> e(new cuda_executor());
+  e->model_ = std::move(model);
+  e->progress_ = o.progress;
+  e->progress_user_ = o.progress_user;
+  status st = select_cuda_variant(*e->model_, o.variant, &e->variant_);
+  if (st.ok())
+    st = e->open(o);
+  if (!st.ok())
+    return st;
+  *out = std::move(e);
+  return status();
+}
+
+status cuda_executor::open(const options &o) {
+  status st = probe_cuda(o.library, o.ordinal, nullptr);
+  if (!st.ok())
+    return st;
+  st = load_cuda_api(o.library, &api_);
+  if (!st.ok())
+    return st;
+  const cuda_api &api = *api_;
+  SGC_CU_TRY(api, api.cuDeviceGet(&device_, o.ordinal),
+             "cannot open CUDA device " + std::to_string(o.ordinal));
+  SGC_CU_TRY(api, api.cuDevicePrimaryCtxRetain(&context_, device_),
+             "cannot open CUDA device " + std::to_string(o.ordinal));
+  retained_ = true;
+  SGC_CU_TRY(api, api.cuCtxSetCurrent(context_),
+             "cannot open CUDA device " + std::to_string(o.ordinal));
+  SGC_CU_TRY(api, api.cuStreamCreate(&stream_, cu::stream_non_blocking),
+             "cannot create a CUDA stream");
+
+  const std::string variant = quote(variant_->name);
+  SGC_CU_TRY(api, api.cuModuleLoadData(&module_, variant_->fatbin),
+             "cannot load the fatbin of CUDA variant " + variant + " of " +
+                 model_->describe());
+  const sgc_model_v2_t &t = model_->table();
+  functions_.resize(variant_->num_functions);
+  for (uint32_t k = 0; k < variant_->num_functions; ++k) {
+    const sgc_abi_cuda_kernel_t &kernel = variant_->kernels[k];
+    const std::string what = "kernel " + quote(kernel.name) +
+                             " of CUDA variant " + variant;
+    SGC_CU_TRY(api,
+               api.cuModuleGetFunction(&functions_[k], module_, kernel.name),
+               "the fatbin lacks " + what);
+    // The fatbin's parameter list must be the one the plan passes: one
+    // 8-byte value per operand (drivers older than 12.4 cannot tell).
+    if (api.cuFuncGetParamInfo) {
+      for (size_t i = 0; i <= kernel.num_params; ++i) {
+        size_t offset = 0, size = 0;
+        const cu::result r =
+            api.cuFuncGetParamInfo(functions_[k], i, &offset, &size);
+        if (i == kernel.num_params ? r == cu::success
+                                   : r != cu::success || size != 8)
+          return bad_input_error(model_->path() + ": " + what +
+                                 " does not take the " +
+                                 std::to_string(kernel.num_params) +
+                                 " 8-byte parameters the model lists")
+              .note(i == kernel.num_params
+                        ? "the fatbin's kernel has a parameter " +
+                              std::to_string(i) + " too"
+                        : "the fatbin's parameter " + std::to_string(i) +
+                              (r == cu::success
+                                   ? " has " + std::to_string(size) + " bytes"
+                                   : " is absent"));
+      }
+    }
+    const uint32_t shared = max_dynamic_shared_bytes(t, k);
+    if (shared > cuda_default_shared_limit)
+      SGC_CU_TRY(api,
+                 api.cuFuncSetAttribute(
+                     functions_[k],
+                     cu::func_attribute_max_dynamic_shared_size_bytes,
+                     static_cast<int>(shared)),
+                 what + " cannot have " + std::to_string(shared) +
+                     " bytes of dynamic shared memory");
+  }
+  return status();
+}
+
+cuda_executor::~cuda_executor() {
+  if (!api_ || !retained_)
+    return;
+  // Errors are ignored: nothing can be done about them here.
+  const cuda_api &api = *api_;
+  api.cuCtxSetCurrent(context_);
+  if (stream_)
+    api.cuStreamSynchronize(stream_);
+  if (decode_graph_)
+    api.cuGraphExecDestroy(decode_graph_);
+  if (graph_)
+    api.cuGraphDestroy(graph_);
+  for (cu::deviceptr p : device_memory_)
+    api.cuMemFree(p);
+  for (void *p : host_memory_)
+    api.cuMemFreeHost(p);
+  if (module_)
+    api.cuModuleUnload(module_);
+  if (stream_)
+    api.cuStreamDestroy(stream_);
+  api.cuDevicePrimaryCtxRelease(device_);
+}
+
+status cuda_executor::device_alloc(uint64_t bytes, const char *what,
+                                   cu::deviceptr *out) {
+  const cuda_api &api = *api_;
+  cu::deviceptr p = 0;
+  SGC_CU_TRY(api, api.cuMemAlloc(&p, std::max<uint64_t>(bytes, 1)),
+             std::string("cannot allocate ") + what + " on the GPU (" +
+                 with_commas(bytes) + " B)");
+  device_memory_.push_back(p);
+  SGC_CU_TRY(api, api.cuMemsetD8Async(p, 0, bytes, stream_),
+             std::string("cannot clear ") + what + " on the GPU");
+  *out = p;
+  return status();
+}
+
+status cuda_executor::host_alloc(uint64_t bytes, const char *what,
+                                 void **out) {
+  const cuda_api &api = *api_;
+  void *p = nullptr;
+  SGC_CU_TRY(api, api.cuMemAllocHost(&p, std::max<uint64_t>(bytes, 1)),
+             std::string("cannot allocate pinned host memory for ") + what +
+                 " (" + with_commas(bytes) + " B)");
+  host_memory_.push_back(p);
+  *out = p;
+  return status();
+}
+
+status cuda_executor::allocate(int64_t context) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  SGC_CU_TRY(api, api.cuCtxSetCurrent(context_), "cannot use the CUDA device");
+  context_length_ = context;
+
+  // The KV cache as one allocation, every buffer 256-byte aligned.
+  std::vector<uint64_t> offsets;
+  uint64_t kv_total = 0;
+  for (uint32_t i = 0; i < t.num_layers; ++i)
+    for (uint64_t bytes :
+         {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
+      uint64_t off = 0;
+      if (!align_up(kv_total, device_alignment, &off) ||
+          __builtin_add_overflow(off, bytes, &kv_total))
+        return internal_error("KV cache size overflows");
+      offsets.push_back(off);
+    }
+  int64_t max_tokens = 1;
+  for (uint32_t p = 0; p < t.num_phases; ++p)
+    max_tokens = std::max(max_tokens, t.phases[p].max_tokens);
+  call_bytes_ = sizeof(sgc_abi_step_state_t) +
+                static_cast<uint64_t>(max_tokens) * sizeof(int32_t);
+
+  // Everything the session puts on the device, checked against what the
+  // device has free before anything is allocated.
+  size_t free_bytes = 0, total_bytes = 0;
+  SGC_CU_TRY(api, api.cuMemGetInfo(&free_bytes, &total_bytes),
+             "cannot query the GPU's memory");
+  const uint64_t needed = model_->weight_bytes() + kv_total +
+                          t.workspace_bytes + call_bytes_;
+  if (needed > free_bytes)
+    return device_error("the model does not fit in the GPU's free memory: " +
+                        with_commas(needed) + " B needed, " +
+                        with_commas(free_bytes) + " B free")
+        .note("weights " + with_commas(model_->weight_bytes()) +
+              " B + KV cache at context " + with_commas(context) + " " +
+              with_commas(kv_total) + " B + workspace " +
+              with_commas(t.workspace_bytes) + " B")
+        .note("--max-context makes the KV cache smaller");
+
+  cu::deviceptr kv = 0, workspace = 0;
+  status st = device_alloc(kv_total, "the KV cache", &kv);
+  if (st.ok())
+    st = device_alloc(t.workspace_bytes, "the workspace", &workspace);
+  if (st.ok())
+    st = device_alloc(call_bytes_, "the step state", &call_device_);
+  if (st.ok())
+    st = host_alloc(call_bytes_, "the step state", &call_host_);
+  uint64_t logits_bytes = 0;
+  for (uint32_t p = 0; p < t.num_phases; ++p)
+    logits_bytes = std::max<uint64_t>(
+        logits_bytes,
+        workspace_operand_bytes(t.phases[p].logits, t.phases[p].max_tokens));
+  if (st.ok())
+    st = host_alloc(logits_bytes, "the logits", &logits_host_);
+  if (!st.ok())
+    return st;
+  kv_bytes_ = model_->kv_cache_bytes_at(context);
+  buffers_.step_state = call_device_;
+  buffers_.tokens = call_device_ + sizeof(sgc_abi_step_state_t);
+  buffers_.workspace = workspace;
+  for (uint32_t i = 0; i < t.num_layers; ++i) {
+    buffers_.k_cache.push_back(kv + offsets[2 * i]);
+    buffers_.v_cache.push_back(model_->v_bytes(i) ? kv + offsets[2 * i + 1]
+                                                  : 0);
+  }
+  SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+             "cannot clear the GPU's buffers");
+  return status();
+}
+
+status cuda_executor::bind(const bound_weights &weights) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  const std::vector<const void *> &host = weights.pointers();
+  if (host.size() != t.num_tensors)
+    return internal_error("the weights do not match the model's manifest");
+  if (!call_device_)
+    return internal_error("bind before allocate");
+  SGC_CU_TRY(api, api.cuCtxSetCurrent(context_), "cannot use the CUDA device");
+
+  // One device allocation for every tensor, 256-byte aligned each.
+  std::vector<uint64_t> offsets(t.num_tensors);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    if (!align_up(total, device_alignment, &offsets[i]))
+      return internal_error("weight size overflows");
+    total = offsets[i] + t.tensors[i].bytes;
+  }
+  cu::deviceptr base = 0;
+  status st = device_alloc(total, "the weights", &base);
+  if (!st.ok())
+    return st;
+
+  // Host to device through two pinned buffers: one is filled from the
+  // mapped checkpoint while the other is being copied.
+  const uint64_t weight_bytes = model_->weight_bytes();
+  const uint64_t chunk = std::min(staging_bytes, std::max<uint64_t>(weight_bytes, 1));
+  void *staging[2] = {nullptr, nullptr};
+  st = host_alloc(chunk, "the weight upload", &staging[0]);
+  if (st.ok())
+    st = host_alloc(chunk, "the weight upload", &staging[1]);
+  if (!st.ok())
+    return st;
+  uint64_t done = 0;
+  int which = 0;
+  for (uint32_t i = 0; i < t.num_tensors; ++i) {
+    const uint8_t *src = static_cast<const uint8_t *>(host[i]);
+    for (uint64_t at = 0; at < t.tensors[i].bytes; at += chunk) {
+      const uint64_t n = std::min(chunk, t.tensors[i].bytes - at);
+      std::memcpy(staging[which], src + at, n);
+      // The copy of the other buffer (queued last time) must be done
+      // before this one is queued and the other is refilled.
+      SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+                 "cannot copy the weights to the GPU");
+      SGC_CU_TRY(api,
+                 api.cuMemcpyHtoDAsync(base + offsets[i] + at, staging[which],
+                                       n, stream_),
+                 "cannot copy tensor " + quote(t.tensors[i].name) +
+                     " to the GPU");
+      which ^= 1;
+      done += n;
+      if (progress_)
+        progress_(progress_user_, done, weight_bytes);
+    }
+  }
+  SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+             "cannot copy the weights to the GPU");
+  if (progress_ && weight_bytes == 0)
+    progress_(progress_user_, 0, 0);
+  // The staging buffers are not needed again.
+  for (void *p : staging) {
+    api.cuMemFreeHost(p);
+    host_memory_.erase(std::find(host_memory_.begin(), host_memory_.end(), p));
+  }
+
+  buffers_.weights.resize(t.num_tensors);
+  for (uint32_t i = 0; i < t.num_tensors; ++i)
+    buffers_.weights[i] = base + offsets[i];
+  params_.assign(t.num_steps, {});
+  param_pointers_.assign(t.num_steps, {});
+  for (uint32_t s = 0; s < t.num_steps; ++s) {
+    step_params(t, t.steps[s], buffers_, &params_[s]);
+    for (uint64_t &v : params_[s])
+      param_pointers_[s].push_back(&v);
+  }
+  bound_ = true;
+  return status();
+}
+
+status cuda_executor::launch_steps(const sgc_abi_phase_t &phase) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
+       ++s) {
+    const sgc_abi_step_t &step = t.steps[s];
+    cu::launch_config c{};
+    c.grid_x = step.grid[0];
+    c.grid_y = step.grid[1];
+    c.grid_z = step.grid[2];
+    c.block_x = step.block[0];
+    c.block_y = step.block[1];
+    c.block_z = step.block[2];
+    c.shared_mem_bytes = step.dynamic_shared_bytes;
+    c.h_stream = stream_;
+    SGC_CU_TRY(api,
+               api.cuLaunchKernelEx(&c, functions_[step.function],
+                                    param_pointers_[s].data(), nullptr),
+               "cannot launch kernel " +
+                   quote(variant_->kernels[step.function].name) + " (" +
+                   step_name(t, phase, s) + ")");
+  }
+  return status();
+}
+
+status cuda_executor::capture(const sgc_abi_phase_t &phase) {
+  const cuda_api &api = *api_;
+  SGC_CU_TRY(api,
+             api.cuStreamBeginCapture(stream_,
+                                      cu::stream_capture_mode_thread_local),
+             "cannot capture the decode phase into a CUDA graph");
+  status st = launch_steps(phase);
+  // Capture must end even when a launch failed, or the stream stays
+  // unusable.
+  const cu::result r = api.cuStreamEndCapture(stream_, &graph_);
+  if (!st.ok()) {
+    if (r == cu::success && graph_)
+      api.cuGraphDestroy(graph_);
+    graph_ = nullptr;
+    return st;
+  }
+  if (r != cu::success)
+    return cuda_call_error(api, r, "api.cuStreamEndCapture(stream_, &graph_)",
+                           __FILE__, __LINE__,
+                           "cannot capture the decode phase into a CUDA graph");
+  SGC_CU_TRY(api, api.cuGraphInstantiateWithFlags(&decode_graph_, graph_, 0),
+             "cannot instantiate the decode phase's CUDA graph");
+  return status();
+}
+
+status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
+                          int64_t n, int64_t pos0, float *logits,
+                          bool all_positions) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  if (!bound_)
+    return internal_error("no weights are bound");
+  SGC_CU_TRY(api, api.cuCtxSetCurrent(context_), "cannot use the CUDA device");
+
+  // The step state and the tokens: one copy, ordered before the launches.
+  sgc_abi_step_state_t state{};
+  state.position = pos0;
+  state.num_tokens = n;
+  state.full_slots = context_length_;
+  std::memcpy(call_host_, &state, sizeof state);
+  std::memcpy(static_cast<uint8_t *>(call_host_) + sizeof state, tokens,
+              static_cast<size_t>(n) * sizeof(int32_t));
+  SGC_CU_TRY(api,
+             api.cuMemcpyHtoDAsync(call_device_, call_host_,
+                                   sizeof state + n * sizeof(int32_t), stream_),
+             "cannot copy the step state to the GPU");
+
+  status st;
+  if (phase.kind == SGC_ABI_PHASE_DECODE) {
+    if (!decode_graph_ && !(st = capture(phase)).ok())
+      return st;
+    SGC_CU_TRY(api, api.cuGraphLaunch(decode_graph_, stream_),
+               "cannot launch the decode phase's CUDA graph");
+  } else if (!(st = launch_steps(phase)).ok()) {
+    return st;
+  }
+
+  // The logits rows back. Row-wise steps ran on every row (a kernel reads
+  // the token count from the step state, so a one-row view is not a thing
+  // on the GPU); only the rows asked for are copied.
+  const sgc_abi_operand_t &lo = phase.logits;
+  const uint64_t row_bytes = workspace_operand_bytes(lo, 1);
+  const int64_t first = all_positions ? 0 : n - 1;
+  const int64_t rows = n - first;
+  SGC_CU_TRY(api,
+             api.cuMemcpyDtoHAsync(logits_host_,
+                                   buffers_.workspace + lo.offset +
+                                       static_cast<uint64_t>(first) * row_bytes,
+                                   static_cast<uint64_t>(rows) * row_bytes,
+                                   stream_),
+             "cannot copy the logits from the GPU");
+  SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+             "the GPU failed while running the " +
+                 std::string(phase.kind == SGC_ABI_PHASE_DECODE ? "decode"
+                                                                : "prefill") +
+                 " phase");
+  logits_to_f32(logits_host_, lo.dtype, rows, t.vocab_size, logits);
+  return status();
+}
+
+} // namespace runtime
+} // namespace sgc
