@@ -466,10 +466,12 @@ typedef struct sgc_abi_emu_ops_t {
   /** gpu.barrier: every live thread of the block must reach this site. */
   void (*barrier)(uint32_t site);
   /**
-   * gpu.shuffle of 32 bits within |width| lanes (a power of two <= 32),
-   * SGC_ABI_SHUFFLE_*; every lane of the warp calls it at the same site.
-   * Returns the source lane's value, or the caller's own with *valid = 0
-   * when the source lane is outside the segment (as PTX shfl.sync).
+   * gpu.shuffle of 32 bits, |width| a power of two <= 32, SGC_ABI_SHUFFLE_*,
+   * as MLIR's gpu-to-nvvm lowers it: shfl.sync with member mask lanes
+   * 0..width-1 (no segments) and clamp width - 1 (up: 32 - width); every
+   * member lane calls it at the same site, and only they do. Returns the
+   * source lane's value, or the caller's own with *valid = 0 when the source
+   * is out of range (PTX shfl.sync).
    */
   uint32_t (*shuffle)(uint32_t value, uint32_t offset, uint32_t width,
                       uint32_t mode, uint32_t site, uint8_t *valid);
