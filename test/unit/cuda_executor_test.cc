@@ -136,7 +136,8 @@ protected:
 
   /// Opens |model_path|, binds the weights, creates, allocates and binds
   /// an executor; returns the first failure.
-  sgc::status make(const char *model_path, int64_t context = 64) {
+  sgc::status make(const char *model_path, int64_t context = 64,
+                   uint64_t staging = 32ull << 20) {
     sgc::status s = model_library::open(model_path, &model_);
     if (!s.ok())
       return s;
@@ -152,6 +153,7 @@ protected:
       static_cast<CudaExecutor *>(user)->progress_.push_back({done, total});
     };
     o.progress_user = this;
+    o.staging_bytes = staging;
     s = cuda_executor::create(model_, o, &exec_);
     if (s.ok())
       s = exec_->allocate(context);
@@ -249,15 +251,18 @@ TEST_F(CudaExecutor, DecodeCapturedOnceReplayedPerToken) {
       (c.captured ? captured : direct) += 1;
   EXPECT_EQ(direct, 4u);
   EXPECT_EQ(captured, 4u);
-  // Before each replay, one copy of the step state and the token
-  // (32 + 4 bytes) from pinned memory; after it, the logits row back.
+  // Before each replay (and after the one before), one copy of the step
+  // state and the token (32 + 4 bytes) from pinned memory; after it, the
+  // logits row back.
+  size_t last_replay = 0;
   for (size_t i = 0; i < calls.size(); ++i) {
     if (calls[i].name != "cuGraphLaunch")
       continue;
     size_t j = i;
-    while (j > 0 && calls[j].name != "cuMemcpyHtoDAsync_v2")
+    while (j > last_replay && calls[j].name != "cuMemcpyHtoDAsync_v2")
       --j;
-    ASSERT_EQ(calls[j].name, "cuMemcpyHtoDAsync_v2");
+    last_replay = i;
+    ASSERT_EQ(calls[j].name, "cuMemcpyHtoDAsync_v2") << "replay at " << i;
     EXPECT_EQ(calls[j].args.at("bytes"), "36");
     EXPECT_EQ(calls[j].args.at("pinned"), "1");
     ASSERT_LT(i + 1, calls.size());
@@ -384,6 +389,31 @@ TEST_F(CudaExecutor, WeightsCopiedOnceWithProgress) {
   ASSERT_FALSE(progress_.empty());
   EXPECT_EQ(progress_.back().first, 288u);
   EXPECT_EQ(progress_.back().second, 288u);
+}
+
+TEST_F(CudaExecutor, WeightsCopiedInChunks) {
+  // Staging buffers of 100 bytes: the embedding (256 B at 0) in three
+  // chunks, the norm (32 B at 256) in one, each tensor's bytes where the
+  // plan expects them.
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL, 64, 100).ok());
+  const std::vector<call> calls = read_log(log_);
+  const uint64_t w = allocation_of(calls, 288);
+  std::vector<std::string> copies;
+  for (const call &c : calls)
+    if (c.name == "cuMemcpyHtoDAsync_v2")
+      copies.push_back(std::to_string(hex(c.args.at("dst")) - w) + "+" +
+                       c.args.at("bytes"));
+  const std::vector<std::string> want = {"0+100", "100+100", "200+56",
+                                         "256+32"};
+  EXPECT_EQ(copies, want);
+  std::vector<std::pair<uint64_t, uint64_t>> seen = {
+      {100, 288}, {200, 288}, {256, 288}, {288, 288}};
+  EXPECT_EQ(progress_, seen);
+  // The bytes on the "device" are the checkpoint's (the fake's device
+  // memory is host memory).
+  const uint8_t *device = reinterpret_cast<const uint8_t *>(w);
+  EXPECT_EQ(std::memcmp(device, weights_.embed.data(), 256), 0);
+  EXPECT_EQ(std::memcmp(device + 256, weights_.norm.data(), 32), 0);
 }
 
 /// The status of |s| as text, for messages and substring checks.

@@ -22,9 +22,6 @@ namespace runtime {
 namespace {
 /// cuMemAlloc gives 256-byte aligned memory; sub-buffers keep that.
 constexpr uint64_t device_alignment = 256;
-/// Pinned staging for the weight upload: two buffers of this size, one
-/// filled while the other is copied.
-constexpr uint64_t staging_bytes = 32ull << 20;
 } // namespace
 
 status cuda_executor::create(std::shared_ptr<model_library> model,
@@ -33,6 +30,7 @@ status cuda_executor::create(std::shared_ptr<model_library> model,
   e->model_ = std::move(model);
   e->progress_ = o.progress;
   e->progress_user_ = o.progress_user;
+  e->staging_bytes_ = o.staging_bytes ? o.staging_bytes : 1;
   status st = select_cuda_variant(*e->model_, o.variant, &e->variant_);
   if (st.ok())
     st = e->open(o);
@@ -255,7 +253,8 @@ status cuda_executor::bind(const bound_weights &weights) {
   // Host to device through two pinned buffers: one is filled from the
   // mapped checkpoint while the other is being copied.
   const uint64_t weight_bytes = model_->weight_bytes();
-  const uint64_t chunk = std::min(staging_bytes, std::max<uint64_t>(weight_bytes, 1));
+  const uint64_t chunk =
+      std::min(staging_bytes_, std::max<uint64_t>(weight_bytes, 1));
   void *staging[2] = {nullptr, nullptr};
   st = host_alloc(chunk, "the weight upload", &staging[0]);
   if (st.ok())

@@ -34,6 +34,9 @@ public:
     /// Called as the weights are copied to the device (may be null).
     sgc_progress_fn_t progress = nullptr;
     void *progress_user = nullptr;
+    /// Bytes of each of the two pinned buffers the weights are copied
+    /// through (tests make it small to see the chunks).
+    uint64_t staging_bytes = 32ull << 20;
   };
 
   /// Opens the driver, the device's primary context and a stream, loads the
@@ -71,6 +74,7 @@ private:
   const cuda_api *api_ = nullptr;
   sgc_progress_fn_t progress_ = nullptr;
   void *progress_user_ = nullptr;
+  uint64_t staging_bytes_ = 0;
   cu::device device_ = 0;
   bool retained_ = false;
   cu::context context_ = nullptr;
