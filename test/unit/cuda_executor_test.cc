@@ -168,8 +168,8 @@ protected:
                       std::vector<float> *logits, bool all = false) {
     logits->assign((all ? tokens.size() : 1) * 16, -1.0f);
     return exec_->run(phase(SGC_ABI_PHASE_PREFILL), tokens.data(),
-                      static_cast<int64_t>(tokens.size()), pos0,
-                      logits->data(), all);
+                      static_cast<int64_t>(tokens.size()), pos0, logits->data(),
+                      all);
   }
   sgc::status decode(int32_t token, int64_t pos, std::vector<float> *logits) {
     logits->assign(16, -1.0f);
@@ -311,10 +311,10 @@ TEST_F(CudaExecutor, LaunchParametersFollowTheAbi) {
   }
   EXPECT_EQ(launches, 8u);
   const std::vector<std::string> plan = {
-      "fake_embed 8,1,1 8,1,1 0",       "fake_attn 8,1,1 8,1,1 65536",
-      "fake_append 8,1,1 8,1,1 0",      "fake_logits 8,1,1 16,1,1 0",
-      "fake_embed 1,1,1 8,1,1 0",       "fake_attn 1,1,1 8,1,1 1024",
-      "fake_append 1,1,1 8,1,1 0",      "fake_logits 1,1,1 16,1,1 0"};
+      "fake_embed 8,1,1 8,1,1 0",  "fake_attn 8,1,1 8,1,1 65536",
+      "fake_append 8,1,1 8,1,1 0", "fake_logits 8,1,1 16,1,1 0",
+      "fake_embed 1,1,1 8,1,1 0",  "fake_attn 1,1,1 8,1,1 1024",
+      "fake_append 1,1,1 8,1,1 0", "fake_logits 1,1,1 16,1,1 0"};
   EXPECT_EQ(geometry, plan);
   // Everything the session put on the device was cleared first.
   size_t cleared = 0;
@@ -424,8 +424,7 @@ TEST_F(CudaExecutor, OutOfMemoryNamesTheCall) {
   const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL);
   EXPECT_EQ(s.code(), sgc::status_code::device_unavailable) << text(s);
   EXPECT_EQ(s.message(), "cannot allocate the KV cache on the GPU (4,480 B)");
-  EXPECT_NE(text(s).find("cuMemAlloc(&p, std::max<uint64_t>(bytes, 1)) "
-                         "failed: CUDA_ERROR_OUT_OF_MEMORY (2)"),
+  EXPECT_NE(text(s).find(": cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)"),
             std::string::npos)
       << text(s);
   EXPECT_NE(text(s).find("cuda_executor.cc:"), std::string::npos);
@@ -449,7 +448,7 @@ TEST_F(CudaExecutor, FailingLaunchAndGraphCallsNameTheCall) {
   EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);
   EXPECT_EQ(s.message(), "cannot launch kernel 'fake_attn' (prefill step 1 "
                          "(layer 0))");
-  EXPECT_NE(text(s).find("cuLaunchKernelEx(") , std::string::npos);
+  EXPECT_NE(text(s).find(": cuLaunchKernelEx failed: "), std::string::npos);
   EXPECT_NE(text(s).find("CUDA_ERROR_INVALID_VALUE (1)"), std::string::npos);
 
   setenv("FAKE_CUDA_FAIL", "cuGraphInstantiateWithFlags=999", 1);
@@ -583,8 +582,7 @@ protected:
 #ifdef SGC_TEST_HAVE_CUDA_EMU
   /// Prefill |tokens| in chunks of |chunk|, then decode |decode| tokens,
   /// comparing every row with the reference (exact: the same float ops).
-  void expect_reference(int64_t chunk,
-                        const std::vector<int32_t> &prompt,
+  void expect_reference(int64_t chunk, const std::vector<int32_t> &prompt,
                         const std::vector<int32_t> &decoded) {
     std::vector<int32_t> all = prompt;
     all.insert(all.end(), decoded.begin(), decoded.end());
@@ -681,12 +679,12 @@ TEST_F(CudaEmu, FindsADivergentBarrier) {
 
 TEST_F(CudaEmu, SgcRunGeneratesOnTheEmulator) {
   write_weights(dir_.file("w.safetensors"), weights_);
-  sgc_test::process_result r = run_sgc(
-      {"SGC_EMU_SCHEDULES=2"},
-      {SGC_TEST_FAKE_CUDA_MODEL, "--device", "cuda-emu", "--weights",
-       dir_.file("w.safetensors"), "--prompt-ids", "2,9,4,11,7",
-       "--max-new-tokens", "4", "--ignore-eos", "--prefill-chunk", "3",
-       "--no-progress"});
+  sgc_test::process_result r =
+      run_sgc({"SGC_EMU_SCHEDULES=2"},
+              {SGC_TEST_FAKE_CUDA_MODEL, "--device", "cuda-emu", "--weights",
+               dir_.file("w.safetensors"), "--prompt-ids", "2,9,4,11,7",
+               "--max-new-tokens", "4", "--ignore-eos", "--prefill-chunk", "3",
+               "--no-progress"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Greedy tokens from the reference, computed the same way.
   std::vector<int32_t> seq = {2, 9, 4, 11, 7};

@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,14 +32,25 @@ status cuda_call_error(const cuda_api &api, cu::result r, const char *call,
                       r == 222 /* unsupported PTX version */;
   status st = device ? device_error(std::move(message))
                      : internal_error(std::move(message));
+  // |call| is the expression ("api.cuMemAlloc(&p, n)"): name the entry
+  // point, the identifier before the first parenthesis.
+  const std::string expr = call;
+  size_t end = expr.find('('), begin = end == std::string::npos ? 0 : end;
+  while (begin > 0 &&
+         (std::isalnum(static_cast<unsigned char>(expr[begin - 1])) ||
+          expr[begin - 1] == '_'))
+    --begin;
+  const std::string name =
+      end == std::string::npos ? expr : expr.substr(begin, end - begin);
   return std::move(st).note(std::string(file) + ":" + std::to_string(line) +
-                            ": " + call + " failed: " + api.error_name(r));
+                            ": " + name + " failed: " + api.error_name(r));
 }
 
 namespace {
 
 /// Resolves |name| into |slot|; false when the library lacks it.
-template <typename Fn> bool resolve(void *handle, const char *name, Fn *slot) {
+template <typename Fn>
+bool resolve(void *handle, const char *name, Fn *slot) {
   *slot = reinterpret_cast<Fn>(dlsym(handle, name));
   return *slot != nullptr;
 }
@@ -133,11 +146,11 @@ status probe_cuda(const std::string &library, int ordinal, int *out_count) {
   };
   cu::result r = api->cuInit(0);
   if (r != cu::success)
-    return no_device(r, "api->cuInit(0)", __LINE__);
+    return no_device(r, "cuInit(0)", __LINE__);
   int count = 0;
   r = api->cuDeviceGetCount(&count);
   if (r != cu::success)
-    return no_device(r, "api->cuDeviceGetCount(&count)", __LINE__);
+    return no_device(r, "cuDeviceGetCount(&count)", __LINE__);
   if (count <= 0)
     return device_error("no CUDA device")
         .note("the CUDA driver reports 0 devices");

@@ -66,8 +66,8 @@ status cuda_executor::open(const options &o) {
   functions_.resize(variant_->num_functions);
   for (uint32_t k = 0; k < variant_->num_functions; ++k) {
     const sgc_abi_cuda_kernel_t &kernel = variant_->kernels[k];
-    const std::string what = "kernel " + quote(kernel.name) +
-                             " of CUDA variant " + variant;
+    const std::string what =
+        "kernel " + quote(kernel.name) + " of CUDA variant " + variant;
     SGC_CU_TRY(api,
                api.cuModuleGetFunction(&functions_[k], module_, kernel.name),
                "the fatbin lacks " + what);
@@ -143,8 +143,7 @@ status cuda_executor::device_alloc(uint64_t bytes, const char *what,
   return status();
 }
 
-status cuda_executor::host_alloc(uint64_t bytes, const char *what,
-                                 void **out) {
+status cuda_executor::host_alloc(uint64_t bytes, const char *what, void **out) {
   const cuda_api &api = *api_;
   void *p = nullptr;
   SGC_CU_TRY(api, api.cuMemAllocHost(&p, std::max<uint64_t>(bytes, 1)),
@@ -184,8 +183,8 @@ status cuda_executor::allocate(int64_t context) {
   size_t free_bytes = 0, total_bytes = 0;
   SGC_CU_TRY(api, api.cuMemGetInfo(&free_bytes, &total_bytes),
              "cannot query the GPU's memory");
-  const uint64_t needed = model_->weight_bytes() + kv_total +
-                          t.workspace_bytes + call_bytes_;
+  const uint64_t needed =
+      model_->weight_bytes() + kv_total + t.workspace_bytes + call_bytes_;
   if (needed > free_bytes)
     return device_error("the model does not fit in the GPU's free memory: " +
                         with_commas(needed) + " B needed, " +
@@ -334,10 +333,10 @@ status cuda_executor::launch_steps(const sgc_abi_phase_t &phase) {
 
 status cuda_executor::capture(const sgc_abi_phase_t &phase) {
   const cuda_api &api = *api_;
-  SGC_CU_TRY(api,
-             api.cuStreamBeginCapture(stream_,
-                                      cu::stream_capture_mode_thread_local),
-             "cannot capture the decode phase into a CUDA graph");
+  SGC_CU_TRY(
+      api,
+      api.cuStreamBeginCapture(stream_, cu::stream_capture_mode_thread_local),
+      "cannot capture the decode phase into a CUDA graph");
   status st = launch_steps(phase);
   // Capture must end even when a launch failed, or the stream stays
   // unusable.

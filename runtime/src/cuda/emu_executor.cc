@@ -27,8 +27,8 @@ status schedules_from_environment(int *out) {
   char *end = nullptr;
   const long v = std::strtol(text, &end, 10);
   if (*end || v < 1 || v > 64)
-    return usage_error(std::string(emu_schedules_variable) + "=" +
-                       quote(text) + " is not a schedule count in [1, 64]");
+    return usage_error(std::string(emu_schedules_variable) + "=" + quote(text) +
+                       " is not a schedule count in [1, 64]");
   *out = static_cast<int>(v);
   return status();
 }
@@ -146,9 +146,9 @@ private:
       l->grid[d] = step.grid[d];
       l->block[d] = step.block[d];
     }
-    l->static_shared_bytes =
-        emu_->static_shared_bytes ? emu_->static_shared_bytes[step.function]
-                                  : 0;
+    l->static_shared_bytes = emu_->static_shared_bytes
+                                 ? emu_->static_shared_bytes[step.function]
+                                 : 0;
     l->dynamic_shared_bytes = step.dynamic_shared_bytes;
     step_params(t, step, buffers_, &l->params);
     l->sites = emu_->sites;
@@ -176,8 +176,8 @@ private:
         b.bytes = k ? model_->k_bytes_at(o.index, context_)
                     : model_->v_bytes_at(o.index, context_);
         b.writable = true;
-        b.what = "layer " + std::to_string(o.index) + (k ? " K" : " V") +
-                 " cache";
+        b.what =
+            "layer " + std::to_string(o.index) + (k ? " K" : " V") + " cache";
         break;
       }
       default: // SGC_ABI_OPERAND_WORKSPACE
@@ -212,7 +212,8 @@ private:
 } // namespace
 
 status create_emu_executor(std::shared_ptr<model_library> model,
-                           const char *variant, std::unique_ptr<executor> *out) {
+                           const char *variant,
+                           std::unique_ptr<executor> *out) {
   const sgc_abi_cuda_emu_t *emu = model->cuda_emu();
   if (!emu)
     return mismatch_error("model " + model->describe() +
@@ -224,8 +225,8 @@ status create_emu_executor(std::shared_ptr<model_library> model,
   if (!st.ok())
     return st;
   auto bad = [&](const std::string &what) {
-    return bad_input_error(model->path() + ": the CUDA emulator's table: " +
-                           what);
+    return bad_input_error(model->path() +
+                           ": the CUDA emulator's table: " + what);
   };
   if (!emu->variant || std::strcmp(emu->variant, v->name) != 0)
     return mismatch_error("model " + model->describe() +
@@ -235,8 +236,7 @@ status create_emu_executor(std::shared_ptr<model_library> model,
   if (emu->struct_size < sizeof(sgc_abi_cuda_emu_t) ||
       emu->num_kernels != v->num_functions || !emu->kernels)
     return bad("it has " + std::to_string(emu->num_kernels) +
-               " kernels for a variant of " +
-               std::to_string(v->num_functions));
+               " kernels for a variant of " + std::to_string(v->num_functions));
   for (uint32_t k = 0; k < emu->num_kernels; ++k)
     if (!emu->kernels[k])
       return bad("kernel " + std::to_string(k) + " (" +

@@ -28,12 +28,12 @@ status check_kernels(const model_library &model, const sgc_abi_variant_t &v) {
     for (uint32_t s = ph.first_step; s < ph.first_step + ph.num_steps; ++s) {
       const sgc_abi_step_t &st = t.steps[s];
       const sgc_abi_cuda_kernel_t &k = v.kernels[st.function];
-      const std::string where = step_name(t, ph, s) + " (kernel " +
-                                quote(k.name) + "): ";
+      const std::string where =
+          step_name(t, ph, s) + " (kernel " + quote(k.name) + "): ";
       if (k.num_params != st.num_operands)
-        return bad(where + "the kernel takes " +
-                   std::to_string(k.num_params) + " parameters, the step " +
-                   "passes " + std::to_string(st.num_operands));
+        return bad(where + "the kernel takes " + std::to_string(k.num_params) +
+                   " parameters, the step " + "passes " +
+                   std::to_string(st.num_operands));
       for (int d = 0; d < 3; ++d)
         if (st.grid[d] == 0 || st.block[d] == 0)
           return bad(where + "a zero grid or block dimension");
@@ -114,8 +114,8 @@ void step_params(const sgc_model_v2_t &t, const sgc_abi_step_t &step,
 uint64_t workspace_operand_bytes(const sgc_abi_operand_t &o, int64_t n) {
   uint64_t bytes = dtype_size(static_cast<dtype>(o.dtype));
   for (uint32_t d = 0; d < o.rank; ++d)
-    bytes *= static_cast<uint64_t>(o.shape[d] == SGC_ABI_DIM_TOKENS ? n
-                                                                    : o.shape[d]);
+    bytes *= static_cast<uint64_t>(
+        o.shape[d] == SGC_ABI_DIM_TOKENS ? n : o.shape[d]);
   return bytes;
 }
 
@@ -124,15 +124,15 @@ std::string step_name(const sgc_model_v2_t &t, const sgc_abi_phase_t &phase,
   const char *kind = phase.kind == SGC_ABI_PHASE_PREFILL  ? "prefill"
                      : phase.kind == SGC_ABI_PHASE_DECODE ? "decode"
                                                           : "phase";
-  std::string name = std::string(kind) + " step " +
-                     std::to_string(step - phase.first_step);
+  std::string name =
+      std::string(kind) + " step " + std::to_string(step - phase.first_step);
   if (t.steps[step].layer >= 0)
     name += " (layer " + std::to_string(t.steps[step].layer) + ")";
   return name;
 }
 
-void logits_to_f32(const void *in, uint32_t dtype, int64_t rows,
-                   int64_t vocab, float *out) {
+void logits_to_f32(const void *in, uint32_t dtype, int64_t rows, int64_t vocab,
+                   float *out) {
   const size_t count = static_cast<size_t>(rows * vocab);
   if (dtype == SGC_ABI_DTYPE_BF16) {
     const uint16_t *h = static_cast<const uint16_t *>(in);

@@ -61,8 +61,8 @@ std::string step_name(const sgc_model_v2_t &t, const sgc_abi_phase_t &phase,
 
 /// Converts |rows| rows of |vocab| logits of |dtype| (F32 or BF16, the
 /// phase's logits dtype) at |in| to float32 at |out|.
-void logits_to_f32(const void *in, uint32_t dtype, int64_t rows,
-                   int64_t vocab, float *out);
+void logits_to_f32(const void *in, uint32_t dtype, int64_t rows, int64_t vocab,
+                   float *out);
 
 } // namespace runtime
 } // namespace sgc
