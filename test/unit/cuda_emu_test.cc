@@ -380,6 +380,24 @@ TEST(CudaEmu, FiberStacksHoldLocalArrays) {
   }
 }
 
+TEST(CudaEmu, SampledBlocksOnly) {
+  const uint32_t n = 64, blocks = 40;
+  std::vector<float> in(blocks * n, 1.0f), out(blocks, -1.0f);
+  launch l = make_launch("tree_sum", k_tree_sum, {blocks, 1, 1}, {n, 1, 1});
+  add_buffer(l, in, false, "in");
+  add_buffer(l, out, true, "out");
+  l.dynamic_shared_bytes = n * 4;
+  options o = schedules(3);
+  o.only_blocks = {39, 0, 17};
+  status s = run(l, o);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (uint32_t b = 0; b < blocks; ++b)
+    EXPECT_EQ(out[b], b == 0 || b == 17 || b == 39 ? 64.0f : -1.0f) << b;
+  o.only_blocks = {40};
+  EXPECT_TRUE(fails_with(run(l, o), {"sampled block 40 is not in the grid "
+                                     "(40, 1, 1) (40 blocks)"}));
+}
+
 //===--------------------------------------------------------------------===//
 // Ids
 //===--------------------------------------------------------------------===//

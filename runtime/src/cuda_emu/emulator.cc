@@ -659,6 +659,12 @@ status run(const launch &l, const options &o) {
   const uint32_t threads = l.block[0] * l.block[1] * l.block[2];
   const uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
   const int schedules = o.schedules < 1 ? 1 : o.schedules;
+  for (uint32_t id : o.only_blocks)
+    if (id >= blocks)
+      return internal_error(launch_name(l) + ": sampled block " +
+                            std::to_string(id) + " is not in the grid " +
+                            triple(l.grid) + " (" + std::to_string(blocks) +
+                            " blocks)");
 
   thread_local stack_pool pool;
   if (!pool.reserve(threads))
@@ -698,8 +704,17 @@ status run(const launch &l, const options &o) {
         if (l.buffers[i].writable && l.buffers[i].bytes)
           std::memcpy(l.buffers[i].data, before[i].data(), before[i].size());
     }
-    const std::vector<uint32_t> block_order =
-        order_of(blocks, sched, rng, false);
+    std::vector<uint32_t> block_order = order_of(blocks, sched, rng, false);
+    if (!o.only_blocks.empty()) {
+      std::vector<bool> wanted(blocks, false);
+      for (uint32_t id : o.only_blocks)
+        wanted[id] = true;
+      std::vector<uint32_t> sampled;
+      for (uint32_t id : block_order)
+        if (wanted[id])
+          sampled.push_back(id);
+      block_order.swap(sampled);
+    }
     for (uint32_t linear_block : block_order) {
       block_run b;
       b.l = &l;

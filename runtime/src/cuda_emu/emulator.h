@@ -58,6 +58,9 @@ struct options {
   /// warp, the warps in a block and the blocks in the grid.
   int schedules = 3;
   uint64_t seed = 1;
+  /// When not empty, only these blocks run (linear ids, x fastest): a few
+  /// sampled CTAs of a kernel too large to emulate whole.
+  std::vector<uint32_t> only_blocks;
 };
 
 /// Runs |l| under |o|'s schedules. An error (status_code::internal: the
@@ -83,6 +86,9 @@ struct options {
 ///   as NaNs or as a difference between schedules (reported as a race).
 /// - A write (check_access with is_write, or an atomic) to a buffer that is
 ///   not writable is an error: it would escape the comparison and restore.
+/// - Atomics are plain read-modify-writes (fibers never preempt). Float
+///   atomics whose order changes the sum are reported as a race: on the GPU
+///   that result is not deterministic either.
 /// - Blocks run one after another; a schedule orders the blocks and the
 ///   threads (forward, reverse, seeded shuffles of blocks, of the warps in a
 ///   block and of the lanes in a warp), each thread running until it waits
