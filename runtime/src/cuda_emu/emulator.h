@@ -92,7 +92,9 @@ struct options {
 /// - Blocks run one after another; a schedule orders the blocks and the
 ///   threads (forward, reverse, seeded shuffles of blocks, of the warps in a
 ///   block and of the lanes in a warp), each thread running until it waits
-///   at a collective or returns.
+///   at a collective or returns. So a thread spinning on memory that
+///   another block (or another thread, without a collective in the loop)
+///   writes never finishes.
 status run(const launch &l, const options &o);
 
 } // namespace emu

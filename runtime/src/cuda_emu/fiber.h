@@ -9,7 +9,9 @@
  * fiber is simply never resumed and its stack is reused.
  *
  * AddressSanitizer is told about every switch (__sanitizer_start/finish_
- * switch_fiber), so sanitized builds follow the stacks.
+ * switch_fiber), so sanitized builds follow the stacks. Boost's own
+ * annotations exist only in its ucontext backend (BOOST_USE_UCONTEXT with
+ * BOOST_USE_ASAN), not in the fcontext assembly Debian ships, hence these.
  */
 #ifndef SGC_RUNTIME_SRC_CUDA_EMU_FIBER_H
 #define SGC_RUNTIME_SRC_CUDA_EMU_FIBER_H
