@@ -29,14 +29,14 @@ using ops_t = sgc_abi_emu_ops_t;
 
 // Sites as the compiler would name them.
 const char *const k_sites[] = {
-    "k: gpu.shuffle at t.mlir:1",  // 0
-    "k: gpu.barrier at t.mlir:2",  // 1
-    "k: gpu.barrier at t.mlir:3",  // 2
-    "k: memref.load at t.mlir:4",  // 3
-    "k: memref.store at t.mlir:5", // 4
+    "k: gpu.shuffle at t.mlir:1",   // 0
+    "k: gpu.barrier at t.mlir:2",   // 1
+    "k: gpu.barrier at t.mlir:3",   // 2
+    "k: memref.load at t.mlir:4",   // 3
+    "k: memref.store at t.mlir:5",  // 4
     "k: nvvm.mma.sync at t.mlir:6", // 5
     "k: nvvm.ldmatrix at t.mlir:7", // 6
-    "k: gpu.shuffle at t.mlir:8",  // 7
+    "k: gpu.shuffle at t.mlir:8",   // 7
 };
 enum : uint32_t {
   S_SHUFFLE = 0,
@@ -49,7 +49,8 @@ enum : uint32_t {
   S_SHUFFLE2 = 7
 };
 
-template <typename T> T *param_ptr(void *const *params, int i) {
+template <typename T>
+T *param_ptr(void *const *params, int i) {
   return reinterpret_cast<T *>(*static_cast<const uint64_t *>(params[i]));
 }
 uint64_t param_u64(void *const *params, int i) {
@@ -58,19 +59,21 @@ uint64_t param_u64(void *const *params, int i) {
 uint64_t addr(const void *p) { return reinterpret_cast<uint64_t>(p); }
 
 // Checked loads and stores, as compiled code does them.
-template <typename T> T ld(const ops_t *ops, const T *p) {
+template <typename T>
+T ld(const ops_t *ops, const T *p) {
   ops->check_access(p, sizeof(T), 0, S_LOAD);
   return *p;
 }
-template <typename T> void st(const ops_t *ops, T *p, T v) {
+template <typename T>
+void st(const ops_t *ops, T *p, T v) {
   ops->check_access(p, sizeof(T), 1, S_STORE);
   *p = v;
 }
 
 uint32_t linear_tid(const ops_t *ops) {
   return ops->thread_id(0) +
-         ops->block_dim(0) * (ops->thread_id(1) +
-                              ops->block_dim(1) * ops->thread_id(2));
+         ops->block_dim(0) *
+             (ops->thread_id(1) + ops->block_dim(1) * ops->thread_id(2));
 }
 
 uint32_t f2u(float f) {
@@ -100,8 +103,7 @@ launch make_launch(const char *name, sgc_abi_emu_kernel_fn_t fn,
 }
 
 template <typename T>
-void add_buffer(launch &l, std::vector<T> &v, bool writable,
-                const char *what) {
+void add_buffer(launch &l, std::vector<T> &v, bool writable, const char *what) {
   buffer b;
   b.data = v.data();
   b.bytes = v.size() * sizeof(T);
@@ -144,8 +146,8 @@ void k_warp_sums(const ops_t *ops, void *const *params) {
   float x = float(t + 1), y = x;
   for (uint32_t off = 16; off; off /= 2) {
     uint8_t valid = 0;
-    x += u2f(ops->shuffle(f2u(x), off, 32, SGC_ABI_SHUFFLE_XOR, S_SHUFFLE,
-                          &valid));
+    x += u2f(
+        ops->shuffle(f2u(x), off, 32, SGC_ABI_SHUFFLE_XOR, S_SHUFFLE, &valid));
     float other = u2f(ops->shuffle(f2u(y), off, 32, SGC_ABI_SHUFFLE_DOWN,
                                    S_SHUFFLE2, &valid));
     if (valid)
@@ -205,8 +207,8 @@ probe_result probe(uint32_t threads, uint32_t mode, uint32_t offset,
   probe_result r;
   r.value.assign(threads, 9999);
   r.valid.assign(threads, 9999);
-  launch l = make_launch("shuffle_probe", k_shuffle_probe, {1, 1, 1},
-                         {threads, 1, 1});
+  launch l =
+      make_launch("shuffle_probe", k_shuffle_probe, {1, 1, 1}, {threads, 1, 1});
   add_buffer(l, r.value, true, "values");
   add_buffer(l, r.valid, true, "valid flags");
   l.params.push_back(mode);
@@ -272,10 +274,10 @@ TEST(CudaEmu, ShuffleWidth8Edges) {
 TEST(CudaEmu, ShuffleWidth8ReductionFromAllLanesIsRefused) {
   // Lanes 8..31 are not in a width-8 shuffle's member mask.
   probe_result r = probe(32, SGC_ABI_SHUFFLE_XOR, 1, 8, 32);
-  EXPECT_TRUE(fails_with(
-      r.s, {"'shuffle_probe'", "thread (8, 0, 0)",
-            "'k: gpu.shuffle at t.mlir:1'", "lane 8 calls a shuffle of width 8",
-            "member mask holds only lanes 0..7"}));
+  EXPECT_TRUE(fails_with(r.s, {"'shuffle_probe'", "thread (8, 0, 0)",
+                               "'k: gpu.shuffle at t.mlir:1'",
+                               "lane 8 calls a shuffle of width 8",
+                               "member mask holds only lanes 0..7"}));
 }
 
 TEST(CudaEmu, ShuffleWithALaneMissing) {
@@ -302,8 +304,8 @@ void k_shuffle_vs_barrier(const ops_t *ops, void *const *) {
 }
 
 TEST(CudaEmu, ShuffleWhileALaneWaitsAtABarrier) {
-  launch l = make_launch("shuffle_vs_barrier", k_shuffle_vs_barrier,
-                         {1, 1, 1}, {32, 1, 1});
+  launch l = make_launch("shuffle_vs_barrier", k_shuffle_vs_barrier, {1, 1, 1},
+                         {32, 1, 1});
   EXPECT_TRUE(fails_with(run(l, schedules(1)),
                          {"shuffle with a lane missing",
                           "31 of 32 lanes of warp 0 arrived",
@@ -409,11 +411,10 @@ void k_ids(const ops_t *ops, void *const *params) {
                        (ops->block_id(1) + ops->grid_dim(1) * ops->block_id(2));
   uint32_t threads = ops->block_dim(0) * ops->block_dim(1) * ops->block_dim(2);
   uint32_t *rec = out + 9 * (block * threads + linear_tid(ops));
-  const uint32_t v[9] = {ops->thread_id(0), ops->thread_id(1),
-                         ops->thread_id(2), ops->block_id(0),
-                         ops->block_id(1),  ops->block_id(2),
-                         ops->block_dim(2), ops->grid_dim(1),
-                         ops->grid_dim(2)};
+  const uint32_t v[9] = {
+      ops->thread_id(0), ops->thread_id(1), ops->thread_id(2),
+      ops->block_id(0),  ops->block_id(1),  ops->block_id(2),
+      ops->block_dim(2), ops->grid_dim(1),  ops->grid_dim(2)};
   for (int i = 0; i < 9; ++i)
     st(ops, rec + i, v[i]);
 }
@@ -463,8 +464,7 @@ void k_partial_warp(const ops_t *ops, void *const *params) {
 TEST(CudaEmu, PartialWarp) {
   // 40 threads: warp 1 has lanes 0..7 only.
   std::vector<uint32_t> out(40, 0);
-  launch l =
-      make_launch("partial_warp", k_partial_warp, {1, 1, 1}, {40, 1, 1});
+  launch l = make_launch("partial_warp", k_partial_warp, {1, 1, 1}, {40, 1, 1});
   add_buffer(l, out, true, "out");
   l.params.push_back(8);
   status s = run(l, schedules(3));
@@ -548,7 +548,9 @@ tiles random_tiles(uint32_t count, uint32_t seed) {
   return t;
 }
 
-uint32_t pair(const uint16_t *p) { return uint32_t(p[0]) | uint32_t(p[1]) << 16; }
+uint32_t pair(const uint16_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 16;
+}
 
 // One warp per tile; fragments gathered from global memory by the PTX
 // mapping (groupID g = lane / 4, t = lane % 4).
@@ -570,9 +572,9 @@ void k_mma_direct(const ops_t *ops, void *const *params) {
       pair(A + g * 16 + 2 * t + 8), pair(A + (g + 8) * 16 + 2 * t + 8)};
   const uint32_t b[2] = {pair(Bt + g * 16 + 2 * t),
                          pair(Bt + g * 16 + 2 * t + 8)};
-  const float c[4] = {ld(ops, C + g * 8 + 2 * t), ld(ops, C + g * 8 + 2 * t + 1),
-                      ld(ops, C + (g + 8) * 8 + 2 * t),
-                      ld(ops, C + (g + 8) * 8 + 2 * t + 1)};
+  const float c[4] = {
+      ld(ops, C + g * 8 + 2 * t), ld(ops, C + g * 8 + 2 * t + 1),
+      ld(ops, C + (g + 8) * 8 + 2 * t), ld(ops, C + (g + 8) * 8 + 2 * t + 1)};
   float d[4];
   ops->mma_m16n8k16_bf16(a, b, c, d, S_MMA);
   st(ops, D + g * 8 + 2 * t, d[0]);
@@ -628,8 +630,8 @@ void expect_matmul(const tiles &t, const std::vector<float> &d) {
 TEST(CudaEmu, MmaMatchesCpuMatmul) {
   tiles t = random_tiles(5, 1);
   std::vector<float> d(t.count * 128, 0);
-  launch l = make_launch("mma_direct", k_mma_direct, {t.count, 1, 1},
-                         {32, 1, 1});
+  launch l =
+      make_launch("mma_direct", k_mma_direct, {t.count, 1, 1}, {32, 1, 1});
   add_buffer(l, t.a, false, "A");
   add_buffer(l, t.bt, false, "B columns");
   add_buffer(l, t.c, false, "C");
@@ -702,9 +704,8 @@ TEST(CudaEmu, LdmatrixFollowsThePtxMapping) {
             const uint32_t e1 = trans ? elem(m, c + 1, r) : elem(m, r, c + 1);
             want = e0 | e1 << 16;
           }
-          EXPECT_EQ(out[l * 4 + m], want)
-              << "x" << num << " trans " << trans << " lane " << l << " m "
-              << m;
+          EXPECT_EQ(out[l * 4 + m], want) << "x" << num << " trans " << trans
+                                          << " lane " << l << " m " << m;
         }
     }
 }
@@ -717,8 +718,8 @@ void k_ldmatrix_global(const ops_t *ops, void *const *params) {
 
 TEST(CudaEmu, LdmatrixOutsideSharedMemoryIsRefused) {
   std::vector<uint16_t> g(64, 0);
-  launch l = make_launch("ldmatrix_global", k_ldmatrix_global, {1, 1, 1},
-                         {32, 1, 1});
+  launch l =
+      make_launch("ldmatrix_global", k_ldmatrix_global, {1, 1, 1}, {32, 1, 1});
   add_buffer(l, g, false, "global tile");
   EXPECT_TRUE(fails_with(run(l, schedules(1)),
                          {"ldmatrix row address of lane 0 is not a 16-byte row "
@@ -764,8 +765,8 @@ void k_race_same_address(const ops_t *ops, void *const *params) {
 
 TEST(CudaEmuBugs, TwoThreadsWriteOneAddress) {
   std::vector<uint32_t> out(4, 0);
-  launch l = make_launch("race_waw", k_race_same_address, {1, 1, 1},
-                         {64, 1, 1});
+  launch l =
+      make_launch("race_waw", k_race_same_address, {1, 1, 1}, {64, 1, 1});
   add_buffer(l, out, true, "result row");
   status s = run(l, schedules(2));
   EXPECT_TRUE(fails_with(s, {"emulated kernel 'race_waw' (test launch 0)",
@@ -789,14 +790,13 @@ void k_race_read_after_write(const ops_t *ops, void *const *params) {
 
 TEST(CudaEmuBugs, ReadAfterWriteAcrossThreadsWithoutABarrier) {
   std::vector<uint32_t> x(65, 0), out(64, 0);
-  launch l = make_launch("race_raw", k_race_read_after_write, {1, 1, 1},
-                         {64, 1, 1});
+  launch l =
+      make_launch("race_raw", k_race_read_after_write, {1, 1, 1}, {64, 1, 1});
   add_buffer(l, x, true, "x");
   add_buffer(l, out, true, "out");
   l.params.push_back(0);
-  EXPECT_TRUE(fails_with(run(l, schedules(2)),
-                         {"race: 'out' differs at byte 4",
-                          "schedule 1 (reverse)"}));
+  EXPECT_TRUE(fails_with(run(l, schedules(2)), {"race: 'out' differs at byte 4",
+                                                "schedule 1 (reverse)"}));
   // With the barrier the kernel is deterministic.
   l.params[2] = 1;
   status s = run(l, schedules(4));
@@ -814,8 +814,8 @@ void k_uninitialized_shared(const ops_t *ops, void *const *params) {
 
 TEST(CudaEmuBugs, UninitializedSharedMemoryDiffersBetweenSchedules) {
   std::vector<uint32_t> out(32, 0);
-  launch l = make_launch("uninit_smem", k_uninitialized_shared, {1, 1, 1},
-                         {32, 1, 1});
+  launch l =
+      make_launch("uninit_smem", k_uninitialized_shared, {1, 1, 1}, {32, 1, 1});
   add_buffer(l, out, true, "out");
   l.dynamic_shared_bytes = 128;
   EXPECT_TRUE(fails_with(run(l, schedules(2)), {"race: 'out' differs"}));
@@ -837,8 +837,8 @@ void k_divergent_barrier(const ops_t *ops, void *const *params) {
 }
 
 TEST(CudaEmuBugs, HalfTheThreadsSkipTheBarrier) {
-  launch l = make_launch("divergent", k_divergent_barrier, {2, 1, 1},
-                         {64, 1, 1});
+  launch l =
+      make_launch("divergent", k_divergent_barrier, {2, 1, 1}, {64, 1, 1});
   l.params = {32, 0};
   EXPECT_TRUE(fails_with(run(l, schedules(1)),
                          {"emulated kernel 'divergent' (test launch 0): block "
@@ -850,8 +850,8 @@ TEST(CudaEmuBugs, HalfTheThreadsSkipTheBarrier) {
 }
 
 TEST(CudaEmuBugs, ThreadsAtTwoBarrierSites) {
-  launch l = make_launch("two_barriers", k_divergent_barrier, {1, 1, 1},
-                         {64, 1, 1});
+  launch l =
+      make_launch("two_barriers", k_divergent_barrier, {1, 1, 1}, {64, 1, 1});
   l.params = {16, 1};
   EXPECT_TRUE(fails_with(run(l, schedules(1)),
                          {"at 'k: gpu.barrier at t.mlir:2': divergent "

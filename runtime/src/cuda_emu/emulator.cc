@@ -47,7 +47,7 @@ const char *kind_name(wait_kind k) {
 struct thread_state {
   fiber f;
   uint32_t tid[3] = {0, 0, 0};
-  uint32_t linear = 0, warp = 0, lane = 0;
+  uint32_t warp = 0, lane = 0;
   run_state state = run_state::runnable;
   wait_kind kind = wait_kind::none;
   uint32_t site = 0;
@@ -130,7 +130,7 @@ void report(block_run &b, const thread_state *th, uint32_t site,
 // Reports and abandons the calling thread. A macro, not a function: the
 // message's temporaries must be destroyed (at the end of report's statement)
 // before abandon() leaves the frame for good, or their memory would leak.
-#define SGC_EMU_FAIL(site, detail)                                            \
+#define SGC_EMU_FAIL(site, detail)                                             \
   do {                                                                         \
     report(*t_block, t_thread, (site), (detail));                              \
     abandon();                                                                 \
@@ -264,8 +264,8 @@ float op_atomic_add_f32(float *address, float value, uint32_t site) {
   return old;
 }
 
-uint32_t op_atomic_cas_u32(uint32_t *address, uint32_t compare,
-                           uint32_t value, uint32_t site) {
+uint32_t op_atomic_cas_u32(uint32_t *address, uint32_t compare, uint32_t value,
+                           uint32_t site) {
   op_check_access(address, sizeof(uint32_t), 1, site);
   const uint32_t old = *address;
   if (old == compare)
@@ -284,14 +284,16 @@ uint32_t op_shuffle(uint32_t value, uint32_t offset, uint32_t width,
   thread_state &th = current();
   if (width == 0 || width > 32 || (width & (width - 1)))
     SGC_EMU_FAIL(site, "shuffle width " + std::to_string(width) +
-                   " is not a power of two of at most 32");
+                           " is not a power of two of at most 32");
   if (mode > SGC_ABI_SHUFFLE_IDX)
-    SGC_EMU_FAIL(site, "shuffle mode " + std::to_string(mode) + " does not exist");
+    SGC_EMU_FAIL(site,
+                 "shuffle mode " + std::to_string(mode) + " does not exist");
   if (!(shuffle_member_mask(width) >> th.lane & 1))
-    SGC_EMU_FAIL(site, "lane " + std::to_string(th.lane) + " calls a shuffle of width " +
-                   std::to_string(width) +
-                   ", whose member mask holds only lanes 0.." +
-                   std::to_string(width - 1) + " (undefined in PTX)");
+    SGC_EMU_FAIL(site, "lane " + std::to_string(th.lane) +
+                           " calls a shuffle of width " +
+                           std::to_string(width) +
+                           ", whose member mask holds only lanes 0.." +
+                           std::to_string(width - 1) + " (undefined in PTX)");
   th.value = value;
   th.offset = offset;
   th.width = width;
@@ -306,8 +308,8 @@ void need_full_warp(const thread_state &th, uint32_t site, const char *what) {
   const uint32_t lanes = lanes_in_warp(*t_block, th.warp);
   if (lanes < warp_lanes)
     SGC_EMU_FAIL(site, std::string(what) + " needs all 32 lanes, but warp " +
-                   std::to_string(th.warp) + " of this block has only " +
-                   std::to_string(lanes));
+                           std::to_string(th.warp) +
+                           " of this block has only " + std::to_string(lanes));
 }
 
 void op_mma(const uint32_t *a, const uint32_t *b, const float *c, float *d,
@@ -326,7 +328,7 @@ void op_ldmatrix(const void *row_address, uint32_t num, uint32_t trans,
   thread_state &th = current();
   if (num != 1 && num != 2 && num != 4)
     SGC_EMU_FAIL(site, "ldmatrix of " + std::to_string(num) +
-                   " matrices (x1, x2 or x4)");
+                           " matrices (x1, x2 or x4)");
   if (trans > 1)
     SGC_EMU_FAIL(site, "ldmatrix trans flag " + std::to_string(trans));
   need_full_warp(th, site, "ldmatrix");
@@ -366,8 +368,8 @@ void thread_main(void *arg) {
 //===--------------------------------------------------------------------===//
 
 std::string lane_whereabouts(const block_run &b, const thread_state &t) {
-  std::string s = "lane " + std::to_string(t.lane) + " (thread " +
-                  triple(t.tid) + ")";
+  std::string s =
+      "lane " + std::to_string(t.lane) + " (thread " + triple(t.tid) + ")";
   if (t.state == run_state::done)
     return s + " returned without reaching it";
   return s + " waits at " + std::string(kind_name(t.kind)) + " " +
@@ -423,8 +425,9 @@ bool release_warp(block_run &b, uint32_t warp) {
                   (t.num == first->num && t.trans == first->trans);
     if (!same) {
       report(b, &t, site,
-             name + " called with other operands (width, mode, or matrix "
-                    "count) than lane " +
+             name +
+                 " called with other operands (width, mode, or matrix "
+                 "count) than lane " +
                  std::to_string(first->lane));
       return false;
     }
@@ -531,11 +534,10 @@ bool release_barrier(block_run &b) {
                        " of " + std::to_string(b.threads) + " threads arrived";
   if (other)
     detail += ", " + std::to_string(at_other) + " wait at another barrier, " +
-              site_text(*b.l, other->site) + " (thread " +
-              triple(other->tid) + ")";
+              site_text(*b.l, other->site) + " (thread " + triple(other->tid) +
+              ")";
   if (returned)
-    detail += ", " + std::to_string(returned) +
-              " returned without reaching it";
+    detail += ", " + std::to_string(returned) + " returned without reaching it";
   report(b, first, first->site, detail);
   return false;
 }
@@ -734,7 +736,6 @@ status run(const launch &l, const options &o) {
         t.tid[0] = i % l.block[0];
         t.tid[1] = i / l.block[0] % l.block[1];
         t.tid[2] = i / l.block[0] / l.block[1];
-        t.linear = i;
         t.warp = i / warp_lanes;
         t.lane = i % warp_lanes;
         t.state = run_state::runnable;
@@ -755,9 +756,8 @@ status run(const launch &l, const options &o) {
     if (sched == 0) {
       for (const buffer &buf : l.buffers) {
         const uint8_t *p = static_cast<const uint8_t *>(buf.data);
-        first.emplace_back(buf.writable
-                               ? std::vector<uint8_t>(p, p + buf.bytes)
-                               : std::vector<uint8_t>());
+        first.emplace_back(buf.writable ? std::vector<uint8_t>(p, p + buf.bytes)
+                                        : std::vector<uint8_t>());
       }
       continue;
     }

@@ -102,8 +102,8 @@ void ldmatrix_m8n8_b16(const uint16_t *const rows[warp_lanes], uint32_t num,
       const uint32_t r = l / 4, c = 2 * (l % 4);
       const uint16_t first = trans ? M[c][r] : M[r][c];
       const uint16_t second = trans ? M[c + 1][r] : M[r][c + 1];
-      out[l][m] = static_cast<uint32_t>(first) |
-                  (static_cast<uint32_t>(second) << 16);
+      out[l][m] =
+          static_cast<uint32_t>(first) | (static_cast<uint32_t>(second) << 16);
     }
   }
 }
