@@ -914,6 +914,10 @@ TEST(CudaEmuBugs, LaunchesACtaCannotHave) {
   EXPECT_TRUE(fails_with(run(l, schedules(1)),
                          {"1056 threads, more than a CTA can (1024)"}));
   l.block[1] = 1;
+  l.grid[0] = l.grid[1] = 1u << 16;
+  l.grid[2] = 2;
+  EXPECT_TRUE(fails_with(run(l, schedules(1)), {"8589934592 blocks"}));
+  l.grid[0] = l.grid[1] = l.grid[2] = 1;
   l.dynamic_shared_bytes = 300 * 1024;
   EXPECT_TRUE(fails_with(run(l, schedules(1)), {"bytes of shared memory"}));
 }

@@ -643,6 +643,11 @@ status check_launch(const launch &l) {
     return internal_error(name + ": block " + triple(l.block) + " has " +
                           std::to_string(threads) +
                           " threads, more than a CTA can (1024)");
+  const uint64_t blocks = uint64_t(l.grid[0]) * l.grid[1] * l.grid[2];
+  if (blocks > UINT32_MAX)
+    return internal_error(name + ": grid " + triple(l.grid) + " has " +
+                          std::to_string(blocks) +
+                          " blocks, more than the emulator counts");
   const uint64_t smem =
       uint64_t(l.static_shared_bytes) + l.dynamic_shared_bytes;
   if (smem > max_shared_bytes)
