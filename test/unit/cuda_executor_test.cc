@@ -466,6 +466,21 @@ TEST_F(CudaExecutor, MissingKernelNamesIt) {
   EXPECT_NE(text(s).find("CUDA_ERROR_NOT_FOUND (500)"), std::string::npos);
 }
 
+TEST_F(CudaExecutor, ARefusedFatbinNamesTheVariant) {
+  // The fake driver takes only its text fatbins, as a driver refuses an
+  // image it cannot read.
+  const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL_SM90A);
+  EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);
+  EXPECT_NE(s.message().find("cannot load the fatbin of CUDA variant "
+                             "'sm_90a' of 'fake-gemma3-toy-cuda'"),
+            std::string::npos)
+      << text(s);
+  EXPECT_NE(text(s).find("cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE "
+                         "(200)"),
+            std::string::npos)
+      << text(s);
+}
+
 TEST_F(CudaExecutor, ParameterListMustMatchTheFatbin) {
   const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL_PARAM_COUNT);
   EXPECT_EQ(s.code(), sgc::status_code::bad_input) << text(s);
@@ -643,6 +658,24 @@ TEST_F(CudaEmu, MatchesTheReferenceInChunksAndPastTheRing) {
     ASSERT_TRUE(make_emu(SGC_TEST_FAKE_CUDA_MODEL).ok());
     expect_reference(chunk, prompt, decoded);
   }
+}
+
+TEST_F(CudaEmu, TheNvccFatbinModelRunsOnTheEmulatorToo) {
+  // fake_cuda_model_sm90a.so carries nvcc's fatbin (for scripts/device-check
+  // on a GPU host) and the same emulator kernels: the reference again.
+  ASSERT_TRUE(make_emu(SGC_TEST_FAKE_CUDA_MODEL_SM90A).ok());
+  expect_reference(3, {2, 9, 4, 11, 7, 3, 14}, {12, 0, 13, 10, 9});
+  const sgc_abi_variant_t &v = model_->table().variants[0];
+  const std::string file = sgc_test::read_file(
+      std::string(SGC_TEST_SOURCE_DIR) +
+      "/test/Inputs/cuda/fake_cuda_kernels.fatbin");
+  ASSERT_EQ(v.fatbin_bytes, file.size());
+  EXPECT_EQ(std::memcmp(v.fatbin, file.data(), file.size()), 0);
+  // A fatbin (magic 0xBA55ED50) naming each kernel.
+  EXPECT_EQ(file.substr(0, 4), std::string("\x50\xed\x55\xba", 4));
+  for (const char *k : {"fake_embed", "fake_attn", "fake_append",
+                        "fake_logits"})
+    EXPECT_NE(file.find(k), std::string::npos) << k;
 }
 
 TEST_F(CudaEmu, FindsARaceBetweenBlocks) {

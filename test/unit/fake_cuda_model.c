@@ -33,6 +33,9 @@
  *   FAKE_CUDA_EMU_DIVERGENT half of fake_attn's threads wait at another
  *                           barrier than the other half
  *   FAKE_CUDA_NO_EMU        no cuda_emu table
+ *   FAKE_CUDA_REAL_FATBIN   the fatbin is the file this names (of
+ *                           FAKE_CUDA_REAL_FATBIN_BYTES bytes): the kernels
+ *                           compiled by nvcc, for a real GPU
  */
 #include <sgc/abi.h>
 
@@ -255,6 +258,25 @@ static const char fatbin[] = "sgc-fake-fatbin\n"
                              "kernel fake_logits 4 write 3 " LOGITS_FAKE
                              " 16 0\n";
 
+#ifdef FAKE_CUDA_REAL_FATBIN
+/* The real fatbin nvcc made from test/Inputs/cuda/fake_cuda_kernels.cu (the
+   same kernels in CUDA C), for a GPU host (scripts/device-check). */
+__asm__(".section .rodata\n"
+        ".balign 16\n"
+        ".globl fake_real_fatbin\n"
+        ".hidden fake_real_fatbin\n"
+        "fake_real_fatbin:\n"
+        ".incbin \"" FAKE_CUDA_REAL_FATBIN "\"\n"
+        ".previous\n");
+extern const unsigned char fake_real_fatbin[]
+    __attribute__((visibility("hidden")));
+#define FATBIN fake_real_fatbin
+#define FATBIN_BYTES FAKE_CUDA_REAL_FATBIN_BYTES
+#else
+#define FATBIN fatbin
+#define FATBIN_BYTES sizeof fatbin
+#endif
+
 static const sgc_abi_cuda_kernel_t kernels[4] = {
     {"fake_embed", 5, 0},
     {"fake_attn", 5, 0},
@@ -347,7 +369,7 @@ static const sgc_abi_kv_layer_t layers[2] = {
 };
 
 static const sgc_abi_variant_t variants[1] = {
-    {"sm_90a", SGC_ABI_DEVICE_CUDA, 4, 0, 0, kernels, fatbin, sizeof fatbin},
+    {"sm_90a", SGC_ABI_DEVICE_CUDA, 4, 0, 0, kernels, FATBIN, FATBIN_BYTES},
 };
 
 static const int32_t stop_tokens[1] = {15};
