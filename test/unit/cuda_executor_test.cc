@@ -529,10 +529,13 @@ TEST_F(CudaExecutor, SgcRunGeneratesThroughTheGraph) {
   sgc_test::process_result r =
       run_sgc(env, {SGC_TEST_FAKE_CUDA_MODEL, "--device", "cuda",
                     "--load-format", "dummy", "--prompt-ids", "3,4,5",
-                    "--max-new-tokens", "4", "--ignore-eos", "--no-progress"});
+                    "--max-new-tokens", "4", "--ignore-eos", "--no-progress",
+                    "-v"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The fake's logits peak at the last column: token 15 every time.
   EXPECT_EQ(r.out, "15 15 15 15\n") << r.err;
+  EXPECT_NE(r.err.find("\ncuda: variant 'sm_90a'\n"), std::string::npos)
+      << r.err;
   const std::vector<call> calls = read_log(log_);
   EXPECT_EQ(count(calls, "cuModuleLoadData"), 1u);
   EXPECT_EQ(count(calls, "cuStreamBeginCapture_v2"), 1u);
@@ -717,8 +720,10 @@ TEST_F(CudaEmu, SgcRunGeneratesOnTheEmulator) {
               {SGC_TEST_FAKE_CUDA_MODEL, "--device", "cuda-emu", "--weights",
                dir_.file("w.safetensors"), "--prompt-ids", "2,9,4,11,7",
                "--max-new-tokens", "4", "--ignore-eos", "--prefill-chunk", "3",
-               "--no-progress"});
+               "--no-progress", "-v"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("\ncuda-emu: variant 'sm_90a'\n"), std::string::npos)
+      << r.err;
   // Greedy tokens from the reference, computed the same way.
   std::vector<int32_t> seq = {2, 9, 4, 11, 7};
   std::string want;

@@ -196,7 +196,8 @@ static int write_logits(const char *path, const run_state *s,
  *===----------------------------------------------------------------------===*/
 
 static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
-                          sgc_session_t *session) {
+                          sgc_session_t *session,
+                          sgc_device_kind_t device) {
   sgc_model_info_t info;
   char weights_text[32], kv_text[32], ws_text[32];
   sgc_model_get_info(model, &info);
@@ -222,9 +223,14 @@ static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
           (unsigned long long)sgc_session_kv_cache_bytes(session), kv_text,
           (long long)sgc_session_context(session),
           (unsigned long long)sgc_session_workspace_bytes(session), ws_text);
-  fprintf(out, "cpu: variant '%s', %d threads\n",
-          sgc_session_variant(session),
-          (int)sgc_session_num_threads(session));
+  if (device == SGC_DEVICE_CPU)
+    fprintf(out, "cpu: variant '%s', %d threads\n",
+            sgc_session_variant(session),
+            (int)sgc_session_num_threads(session));
+  else
+    fprintf(out, "%s: variant '%s'\n",
+            device == SGC_DEVICE_CUDA ? "cuda" : "cuda-emu",
+            sgc_session_variant(session));
 }
 
 /* Physical memory, or 0 when unknown. */
@@ -391,9 +397,9 @@ static int run(options *o) {
     goto done;
   }
   if (o->verbose)
-    print_summary(stderr, model, weights, session);
+    print_summary(stderr, model, weights, session, o->device.kind);
   if (!generating) { /* --check */
-    print_summary(stdout, model, weights, session);
+    print_summary(stdout, model, weights, session, o->device.kind);
     goto done;
   }
 
