@@ -118,7 +118,11 @@ protected:
     setenv("FAKE_CUDA_LOG", log_.c_str(), 1);
     unsetenv("FAKE_CUDA_FAIL");
     unsetenv("FAKE_CUDA_FREE_BYTES");
-    // The fake counts calls for FAKE_CUDA_FAIL per process: start afresh.
+    reset_fake_counts();
+    write_weights(dir_.file("w.safetensors"), weights_);
+  }
+  /// The fake counts calls for FAKE_CUDA_FAIL per process: start afresh.
+  static void reset_fake_counts() {
     void *fake = dlopen(SGC_TEST_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
     if (fake) {
       auto reset = reinterpret_cast<void (*)()>(dlsym(fake, "fake_cuda_reset"));
@@ -126,7 +130,6 @@ protected:
         reset();
       dlclose(fake);
     }
-    write_weights(dir_.file("w.safetensors"), weights_);
   }
   void TearDown() override {
     unsetenv("FAKE_CUDA_LOG");
@@ -456,6 +459,34 @@ TEST_F(CudaExecutor, FailingLaunchAndGraphCallsNameTheCall) {
   EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);
   EXPECT_EQ(s.message(), "cannot instantiate the decode phase's CUDA graph");
   EXPECT_NE(text(s).find("CUDA_ERROR_UNKNOWN (999)"), std::string::npos);
+}
+
+TEST_F(CudaExecutor, RefusedSharedMemoryOptInNamesTheKernel) {
+  setenv("FAKE_CUDA_FAIL", "cuFuncSetAttribute=1", 1);
+  const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL);
+  EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);
+  EXPECT_EQ(s.message(), "kernel 'fake_attn' of CUDA variant 'sm_90a' cannot "
+                         "have 65536 bytes of dynamic shared memory");
+  EXPECT_NE(text(s).find(": cuFuncSetAttribute failed: "
+                         "CUDA_ERROR_INVALID_VALUE (1)"),
+            std::string::npos)
+      << text(s);
+}
+
+TEST_F(CudaExecutor, AFaultWhileRunningNamesThePhase) {
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  // A kernel fault shows at the next synchronization: the one after the
+  // logits copy.
+  std::vector<float> logits;
+  reset_fake_counts();
+  setenv("FAKE_CUDA_FAIL", "cuStreamSynchronize=700", 1);
+  sgc::status s = decode(3, 0, &logits);
+  EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);
+  EXPECT_EQ(s.message(), "the GPU failed while running the decode phase");
+  EXPECT_NE(text(s).find(": cuStreamSynchronize failed: "
+                         "CUDA_ERROR_ILLEGAL_ADDRESS (700)"),
+            std::string::npos)
+      << text(s);
 }
 
 TEST_F(CudaExecutor, MissingKernelNamesIt) {
