@@ -489,6 +489,25 @@ TEST_F(CudaExecutor, AFaultWhileRunningNamesThePhase) {
       << text(s);
 }
 
+TEST_F(CudaExecutor, KernelsMustFitTheSteps) {
+  // Refused before the driver is asked for anything, naming the model, the
+  // variant, the step and the kernel.
+  sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL_STEP_PARAMS);
+  EXPECT_EQ(s.code(), sgc::status_code::bad_input) << text(s);
+  EXPECT_EQ(s.message(),
+            std::string(SGC_TEST_FAKE_CUDA_MODEL_STEP_PARAMS) +
+                ": CUDA variant 'sm_90a': prefill step 2 (layer 0) (kernel "
+                "'fake_append'): the kernel takes 5 parameters, the step "
+                "passes 6");
+  EXPECT_EQ(count(read_log(log_), "cuInit"), 0u);
+  s = make(SGC_TEST_FAKE_CUDA_MODEL_BIG_BLOCK);
+  EXPECT_EQ(s.code(), sgc::status_code::bad_input) << text(s);
+  EXPECT_EQ(s.message(), std::string(SGC_TEST_FAKE_CUDA_MODEL_BIG_BLOCK) +
+                             ": CUDA variant 'sm_90a': decode step 3 (kernel "
+                             "'fake_logits'): 2048 threads per block (at most "
+                             "1024)");
+}
+
 TEST_F(CudaExecutor, MissingKernelNamesIt) {
   const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL_NO_KERNEL);
   EXPECT_EQ(s.code(), sgc::status_code::internal) << text(s);

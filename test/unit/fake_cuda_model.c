@@ -33,6 +33,9 @@
  *   FAKE_CUDA_EMU_DIVERGENT half of fake_attn's threads wait at another
  *                           barrier than the other half
  *   FAKE_CUDA_NO_EMU        no cuda_emu table
+ *   FAKE_CUDA_STEP_PARAMS   kernels[] says fake_append takes 5 parameters
+ *                           (its steps pass 6)
+ *   FAKE_CUDA_BIG_BLOCK     the decode logits step has 2048 threads a block
  *   FAKE_CUDA_REAL_FATBIN   the fatbin is the file this names (of
  *                           FAKE_CUDA_REAL_FATBIN_BYTES bytes): the kernels
  *                           compiled by nvcc, for a real GPU
@@ -277,10 +280,21 @@ extern const unsigned char fake_real_fatbin[]
 #define FATBIN_BYTES sizeof fatbin
 #endif
 
+#ifdef FAKE_CUDA_STEP_PARAMS
+#define APPEND_PARAMS 5
+#else
+#define APPEND_PARAMS 6
+#endif
+#ifdef FAKE_CUDA_BIG_BLOCK
+#define LOGITS_BLOCK 2048
+#else
+#define LOGITS_BLOCK VOCAB
+#endif
+
 static const sgc_abi_cuda_kernel_t kernels[4] = {
     {"fake_embed", 5, 0},
     {"fake_attn", 5, 0},
-    {"fake_append", 6, 0},
+    {"fake_append", APPEND_PARAMS, 0},
     {"fake_logits", 4, 0},
 };
 
@@ -325,7 +339,7 @@ static const sgc_abi_step_t steps[8] = {
     {0, 0, 5, -1, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
     {1, 5, 5, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 1024, 0},
     {2, 10, 6, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
-    {3, 16, 4, -1, {1, 1, 1}, {VOCAB, 1, 1}, 0, SGC_ABI_STEP_ROWWISE},
+    {3, 16, 4, -1, {1, 1, 1}, {LOGITS_BLOCK, 1, 1}, 0, SGC_ABI_STEP_ROWWISE},
 };
 
 static const sgc_abi_phase_t phases[2] = {
