@@ -43,7 +43,8 @@ std::string png_chunk(const std::string &type, const std::string &data) {
 const std::string png_sig = "\x89PNG\r\n\x1a\n";
 
 /// A PNG whose IHDR says |w| x |h| (8-bit RGB) and whose IDAT is |idat|.
-std::string png_with_size(uint32_t w, uint32_t h, const std::string &idat = "") {
+std::string png_with_size(uint32_t w, uint32_t h,
+                          const std::string &idat = "") {
   std::string ihdr = be32(w) + be32(h) + std::string("\x08\x02\x00\x00\x00", 5);
   return png_sig + png_chunk("IHDR", ihdr) + png_chunk("IDAT", idat) +
          png_chunk("IEND", "");
@@ -98,13 +99,16 @@ struct broken_case {
 std::vector<broken_case> broken_files() {
   const std::string png = sgc_test::read_file(images_dir + "rgb_37x53.png");
   const std::string jpg = sgc_test::read_file(images_dir + "rgb_61x43.jpg");
-  const std::string prog = sgc_test::read_file(images_dir + "progressive_50x38.jpg");
+  const std::string prog =
+      sgc_test::read_file(images_dir + "progressive_50x38.jpg");
   std::vector<broken_case> t = {
       {"empty.png", "", "file is empty"},
       {"text.png", "hello, I am not an image\n", "not a PNG or JPEG file"},
       {"anim.gif", "GIF89a\x01\x00\x01\x00\x80\x00\x00", "a GIF image"},
-      {"bitmap.bmp", "BM\x3a\x00\x00\x00\x00\x00\x00\x00\x36\x00", "a BMP image"},
-      {"image.webp", std::string("RIFF\x24\x00\x00\x00WEBPVP8 ", 16), "a WebP image"},
+      {"bitmap.bmp", "BM\x3a\x00\x00\x00\x00\x00\x00\x00\x36\x00",
+       "a BMP image"},
+      {"image.webp", std::string("RIFF\x24\x00\x00\x00WEBPVP8 ", 16),
+       "a WebP image"},
       {"scan.tif", std::string("II*\x00\x08\x00\x00\x00", 8), "a TIFF image"},
       {"signature-only.png", png_sig, "PNG: file is truncated"},
       {"huge.png", png_with_size(100000, 100000),
@@ -114,29 +118,31 @@ std::vector<broken_case> broken_files() {
       {"zero-width.png", png_with_size(0, 10), "PNG: "},
       {"no-data.png", png_with_size(4, 4), "PNG: "},
       {"bad-ihdr-crc.png",
-       png_sig + png.substr(8, 25).replace(20, 1, "\x7f") + png.substr(33), "PNG: "},
+       png_sig + png.substr(8, 25).replace(20, 1, "\x7f") + png.substr(33),
+       "PNG: "},
       {"corrupt-idat.png", corrupt_idat(png, 40), "PNG: "},
       {"corrupt-zlib-header.png", corrupt_idat(png, 0), "PNG: "},
       {"huge.jpg", jpeg_with_size(jpg, 65000, 65000),
        "image is 65000x65000 pixels, more than the limit of 89478485 pixels"},
-      {"zero-height.jpg", jpeg_with_size(jpg, 61, 0),
-       "JPEG: Empty JPEG image"},
+      {"zero-height.jpg", jpeg_with_size(jpg, 61, 0), "JPEG: Empty JPEG image"},
       {"soi-only.jpg", jpg.substr(0, 4), "JPEG: file is truncated"},
-      {"no-scan.jpg", jpg.substr(0, marker(jpg, 0xda)), "JPEG: file is truncated"},
+      {"no-scan.jpg", jpg.substr(0, marker(jpg, 0xda)),
+       "JPEG: file is truncated"},
       {"bad-huffman.jpg",
        jpg.substr(0, marker(jpg, 0xc4) + 5) + std::string(16, '\xff') +
            jpg.substr(marker(jpg, 0xc4) + 21),
        "JPEG: "},
       {"sof-garbage.jpg",
-       jpg.substr(0, marker(jpg, 0xc0) + 4) + std::string("\x00\x00\x00\x00\x00", 5) +
+       jpg.substr(0, marker(jpg, 0xc0) + 4) +
+           std::string("\x00\x00\x00\x00\x00", 5) +
            jpg.substr(marker(jpg, 0xc0) + 9),
        "JPEG: Empty JPEG image"},
   };
   // Truncated at many points: inside the headers, the tables, the scan.
   for (size_t cut : {9u, 20u, 33u, 40u, 100u, 400u, 1500u, 3000u, 4000u})
     if (cut < png.size())
-      t.push_back({"cut-" + std::to_string(cut) + ".png", png.substr(0, cut),
-                   "PNG: "});
+      t.push_back(
+          {"cut-" + std::to_string(cut) + ".png", png.substr(0, cut), "PNG: "});
   for (size_t cut : {3u, 10u, 30u, 100u, 200u, 400u, 800u, 1200u, 1800u, 2200u})
     if (cut < jpg.size())
       t.push_back({"cut-" + std::to_string(cut) + ".jpg", jpg.substr(0, cut),
@@ -189,7 +195,8 @@ TEST(ImageErrors, MissingFileAndDirectory) {
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(sgc_status_code(st), SGC_STATUS_BAD_INPUT);
   EXPECT_EQ(std::string(sgc_status_message(st)),
-            dir.file("absent.png") + ": cannot open: No such file or directory");
+            dir.file("absent.png") +
+                ": cannot open: No such file or directory");
   sgc_status_free(st);
   st = load(dir.path(), SGC_IMAGE_FAMILY_GEMMA3);
   ASSERT_NE(st, nullptr);

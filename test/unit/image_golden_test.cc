@@ -118,7 +118,8 @@ TEST(ImageGolden, DecodedPixelsAreHfs) {
     sgc::status st =
         sgc::runtime::image::decode_image_file(images_dir + file, &img);
     ASSERT_TRUE(st.ok()) << st.to_string();
-    ASSERT_EQ(t.shape, (std::vector<int64_t>{img.height, img.width, 3})) << file;
+    ASSERT_EQ(t.shape, (std::vector<int64_t>{img.height, img.width, 3}))
+        << file;
     const uint8_t *ref = golden().data(t);
     size_t off = 0;
     for (size_t i = 0; i < img.pixels.size(); ++i)
@@ -136,9 +137,8 @@ TEST(ImageGolden, PixelValuesWithinOneStepOfHfs) {
     SCOPED_TRACE(c.id);
     sgc_image_options_t opt;
     const bool g3 = c.family == "gemma3";
-    sgc_image_options_default(g3 ? SGC_IMAGE_FAMILY_GEMMA3
-                                 : SGC_IMAGE_FAMILY_GEMMA4,
-                              &opt);
+    sgc_image_options_default(
+        g3 ? SGC_IMAGE_FAMILY_GEMMA3 : SGC_IMAGE_FAMILY_GEMMA4, &opt);
     if (g3) {
       opt.image_size = c.a;
     } else {
@@ -146,7 +146,8 @@ TEST(ImageGolden, PixelValuesWithinOneStepOfHfs) {
       opt.max_soft_tokens = c.b;
     }
     sgc_image_t *raw = nullptr;
-    sgc_status_t *st = sgc_image_load((images_dir + c.file).c_str(), &opt, &raw);
+    sgc_status_t *st =
+        sgc_image_load((images_dir + c.file).c_str(), &opt, &raw);
     ASSERT_EQ(st, nullptr) << sgc_status_message(st);
     std::unique_ptr<sgc_image_t, image_deleter> image(raw);
     auto v = views(image.get());
@@ -195,9 +196,9 @@ TEST(ImageGolden, PixelValuesWithinOneStepOfHfs) {
       int64_t want_n;
       std::memcpy(&want_n, golden().data(n_t), 8);
       ASSERT_TRUE(v.count("num_soft_tokens_per_image"));
-      EXPECT_EQ(*static_cast<const int64_t *>(
-                    v["num_soft_tokens_per_image"].data),
-                want_n);
+      EXPECT_EQ(
+          *static_cast<const int64_t *>(v["num_soft_tokens_per_image"].data),
+          want_n);
       EXPECT_EQ(sgc_image_soft_token_count(image.get()), want_n);
     }
     EXPECT_LE(max_diff, 1.0 / 255.0) << c.file << " (" << c.family << ")";

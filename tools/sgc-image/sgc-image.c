@@ -116,7 +116,8 @@ int main(int argc, char **argv) {
   sgc_image_options_default(!strcmp(family, "gemma3") ? SGC_IMAGE_FAMILY_GEMMA3
                                                       : SGC_IMAGE_FAMILY_GEMMA4,
                             &options);
-  if (options.family == SGC_IMAGE_FAMILY_GEMMA3 && (max_soft || patch || kernel))
+  if (options.family == SGC_IMAGE_FAMILY_GEMMA3 &&
+      (max_soft || patch || kernel))
     return usage("--max-soft-tokens, --patch-size and --pooling-kernel are "
                  "Gemma 4 options");
   if (options.family == SGC_IMAGE_FAMILY_GEMMA4 && image_size)

@@ -19,17 +19,18 @@ status check_dimensions(int64_t width, int64_t height,
                            std::to_string(height) + ")");
   if (width > max_side || height > max_side ||
       uint64_t(width) * uint64_t(height) > max_pixels)
-    return bad_input_error(
-        label + ": image is " + std::to_string(width) + "x" +
-        std::to_string(height) + " pixels, more than the limit of " +
-        std::to_string(max_pixels) + " pixels (" + std::to_string(max_side) +
-        " a side)");
+    return bad_input_error(label + ": image is " + std::to_string(width) + "x" +
+                           std::to_string(height) +
+                           " pixels, more than the limit of " +
+                           std::to_string(max_pixels) + " pixels (" +
+                           std::to_string(max_side) + " a side)");
   return {};
 }
 
 status decode_image(const uint8_t *data, size_t size, const std::string &label,
                     rgb_image *out) {
-  static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  static const uint8_t png_magic[8] = {0x89, 'P',  'N',  'G',
+                                       '\r', '\n', 0x1a, '\n'};
   if (size == 0)
     return bad_input_error(label + ": file is empty");
   std::vector<uint8_t> exif;
@@ -37,7 +38,8 @@ status decode_image(const uint8_t *data, size_t size, const std::string &label,
   if (size >= 8 && std::memcmp(data, png_magic, 8) == 0) {
     if (status st = decode_png(data, size, label, &img, &exif); !st.ok())
       return st;
-  } else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
+  } else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 &&
+             data[2] == 0xff) {
     if (status st = decode_jpeg(data, size, label, &img, &exif); !st.ok())
       return st;
   } else {
@@ -135,13 +137,34 @@ void apply_orientation(int orientation, rgb_image *img) {
     for (int64_t x = 0; x < ow; ++x) {
       int64_t sx = 0, sy = 0; // source pixel of output (x, y)
       switch (orientation) {
-      case 2: sx = w - 1 - x; sy = y; break;         // mirror
-      case 3: sx = w - 1 - x; sy = h - 1 - y; break; // 180 degrees
-      case 4: sx = x; sy = h - 1 - y; break;         // flip
-      case 5: sx = y; sy = x; break;                 // transpose
-      case 6: sx = y; sy = h - 1 - x; break;         // 90 clockwise
-      case 7: sx = w - 1 - y; sy = h - 1 - x; break; // transverse
-      case 8: sx = w - 1 - y; sy = x; break;         // 90 counter-clockwise
+      case 2: // mirror
+        sx = w - 1 - x;
+        sy = y;
+        break;
+      case 3: // 180 degrees
+        sx = w - 1 - x;
+        sy = h - 1 - y;
+        break;
+      case 4: // flip
+        sx = x;
+        sy = h - 1 - y;
+        break;
+      case 5: // transpose
+        sx = y;
+        sy = x;
+        break;
+      case 6: // 90 clockwise
+        sx = y;
+        sy = h - 1 - x;
+        break;
+      case 7: // transverse
+        sx = w - 1 - y;
+        sy = h - 1 - x;
+        break;
+      case 8: // 90 counter-clockwise
+        sx = w - 1 - y;
+        sy = x;
+        break;
       }
       std::memcpy(&out[size_t((y * ow + x) * 3)],
                   &img->pixels[size_t((sy * w + sx) * 3)], 3);

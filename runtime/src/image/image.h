@@ -60,7 +60,8 @@ int exif_orientation(const std::vector<uint8_t> &exif);
 void apply_orientation(int orientation, rgb_image *img);
 
 /// Refuses dimensions past the limits above, naming |label|.
-status check_dimensions(int64_t width, int64_t height, const std::string &label);
+status check_dimensions(int64_t width, int64_t height,
+                        const std::string &label);
 
 enum class filter { bilinear, bicubic };
 
@@ -84,10 +85,10 @@ struct gemma4_params {
 struct gemma4_output {
   int32_t width = 0, height = 0; ///< after the resize
   int64_t max_patches = 0;
-  int64_t patch_values = 0;      ///< patch_size^2 * 3
+  int64_t patch_values = 0; ///< patch_size^2 * 3
   int64_t num_soft_tokens = 0;
-  std::vector<float> pixel_values;        ///< [max_patches, patch_values]
-  std::vector<int64_t> position_ids;      ///< [max_patches, 2]: (x, y) / -1
+  std::vector<float> pixel_values;   ///< [max_patches, patch_values]
+  std::vector<int64_t> position_ids; ///< [max_patches, 2]: (x, y) / -1
 };
 
 /// The target size of Gemma4ImageProcessor's aspect-preserving resize, or

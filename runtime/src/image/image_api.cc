@@ -54,15 +54,15 @@ sgc_status_t *sgc_image_load(const char *path,
           sgc::usage_error("path, options and out_image must not be NULL"));
     const sgc_image_family_t family = options->family;
     if (family != SGC_IMAGE_FAMILY_GEMMA3 && family != SGC_IMAGE_FAMILY_GEMMA4)
-      return status_to_c(sgc::usage_error(
-          "unknown image family " + std::to_string(int(family))));
+      return status_to_c(sgc::usage_error("unknown image family " +
+                                          std::to_string(int(family))));
     img::gemma4_params g4{options->patch_size, options->pooling_kernel_size,
                           options->max_soft_tokens};
     if (family == SGC_IMAGE_FAMILY_GEMMA3 &&
         (options->image_size < 1 || options->image_size > 8192))
-      return status_to_c(sgc::usage_error(
-          "image size must be in 1..8192, got " +
-          std::to_string(options->image_size)));
+      return status_to_c(
+          sgc::usage_error("image size must be in 1..8192, got " +
+                           std::to_string(options->image_size)));
     if (family == SGC_IMAGE_FAMILY_GEMMA4)
       if (sgc::status st = img::check_gemma4_params(g4); !st.ok())
         return status_to_c(std::move(st));
@@ -78,8 +78,8 @@ sgc_status_t *sgc_image_load(const char *path,
       const int32_t s = options->image_size;
       img::gemma3_pixels(rgb, s, &out->pixels);
       out->width = out->height = s;
-      out->tensors.push_back({"pixel_values", SGC_DTYPE_F32, {1, 3, s, s},
-                              out->pixels.data()});
+      out->tensors.push_back(
+          {"pixel_values", SGC_DTYPE_F32, {1, 3, s, s}, out->pixels.data()});
     } else {
       img::gemma4_output g;
       if (sgc::status st = img::gemma4_pixels(rgb, g4, path, &g); !st.ok())
@@ -90,13 +90,18 @@ sgc_status_t *sgc_image_load(const char *path,
       out->soft_tokens_tensor[0] = g.num_soft_tokens;
       out->pixels = std::move(g.pixel_values);
       out->positions = std::move(g.position_ids);
-      out->tensors.push_back({"pixel_values", SGC_DTYPE_F32,
+      out->tensors.push_back({"pixel_values",
+                              SGC_DTYPE_F32,
                               {1, g.max_patches, g.patch_values},
                               out->pixels.data()});
-      out->tensors.push_back({"image_position_ids", SGC_DTYPE_I64,
-                              {1, g.max_patches, 2}, out->positions.data()});
-      out->tensors.push_back({"num_soft_tokens_per_image", SGC_DTYPE_I64,
-                              {1}, out->soft_tokens_tensor});
+      out->tensors.push_back({"image_position_ids",
+                              SGC_DTYPE_I64,
+                              {1, g.max_patches, 2},
+                              out->positions.data()});
+      out->tensors.push_back({"num_soft_tokens_per_image",
+                              SGC_DTYPE_I64,
+                              {1},
+                              out->soft_tokens_tensor});
     }
     *out_image = out.release();
     return nullptr;

@@ -100,7 +100,8 @@ int read_jpeg(jpeg_context *ctx, const uint8_t *data, size_t size) {
   ctx->width = ctx->cinfo.image_width;
   ctx->height = ctx->cinfo.image_height;
   if (ctx->width == 0 || ctx->height == 0 || ctx->width > max_side ||
-      ctx->height > max_side || uint64_t(ctx->width) * ctx->height > max_pixels) {
+      ctx->height > max_side ||
+      uint64_t(ctx->width) * ctx->height > max_pixels) {
     ctx->too_large = true;
     jpeg_destroy_decompress(&ctx->cinfo);
     return 2;

@@ -124,8 +124,8 @@ void transparent_key(png_structp png, png_infop info, png_raw *raw) {
 /// 0 on success, 1 on a libpng error (message in |src|), 2 when the header
 /// gives dimensions past the limits, -1 when libpng cannot start.
 int read_png(png_source *src, png_raw *raw) {
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, src,
-                                           on_error, on_warning);
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, src, on_error, on_warning);
   if (!png)
     return -1;
   png_infop info = png_create_info_struct(png);
@@ -155,7 +155,8 @@ int read_png(png_source *src, png_raw *raw) {
   transparent_key(png, info, raw);
   if (raw->color_type == PNG_COLOR_TYPE_PALETTE)
     png_set_palette_to_rgb(png);
-  if (raw->color_type == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8)
+  if (raw->color_type == PNG_COLOR_TYPE_GRAY &&
+      png_get_bit_depth(png, info) < 8)
     png_set_expand_gray_1_2_4_to_8(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
@@ -194,10 +195,11 @@ status decode_png(const uint8_t *data, size_t size, const std::string &label,
   const bool wide = raw.bit_depth == 16;
   if ((ch < 1 || ch > 4) || (raw.bit_depth != 8 && !wide) ||
       raw.rowbytes < size_t(raw.width) * ch * (wide ? 2 : 1))
-    return internal_error(label + ": PNG: unexpected layout after libpng's "
-                                  "transforms (" + std::to_string(ch) +
-                          " channels of " + std::to_string(raw.bit_depth) +
-                          " bits)");
+    return internal_error(label +
+                          ": PNG: unexpected layout after libpng's "
+                          "transforms (" +
+                          std::to_string(ch) + " channels of " +
+                          std::to_string(raw.bit_depth) + " bits)");
   out->width = int32_t(raw.width);
   out->height = int32_t(raw.height);
   out->pixels.resize(size_t(raw.width) * raw.height * 3);

@@ -19,7 +19,8 @@
 
 namespace sgc::runtime::image {
 
-void gemma3_pixels(const rgb_image &img, int32_t size, std::vector<float> *out) {
+void gemma3_pixels(const rgb_image &img, int32_t size,
+                   std::vector<float> *out) {
   const rgb_image r = (img.width == size && img.height == size)
                           ? img
                           : resize_rgb(img, size, size, filter::bilinear);
@@ -34,7 +35,8 @@ status check_gemma4_params(const gemma4_params &p) {
   const int32_t t = p.max_soft_tokens;
   if (t != 70 && t != 140 && t != 280 && t != 560 && t != 1120)
     return usage_error("max soft tokens must be one of 70, 140, 280, 560, "
-                       "1120 (Gemma 4's budgets), got " + std::to_string(t));
+                       "1120 (Gemma 4's budgets), got " +
+                       std::to_string(t));
   if (p.patch_size < 1 || p.patch_size > 64)
     return usage_error("patch size must be in 1..64, got " +
                        std::to_string(p.patch_size));
@@ -53,8 +55,10 @@ status gemma4_target_size(int64_t height, int64_t width, const gemma4_params &p,
   // Python floats, as get_aspect_ratio_preserving_size computes them.
   const double factor = std::sqrt(double(target_px) / double(height * width));
   const int64_t side = k * p.patch_size;
-  int64_t th = int64_t(std::floor(factor * double(height) / double(side))) * side;
-  int64_t tw = int64_t(std::floor(factor * double(width) / double(side))) * side;
+  int64_t th =
+      int64_t(std::floor(factor * double(height) / double(side))) * side;
+  int64_t tw =
+      int64_t(std::floor(factor * double(width) / double(side))) * side;
   if (th == 0 && tw == 0)
     return bad_input_error(label + ": a " + std::to_string(width) + "x" +
                            std::to_string(height) +
@@ -70,11 +74,10 @@ status gemma4_target_size(int64_t height, int64_t width, const gemma4_params &p,
                   max_side_length);
   }
   if (th * tw > target_px)
-    return bad_input_error(label + ": a " + std::to_string(width) + "x" +
-                           std::to_string(height) + " image resizes to " +
-                           std::to_string(tw) + "x" + std::to_string(th) +
-                           ", more than " + std::to_string(max_patches) +
-                           " patches");
+    return bad_input_error(
+        label + ": a " + std::to_string(width) + "x" + std::to_string(height) +
+        " image resizes to " + std::to_string(tw) + "x" + std::to_string(th) +
+        ", more than " + std::to_string(max_patches) + " patches");
   *out_height = int32_t(th);
   *out_width = int32_t(tw);
   return {};
@@ -106,7 +109,8 @@ status gemma4_pixels(const rgb_image &img, const gemma4_params &p,
       for (int64_t y = 0; y < ps; ++y)
         for (int64_t x = 0; x < ps; ++x)
           for (int c = 0; c < 3; ++c)
-            *dst++ = float(r.pixels[size_t(((py * ps + y) * tw + px * ps + x) * 3 + c)]) *
+            *dst++ = float(r.pixels[size_t(
+                         ((py * ps + y) * tw + px * ps + x) * 3 + c)]) *
                      rescale;
       out->position_ids[size_t(patch * 2)] = px;
       out->position_ids[size_t(patch * 2 + 1)] = py;

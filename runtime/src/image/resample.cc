@@ -112,7 +112,8 @@ rgb_image pass(const rgb_image &in, int64_t out_size, bool horizontal,
       for (int c = 0; c < 3; ++c) {
         int32_t sum = init;
         for (int64_t j = 0; j < n; ++j) {
-          const int64_t sx = horizontal ? s0 + j : x, sy = horizontal ? y : s0 + j;
+          const int64_t sx = horizontal ? s0 + j : x,
+                        sy = horizontal ? y : s0 + j;
           sum += int32_t(in.pixels[size_t((sy * w + sx) * 3 + c)]) * k[j];
         }
         out.pixels[size_t((y * out.width + x) * 3 + c)] =
