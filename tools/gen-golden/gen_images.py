@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Image fixtures for the runtime's image preprocessing (issue 12 item 4), from Hugging Face's own code.
 
-Writes small synthetic test images (PNG and JPEG: RGB, RGBA, grayscale, palette with tRNS, 1-bit,
-16-bit gray and RGB, CMYK, progressive, EXIF orientations, odd sizes, wide and tall aspect ratios,
+Writes small synthetic test images (PNG and JPEG: RGB, RGBA, LA, grayscale, palette with tRNS, 1-bit,
+16-bit gray and RGB, CMYK, progressive, EXIF orientations 2-8, odd sizes, wide and tall aspect ratios,
 one larger than 896 px and a few far smaller) under test/Inputs/images/, then runs each through
 transformers exactly as a user would -- `load_image(path)` (PIL open, EXIF transpose,
 convert("RGB")) and the family's default image processor -- and records the results in
@@ -150,6 +150,14 @@ def write_images(d):
     save("exif8_25x18.png", PIL.Image.fromarray(smooth(25, 18, 19)), exif=exif_with_orientation(8),
          compress_level=9)
     save("exif5_14x22.jpg", PIL.Image.fromarray(smooth(14, 22, 20)), quality=90, exif=exif_with_orientation(5))
+    # The other orientations, tiny; one EXIF block big-endian ("MM"), as cameras often write.
+    for o in (2, 3, 4, 7):
+        save(f"exif{o}_7x5.png", PIL.Image.fromarray(smooth(7, 5, 30 + o)), exif=exif_with_orientation(o),
+             compress_level=9)
+    be = b"Exif\0\0MM\0*" + struct.pack(">IH", 8, 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 3, 0) + b"\0\0\0\0"
+    save("exif3be_6x9.jpg", PIL.Image.fromarray(smooth(6, 9, 40)), quality=90, exif=be)
+    la = np.concatenate([smooth(11, 9, 41, 1), smooth(11, 9, 42, 1)], -1)
+    save("la_11x9.png", PIL.Image.fromarray(la, "LA"), compress_level=9)
     return names
 
 
