@@ -13,18 +13,17 @@ namespace sgc::runtime::image {
 
 status check_dimensions(int64_t width, int64_t height,
                         const std::string &label) {
+  if (within_limits(width, height))
+    return {};
   if (width <= 0 || height <= 0)
     return bad_input_error(label + ": the header gives an empty image (" +
                            std::to_string(width) + "x" +
                            std::to_string(height) + ")");
-  if (width > max_side || height > max_side ||
-      uint64_t(width) * uint64_t(height) > max_pixels)
-    return bad_input_error(label + ": image is " + std::to_string(width) + "x" +
-                           std::to_string(height) +
-                           " pixels, more than the limit of " +
-                           std::to_string(max_pixels) + " pixels (" +
-                           std::to_string(max_side) + " a side)");
-  return {};
+  return bad_input_error(label + ": image is " + std::to_string(width) + "x" +
+                         std::to_string(height) +
+                         " pixels, more than the limit of " +
+                         std::to_string(max_pixels) + " pixels (" +
+                         std::to_string(max_side) + " a side)");
 }
 
 status decode_image(const uint8_t *data, size_t size, const std::string &label,

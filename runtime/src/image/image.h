@@ -59,7 +59,13 @@ int exif_orientation(const std::vector<uint8_t> &exif);
 /// Applies |orientation| as PIL's ImageOps.exif_transpose does.
 void apply_orientation(int orientation, rgb_image *img);
 
-/// Refuses dimensions past the limits above, naming |label|.
+/// Whether |width| x |height| is a non-empty image within the limits above.
+inline bool within_limits(int64_t width, int64_t height) {
+  return width > 0 && height > 0 && width <= max_side && height <= max_side &&
+         uint64_t(width) * uint64_t(height) <= max_pixels;
+}
+/// Refuses dimensions past the limits above (within_limits false), naming
+/// |label|.
 status check_dimensions(int64_t width, int64_t height,
                         const std::string &label);
 

@@ -99,9 +99,7 @@ int read_jpeg(jpeg_context *ctx, const uint8_t *data, size_t size) {
   jpeg_read_header(&ctx->cinfo, TRUE);
   ctx->width = ctx->cinfo.image_width;
   ctx->height = ctx->cinfo.image_height;
-  if (ctx->width == 0 || ctx->height == 0 || ctx->width > max_side ||
-      ctx->height > max_side ||
-      uint64_t(ctx->width) * ctx->height > max_pixels) {
+  if (!within_limits(ctx->width, ctx->height)) {
     ctx->too_large = true;
     jpeg_destroy_decompress(&ctx->cinfo);
     return 2;

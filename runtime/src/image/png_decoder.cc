@@ -144,9 +144,7 @@ int read_png(png_source *src, png_raw *raw) {
   png_read_info(png, info);
   raw->width = png_get_image_width(png, info);
   raw->height = png_get_image_height(png, info);
-  if (raw->width == 0 || raw->height == 0 || raw->width > max_side ||
-      raw->height > max_side ||
-      uint64_t(raw->width) * raw->height > max_pixels) {
+  if (!within_limits(raw->width, raw->height)) {
     raw->too_large = true;
     png_destroy_read_struct(&png, &info, nullptr);
     return 2;
