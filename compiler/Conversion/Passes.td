@@ -53,4 +53,33 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Replace the plan's sg-body steps by launches of specialized kernels";
+  let description = [{
+    For a GPU target: every `plan.call` of an sg body becomes one launch per
+    kernel the body needs, in program order, each a `plan.call` of a
+    `gpu.func` in `gpu.module @sgc_kernels` with its grid and block. One
+    kernel per distinct spec (family, static shapes, dtypes, fused prologue
+    and epilogue, tuning knobs: `sg.kernel_spec` on the kernel), so layers
+    of one signature share kernels. The families: `embed`, `gemv_rows`
+    (projections with the RMSNorm prologue and the softcap or gated-GELU
+    epilogue), `row_chain` (post-norm, residual add, layer scalar),
+    `qknorm_rope_append`, `attention`, `kv_write`. `split_heads` and
+    `merge_heads` launch nothing (they alias their input). Values between
+    the launches of a step get workspace in a scratch region after the
+    entry's planned workspace; the sg bodies are erased.
+
+    Kernel parameters: the step state (the position operand, `memref<4xi64>`:
+    position, token count, full-cache slots), then the launch's inputs, then
+    its outputs that are not updated in place; token dimensions are static at
+    the entry's max_tokens, and kernels read the live count from the state.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::LLVM::LLVMDialect"
+  ];
+}
+
 #endif // SGC_COMPILER_CONVERSION_PASSES_TD

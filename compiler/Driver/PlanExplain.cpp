@@ -62,7 +62,7 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
     os << "  step " << index++;
     if (call.getLayer())
       os << " (layer " << *call.getLayer() << ")";
-    os << ": " << call.getCallee() << "(";
+    os << ": " << call.getCallee().getLeafReference().getValue() << "(";
     // Weights are many: name the first and count the rest.
     SmallVector<std::string> reads;
     size_t weights = 0;

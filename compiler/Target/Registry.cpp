@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPUTarget.h"
+#include "compiler/Target/CUDA/CUDATarget.h"
 #include "compiler/Target/Target.h"
 
 using namespace mlir;
@@ -13,7 +14,7 @@ using namespace mlir::sgc;
 Target::~Target() = default;
 
 ArrayRef<const Target *> mlir::sgc::allTargets() {
-  static const Target *const targets[] = {&getCPUTarget()};
+  static const Target *const targets[] = {&getCPUTarget(), &getCUDATarget()};
   return targets;
 }
 

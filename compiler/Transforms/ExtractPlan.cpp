@@ -176,7 +176,10 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
       outs.push_back(map.lookup(result));
     }
     auto step = plan::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
-                                     ins, outs, IntegerAttr());
+                                     ins, outs, IntegerAttr(),
+                                     /*rowwise=*/false, DenseI64ArrayAttr(),
+                                     DenseI64ArrayAttr(), IntegerAttr(),
+                                     IntegerAttr());
     if (auto layer = layerAttr.getAttr(call))
       step.setLayerAttr(layer);
     if (isRowwise(callee, outs))

@@ -144,6 +144,28 @@ LogicalResult PlanSerializer::readEntries() {
     return kind;
   };
 
+  auto stepFlags = [](plan::CallOp call) {
+    std::string flags;
+    auto add = [&](StringRef flag) {
+      flags += (flags.empty() ? "" : " | ") + flag.str();
+    };
+    if (call.getRowwise())
+      add("SGC_ABI_STEP_ROWWISE");
+    if (std::optional<uint64_t> dim = call.getTokenGridDim())
+      add(*dim == 0 ? "SGC_ABI_STEP_GRID_TOKENS_X"
+                    : "SGC_ABI_STEP_GRID_TOKENS_Y");
+    return flags.empty() ? std::string("0") : flags;
+  };
+  // A launch's grid or block as a C initializer; zeros for a function call.
+  auto dims = [](std::optional<ArrayRef<int64_t>> d) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "{";
+    for (int i = 0; i < 3; ++i)
+      os << (i ? ", " : "") << (d && d->size() == 3 ? (*d)[i] : 0);
+    os << "}";
+    return s;
+  };
   for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
     if (!entry.getWorkspace())
       return entry.emitError("emit: the entry has no workspace (run "
@@ -158,7 +180,7 @@ LogicalResult PlanSerializer::readEntries() {
       for (Value out : call.getOuts())
         if (!llvm::is_contained(call.getIns(), out))
           values.push_back(out);
-      PlanFunction fn{call.getCallee().str(), {}};
+      PlanFunction fn{call.getCallee().getLeafReference().str(), {}};
       size_t firstOperand = numOperands;
       for (Value v : values) {
         ops << "  ";
@@ -173,7 +195,17 @@ LogicalResult PlanSerializer::readEntries() {
       auto *it = llvm::find_if(functions_, [&](const PlanFunction &f) {
         return f.name == fn.name;
       });
-      if (it != functions_.end() && it->operandKinds != fn.operandKinds)
+      // Calls may pass different buffers (a K or a V cache, a weight or a
+      // workspace row); only where the position goes must agree, as it is
+      // passed by value on the CPU.
+      auto positions = [](ArrayRef<unsigned> kinds) {
+        SmallVector<bool> p;
+        for (unsigned k : kinds)
+          p.push_back(k == kPosition);
+        return p;
+      };
+      if (it != functions_.end() &&
+          positions(it->operandKinds) != positions(fn.operandKinds))
         return call.emitError("emit: '")
                << fn.name << "' is called with operands of other kinds";
       size_t function = it - functions_.begin();
@@ -182,8 +214,9 @@ LogicalResult PlanSerializer::readEntries() {
       sts << "  {" << function << ", " << firstOperand << ", " << values.size()
           << ", "
           << (call.getLayer() ? static_cast<int64_t>(*call.getLayer()) : -1)
-          << ", {0, 0, 0}, {0, 0, 0}, 0, "
-          << (call.getRowwise() ? "SGC_ABI_STEP_ROWWISE" : "0") << "},\n";
+          << ", " << dims(call.getGrid()) << ", " << dims(call.getBlock())
+          << ", " << call.getDynamicShared().value_or(0) << ", "
+          << stepFlags(call) << "},\n";
       ++numSteps;
     }
     auto ret = cast<plan::ReturnOp>(entry.getBlock().getTerminator());
@@ -277,7 +310,7 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
 
 void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
                                 StringRef device, StringRef variants,
-                                size_t numVariants) const {
+                                size_t numVariants, StringRef cudaEmu) const {
   auto modelId = sg::SGDialect::ModelIdAttrHelper(module.getContext()).getAttr(module);
   auto family = sg::SGDialect::FamilyAttrHelper(module.getContext()).getAttr(module);
   size_t numTensors = llvm::range_size(module.getOps<plan::TensorOp>());
@@ -301,7 +334,10 @@ void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
      << "  .phases = sgc_phases, .steps = sgc_steps, .operands = "
         "sgc_operands,\n"
      << "  .num_variants = " << numVariants << ", .variants = " << variants
-     << ",\n};\n\n"
+     << ",\n";
+  if (!cudaEmu.empty())
+    os << "  .cuda_emu = &" << cudaEmu << ",\n";
+  os << "};\n\n"
      << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
      << "sgc_model_query(uint32_t runtime_major, uint32_t runtime_minor) {\n"
      << "  (void)runtime_major;\n  (void)runtime_minor;\n"

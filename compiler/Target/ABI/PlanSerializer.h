@@ -40,9 +40,11 @@ public:
   void writeTables(llvm::raw_ostream &os) const;
 
   /// The model table and `sgc_model_query`. `device` is an SGC_ABI_DEVICE_*
-  /// name; `variants` the name of the variant array the target wrote.
+  /// name; `variants` the name of the variant array the target wrote;
+  /// `cudaEmu` the name of its sgc_abi_cuda_emu_t, if any.
   void writeModel(llvm::raw_ostream &os, StringRef target, StringRef device,
-                  StringRef variants, size_t numVariants) const;
+                  StringRef variants, size_t numVariants,
+                  StringRef cudaEmu = "") const;
 
   /// A C string literal.
   static std::string cString(StringRef s);

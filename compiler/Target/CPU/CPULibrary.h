@@ -53,6 +53,20 @@ FailureOr<std::string> emitCPUObject(ModuleOp module,
 /// module (and writes the glue to `options.dumpDir` when given).
 EmitResult emitCPULibrary(ModuleOp module, const EmitOptions &options);
 
+/// An object file to link, by name and contents.
+struct LinkObject {
+  std::string name;
+  std::string bytes;
+};
+
+/// Links the C `glue` and `objects` with the system C compiler into the
+/// shared library `options.outputPath` that needs only libc and libm and
+/// exports only sgc_model_query (written whole or not at all); the glue also
+/// goes to `options.dumpDir`/`glueName` when a dump directory is given.
+EmitResult linkModelLibrary(ModuleOp module, StringRef glueName,
+                            StringRef glue, ArrayRef<LinkObject> objects,
+                            const EmitOptions &options);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_TARGET_CPU_CPULIBRARY_H

@@ -32,32 +32,7 @@ public:
   }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
-    // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
-    // strided metadata and affine go before arith-to-llvm; bf16 truncation
-    // is expanded to integer code so no variant calls __truncsfbf2.
-    pm.addPass(createConvertLinalgToLoopsPass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createLowerAffinePass());
-    // tanh: arithmetic that vectorizes (libm's is a call per lane); rsqrt,
-    // sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst).
-    pm.addPass(createApproximateTanhPass());
-    pm.addPass(createConvertMathToLLVMPass());
-    pm.addPass(createConvertMathToLibmPass());
-    pm.addPass(createSCFToControlFlowPass());
-    arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
-    ConvertVectorToLLVMPassOptions vectorOptions;
-    vectorOptions.reassociateFPReductions = true;
-    pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-    pm.addPass(createConvertFuncToLLVMPass());
-    pm.addPass(createArithToLLVMConversionPass());
-    pm.addPass(createConvertControlFlowToLLVMPass());
-    pm.addPass(createConvertIndexToLLVMPass());
-    pm.addPass(createUBToLLVMConversionPass());
-    pm.addPass(createReconcileUnrealizedCastsPass());
-    pm.addPass(createCanonicalizerPass());
+    buildHostCodegenPipeline(pm, /*barePointers=*/false);
   }
 
   EmitResult emit(ModuleOp module, const EmitOptions &options) const override {
@@ -66,6 +41,37 @@ public:
 };
 
 } // namespace
+
+void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
+  // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
+  // strided metadata and affine go before arith-to-llvm; bf16 truncation
+  // is expanded to integer code so no variant calls __truncsfbf2.
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // tanh: arithmetic that vectorizes (libm's is a call per lane); rsqrt,
+  // sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst).
+  pm.addPass(createApproximateTanhPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createSCFToControlFlowPass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = barePointers;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
 
 const Target &mlir::sgc::getCPUTarget() {
   static const CPUTarget target;

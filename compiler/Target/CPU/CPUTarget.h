@@ -15,6 +15,11 @@ namespace mlir::sgc {
 /// object per CPU variant, linked with the C glue into a .so.
 const Target &getCPUTarget();
 
+/// Buffers and loops -> the LLVM dialect for the host CPU: the CPU target's
+/// codegen phase, also used for the host copies of CUDA kernels (with
+/// `barePointers`, static memrefs are passed as plain pointers).
+void buildHostCodegenPipeline(OpPassManager &pm, bool barePointers);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_TARGET_CPU_CPUTARGET_H

@@ -88,13 +88,27 @@ static std::string writeFile(Location loc, StringRef dir, StringRef name,
 
 EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
                                      const EmitOptions &options) {
-  Location loc = module.getLoc();
   std::vector<CPUVariant> variants = defaultCPUVariants();
   FailureOr<std::string> glue = emitCPUGlue(module, variants);
   if (failed(glue))
     return EmitResult::BadModule;
+  std::vector<LinkObject> objects;
+  for (const CPUVariant &variant : variants) {
+    FailureOr<std::string> object = emitCPUObject(module, variant);
+    if (failed(object))
+      return EmitResult::BadModule;
+    objects.push_back({variant.prefix + "model.o", std::move(*object)});
+  }
+  return linkModelLibrary(module, "cpu-glue.c", *glue, objects, options);
+}
+
+EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
+                                       StringRef glue,
+                                       ArrayRef<LinkObject> objects,
+                                       const EmitOptions &options) {
+  Location loc = module.getLoc();
   if (!options.dumpDir.empty() &&
-      writeFile(loc, options.dumpDir, "cpu-glue.c", *glue).empty())
+      writeFile(loc, options.dumpDir, glueName, glue).empty())
     return EmitResult::OutputError;
 
   llvm::SmallString<128> dir;
@@ -114,13 +128,9 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
   });
 
   std::vector<std::string> inputs;
-  inputs.push_back(writeFile(loc, dir, "glue.c", *glue));
-  for (const CPUVariant &variant : variants) {
-    FailureOr<std::string> object = emitCPUObject(module, variant);
-    if (failed(object))
-      return EmitResult::BadModule;
-    inputs.push_back(writeFile(loc, dir, variant.prefix + "model.o", *object));
-  }
+  inputs.push_back(writeFile(loc, dir, "glue.c", glue));
+  for (const LinkObject &object : objects)
+    inputs.push_back(writeFile(loc, dir, object.name, object.bytes));
   std::string script = writeFile(loc, dir, "exports.map",
                                  "{ global: sgc_model_query; local: *; };\n");
   for (const std::string &input : inputs)

@@ -211,10 +211,31 @@ LogicalResult KVCacheOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  // call_c1
-  Operation *callee = symbols.lookupNearestSymbolFrom(*this, getCalleeAttr());
+  // call_c1: a function, or a kernel of a kernel module (`@module::@kernel`;
+  // once the module is compiled to a binary its kernels are no symbols).
+  SymbolRefAttr ref = getCalleeAttr();
+  Operation *root = symbols.lookupNearestSymbolFrom(
+      *this, FlatSymbolRefAttr::get(ref.getRootReference()));
+  bool isKernel = root && !ref.getNestedReferences().empty() &&
+                  (root->getName().getStringRef() == "gpu.module" ||
+                   root->getName().getStringRef() == "gpu.binary");
+  Operation *callee = root && root->getName().getStringRef() == "gpu.binary"
+                          ? root
+                          : symbols.lookupNearestSymbolFrom(*this, ref);
   if (!callee)
     return emitOpError("calls an unknown function ") << getCalleeAttr();
+  // call_c7
+  auto geometryOk = [](std::optional<ArrayRef<int64_t>> dims) {
+    return dims && dims->size() == 3 &&
+           llvm::all_of(*dims, [](int64_t d) { return d > 0; });
+  };
+  if (isKernel && (!geometryOk(getGrid()) || !geometryOk(getBlock())))
+    return emitOpError("launches ")
+           << getCalleeAttr() << " without a grid and a block of three "
+           << "positive sizes each";
+  if (!isKernel && (getGrid() || getBlock() || getDynamicShared()))
+    return emitOpError("calls the function ")
+           << getCalleeAttr() << " with a launch geometry";
   // Lowered bodies take buffers in the target's convention; only the sg
   // form has types to compare.
   auto func = dyn_cast<func::FuncOp>(callee);

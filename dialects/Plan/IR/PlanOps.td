@@ -181,7 +181,14 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
   let description = [{
     Calls `callee` with `ins` (buffers and the i64 position) and writes its
     results into `outs`, one buffer per result. `layer` is the decoder layer
-    the step belongs to, for diagnostics and profiles. `rowwise` says that
+    the step belongs to, for diagnostics and profiles. On a GPU target the
+    callee is a kernel (`@sgc_kernels::@name`, a `gpu.func`) and the step is
+    one launch of `grid` x `block` threads with `dynamic_shared` bytes of
+    dynamic shared memory (`token_grid_dim`: the grid dimension that has
+    one block per token, sized for the most tokens a call takes); the
+    kernel takes the step's operands (the ins,
+    then the outs not updated in place), the position as the address of the
+    step state. `rowwise` says that
     each output row (along the token dimension) depends only on the same
     row of the inputs, so a target may run the step on the last row alone
     when only the last position's logits are asked for.
@@ -195,10 +202,17 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
     - C5: a KV cache that is an output is also an input (updated in place).
     - C6: a `rowwise` step takes neither the position nor a KV cache, and
       every buffer it writes has the token dimension first.
+    - C7: a launch (a callee inside a `gpu.module`, or a `gpu.binary`
+      compiled from one) has `grid` and `block`, three positive sizes each;
+      a function call has neither.
   }];
-  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$ins,
+  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$ins,
                        Variadic<Plan_AnyBuffer>:$outs,
-                       OptionalAttr<I64Attr>:$layer, UnitAttr:$rowwise);
+                       OptionalAttr<I64Attr>:$layer, UnitAttr:$rowwise,
+                       OptionalAttr<DenseI64ArrayAttr>:$grid,
+                       OptionalAttr<DenseI64ArrayAttr>:$block,
+                       OptionalAttr<I64Attr>:$dynamic_shared,
+                       OptionalAttr<I64Attr>:$token_grid_dim);
   let assemblyFormat = [{
     $callee `(` $ins `)` `->` `(` $outs `)` attr-dict `:`
     `(` type($ins) `)` `->` `(` type($outs) `)`

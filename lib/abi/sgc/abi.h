@@ -313,6 +313,13 @@ typedef struct sgc_abi_step_t {
     last position's logits are asked for. */
 #define SGC_ABI_STEP_ROWWISE 1u
 
+/** sgc_abi_step_t.flags (2.2), CUDA steps: grid[0] (GRID_TOKENS_X) or
+    grid[1] (GRID_TOKENS_Y) is one block per token of the most a call takes;
+    a runtime may launch the call's token count instead (the blocks past it
+    do nothing). */
+#define SGC_ABI_STEP_GRID_TOKENS_X 2u
+#define SGC_ABI_STEP_GRID_TOKENS_Y 4u
+
 /** Entry points (sgc_abi_phase_t.kind). */
 enum {
   /** Prompt tokens [1, max_tokens] at positions pos0.. (reads the caches of

@@ -1,0 +1,210 @@
+//===- Attention.cpp - attention of each query over its keys --------------===//
+//
+// Part of sgc. The first attention kernel: one warp per (query, q head),
+// the semantics of the CPU path exactly (Conversion/SGToLinalg/Attention.cpp):
+// query i of the call sits at p = pos0 + i and sees keys j in [lo, p], lo =
+// max(0, p - window + 1) on sliding layers, those before the call from the
+// cache as it was (ring slot j mod window, or slot j), the rest from the
+// call's own keys. Scores are rounded to the compute dtype twice (q.k, then
+// scaled) as the reference rounds them; the softmax is in f32 with the
+// probabilities rounded before they weight V. Three passes over the keys
+// (max, sum, weighted values), the dot products split over the lanes; each
+// lane owns every 32nd output dimension. The split-K decode kernel and the
+// tensor-core prefill kernel of CUDA.md §4 replace it shape by shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+using lowering::roundTo;
+using lowering::toF32;
+
+FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
+                                                EmitContext &ctx) {
+  Value q, kNew, vNew, kCache, vCache;
+  int64_t window = 0;
+  double scaleValue = 1.0;
+  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
+    q = attn.getQ(), kNew = attn.getK(), vNew = attn.getV();
+    kCache = attn.getKCache(), vCache = attn.getVCache();
+    window = attn.getWindowAttr().getInt();
+    scaleValue = attn.getScale().convertToDouble();
+  } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
+    q = attn.getQ(), kNew = attn.getK(), vNew = attn.getV();
+    kCache = attn.getKCache(), vCache = attn.getVCache();
+    scaleValue = attn.getScale().convertToDouble();
+  } else {
+    return op->emitError("convert-sg-to-gpu: not an attention op");
+  }
+  KernelModule &km = ctx.kernels;
+  MemRefType qType = km.paramType(q, ctx.maxTokens);
+  MemRefType kcType = km.paramType(kCache, ctx.maxTokens);
+  MemRefType vType = km.paramType(vNew, ctx.maxTokens);
+  int64_t hq = qType.getDimSize(1), d = qType.getDimSize(2);
+  int64_t hkv = kcType.getDimSize(1), dv = vType.getDimSize(2);
+  int64_t slots = kcType.getDimSize(0);
+  int64_t group = hq / hkv;
+  int64_t perLane = (dv + kWarp - 1) / kWarp;
+  Type ct = qType.getElementType();
+  SmallVector<Value> ins = {q, kNew, vNew, kCache, vCache};
+  SmallVector<Type> params;
+  for (Value v : ins)
+    params.push_back(km.paramType(v, ctx.maxTokens));
+  params.push_back(km.paramType(op->getResult(0), ctx.maxTokens));
+
+  Builder a(op->getContext());
+  auto spec = a.getDictionaryAttr(
+      {a.getNamedAttr("q_heads", a.getI64IntegerAttr(hq)),
+       a.getNamedAttr("kv_heads", a.getI64IntegerAttr(hkv)),
+       a.getNamedAttr("head_dim", a.getI64IntegerAttr(d)),
+       a.getNamedAttr("v_head_dim", a.getI64IntegerAttr(dv)),
+       a.getNamedAttr("slots", a.getI64IntegerAttr(slots)),
+       a.getNamedAttr("window", a.getI64IntegerAttr(window)),
+       a.getNamedAttr("scale", a.getF64FloatAttr(scaleValue))});
+
+  KernelUse use;
+  use.kernel = km.getOrCreate(
+      "attention", spec, params, {kWarp, 1, 1}, ctx.oneToken(),
+      [&](KernelBody &k) {
+        OpBuilder &b = k.b;
+        Location loc = k.loc;
+        Value qb = k.params[0], kb = k.params[1], vb = k.params[2];
+        Value kc = k.params[3], vc = k.params[4], out = k.params[5];
+        Value i = k.blockId(gpu::Dimension::x);
+        Value h = k.blockId(gpu::Dimension::y);
+        Value lane = k.threadId(gpu::Dimension::x);
+        Value g = arith::DivUIOp::create(b, loc, h, k.index(group));
+        Value zero = k.index(0), one = k.index(1), warp = k.index(kWarp);
+        Value scale = k.f32(static_cast<float>(scaleValue));
+        k.ifThen(k.lessThan(i, k.numTokens), [&] {
+          Value pos0 = k.position();
+          Value p = arith::AddIOp::create(b, loc, pos0, i);
+          Value lo = zero;
+          if (window > 0) {
+            Value start = arith::SubIOp::create(
+                b, loc, Value(arith::AddIOp::create(b, loc, p, one)),
+                k.index(window));
+            Value positive = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::sgt, start, zero);
+            lo = arith::SelectOp::create(b, loc, positive, start, zero);
+          }
+          Value end = arith::AddIOp::create(b, loc, p, one);
+          // Key j's row: (buffer, row index) from the cache or the chunk.
+          auto keyRow = [&](Value j, Value cacheBuf, Value chunkBuf,
+                            llvm::function_ref<void(Value, Value)> use) {
+            Value fromCache = k.lessThan(j, pos0);
+            auto ifOp = scf::IfOp::create(b, loc, fromCache,
+                                          /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            use(cacheBuf, window > 0 ? Value(arith::RemUIOp::create(
+                                           b, loc, j, k.index(window)))
+                                     : j);
+            b.setInsertionPointToStart(ifOp.elseBlock());
+            use(chunkBuf, arith::SubIOp::create(b, loc, j, pos0));
+          };
+          // The score of key j, the same in every lane.
+          auto score = [&](Value j) -> Value {
+            auto partial = memref::AllocaOp::create(
+                b, loc, MemRefType::get({1}, b.getF32Type()));
+            keyRow(j, kc, kb, [&](Value buf, Value row) {
+              auto dot = scf::ForOp::create(
+                  b, loc, lane, k.index(d), warp, ValueRange{k.f32(0.0f)},
+                  [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+                    Value qv = toF32(b, loc, memref::LoadOp::create(
+                                                 b, loc, qb, ValueRange{i, h, c}));
+                    Value kv = toF32(b, loc, memref::LoadOp::create(
+                                                 b, loc, buf, ValueRange{row, g, c}));
+                    scf::YieldOp::create(b, loc,
+                                         Value(math::FmaOp::create(b, loc, qv, kv,
+                                                                   acc[0])));
+                  });
+              memref::StoreOp::create(b, loc, dot.getResult(0), partial,
+                                      ValueRange{zero});
+            });
+            Value qk = k.warpSum(
+                memref::LoadOp::create(b, loc, partial, ValueRange{zero}));
+            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+            return toF32(b, loc,
+                         roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale),
+                                 ct));
+          };
+          float negInf = -std::numeric_limits<float>::infinity();
+          auto maxLoop = scf::ForOp::create(
+              b, loc, lo, end, one, ValueRange{k.f32(negInf)},
+              [&](OpBuilder &b, Location loc, Value j, ValueRange acc) {
+                scf::YieldOp::create(
+                    b, loc,
+                    Value(arith::MaximumFOp::create(b, loc, acc[0], score(j))));
+              });
+          Value maxScore = maxLoop.getResult(0);
+          auto sumLoop = scf::ForOp::create(
+              b, loc, lo, end, one, ValueRange{k.f32(0.0f)},
+              [&](OpBuilder &b, Location loc, Value j, ValueRange acc) {
+                Value e = math::ExpOp::create(
+                    b, loc,
+                    Value(arith::SubFOp::create(b, loc, score(j), maxScore)));
+                scf::YieldOp::create(
+                    b, loc, Value(arith::AddFOp::create(b, loc, acc[0], e)));
+              });
+          Value inv = arith::DivFOp::create(b, loc, k.f32(1.0f),
+                                            sumLoop.getResult(0));
+          // Each lane's output dimensions: lane + 32 * s, s < perLane.
+          auto acc = memref::AllocaOp::create(
+              b, loc, MemRefType::get({perLane}, b.getF32Type()));
+          for (int64_t s = 0; s < perLane; ++s)
+            memref::StoreOp::create(b, loc, k.f32(0.0f), acc,
+                                    ValueRange{k.index(s)});
+          auto dimOf = [&](int64_t s) {
+            return arith::AddIOp::create(b, loc, lane, k.index(s * kWarp));
+          };
+          k.forRange(lo, end, one, [&](Value j) {
+            Value e = math::ExpOp::create(
+                b, loc, Value(arith::SubFOp::create(b, loc, score(j), maxScore)));
+            Value pt = toF32(
+                b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
+            keyRow(j, vc, vb, [&](Value buf, Value row) {
+              for (int64_t s = 0; s < perLane; ++s) {
+                Value dd = dimOf(s);
+                k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
+                  Value v = toF32(b, loc, memref::LoadOp::create(
+                                              b, loc, buf, ValueRange{row, g, dd}));
+                  Value old = memref::LoadOp::create(b, loc, acc,
+                                                     ValueRange{k.index(s)});
+                  Value sum = arith::AddFOp::create(
+                      b, loc, old, Value(arith::MulFOp::create(b, loc, pt, v)));
+                  memref::StoreOp::create(b, loc, sum, acc,
+                                          ValueRange{k.index(s)});
+                });
+              }
+            });
+          });
+          for (int64_t s = 0; s < perLane; ++s) {
+            Value dd = dimOf(s);
+            k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
+              Value v = memref::LoadOp::create(b, loc, acc,
+                                               ValueRange{k.index(s)});
+              memref::StoreOp::create(b, loc, roundTo(b, loc, v, ct), out,
+                                      ValueRange{i, h, dd});
+            });
+          }
+        });
+      });
+  use.ins = ins;
+  use.outs = {op->getResult(0)};
+  use.grid = {ctx.maxTokens, hq, 1};
+  use.block = {kWarp, 1, 1};
+  return use;
+}

@@ -1,0 +1,69 @@
+//===- Embed.cpp - the embedding gather and scale -------------------------===//
+//
+// Part of sgc. One block per token: out[t, :] = round(f32(table[id, :]) *
+// scale), the rounding of sg.embed on the CPU (gemma-text.md §10).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+
+static constexpr int64_t kThreads = 128;
+
+FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
+                                            EmitContext &ctx) {
+  auto op = cast<sg::EmbedOp>(operation);
+  KernelModule &km = ctx.kernels;
+  MemRefType tableType = km.paramType(op.getTable(), ctx.maxTokens);
+  MemRefType idsType = km.paramType(op.getIds(), ctx.maxTokens);
+  MemRefType outType = km.paramType(op.getResult(), ctx.maxTokens);
+  float scale = static_cast<float>(op.getScale().convertToDouble());
+  Builder attrs(op.getContext());
+  auto spec = attrs.getDictionaryAttr(
+      {attrs.getNamedAttr("scale", attrs.getF32FloatAttr(scale)),
+       attrs.getNamedAttr("threads", attrs.getI64IntegerAttr(kThreads))});
+
+  KernelUse use;
+  use.kernel = km.getOrCreate(
+      "embed", spec, {idsType, tableType, outType}, {kThreads, 1, 1},
+      ctx.oneToken(), [&](KernelBody &k) {
+        OpBuilder &b = k.b;
+        Location loc = k.loc;
+        Value ids = k.params[0], table = k.params[1], out = k.params[2];
+        Value t = k.blockId(gpu::Dimension::x);
+        k.ifThen(k.lessThan(t, k.numTokens), [&] {
+          Value id = memref::LoadOp::create(b, loc, ids, ValueRange{t});
+          Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+          // Ids outside the table read row 0 instead of stray memory; the
+          // runtime rejects them before calling.
+          Value vocab = k.index(tableType.getDimSize(0));
+          row = arith::SelectOp::create(b, loc, k.lessThan(row, vocab), row,
+                                        k.index(0));
+          Type ct = outType.getElementType();
+          k.forRange(k.threadId(gpu::Dimension::x),
+                     k.index(outType.getDimSize(1)), k.index(kThreads),
+                     [&](Value h) {
+                       Value e = memref::LoadOp::create(b, loc, table,
+                                                        ValueRange{row, h});
+                       Value y = arith::MulFOp::create(
+                           b, loc, lowering::toF32(b, loc, e), k.f32(scale));
+                       memref::StoreOp::create(
+                           b, loc, lowering::roundTo(b, loc, y, ct), out,
+                           ValueRange{t, h});
+                     });
+        });
+      });
+  use.ins = {op.getIds(), op.getTable()};
+  use.outs = {op.getResult()};
+  use.grid = {ctx.maxTokens, 1, 1};
+  use.block = {kThreads, 1, 1};
+  return use;
+}

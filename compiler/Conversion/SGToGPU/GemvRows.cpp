@@ -1,0 +1,317 @@
+//===- GemvRows.cpp - projections: one warp per output row ---------------===//
+//
+// Part of sgc. `gemv_rows` (CUDA.md §1.2) serves sg.linear, sg.norm_linear
+// (several weights, concatenated rows) and sg.gated_mlp, one token per
+// grid row (blockIdx.y). Each block first puts its token's input row into
+// shared memory, normalized when the op fuses the RMSNorm (the prologue:
+// every block recomputes the small row's norm instead of a grid-wide
+// reduction); then each warp takes one output row: 128-bit loads of the
+// weight row, f32 products, a warp-shuffle sum, and the epilogue (the
+// softcap of the LM head; GELU(gate) x up of the MLP in the reference's
+// rounding order, gate and up rows in the same warp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+using lowering::roundTo;
+using lowering::toF32;
+
+namespace {
+/// Tuning knobs (recorded in the spec).
+constexpr int64_t kWarps = 4;
+/// bf16/f32 elements per lane per load: 16 bytes of bf16.
+constexpr int64_t kVector = 8;
+/// The largest input row a block keeps in shared memory (static, under the
+/// 48 KiB a block gets without the opt-in).
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+
+enum class Epilogue { Plain, Softcap, GatedGelu };
+
+struct GemvOp {
+  Value x, normWeight;
+  SmallVector<Value> weights;
+  bool norm = false;
+  double eps = 0, cap = 0;
+  int64_t offset = 0;
+  Epilogue epilogue = Epilogue::Plain;
+};
+
+FailureOr<GemvOp> match(Operation *op) {
+  GemvOp g;
+  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
+    if (!eps)
+      return;
+    g.norm = true;
+    g.eps = eps.getValueAsDouble();
+    g.offset = offset;
+  };
+  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
+    g.x = linear.getX();
+    g.weights.push_back(linear.getW());
+  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
+    g.x = fused.getX();
+    g.normWeight = fused.getNormWeight();
+    llvm::append_range(g.weights, fused.getWeights());
+    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
+    if (FloatAttr cap = fused.getSoftcapAttr()) {
+      g.epilogue = Epilogue::Softcap;
+      g.cap = cap.getValueAsDouble();
+    }
+  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
+    g.x = mlp.getX();
+    g.normWeight = mlp.getNormWeight();
+    g.weights = {mlp.getGate(), mlp.getUp()};
+    g.epilogue = Epilogue::GatedGelu;
+    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
+  } else {
+    return failure();
+  }
+  return g;
+}
+
+/// sum_k f32(w[row, k]) * f32(xs[k]) over the lanes of a warp (each lane
+/// takes every 32nd chunk of kVector elements), in every lane.
+Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
+                  Value lane) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  Type wType = cast<MemRefType>(w.getType()).getElementType();
+  Type xType = cast<MemRefType>(xs.getType()).getElementType();
+  Value partial;
+  if (width % kVector == 0) {
+    auto vecF32 = VectorType::get({kVector}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+    Value start = arith::MulIOp::create(b, loc, lane, k.index(kVector));
+    auto loop = scf::ForOp::create(
+        b, loc, start, k.index(width), k.index(kVector * kWarp),
+        ValueRange{zero},
+        [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+          // 16-byte aligned (CUDA.md §3.1): rows are multiples of kVector.
+          auto wv = vector::LoadOp::create(
+              b, loc, VectorType::get({kVector}, wType), w, ValueRange{row, c});
+          wv.setAlignment(16);
+          auto xv = vector::LoadOp::create(
+              b, loc, VectorType::get({kVector}, xType), xs, ValueRange{c});
+          xv.setAlignment(16);
+          Value sum = vector::FMAOp::create(b, loc, toF32(b, loc, wv),
+                                            toF32(b, loc, xv), acc[0]);
+          scf::YieldOp::create(b, loc, sum);
+        });
+    partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          loop.getResult(0));
+  } else {
+    auto loop = scf::ForOp::create(
+        b, loc, lane, k.index(width), k.index(kWarp), ValueRange{k.f32(0.0f)},
+        [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+          Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
+          Value xv = memref::LoadOp::create(b, loc, xs, ValueRange{c});
+          Value sum = math::FmaOp::create(b, loc, toF32(b, loc, wv),
+                                          toF32(b, loc, xv), acc[0]);
+          scf::YieldOp::create(b, loc, sum);
+        });
+    partial = loop.getResult(0);
+  }
+  return k.warpSum(partial);
+}
+} // namespace
+
+FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
+                                               EmitContext &ctx) {
+  FailureOr<GemvOp> matched = match(op);
+  if (failed(matched))
+    return op->emitError("convert-sg-to-gpu: not a projection");
+  GemvOp g = *matched;
+  KernelModule &km = ctx.kernels;
+  auto xType = km.paramType(g.x, ctx.maxTokens);
+  if (xType.getRank() != 2)
+    return op->emitError("convert-sg-to-gpu: projections need a [tokens, in] "
+                         "input, got rank ")
+           << xType.getRank();
+  int64_t width = xType.getDimSize(1);
+  Type ct = xType.getElementType();
+  int64_t elementBytes = ct.getIntOrFloatBitWidth() / 8;
+  if (width * elementBytes > kMaxSharedBytes)
+    return op->emitError("convert-sg-to-gpu: an input row of ")
+           << width * elementBytes
+           << " bytes does not fit the gemv_rows block's shared memory ("
+           << kMaxSharedBytes << "); dynamic shared memory comes later";
+
+  SmallVector<Type> params = {xType};
+  SmallVector<Value> ins = {g.x};
+  if (g.normWeight) {
+    params.push_back(km.paramType(g.normWeight, ctx.maxTokens));
+    ins.push_back(g.normWeight);
+  }
+  SmallVector<int64_t> rows;
+  for (Value w : g.weights) {
+    params.push_back(km.paramType(w, ctx.maxTokens));
+    ins.push_back(w);
+    rows.push_back(cast<ShapedType>(w.getType()).getDimSize(0));
+  }
+  for (Value r : op->getResults())
+    params.push_back(km.paramType(r, ctx.maxTokens));
+  int64_t totalRows = 0;
+  if (g.epilogue == Epilogue::GatedGelu)
+    totalRows = rows.front();
+  else
+    for (int64_t r : rows)
+      totalRows += r;
+
+  Builder a(op->getContext());
+  SmallVector<NamedAttribute> specAttrs = {
+      a.getNamedAttr("k", a.getI64IntegerAttr(width)),
+      a.getNamedAttr("rows", a.getDenseI64ArrayAttr(rows)),
+      a.getNamedAttr("epilogue",
+                     a.getStringAttr(g.epilogue == Epilogue::GatedGelu
+                                         ? "gated_gelu"
+                                     : g.epilogue == Epilogue::Softcap
+                                         ? "softcap"
+                                         : "none")),
+      a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)),
+      a.getNamedAttr("vector", a.getI64IntegerAttr(kVector))};
+  if (g.norm) {
+    specAttrs.push_back(a.getNamedAttr("norm_eps", a.getF64FloatAttr(g.eps)));
+    specAttrs.push_back(
+        a.getNamedAttr("norm_offset", a.getI64IntegerAttr(g.offset)));
+    specAttrs.push_back(
+        a.getNamedAttr("norm_weight", a.getBoolAttr(bool(g.normWeight))));
+  }
+  if (g.epilogue == Epilogue::Softcap)
+    specAttrs.push_back(a.getNamedAttr("cap", a.getF64FloatAttr(g.cap)));
+  int64_t threads = kWarps * kWarp;
+
+  KernelUse use;
+  use.kernel = km.getOrCreate(
+      "gemv_rows", a.getDictionaryAttr(specAttrs), params, {threads, 1, 1},
+      ctx.oneToken(), [&](KernelBody &k) {
+        OpBuilder &b = k.b;
+        Location loc = k.loc;
+        unsigned p = 0;
+        Value x = k.params[p++];
+        Value normWeight = g.normWeight ? k.params[p++] : Value();
+        SmallVector<Value> weights, outs;
+        for (size_t i = 0; i < g.weights.size(); ++i)
+          weights.push_back(k.params[p++]);
+        for (size_t i = 0; i < op->getNumResults(); ++i)
+          outs.push_back(k.params[p++]);
+        // Weights are never written and never alias: read-only loads.
+        for (unsigned i = 1 + (g.normWeight ? 2 : 1); i < 1 + p - outs.size();
+             ++i) {
+          k.func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                            b.getUnitAttr());
+          k.func.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                            b.getUnitAttr());
+        }
+        Value xs = k.sharedBuffer({width}, ct);
+        Value scratch = k.sharedBuffer({kWarps}, b.getF32Type());
+        Value t = k.blockId(gpu::Dimension::y);
+        Value tid = k.threadId(gpu::Dimension::x);
+        Value step = k.index(threads);
+        k.ifThen(k.lessThan(t, k.numTokens), [&] {
+          // Prologue: the token's row into shared memory.
+          Value r;
+          if (g.norm) {
+            auto sum = scf::ForOp::create(
+                b, loc, tid, k.index(width), step, ValueRange{k.f32(0.0f)},
+                [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+                  Value v = toF32(b, loc,
+                                  memref::LoadOp::create(b, loc, x,
+                                                         ValueRange{t, c}));
+                  Value sq = arith::MulFOp::create(b, loc, v, v);
+                  scf::YieldOp::create(
+                      b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+                });
+            Value total = k.blockSum(sum.getResult(0), threads, scratch);
+            Value mean = arith::DivFOp::create(
+                b, loc, total, k.f32(static_cast<float>(width)));
+            r = math::RsqrtOp::create(
+                b, loc,
+                Value(arith::AddFOp::create(
+                    b, loc, mean, k.f32(static_cast<float>(g.eps)))));
+          }
+          k.forRange(tid, k.index(width), step, [&](Value c) {
+            Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, c});
+            if (g.norm) {
+              Value w = normWeight ? Value(memref::LoadOp::create(
+                                         b, loc, normWeight, ValueRange{c}))
+                                   : Value();
+              v = lowering::emitNormalize(b, loc, v, r, w, g.offset == 1, ct);
+            }
+            memref::StoreOp::create(b, loc, v, xs, ValueRange{c});
+          });
+          gpu::BarrierOp::create(b, loc);
+
+          // One output row per warp.
+          Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
+          Value lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
+          Value row = arith::AddIOp::create(
+              b, loc,
+              Value(arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
+                                          k.index(kWarps))),
+              warp);
+          Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              lane, k.index(0));
+          Type yType = cast<MemRefType>(outs.front().getType()).getElementType();
+          if (g.epilogue == Epilogue::GatedGelu) {
+            k.ifThen(k.lessThan(row, k.index(totalRows)), [&] {
+              Value gate = emitWarpDot(k, weights[0], row, xs, width, lane);
+              Value up = emitWarpDot(k, weights[1], row, xs, width, lane);
+              k.ifThen(lane0, [&] {
+                Value gr = roundTo(b, loc, gate, yType);
+                Value ur = roundTo(b, loc, up, yType);
+                Value act = roundTo(
+                    b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, gr)),
+                    yType);
+                Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, act),
+                                                   toF32(b, loc, ur));
+                memref::StoreOp::create(b, loc, roundTo(b, loc, prod, yType),
+                                        outs[0], ValueRange{t, row});
+              });
+            });
+            return;
+          }
+          // Concatenated rows: weight i owns [offset_i, offset_i + rows_i).
+          int64_t offset = 0;
+          for (auto [i, n] : llvm::enumerate(rows)) {
+            Value lo = k.index(offset), hi = k.index(offset + n);
+            Value inside = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
+                                      lo),
+                k.lessThan(row, hi));
+            k.ifThen(inside, [&] {
+              Value local = arith::SubIOp::create(b, loc, row, lo);
+              Value dot = emitWarpDot(k, weights[i], local, xs, width, lane);
+              k.ifThen(lane0, [&] {
+                Value y = roundTo(b, loc, dot, yType);
+                if (g.epilogue == Epilogue::Softcap)
+                  y = lowering::emitSoftcap(b, loc, y, g.cap);
+                memref::StoreOp::create(b, loc, y, outs[i],
+                                        ValueRange{t, local});
+              });
+            });
+            offset += n;
+          }
+        });
+      });
+  use.ins = ins;
+  use.outs.assign(op->getResults().begin(), op->getResults().end());
+  use.grid = {(totalRows + kWarps - 1) / kWarps, ctx.maxTokens, 1};
+  use.tokenGridDim = 1;
+  use.block = {threads, 1, 1};
+  return use;
+}

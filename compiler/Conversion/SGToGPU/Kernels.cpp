@@ -1,0 +1,176 @@
+//===- Kernels.cpp - kernel construction and dedup for convert-sg-to-gpu --===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+
+KernelBody::KernelBody(OpBuilder &b, gpu::GPUFuncOp func, bool oneToken)
+    : b(b), loc(func.getLoc()), func(func) {
+  Block &entry = func.getBody().front();
+  state = entry.getArgument(0);
+  for (unsigned i = 1; i < func.getNumArguments(); ++i)
+    params.push_back(entry.getArgument(i));
+  b.setInsertionPointToStart(&entry);
+  if (oneToken) {
+    numTokens = index(1);
+  } else {
+    Value n = memref::LoadOp::create(b, loc, state, ValueRange{index(1)});
+    numTokens = arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+  }
+}
+
+Value KernelBody::position() const {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value p = memref::LoadOp::create(b, loc, state, ValueRange{zero});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
+}
+
+Value KernelBody::threadId(gpu::Dimension d) {
+  return gpu::ThreadIdOp::create(b, loc, d);
+}
+
+Value KernelBody::blockId(gpu::Dimension d) {
+  return gpu::BlockIdOp::create(b, loc, d);
+}
+
+Value KernelBody::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value KernelBody::f32(float v) {
+  return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                        APFloat(v));
+}
+
+Value KernelBody::sharedBuffer(ArrayRef<int64_t> shape, Type element) {
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(),
+                              space);
+  BlockArgument arg = func.addWorkgroupAttribution(type, loc);
+  // Attributions are aligned to their element type otherwise (CUDA.md §3.5).
+  func.setWorkgroupAttributionAttr(func.getNumWorkgroupAttributions() - 1,
+                                   LLVM::LLVMDialect::getAlignAttrName(),
+                                   b.getI64IntegerAttr(16));
+  return arg;
+}
+
+static Value shuffleReduce(OpBuilder &b, Location loc, Value v, bool max) {
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
+                                          gpu::ShuffleMode::XOR);
+    Value other = shuffle.getShuffleResult();
+    v = max ? Value(arith::MaximumFOp::create(b, loc, v, other))
+            : Value(arith::AddFOp::create(b, loc, v, other));
+  }
+  return v;
+}
+
+Value KernelBody::warpSum(Value v) { return shuffleReduce(b, loc, v, false); }
+Value KernelBody::warpMax(Value v) { return shuffleReduce(b, loc, v, true); }
+
+Value KernelBody::blockSum(Value v, int64_t threads, Value scratch) {
+  Value sum = warpSum(v);
+  int64_t warps = threads / kWarp;
+  if (warps == 1)
+    return sum;
+  Value tid = threadId(gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, loc, tid, index(kWarp));
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      index(0));
+  ifThen(lane0, [&] {
+    memref::StoreOp::create(b, loc, sum, scratch, ValueRange{warp});
+  });
+  gpu::BarrierOp::create(b, loc);
+  // Every warp adds the partial sums in the same order, so every thread
+  // gets the same bits.
+  Value total = f32(0.0f);
+  for (int64_t w = 0; w < warps; ++w)
+    total = arith::AddFOp::create(
+        b, loc, total,
+        Value(memref::LoadOp::create(b, loc, scratch, ValueRange{index(w)})));
+  // The scratch may be reused right after: nobody may still be reading.
+  gpu::BarrierOp::create(b, loc);
+  return total;
+}
+
+void KernelBody::forRange(Value start, Value end, Value step,
+                          llvm::function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, start, end, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
+void KernelBody::ifThen(Value cond, llvm::function_ref<void()> body) {
+  auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  body();
+}
+
+Value KernelBody::lessThan(Value x, Value y) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+}
+
+gpu::GPUFuncOp KernelModule::getOrCreate(
+    StringRef family, DictionaryAttr spec, ArrayRef<Type> params,
+    std::array<int64_t, 3> block, bool oneToken,
+    llvm::function_ref<void(KernelBody &)> build) {
+  MLIRContext *ctx = module.getContext();
+  // The family, the parameter types (token bound included) and whether the
+  // token count is static are part of the key.
+  SmallVector<NamedAttribute> keyAttrs(spec.getValue());
+  keyAttrs.push_back(NamedAttribute(StringAttr::get(ctx, "family"),
+                                    StringAttr::get(ctx, family)));
+  SmallVector<Attribute> types;
+  for (Type t : params)
+    types.push_back(TypeAttr::get(t));
+  keyAttrs.push_back(NamedAttribute(StringAttr::get(ctx, "params"),
+                                    ArrayAttr::get(ctx, types)));
+  keyAttrs.push_back(NamedAttribute(StringAttr::get(ctx, "one_token"),
+                                    BoolAttr::get(ctx, oneToken)));
+  auto key = DictionaryAttr::get(ctx, keyAttrs);
+  if (gpu::GPUFuncOp existing = bySpec.lookup(key))
+    return existing;
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(kernels.getBody());
+  SmallVector<Type> inputs = {MemRefType::get({4}, b.getI64Type())};
+  llvm::append_range(inputs, params);
+  std::string name = (family + "_" + Twine(counts[family]++)).str();
+  auto func = gpu::GPUFuncOp::create(b, kernels.getLoc(), name,
+                                     b.getFunctionType(inputs, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  SmallVector<int32_t> block32(block.begin(), block.end());
+  func.setKnownBlockSize(block32);
+  func->setAttr("sg.kernel_spec", spec);
+  KernelBody body(b, func, oneToken);
+  build(body);
+  gpu::ReturnOp::create(b, func.getLoc());
+  bySpec[key] = func;
+  return func;
+}
+
+MemRefType KernelModule::paramType(Value v, int64_t maxTokens) const {
+  auto type = cast<ShapedType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t &d : shape)
+    if (ShapedType::isDynamic(d))
+      d = maxTokens;
+  return MemRefType::get(shape, type.getElementType());
+}

@@ -1,0 +1,155 @@
+//===- Kernels.h - shared state of the sg -> gpu kernel emitters -*- C++ -*-===//
+//
+// Part of sgc. convert-sg-to-gpu replaces every step of the plan that calls an
+// sg body by launches of specialized kernels, one `gpu.func` per distinct
+// KernelSpec in `gpu.module @sgc_kernels`. This header holds what the
+// emitters share: the spec and dedup table, the kernel under construction
+// (its parameters, thread and block ids, the step state) and the cooperative
+// building blocks (warp and block sums), plus the entry point of each kernel
+// family (one .cpp each).
+//
+// Parameter convention (lib/abi/sgc/abi.h, ABI 2.2): parameter 0 is the step
+// state (`memref<4xi64>`: position, token count, full-cache slots); then one
+// memref per input of the launch, then one per output that is not updated
+// in place. Token dimensions are static at the entry's max_tokens; kernels
+// read the live count from the step state.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
+#define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <array>
+
+namespace mlir::sgc::gpu_kernels {
+
+/// Threads per warp on every NVIDIA GPU.
+constexpr int64_t kWarp = 32;
+
+/// One launch an emitter asks for: a kernel, the sg values it reads and
+/// writes (in parameter order after the step state) and its geometry.
+struct KernelUse {
+  gpu::GPUFuncOp kernel;
+  SmallVector<Value> ins;
+  /// Values the launch produces. One found in `inPlace` lives in the buffer
+  /// of that input (a KV cache updated in place) and is no parameter.
+  SmallVector<Value> outs;
+  llvm::DenseMap<Value, Value> inPlace;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  /// The grid dimension with one block per token (0 or 1), or -1.
+  int tokenGridDim = 0;
+  /// Body ops this launch computes besides the one it started from (fused).
+  SmallVector<Operation *> fused;
+};
+
+/// The kernel being built: its entry block's values and helpers.
+class KernelBody {
+public:
+  KernelBody(OpBuilder &b, gpu::GPUFuncOp func, bool oneToken);
+
+  OpBuilder &b;
+  Location loc;
+  gpu::GPUFuncOp func;
+  /// The step state (memref<4xi64>) and the launch's parameters after it.
+  Value state;
+  SmallVector<Value> params;
+  /// The call's token count (index): 1 in decode kernels, else read from the
+  /// step state.
+  Value numTokens;
+  /// The call's start position (index), read from the step state.
+  Value position() const;
+
+  Value threadId(gpu::Dimension d);
+  Value blockId(gpu::Dimension d);
+  Value index(int64_t v);
+  Value f32(float v);
+  /// A workgroup buffer of `shape` x `element` (16-byte aligned).
+  Value sharedBuffer(ArrayRef<int64_t> shape, Type element);
+
+  /// The sum of `v` (f32) over the 32 lanes of the warp, in every lane.
+  Value warpSum(Value v);
+  Value warpMax(Value v);
+  /// The sum of `v` (f32) over the block's `threads` threads (a multiple of
+  /// 32), in every thread; `scratch` is a workgroup f32 buffer of at least
+  /// threads / 32 elements. Two barriers: every thread must call it.
+  Value blockSum(Value v, int64_t threads, Value scratch);
+
+  /// `for (i = start; i < end; i += step)`, `body` gets i.
+  void forRange(Value start, Value end, Value step,
+                llvm::function_ref<void(Value)> body);
+  /// `if (cond) body()`. A body with barriers needs a condition that is the
+  /// same in every thread of the block (e.g. the block's row is live).
+  void ifThen(Value cond, llvm::function_ref<void()> body);
+  /// `a < b` on index values.
+  Value lessThan(Value a, Value b);
+};
+
+/// What the emitters of one module share.
+class KernelModule {
+public:
+  KernelModule(ModuleOp module, gpu::GPUModuleOp kernels)
+      : module(module), kernels(kernels) {}
+
+  /// The kernel of `family` for `spec` (one per distinct spec): built on
+  /// first use with parameters `params` (after the step state) and
+  /// `block` threads, by `build`. The spec is printed on the kernel
+  /// (`sg.kernel_spec`) and names it `<family>_<n>`.
+  gpu::GPUFuncOp getOrCreate(StringRef family, DictionaryAttr spec,
+                             ArrayRef<Type> params,
+                             std::array<int64_t, 3> block, bool oneToken,
+                             llvm::function_ref<void(KernelBody &)> build);
+
+  /// The memref type a kernel sees for an sg value: its tensor type with
+  /// the token dimension at `maxTokens`.
+  MemRefType paramType(Value v, int64_t maxTokens) const;
+
+  ModuleOp module;
+  gpu::GPUModuleOp kernels;
+
+private:
+  llvm::DenseMap<Attribute, gpu::GPUFuncOp> bySpec;
+  llvm::StringMap<unsigned> counts;
+};
+
+/// Where the emitters are called from: the entry's token bound.
+struct EmitContext {
+  KernelModule &kernels;
+  int64_t maxTokens;
+  /// A decode entry: one token per call.
+  bool oneToken() const { return maxTokens == 1; }
+};
+
+//===----------------------------------------------------------------------===//
+// Families (one .cpp each). Each returns the launch for `op` (and the ops it
+// fuses), or failure after a diagnostic.
+//===----------------------------------------------------------------------===//
+
+/// Embed.cpp: sg.embed.
+FailureOr<KernelUse> emitEmbed(Operation *op, EmitContext &ctx);
+/// GemvRows.cpp: sg.linear, sg.norm_linear, sg.gated_mlp.
+FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx);
+/// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
+/// sg.gelu_tanh, with the chain of such ops that follows.
+FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);
+/// QKNormRope.cpp: sg.norm_rope (with the cache write when `writeCache`).
+FailureOr<KernelUse> emitNormRope(Operation *op, EmitContext &ctx,
+                                  bool writeCache);
+/// Attention.cpp: sg.sliding_attn, sg.full_attn.
+FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
+/// KVWrite.cpp: `values` into `cache` at the call's positions (ring slots
+/// when `window` > 0); `result` is the updated cache value.
+FailureOr<KernelUse> emitKVWrite(Location loc, Value values, Value cache,
+                                 Value result, int64_t window,
+                                 EmitContext &ctx);
+
+} // namespace mlir::sgc::gpu_kernels
+
+#endif // SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H

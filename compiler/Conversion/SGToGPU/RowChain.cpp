@@ -1,0 +1,219 @@
+//===- RowChain.cpp - a chain of rowwise ops in one kernel ----------------===//
+//
+// Part of sgc. The post-norms and the residual adds between the projections
+// (rms_norm -> add -> layer_scalar), and any other run of elementwise sg ops
+// over [tokens, width] rows, become one kernel: one block per token row, each
+// thread a strided set of columns, every op in f32 and rounded to the compute
+// dtype where the CPU path (and the reference) rounds it. An RMSNorm can only
+// start a chain: it needs its whole input row, which the block reads from
+// the parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+using lowering::roundTo;
+using lowering::toF32;
+
+namespace {
+constexpr int64_t kThreads = 128;
+
+bool isChainOp(Operation *op) {
+  return isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
+             sg::SoftcapOp, sg::GeluTanhOp>(op);
+}
+
+/// The operands of a chain op other than the value flowing down the chain.
+SmallVector<Value> sideInputs(Operation *op, Value current) {
+  SmallVector<Value> side;
+  if (auto norm = dyn_cast<sg::RMSNormOp>(op)) {
+    if (norm.getWeight())
+      side.push_back(norm.getWeight());
+    return side;
+  }
+  for (Value v : op->getOperands())
+    if (v != current)
+      side.push_back(v);
+  // x + x and x * x read the chain value twice.
+  return side;
+}
+
+/// One step's spec entry, for the kernel's key.
+std::string describe(Operation *op) {
+  std::string s = op->getName().getStringRef().drop_front(3).str();
+  if (auto norm = dyn_cast<sg::RMSNormOp>(op))
+    s += "(eps=" + std::to_string(norm.getEps().convertToDouble()) +
+         ",offset=" + std::to_string(norm.getWeightOffsetAttr().getInt()) +
+         (norm.getWeight() ? ",w" : "") + ")";
+  if (auto cap = dyn_cast<sg::SoftcapOp>(op))
+    s += "(" + std::to_string(cap.getCap().convertToDouble()) + ")";
+  return s;
+}
+} // namespace
+
+FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
+                                               EmitContext &ctx) {
+  KernelModule &km = ctx.kernels;
+  // The chain: each next op is the only user of the previous result, and
+  // its other operands exist before the chain starts.
+  SmallVector<Operation *> chain = {first};
+  auto availableBeforeChain = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || def->isBeforeInBlock(first);
+  };
+  auto rowType = [&](Value v) { return cast<ShapedType>(v.getType()); };
+  if (rowType(first->getResult(0)).getRank() != 2)
+    return first->emitError("convert-sg-to-gpu: rowwise ops need [tokens, "
+                            "width] values, got ")
+           << first->getResult(0).getType();
+  while (true) {
+    Value current = chain.back()->getResult(0);
+    if (!current.hasOneUse())
+      break;
+    Operation *user = *current.getUsers().begin();
+    if (!isChainOp(user) || isa<sg::RMSNormOp>(user) ||
+        user->getBlock() != first->getBlock() ||
+        user->getResult(0).getType() != current.getType())
+      break;
+    if (!llvm::all_of(sideInputs(user, current), availableBeforeChain))
+      break;
+    chain.push_back(user);
+  }
+
+  // Parameters: the chain's first input, then each op's side inputs.
+  Value x = isa<sg::RMSNormOp>(first) ? cast<sg::RMSNormOp>(first).getX()
+                                      : first->getOperand(0);
+  SmallVector<Value> ins = {x};
+  SmallVector<SmallVector<unsigned>> sideParams;
+  Value current = x;
+  for (Operation *op : chain) {
+    SmallVector<unsigned> indices;
+    SmallVector<Value> side = op == first && !isa<sg::RMSNormOp>(op)
+                                  ? SmallVector<Value>(
+                                        op->getOperands().drop_front())
+                                  : sideInputs(op, current);
+    for (Value v : side) {
+      auto *it = llvm::find(ins, v);
+      if (it == ins.end()) {
+        ins.push_back(v);
+        it = ins.end() - 1;
+      }
+      indices.push_back(it - ins.begin());
+    }
+    sideParams.push_back(indices);
+    current = op->getResult(0);
+  }
+  Value result = chain.back()->getResult(0);
+  SmallVector<Type> params;
+  for (Value v : ins)
+    params.push_back(km.paramType(v, ctx.maxTokens));
+  MemRefType outType = km.paramType(result, ctx.maxTokens);
+  params.push_back(outType);
+  int64_t width = outType.getDimSize(1);
+  Type ct = outType.getElementType();
+
+  Builder a(first->getContext());
+  SmallVector<Attribute> steps;
+  for (Operation *op : chain)
+    steps.push_back(a.getStringAttr(describe(op)));
+  auto spec = a.getDictionaryAttr(
+      {a.getNamedAttr("steps", a.getArrayAttr(steps)),
+       a.getNamedAttr("width", a.getI64IntegerAttr(width)),
+       a.getNamedAttr("threads", a.getI64IntegerAttr(kThreads))});
+
+  KernelUse use;
+  use.kernel = km.getOrCreate(
+      "row_chain", spec, params, {kThreads, 1, 1}, ctx.oneToken(),
+      [&](KernelBody &k) {
+        OpBuilder &b = k.b;
+        Location loc = k.loc;
+        Value out = k.params.back();
+        Value t = k.blockId(gpu::Dimension::x);
+        Value tid = k.threadId(gpu::Dimension::x);
+        Value scratch = k.sharedBuffer({kThreads / kWarp}, b.getF32Type());
+        k.ifThen(k.lessThan(t, k.numTokens), [&] {
+          Value xIn = k.params[0];
+          Value r;
+          auto norm = dyn_cast<sg::RMSNormOp>(first);
+          if (norm) {
+            auto sum = scf::ForOp::create(
+                b, loc, tid, k.index(width), k.index(kThreads),
+                ValueRange{k.f32(0.0f)},
+                [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+                  Value v = toF32(b, loc, memref::LoadOp::create(
+                                              b, loc, xIn, ValueRange{t, c}));
+                  scf::YieldOp::create(
+                      b, loc,
+                      Value(arith::AddFOp::create(
+                          b, loc, acc[0],
+                          Value(arith::MulFOp::create(b, loc, v, v)))));
+                });
+            Value total = k.blockSum(sum.getResult(0), kThreads, scratch);
+            Value mean = arith::DivFOp::create(
+                b, loc, total, k.f32(static_cast<float>(width)));
+            r = math::RsqrtOp::create(
+                b, loc,
+                Value(arith::AddFOp::create(
+                    b, loc, mean,
+                    k.f32(static_cast<float>(norm.getEps().convertToDouble())))));
+          }
+          k.forRange(tid, k.index(width), k.index(kThreads), [&](Value c) {
+            auto load = [&](unsigned param) -> Value {
+              Value buffer = k.params[param];
+              auto type = cast<MemRefType>(buffer.getType());
+              // [tokens, width] rows, [width] weights, [1] scalars.
+              SmallVector<Value> idx;
+              if (type.getRank() == 2)
+                idx = {t, c};
+              else if (type.getDimSize(0) == 1)
+                idx = {k.index(0)};
+              else
+                idx = {c};
+              return memref::LoadOp::create(b, loc, buffer, idx);
+            };
+            Value v = load(0);
+            for (auto [op, side] : llvm::zip_equal(chain, sideParams)) {
+              if (auto n = dyn_cast<sg::RMSNormOp>(op)) {
+                Value w = side.empty() ? Value() : load(side[0]);
+                v = lowering::emitNormalize(
+                    b, loc, v, r, w, n.getWeightOffsetAttr().getInt() == 1, ct);
+                continue;
+              }
+              Value vf = toF32(b, loc, v);
+              // x op x reads the chain value for its missing side input.
+              Value other = side.empty() ? vf : toF32(b, loc, load(side[0]));
+              Value y;
+              if (isa<sg::AddOp>(op))
+                y = arith::AddFOp::create(b, loc, vf, other);
+              else if (isa<sg::MulOp, sg::LayerScalarOp>(op))
+                y = arith::MulFOp::create(b, loc, vf, other);
+              else if (isa<sg::GeluTanhOp>(op))
+                y = lowering::emitGeluTanh(b, loc, vf);
+              if (auto cap = dyn_cast<sg::SoftcapOp>(op)) {
+                v = lowering::emitSoftcap(b, loc, v,
+                                          cap.getCap().convertToDouble());
+                continue;
+              }
+              v = roundTo(b, loc, y, ct);
+            }
+            memref::StoreOp::create(b, loc, v, out, ValueRange{t, c});
+          });
+        });
+      });
+  use.ins = ins;
+  use.outs = {result};
+  use.fused.assign(chain.begin() + 1, chain.end());
+  use.grid = {ctx.maxTokens, 1, 1};
+  use.block = {kThreads, 1, 1};
+  return use;
+}

@@ -1,0 +1,221 @@
+//===- SGToGPU.cpp - plan steps that call sg bodies -> kernel launches ----===//
+//
+// Part of sgc. The pass driver: every `plan.call` of an sg body becomes the
+// launches of the body's ops in program order (the view ops split_heads and
+// merge_heads launch nothing: they alias their input), each an instance of
+// a kernel family, deduplicated by spec into `gpu.module @sgc_kernels`.
+// Values between the launches of one step live in a scratch region after
+// the entry's planned workspace (they die with the step, so every step
+// reuses it); a body result goes straight into the step's output buffer,
+// a KV cache is updated in place. A chunk of several tokens writes its keys
+// after the cache's last reader, as sg.kv_write is placed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "dialects/Plan/IR/PlanOps.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::sgc {
+#define GEN_PASS_DEF_CONVERTSGTOGPUPASS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::sgc
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+
+static constexpr int64_t kAlignment = 64;
+
+static int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+namespace {
+/// Expands one step of an entry.
+class StepExpansion {
+public:
+  StepExpansion(plan::EntryOp entry, plan::CallOp call, func::FuncOp body,
+                EmitContext &ctx, int64_t scratchBase)
+      : entry(entry), call(call), body(body), ctx(ctx),
+        scratchBase(scratchBase), b(call) {}
+
+  LogicalResult run();
+  /// Bytes of scratch this step used.
+  int64_t scratchBytes() const { return scratch; }
+
+private:
+  LogicalResult launch(Operation *op, const KernelUse &use);
+  Value bufferFor(Value v);
+
+  plan::EntryOp entry;
+  plan::CallOp call;
+  func::FuncOp body;
+  EmitContext &ctx;
+  int64_t scratchBase, scratch = 0;
+  OpBuilder b;
+  /// sg values -> plan values (buffers, or the position).
+  IRMapping map;
+  /// Body results -> the step's output buffers.
+  llvm::DenseMap<Value, Value> outputs;
+  /// Cache writes to emit after an op: (after, norm_rope).
+  SmallVector<std::pair<Operation *, sg::NormRopeOp>> deferred;
+};
+} // namespace
+
+Value StepExpansion::bufferFor(Value v) {
+  if (Value out = outputs.lookup(v))
+    return out;
+  auto type = cast<RankedTensorType>(v.getType());
+  auto buffer = plan::BufferType::get(v.getContext(), type.getShape(),
+                                      type.getElementType());
+  int64_t offset = scratchBase + scratch;
+  scratch += alignUp(buffer.getBytes(entry.getMaxTokens()));
+  return plan::AllocOp::create(b, call.getLoc(), buffer,
+                               b.getI64IntegerAttr(offset));
+}
+
+LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use) {
+  // The position stands for the step state, always parameter 0.
+  SmallVector<Value> ins = {entry.getPosition()};
+  for (Value v : use.ins) {
+    Value mapped = map.lookupOrNull(v);
+    if (!mapped)
+      return op->emitError("convert-sg-to-gpu: an input of this op has no "
+                           "buffer yet");
+    ins.push_back(mapped);
+  }
+  SmallVector<Value> outs;
+  for (Value v : use.outs) {
+    Value buffer = use.inPlace.count(v) ? map.lookup(use.inPlace.lookup(v))
+                                        : bufferFor(v);
+    map.map(v, buffer);
+    outs.push_back(buffer);
+  }
+  gpu::GPUFuncOp kernel = use.kernel;
+  auto kernels = cast<gpu::GPUModuleOp>(kernel->getParentOp());
+  auto callee = SymbolRefAttr::get(
+      kernels.getNameAttr(), {FlatSymbolRefAttr::get(kernel.getNameAttr())});
+  // A prefill launch has one block per token along one grid dimension.
+  IntegerAttr tokenDim;
+  if (!ctx.oneToken() && use.tokenGridDim >= 0)
+    tokenDim = b.getI64IntegerAttr(use.tokenGridDim);
+  plan::CallOp::create(b, op->getLoc(), callee, ins, outs, call.getLayerAttr(),
+                       /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
+                       b.getDenseI64ArrayAttr(use.block), IntegerAttr(),
+                       tokenDim);
+  return success();
+}
+
+LogicalResult StepExpansion::run() {
+  Block &bodyBlock = body.getBody().front();
+  for (auto [arg, value] : llvm::zip_equal(bodyBlock.getArguments(),
+                                           call.getIns()))
+    map.map(arg, value);
+  auto ret = cast<func::ReturnOp>(bodyBlock.getTerminator());
+  for (auto [v, out] : llvm::zip_equal(ret.getOperands(), call.getOuts())) {
+    if (isa<BlockArgument>(v))
+      return body.emitError("convert-sg-to-gpu: a body that returns its "
+                            "argument unchanged needs a copy kernel");
+    outputs.try_emplace(v, out);
+  }
+
+  llvm::SmallPtrSet<Operation *, 8> done;
+  for (Operation &op : bodyBlock.without_terminator()) {
+    if (done.contains(&op))
+      continue;
+    FailureOr<KernelUse> use = failure();
+    if (isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op)) {
+      // Views: same bytes, another shape.
+      map.map(op.getResult(0), map.lookup(op.getOperand(0)));
+      continue;
+    }
+    if (isa<sg::EmbedOp>(op)) {
+      use = emitEmbed(&op, ctx);
+    } else if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {
+      use = emitGemvRows(&op, ctx);
+    } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
+                   sg::SoftcapOp, sg::GeluTanhOp>(op)) {
+      use = emitRowChain(&op, ctx);
+    } else if (auto rope = dyn_cast<sg::NormRopeOp>(op)) {
+      // One token writes its cache slot in the same pass; a chunk writes
+      // after the cache's last reader.
+      bool inPass = ctx.oneToken() || !rope.getCache();
+      use = emitNormRope(&op, ctx, inPass);
+      if (succeeded(use) && !inPass) {
+        Operation *last = &op;
+        for (Operation *user : rope.getCache().getUsers())
+          if (user->getBlock() == &bodyBlock && last->isBeforeInBlock(user))
+            last = user;
+        deferred.push_back({last, rope});
+      }
+    } else if (isa<sg::SlidingAttnOp, sg::FullAttnOp>(op)) {
+      use = emitAttention(&op, ctx);
+    } else if (auto write = dyn_cast<sg::KVWriteOp>(op)) {
+      IntegerAttr window = write.getWindowAttr();
+      use = emitKVWrite(op.getLoc(), write.getValues(), write.getCache(),
+                        write.getResult(), window ? window.getInt() : 0, ctx);
+    } else {
+      return op.emitError("convert-sg-to-gpu: '")
+             << op.getName() << "' has no CUDA kernel yet";
+    }
+    if (failed(use) || failed(launch(&op, *use)))
+      return failure();
+    for (Operation *fused : use->fused)
+      done.insert(fused);
+    Operation *last = use->fused.empty() ? &op : use->fused.back();
+    for (auto [after, rope] : deferred) {
+      if (after != last && after != &op)
+        continue;
+      IntegerAttr window = rope.getWindowAttr();
+      FailureOr<KernelUse> write =
+          emitKVWrite(rope.getLoc(), rope.getResult(), rope.getCache(),
+                      rope.getNewCache(), window ? window.getInt() : 0, ctx);
+      if (failed(write) || failed(launch(rope, *write)))
+        return failure();
+    }
+  }
+  call.erase();
+  return success();
+}
+
+namespace {
+struct ConvertSGToGPUPass
+    : public sgc::impl::ConvertSGToGPUPassBase<ConvertSGToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernelModule =
+        gpu::GPUModuleOp::create(b, module.getLoc(), "sgc_kernels");
+    KernelModule kernels(module, kernelModule);
+    llvm::SetVector<func::FuncOp> bodies;
+    for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
+      EmitContext ctx{kernels, static_cast<int64_t>(entry.getMaxTokens())};
+      int64_t base = alignUp(entry.getWorkspace().value_or(0));
+      int64_t scratch = 0;
+      for (plan::CallOp call :
+           llvm::make_early_inc_range(entry.getBlock().getOps<plan::CallOp>())) {
+        auto body = module.lookupSymbol<func::FuncOp>(
+            call.getCallee().getLeafReference());
+        if (!body || body.isExternal()) {
+          call.emitError("convert-sg-to-gpu: the step calls no sg body");
+          return signalPassFailure();
+        }
+        bodies.insert(body);
+        StepExpansion step(entry, call, body, ctx, base);
+        if (failed(step.run()))
+          return signalPassFailure();
+        scratch = std::max(scratch, step.scratchBytes());
+      }
+      entry.setWorkspace(base + scratch);
+    }
+    for (func::FuncOp body : bodies)
+      body.erase();
+  }
+};
+} // namespace

@@ -1,0 +1,73 @@
+//===- CUDATarget.cpp - the CUDA target's pipelines -----------------------===//
+//
+// Part of sgc. The device pipeline is CUDA.md §2.8's; PTX comes out of
+// `gpu-module-to-binary{format=isa}` and the emitter assembles it with the
+// toolkit's ptxas, so a missing toolkit is a clear error at emit time and
+// `--compile-to=codegen` works without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CUDA/CUDATarget.h"
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Target/CPU/CPUTarget.h"
+#include "compiler/Target/CUDA/EmulatorKernels.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+
+namespace {
+
+class CUDATarget final : public Target {
+public:
+  StringRef getName() const override { return "cuda:sm_90a"; }
+  StringRef getDescription() const override {
+    return "a model .so with an sm_90a fatbin (H100/H200) and the same "
+           "kernels for the host emulator";
+  }
+
+  void buildLowerPipeline(OpPassManager &pm) const override {
+    pm.addPass(createConvertSGToGPUPass());
+  }
+
+  void buildCodegenPipeline(OpPassManager &pm) const override {
+    // The emulator's copies first, from the same kernel IR.
+    pm.addPass(createGPUToEmulatorPass());
+    GpuNVVMAttachTargetOptions attach;
+    attach.chip = "sm_90a";
+    attach.features = "+ptx86";
+    attach.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(attach));
+    OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    device.addPass(createConvertNVGPUToNVVMPass());
+    device.addPass(createConvertVectorToSCFPass());
+    device.addPass(createSCFToControlFlowPass());
+    ConvertGpuOpsToNVVMOpsOptions nvvm;
+    nvvm.indexBitwidth = 64;
+    nvvm.useBarePtrCallConv = true;
+    device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+    device.addPass(createConvertNVVMToLLVMPass());
+    device.addPass(createCanonicalizerPass());
+    device.addPass(createCSEPass());
+    device.addPass(createReconcileUnrealizedCastsPass());
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = "isa";
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+    buildHostCodegenPipeline(pm, /*barePointers=*/true);
+  }
+
+  EmitResult emit(ModuleOp module, const EmitOptions &options) const override {
+    return emitCUDALibrary(module, options);
+  }
+};
+
+} // namespace
+
+const Target &mlir::sgc::getCUDATarget() {
+  static const CUDATarget target;
+  return target;
+}

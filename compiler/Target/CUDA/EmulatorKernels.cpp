@@ -1,0 +1,316 @@
+//===- EmulatorKernels.cpp - gpu.func -> host function of one GPU thread --===//
+//
+// Part of sgc. The emulator (runtime/src/cuda_emu) runs each GPU thread of a
+// launch on a fiber and calls the host copy of the kernel once per thread.
+// Everything that makes a thread a GPU thread goes through the emulator's
+// ops table, so the emulator sees every barrier, shuffle and out-of-bounds
+// index, and can reorder threads between them. The copy keeps the kernel's
+// code otherwise unchanged: what is tested is what the device runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CUDA/EmulatorKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+
+namespace {
+
+/// SGC_ABI_SHUFFLE_* (lib/abi/sgc/abi.h).
+uint32_t shuffleMode(gpu::ShuffleMode mode) {
+  switch (mode) {
+  case gpu::ShuffleMode::XOR:
+    return 0;
+  case gpu::ShuffleMode::UP:
+    return 1;
+  case gpu::ShuffleMode::DOWN:
+    return 2;
+  case gpu::ShuffleMode::IDX:
+    return 3;
+  }
+  return 0;
+}
+
+class KernelCopier {
+public:
+  KernelCopier(ModuleOp module, SmallVector<Attribute> &sites)
+      : module(module), ctx(module.getContext()), sites(sites) {}
+
+  LogicalResult copy(gpu::GPUFuncOp kernel);
+
+private:
+  /// Declares `@sgc_emu_rt_<name>(ops, args...) -> results` once.
+  func::FuncOp runtimeFn(StringRef name, TypeRange args, TypeRange results);
+  Value call(OpBuilder &b, Location loc, StringRef name, ValueRange args,
+             TypeRange results = {});
+  Value i32(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  /// A new site for `op` of `kernel`.
+  uint32_t site(StringRef kernel, Operation *op, StringRef what);
+  void checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
+                    MemRefType type, ValueRange indices, int64_t lastWidth);
+  LogicalResult rewriteOp(Operation *op, StringRef kernel);
+
+  ModuleOp module;
+  MLIRContext *ctx;
+  SmallVector<Attribute> &sites;
+  llvm::StringMap<unsigned> perKernel;
+  Value ops;
+};
+
+func::FuncOp KernelCopier::runtimeFn(StringRef name, TypeRange args,
+                                     TypeRange results) {
+  std::string symbol = (kEmuRuntimePrefix + name).str();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(symbol))
+    return existing;
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(ctx)};
+  llvm::append_range(inputs, args);
+  auto fn = func::FuncOp::create(b, module.getLoc(), symbol,
+                                 b.getFunctionType(inputs, results));
+  fn.setPrivate();
+  return fn;
+}
+
+Value KernelCopier::call(OpBuilder &b, Location loc, StringRef name,
+                         ValueRange args, TypeRange results) {
+  func::FuncOp fn = runtimeFn(name, args.getTypes(), results);
+  SmallVector<Value> operands = {ops};
+  llvm::append_range(operands, args);
+  auto op = func::CallOp::create(b, loc, fn, operands);
+  return results.empty() ? Value() : op.getResult(0);
+}
+
+uint32_t KernelCopier::site(StringRef kernel, Operation *op, StringRef what) {
+  // The kernel, the op and its place among the kernel's ops of that kind
+  // (the kernel IR in the dumps shows them in order).
+  unsigned nth = ++perKernel[(kernel + " " + what).str()];
+  sites.push_back(StringAttr::get(
+      ctx, (kernel + ": " + what + " #" + Twine(nth)).str()));
+  return sites.size() - 1;
+}
+
+void KernelCopier::checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
+                                MemRefType type, ValueRange indices,
+                                int64_t lastWidth) {
+  Location loc = op->getLoc();
+  uint32_t id = site(kernel, op, op->getName().getStringRef());
+  for (auto [dim, index] : llvm::enumerate(indices)) {
+    int64_t size = type.getDimSize(dim);
+    if (ShapedType::isDynamic(size))
+      continue;
+    // The last index of a vector access covers `lastWidth` elements.
+    int64_t bound = dim + 1 == indices.size() ? size - lastWidth + 1 : size;
+    Value limit = arith::ConstantIndexOp::create(b, loc, std::max<int64_t>(bound, 0));
+    // Unsigned: a negative index is huge.
+    Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index,
+                                      limit);
+    auto ifOp = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value index64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    Value size64 = arith::ConstantIntOp::create(b, loc, b.getI64Type(), size);
+    call(b, loc, "out_of_bounds", {i32(b, loc, id), index64, size64});
+  }
+}
+
+LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Type i32Type = b.getI32Type();
+  auto dimension = [&](gpu::Dimension d) {
+    return i32(b, loc, static_cast<int64_t>(d));
+  };
+  auto indexQuery = [&](StringRef name, gpu::Dimension d) {
+    Value v = call(b, loc, name, {dimension(d)}, {i32Type});
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI64Type(), v);
+    op->getResult(0).replaceAllUsesWith(
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), wide));
+    op->erase();
+  };
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+    indexQuery("thread_id", id.getDimension());
+  } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+    indexQuery("block_id", id.getDimension());
+  } else if (auto dim = dyn_cast<gpu::BlockDimOp>(op)) {
+    indexQuery("block_dim", dim.getDimension());
+  } else if (auto dim = dyn_cast<gpu::GridDimOp>(op)) {
+    indexQuery("grid_dim", dim.getDimension());
+  } else if (isa<gpu::BarrierOp>(op)) {
+    call(b, loc, "barrier", {i32(b, loc, site(kernel, op, "gpu.barrier"))});
+    op->erase();
+  } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+    Value value = shuffle.getValue();
+    Type type = value.getType();
+    if (type.getIntOrFloatBitWidth() != 32)
+      return op->emitError("sgc-gpu-to-emu: only 32-bit shuffles");
+    Value bits = type.isF32() ? Value(arith::BitcastOp::create(b, loc, i32Type,
+                                                               value))
+                              : value;
+    Value packed = call(
+        b, loc, "shuffle",
+        {bits, shuffle.getOffset(), shuffle.getWidth(),
+         i32(b, loc, shuffleMode(shuffle.getMode())),
+         i32(b, loc, site(kernel, op, "gpu.shuffle"))},
+        {b.getI64Type()});
+    Value low = arith::TruncIOp::create(b, loc, i32Type, packed);
+    Value result = type.isF32() ? Value(arith::BitcastOp::create(b, loc, type,
+                                                                 low))
+                                : low;
+    Value high = arith::ShRUIOp::create(
+        b, loc, packed,
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32));
+    Value valid = arith::TruncIOp::create(b, loc, b.getI1Type(), high);
+    shuffle.getShuffleResult().replaceAllUsesWith(result);
+    shuffle.getValid().replaceAllUsesWith(valid);
+    op->erase();
+  } else if (isa<gpu::ReturnOp>(op)) {
+    func::ReturnOp::create(b, loc);
+    op->erase();
+  } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    checkIndices(b, op, kernel, load.getMemRefType(), load.getIndices(), 1);
+  } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+    checkIndices(b, op, kernel, store.getMemRefType(), store.getIndices(), 1);
+  } else if (auto load = dyn_cast<vector::LoadOp>(op)) {
+    checkIndices(b, op, kernel, load.getMemRefType(), load.getIndices(),
+                 load.getVectorType().getNumElements());
+  } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+    checkIndices(b, op, kernel, store.getMemRefType(), store.getIndices(),
+                 store.getVectorType().getNumElements());
+  } else if (op->getDialect() &&
+             op->getDialect()->getNamespace() == "gpu") {
+    return op->emitError("sgc-gpu-to-emu: '")
+           << op->getName() << "' has no emulation yet";
+  }
+  return success();
+}
+
+/// `type` without its memory space.
+static Type withoutMemorySpace(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.getMemorySpace())
+    return type;
+  return MemRefType::get(memref.getShape(), memref.getElementType(),
+                         memref.getLayout());
+}
+
+LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = kernel.getLoc();
+  SmallVector<Type> inputs = {LLVM::LLVMPointerType::get(ctx)};
+  llvm::append_range(inputs, kernel.getArgumentTypes());
+  std::string name = (kEmuKernelPrefix + kernel.getName()).str();
+  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ops = entry->getArgument(0);
+
+  IRMapping map;
+  Block &body = kernel.getBody().front();
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    map.map(body.getArgument(i), entry->getArgument(1 + i));
+  // Workgroup buffers: consecutive 16-byte aligned views of the block's
+  // shared memory.
+  int64_t offset = 0;
+  SmallVector<std::pair<Value, int64_t>> views;
+  for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    views.push_back({attribution, offset});
+    offset += (bytes + 15) / 16 * 16;
+  }
+  if (!views.empty()) {
+    auto sharedType = MemRefType::get({offset}, b.getI8Type());
+    Value shared = call(b, loc, "shared_memory", {}, {sharedType});
+    for (auto [attribution, start] : views) {
+      auto type = cast<MemRefType>(withoutMemorySpace(attribution.getType()));
+      Value at = arith::ConstantIndexOp::create(b, loc, start);
+      map.map(attribution, memref::ViewOp::create(b, loc, type, shared, at,
+                                                  ValueRange{}));
+    }
+  }
+  fn->setAttr("sg.emu_shared_bytes", b.getI64IntegerAttr(offset));
+  for (Operation &op : body)
+    b.clone(op, map);
+
+  // Globals the kernel reads (RoPE tables) get host copies.
+  auto kernels = cast<gpu::GPUModuleOp>(kernel->getParentOp());
+  WalkResult copied = fn.walk([&](memref::GetGlobalOp get) {
+    std::string hostName = ("sgc_emu_" + get.getName()).str();
+    if (!module.lookupSymbol(hostName)) {
+      auto global = SymbolTable::lookupSymbolIn(kernels, get.getNameAttr());
+      if (!global)
+        return WalkResult::interrupt();
+      OpBuilder gb(ctx);
+      gb.setInsertionPointToStart(module.getBody());
+      auto clone = cast<memref::GlobalOp>(gb.clone(*global));
+      clone.setSymName(hostName);
+    }
+    get.setName(hostName);
+    return WalkResult::advance();
+  });
+  if (copied.wasInterrupted())
+    return kernel.emitError("sgc-gpu-to-emu: a kernel reads an unknown global");
+
+  // Types: no memory spaces on the host.
+  fn.walk([](Operation *op) {
+    for (Value result : op->getResults())
+      result.setType(withoutMemorySpace(result.getType()));
+  });
+  SmallVector<Operation *> todo;
+  fn.walk([&](Operation *op) {
+    if (op != fn)
+      todo.push_back(op);
+  });
+  for (Operation *op : todo)
+    if (failed(rewriteOp(op, kernel.getName())))
+      return failure();
+  return success();
+}
+
+struct GPUToEmulatorPass
+    : PassWrapper<GPUToEmulatorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUToEmulatorPass)
+
+  StringRef getArgument() const override { return "sgc-gpu-to-emu"; }
+  StringRef getDescription() const override {
+    return "Copy every CUDA kernel as a host function of one emulated GPU "
+           "thread";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    LLVM::LLVMDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Attribute> sites;
+    KernelCopier copier(module, sites);
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>())
+      for (auto kernel : kernels.getOps<gpu::GPUFuncOp>())
+        if (failed(copier.copy(kernel)))
+          return signalPassFailure();
+    module->setAttr("sg.emu_sites", ArrayAttr::get(&getContext(), sites));
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::sgc::createGPUToEmulatorPass() {
+  return std::make_unique<GPUToEmulatorPass>();
+}
