@@ -313,9 +313,10 @@ TEST_F(CudaExecutor, LaunchParametersFollowTheAbi) {
                        c.args.at("block") + " " + c.args.at("smem"));
   }
   EXPECT_EQ(launches, 8u);
+  // Prefill's steps are GRID_TOKENS_X: 3 blocks for 3 tokens, not 8.
   const std::vector<std::string> plan = {
-      "fake_embed 8,1,1 8,1,1 0",  "fake_attn 8,1,1 8,1,1 65536",
-      "fake_append 8,1,1 8,1,1 0", "fake_logits 8,1,1 16,1,1 0",
+      "fake_embed 3,1,1 8,1,1 0",  "fake_attn 3,1,1 8,1,1 65536",
+      "fake_append 3,1,1 8,1,1 0", "fake_logits 3,1,1 16,1,1 0",
       "fake_embed 1,1,1 8,1,1 0",  "fake_attn 1,1,1 8,1,1 1024",
       "fake_append 1,1,1 8,1,1 0", "fake_logits 1,1,1 16,1,1 0"};
   EXPECT_EQ(geometry, plan);

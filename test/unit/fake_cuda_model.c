@@ -329,13 +329,20 @@ static const sgc_abi_operand_t operands[20] = {
     WS(WS_LOGITS, VOCAB, LOGITS_DTYPE),
 };
 
-/* Prefill (steps 0..3, one block per token of the chunk) and decode (4..7,
-   one block). */
+/* Prefill (steps 0..3, one block per token of the chunk: a runtime may
+   launch only the call's tokens, except in FAKE_CUDA_EMU_OOB, whose bug is
+   in the blocks past them) and decode (4..7, one block). */
+#ifdef FAKE_CUDA_EMU_OOB
+#define TOKENS_X 0
+#else
+#define TOKENS_X SGC_ABI_STEP_GRID_TOKENS_X
+#endif
 static const sgc_abi_step_t steps[8] = {
-    {0, 0, 5, -1, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
-    {1, 5, 5, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 64 * 1024, 0},
-    {2, 10, 6, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
-    {3, 16, 4, -1, {CHUNK, 1, 1}, {VOCAB, 1, 1}, 0, SGC_ABI_STEP_ROWWISE},
+    {0, 0, 5, -1, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, TOKENS_X},
+    {1, 5, 5, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 64 * 1024, TOKENS_X},
+    {2, 10, 6, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, TOKENS_X},
+    {3, 16, 4, -1, {CHUNK, 1, 1}, {VOCAB, 1, 1}, 0,
+     SGC_ABI_STEP_ROWWISE | TOKENS_X},
     {0, 0, 5, -1, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
     {1, 5, 5, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 1024, 0},
     {2, 10, 6, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},

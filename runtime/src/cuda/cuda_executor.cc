@@ -306,16 +306,18 @@ status cuda_executor::bind(const bound_weights &weights) {
   return status();
 }
 
-status cuda_executor::launch_steps(const sgc_abi_phase_t &phase) {
+status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n) {
   const sgc_model_v2_t &t = model_->table();
   const cuda_api &api = *api_;
   for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
        ++s) {
     const sgc_abi_step_t &step = t.steps[s];
+    uint32_t grid[3];
+    launch_grid(step, n, grid);
     cu::launch_config c{};
-    c.grid_x = step.grid[0];
-    c.grid_y = step.grid[1];
-    c.grid_z = step.grid[2];
+    c.grid_x = grid[0];
+    c.grid_y = grid[1];
+    c.grid_z = grid[2];
     c.block_x = step.block[0];
     c.block_y = step.block[1];
     c.block_z = step.block[2];
@@ -337,7 +339,8 @@ status cuda_executor::capture(const sgc_abi_phase_t &phase) {
       api,
       api.cuStreamBeginCapture(stream_, cu::stream_capture_mode_thread_local),
       "cannot capture the decode phase into a CUDA graph");
-  status st = launch_steps(phase);
+  // Decode takes one token a call: the graph serves every call.
+  status st = launch_steps(phase, 1);
   // Capture must end even when a launch failed, or the stream stays
   // unusable.
   const cu::result r = api.cuStreamEndCapture(stream_, &graph_);
@@ -384,7 +387,7 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
       return st;
     SGC_CU_TRY(api, api.cuGraphLaunch(decode_graph_, stream_),
                "cannot launch the decode phase's CUDA graph");
-  } else if (!(st = launch_steps(phase)).ok()) {
+  } else if (!(st = launch_steps(phase, n)).ok()) {
     return st;
   }
 

@@ -64,8 +64,8 @@ private:
   /// Device memory of |bytes|, zeroed; recorded for the destructor.
   status device_alloc(uint64_t bytes, const char *what, cu::deviceptr *out);
   status host_alloc(uint64_t bytes, const char *what, void **out);
-  /// Queues the steps of |phase| on the stream.
-  status launch_steps(const sgc_abi_phase_t &phase);
+  /// Queues the steps of |phase| for a call of |n| tokens on the stream.
+  status launch_steps(const sgc_abi_phase_t &phase, int64_t n);
   /// Captures the decode phase into graph_exec_.
   status capture(const sgc_abi_phase_t &phase);
 

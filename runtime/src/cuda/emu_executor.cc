@@ -142,10 +142,9 @@ private:
     l->kernel = variant_->kernels[step.function].name;
     l->where = model_->path() + ": " + step_name(t, phase, s);
     l->fn = emu_->kernels[step.function];
-    for (int d = 0; d < 3; ++d) {
-      l->grid[d] = step.grid[d];
+    launch_grid(step, n, l->grid);
+    for (int d = 0; d < 3; ++d)
       l->block[d] = step.block[d];
-    }
     l->static_shared_bytes = emu_->static_shared_bytes
                                  ? emu_->static_shared_bytes[step.function]
                                  : 0;

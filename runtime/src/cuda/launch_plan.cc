@@ -111,6 +111,16 @@ void step_params(const sgc_model_v2_t &t, const sgc_abi_step_t &step,
   }
 }
 
+void launch_grid(const sgc_abi_step_t &step, int64_t n, uint32_t grid[3]) {
+  for (int d = 0; d < 3; ++d)
+    grid[d] = step.grid[d];
+  const int d = (step.flags & SGC_ABI_STEP_GRID_TOKENS_X)   ? 0
+                : (step.flags & SGC_ABI_STEP_GRID_TOKENS_Y) ? 1
+                                                            : -1;
+  if (d >= 0 && n >= 1 && static_cast<uint64_t>(n) < grid[d])
+    grid[d] = static_cast<uint32_t>(n);
+}
+
 uint64_t workspace_operand_bytes(const sgc_abi_operand_t &o, int64_t n) {
   uint64_t bytes = dtype_size(static_cast<dtype>(o.dtype));
   for (uint32_t d = 0; d < o.rank; ++d)

@@ -52,6 +52,11 @@ struct plan_buffers {
 void step_params(const sgc_model_v2_t &t, const sgc_abi_step_t &step,
                  const plan_buffers &buffers, std::vector<uint64_t> *out);
 
+/// The grid |step| launches for a call of |n| tokens: a GRID_TOKENS_X/Y
+/// step's token dimension shrinks from the most a call takes to |n| (the
+/// blocks past it would do nothing); other steps keep their grid.
+void launch_grid(const sgc_abi_step_t &step, int64_t n, uint32_t grid[3]);
+
 /// Bytes of a WORKSPACE operand when the call has |n| tokens.
 uint64_t workspace_operand_bytes(const sgc_abi_operand_t &o, int64_t n);
 
