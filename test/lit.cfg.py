@@ -39,6 +39,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
     config.available_features.add("sgc-run")
 
+# The CUDA target assembles its kernels with the toolkit's ptxas and
+# fatbinary (scripts/setup checks for them); the emulator runs them here.
+import shutil
+if shutil.which("ptxas") and shutil.which("fatbinary"):
+    config.available_features.add("ptxas")
+
 # The cuda feature needs a CUDA build and a device that answers; CPU-only
 # machines (CI) skip the folders that require it.
 if os.path.exists("/dev/nvidia0"):

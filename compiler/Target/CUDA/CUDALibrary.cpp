@@ -115,16 +115,15 @@ FailureOr<std::string> assemble(ModuleOp module, StringRef dir, StringRef ptx,
   auto tool = [&](StringRef name) -> llvm::ErrorOr<std::string> {
     llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name);
     if (!path) {
-      if (const char *home = getenv("CUDA_HOME")) {
-        llvm::SmallString<256> p(home);
-        llvm::sys::path::append(p, "bin", name);
-        if (llvm::sys::fs::can_execute(p))
-          return std::string(p);
-      }
+      llvm::SmallString<256> p(findCUDAToolkit());
+      llvm::sys::path::append(p, "bin", name);
+      if (llvm::sys::fs::can_execute(p))
+        return std::string(p);
       InFlightDiagnostic diag =
           emitError(nowhere, "no '")
-          << name << "' on PATH or in $CUDA_HOME/bin: the CUDA target needs "
-                     "the CUDA toolkit to assemble its kernels";
+          << name << "' on PATH or in " << p
+          << ": the CUDA target needs the CUDA toolkit to assemble its "
+             "kernels";
       diag.attachNote()
           << "scripts/setup installs it; --compile-to=codegen stops before";
     }

@@ -16,6 +16,10 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -56,6 +60,8 @@ public:
     device.addPass(createReconcileUnrealizedCastsPass());
     GpuModuleToBinaryPassOptions binary;
     binary.compilationTarget = "isa";
+    // libdevice (expf, rsqrtf, ...) is linked from the toolkit.
+    binary.toolkitPath = findCUDAToolkit();
     pm.addPass(createGpuModuleToBinaryPass(binary));
     buildHostCodegenPipeline(pm, /*barePointers=*/true);
   }
@@ -66,6 +72,16 @@ public:
 };
 
 } // namespace
+
+std::string mlir::sgc::findCUDAToolkit() {
+  for (const char *name : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *dir = std::getenv(name); dir && *dir)
+      return dir;
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+        .str();
+  return "/usr/local/cuda";
+}
 
 const Target &mlir::sgc::getCUDATarget() {
   static const CUDATarget target;

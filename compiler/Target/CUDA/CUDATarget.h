@@ -16,6 +16,11 @@ namespace mlir::sgc {
 /// (the emulator's), linked with the launch table into a .so.
 const Target &getCUDATarget();
 
+/// The CUDA toolkit's root (libdevice, ptxas, fatbinary): $CUDA_HOME,
+/// $CUDA_ROOT or $CUDA_PATH, else the folder above the ptxas on PATH, else
+/// /usr/local/cuda.
+std::string findCUDAToolkit();
+
 /// Writes the CUDA model library for a module after the CUDA codegen phase.
 EmitResult emitCUDALibrary(ModuleOp module, const EmitOptions &options);
 
