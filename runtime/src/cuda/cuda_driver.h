@@ -29,6 +29,7 @@ constexpr result success = 0;
 constexpr result error_out_of_memory = 2;
 constexpr result error_invalid_value = 1;
 constexpr result error_no_device = 100;
+constexpr result error_not_supported = 801;
 
 using device = int;
 using deviceptr = unsigned long long;

@@ -78,6 +78,8 @@ status cuda_executor::open(const options &o) {
         size_t offset = 0, size = 0;
         const cu::result r =
             api.cuFuncGetParamInfo(functions_[k], i, &offset, &size);
+        if (r == cu::error_not_supported)
+          break; // this driver cannot tell for this kernel
         if (i == kernel.num_params ? r == cu::success
                                    : r != cu::success || size != 8)
           return bad_input_error(model_->path() + ": " + what +
