@@ -44,6 +44,11 @@ if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
 import shutil
 if shutil.which("ptxas") and shutil.which("fatbinary"):
     config.available_features.add("ptxas")
+# The SASS tests read the cubins with nvdisasm (scripts/cuda-tools).
+nvdisasm = os.path.join(config.sgc_src_root, ".cuda-tools", "bin", "nvdisasm")
+if os.path.exists(nvdisasm):
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", nvdisasm))
 
 # The cuda feature needs a CUDA build and a device that answers; CPU-only
 # machines (CI) skip the folders that require it.

@@ -69,6 +69,11 @@ struct Options {
       "dump-ir-after-each",
       cl::desc("Write the IR after every pass to DIR/NN-<pass>.mlir"),
       cl::value_desc("dir")};
+  cl::opt<std::string> saveTemps{
+      "save-temps",
+      cl::desc("Keep what the emit phase generates in DIR: the C glue and, "
+               "for CUDA, the PTX, the ptxas -v report and the cubin"),
+      cl::value_desc("dir")};
   cl::opt<std::string> target{"target", cl::desc(targetHelp()),
                               cl::init("mlir")};
   cl::opt<std::string> computeDtype{
@@ -275,6 +280,9 @@ int runCompile(int argc, char **argv) {
   if (!opts.dumpDir.empty())
     if (std::string error = prepareDumpDir(opts.dumpDir); !error.empty())
       return fail(kExitBadInput, error);
+  if (!opts.saveTemps.empty())
+    if (std::string error = prepareDumpDir(opts.saveTemps); !error.empty())
+      return fail(kExitBadInput, error);
 
   llvm::SourceMgr sourceMgr;
   OwningOpRef<ModuleOp> module =
@@ -310,7 +318,9 @@ int runCompile(int argc, char **argv) {
                                       : fail(kExitInternal, "compilation failed");
 
   if (emitLibrary) {
-    EmitOptions emitOptions{opts.output, opts.dumpDir};
+    EmitOptions emitOptions{opts.output, opts.saveTemps.empty()
+                                             ? std::string(opts.dumpDir)
+                                             : std::string(opts.saveTemps)};
     switch (target->emit(*module, emitOptions)) {
     case EmitResult::Ok:
       return kExitOk;

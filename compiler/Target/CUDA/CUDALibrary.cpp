@@ -274,7 +274,9 @@ EmitResult mlir::sgc::emitCUDALibrary(ModuleOp module,
       llvm::sys::path::append(p, name);
       return writeFile(p, contents);
     };
-    if (!dump("kernels.ptx", *ptx) || !dump("ptxas.log", report))
+    if (!dump("kernels.ptx", *ptx) || !dump("ptxas.log", report) ||
+        (succeeded(fatbin) &&
+         !dump("kernels.cubin", readFile((dir + "/kernels.cubin").str()))))
       return EmitResult::OutputError;
   }
   if (failed(fatbin))

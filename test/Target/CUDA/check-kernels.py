@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Checks the kernels of a CUDA model from `sgc compile --save-temps=DIR`:
+ptxas -v's report (no spills, no stack frame, static shared memory within a
+block's 48 KiB, registers within a budget per kernel family) and, with
+--nvdisasm, the SASS of the cubin (128-bit weight loads in gemv_rows, no
+local memory anywhere; the count of HMMA). Prints one line per finding and
+exits 1 if any check fails."""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+
+SHARED_LIMIT = 48 * 1024
+
+
+def parse_report(path):
+    kernels = {}
+    current = None
+    for line in open(path):
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            current = kernels.setdefault(m.group(1), {})
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                      r"(\d+) bytes spill loads", line)
+        if m:
+            current["stack"], current["spill_st"], current["spill_ld"] = map(
+                int, m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            current["regs"] = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            current["smem"] = int(s.group(1)) if s else 0
+    return kernels
+
+
+def family(name):
+    return re.sub(r"_\d+$", "", name)
+
+
+def sass_by_kernel(nvdisasm, cubin):
+    text = subprocess.run([nvdisasm, "-c", cubin], check=True,
+                          capture_output=True, text=True).stdout
+    out = collections.defaultdict(list)
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"\s*\.text\.(\w+):", line) or \
+            re.match(r"\s*\.section\s+\.text\.(\w+)", line)
+        if m:
+            current = m.group(1)
+            continue
+        if current and "/*" in line:
+            out[current].append(line)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("temps", help="the --save-temps directory")
+    ap.add_argument("--budget", action="append", default=[],
+                    help="FAMILY=REGS, the most registers a kernel of the "
+                         "family may use")
+    ap.add_argument("--nvdisasm")
+    args = ap.parse_args()
+    budgets = dict(b.split("=") for b in args.budget)
+    kernels = parse_report(os.path.join(args.temps, "ptxas.log"))
+    failed = 0
+
+    def check(ok, what):
+        nonlocal failed
+        print(("ok: " if ok else "FAIL: ") + what)
+        failed += not ok
+
+    check(len(kernels) > 0, f"{len(kernels)} kernels in the ptxas report")
+    by_family = collections.Counter(family(k) for k in kernels)
+    print("families: " + ", ".join(f"{f} {n}" for f, n in sorted(by_family.items())))
+    spills = sum(k["spill_st"] + k["spill_ld"] for k in kernels.values())
+    stack = sum(k["stack"] for k in kernels.values())
+    check(spills == 0, f"spill bytes: {spills}")
+    check(stack == 0, f"stack frame bytes: {stack}")
+    worst = max(kernels.items(), key=lambda kv: kv[1]["smem"])
+    check(worst[1]["smem"] <= SHARED_LIMIT,
+          f"static shared memory at most {worst[1]['smem']} bytes ({worst[0]}) "
+          f"<= {SHARED_LIMIT}")
+    for fam in sorted(by_family):
+        if fam not in budgets:
+            check(False, f"no register budget for family {fam}")
+            continue
+        name, k = max(((n, k) for n, k in kernels.items() if family(n) == fam),
+                      key=lambda nk: nk[1]["regs"])
+        check(k["regs"] <= int(budgets[fam]),
+              f"{fam}: at most {k['regs']} registers ({name}) <= {budgets[fam]}")
+
+    if args.nvdisasm:
+        sass = sass_by_kernel(args.nvdisasm, os.path.join(args.temps, "kernels.cubin"))
+        check(set(sass) == set(kernels),
+              f"SASS for all {len(kernels)} kernels")
+        local = [n for n, lines in sass.items()
+                 if any(re.search(r"\b(LDL|STL)\b", l) for l in lines)]
+        check(not local, "no local memory (LDL/STL) in any kernel" +
+              (": " + ", ".join(sorted(local)) if local else ""))
+        gemv = [n for n in sass if family(n) == "gemv_rows"]
+        narrow = [n for n in gemv
+                  if not any(re.search(r"LDG\.E\.128\.CONSTANT", l) for l in sass[n])]
+        check(gemv and not narrow,
+              f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
+              f"{len(gemv)} gemv_rows kernels" +
+              (": missing in " + ", ".join(narrow) if narrow else ""))
+        hmma = sum(1 for lines in sass.values() for l in lines if "HMMA" in l)
+        print(f"HMMA instructions: {hmma}")
+    print(f"{'FAILED' if failed else 'PASSED'}: {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
