@@ -142,6 +142,11 @@ FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);
 /// QKNormRope.cpp: sg.norm_rope (with the cache write when `writeCache`).
 FailureOr<KernelUse> emitNormRope(Operation *op, EmitContext &ctx,
                                   bool writeCache);
+/// QKNormRope.cpp: several sg.norm_rope (caches written in the pass when
+/// `append`) and sg.kv_write ops in one launch, one grid row per head of
+/// each in turn (the decode layer's q, k and v in one kernel).
+FailureOr<KernelUse> emitHeadJobs(ArrayRef<Operation *> ops, EmitContext &ctx,
+                                  bool append);
 /// Attention.cpp: sg.sliding_attn, sg.full_attn.
 FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
 /// KVWrite.cpp: `values` into `cache` at the call's positions (ring slots

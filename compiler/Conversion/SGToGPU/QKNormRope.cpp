@@ -55,137 +55,237 @@ static Value getTable(KernelBody &k, gpu::GPUModuleOp kernels,
   return memref::GetGlobalOp::create(b, k.loc, type, name);
 }
 
-FailureOr<KernelUse> gpu_kernels::emitNormRope(Operation *operation,
-                                               EmitContext &ctx,
-                                               bool writeCache) {
-  auto op = cast<sg::NormRopeOp>(operation);
-  KernelModule &km = ctx.kernels;
-  MemRefType xType = km.paramType(op.getX(), ctx.maxTokens);
-  int64_t heads = xType.getDimSize(1), d = xType.getDimSize(2), half = d / 2;
-  Type ct = xType.getElementType();
-  bool plusOne = op.getWeightOffset() == 1;
-  double eps = op.getEps().convertToDouble();
+namespace {
+/// One tensor of a qknorm_rope_append launch: an sg.norm_rope (its cache
+/// written in the same pass when `append`), or an sg.kv_write (a copy into
+/// the cache).
+struct HeadJob {
+  Operation *op;
+  bool append;
+  /// Filled by describe().
+  Value x, weight, cache, out, newCache;
+  int64_t heads = 0, d = 0, window = 0;
   SmallVector<float> inv;
-  if (FloatAttr theta = op.getThetaAttr()) {
-    int64_t rotated = half, basis = d;
-    if (FloatAttr fraction = op.getRotaryFractionAttr()) {
-      int64_t width = std::llround(fraction.getValueAsDouble() * d);
-      rotated = width / 2;
-      basis = op.getBasis() == "head_width" ? d : width;
+  DictionaryAttr spec;
+};
+
+void describe(HeadJob &job, EmitContext &ctx) {
+  Builder a(job.op->getContext());
+  if (auto write = dyn_cast<sg::KVWriteOp>(job.op)) {
+    job.x = write.getValues();
+    job.cache = write.getCache();
+    job.newCache = write.getResult();
+    job.window = write.getWindowAttr() ? write.getWindowAttr().getInt() : 0;
+  } else {
+    auto op = cast<sg::NormRopeOp>(job.op);
+    job.x = op.getX();
+    job.weight = op.getNormWeight();
+    job.out = op.getResult();
+    if (job.append && op.getCache()) {
+      job.cache = op.getCache();
+      job.newCache = op.getNewCache();
     }
-    inv = lowering::inverseFrequencies(half, rotated, basis,
-                                       theta.getValueAsDouble(),
-                                       op.getFactor().convertToDouble());
+    job.window = op.getWindowAttr() ? op.getWindowAttr().getInt() : 0;
   }
-  int64_t window = op.getWindowAttr() ? op.getWindowAttr().getInt() : 0;
-  bool cache = writeCache && op.getCache();
-
-  SmallVector<Value> ins = {op.getX()};
-  if (op.getNormWeight())
-    ins.push_back(op.getNormWeight());
-  if (cache)
-    ins.push_back(op.getCache());
-  SmallVector<Type> params;
-  for (Value v : ins)
-    params.push_back(km.paramType(v, ctx.maxTokens));
-  params.push_back(km.paramType(op.getResult(), ctx.maxTokens));
-
-  Builder a(op.getContext());
+  auto xType = cast<ShapedType>(job.x.getType());
+  job.heads = xType.getDimSize(1);
+  job.d = xType.getDimSize(2);
   SmallVector<NamedAttribute> attrs = {
-      a.getNamedAttr("heads", a.getI64IntegerAttr(heads)),
-      a.getNamedAttr("head_dim", a.getI64IntegerAttr(d)),
-      a.getNamedAttr("eps", a.getF64FloatAttr(eps)),
-      a.getNamedAttr("norm_weight", a.getBoolAttr(bool(op.getNormWeight()))),
-      a.getNamedAttr("norm_offset", a.getI64IntegerAttr(op.getWeightOffset())),
-      a.getNamedAttr("append", a.getBoolAttr(cache)),
-      a.getNamedAttr("window", a.getI64IntegerAttr(window))};
-  if (!inv.empty())
-    attrs.push_back(a.getNamedAttr("inv_freq", a.getF32ArrayAttr(inv)));
+      a.getNamedAttr("heads", a.getI64IntegerAttr(job.heads)),
+      a.getNamedAttr("head_dim", a.getI64IntegerAttr(job.d)),
+      a.getNamedAttr("append", a.getBoolAttr(bool(job.cache))),
+      a.getNamedAttr("window", a.getI64IntegerAttr(job.window))};
+  auto op = dyn_cast<sg::NormRopeOp>(job.op);
+  if (!op) {
+    attrs.push_back(a.getNamedAttr("copy", a.getUnitAttr()));
+    job.spec = a.getDictionaryAttr(attrs);
+    return;
+  }
+  int64_t half = job.d / 2;
+  if (FloatAttr theta = op.getThetaAttr()) {
+    int64_t rotated = half, basis = job.d;
+    if (FloatAttr fraction = op.getRotaryFractionAttr()) {
+      int64_t width = std::llround(fraction.getValueAsDouble() * job.d);
+      rotated = width / 2;
+      basis = op.getBasis() == "head_width" ? job.d : width;
+    }
+    job.inv = lowering::inverseFrequencies(half, rotated, basis,
+                                           theta.getValueAsDouble(),
+                                           op.getFactor().convertToDouble());
+  }
+  attrs.push_back(a.getNamedAttr("eps", op.getEpsAttr()));
+  attrs.push_back(a.getNamedAttr("norm_weight", a.getBoolAttr(bool(job.weight))));
+  attrs.push_back(
+      a.getNamedAttr("norm_offset", a.getI64IntegerAttr(op.getWeightOffset())));
+  if (!job.inv.empty())
+    attrs.push_back(a.getNamedAttr("inv_freq", a.getF32ArrayAttr(job.inv)));
+  job.spec = a.getDictionaryAttr(attrs);
+  (void)ctx;
+}
 
+/// The code of one job for head `h` of token `t`; params: x, [weight],
+/// [cache], [out] as describe() found them.
+void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
+             Value cacheBuf, Value out, Value normed, gpu::GPUModuleOp kernels,
+             Value t, Value h) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  Value lane = k.threadId(gpu::Dimension::x);
+  Value warpStep = k.index(kWarp);
+  int64_t d = job.d, half = d / 2;
+  Value pos = arith::AddIOp::create(b, loc, k.position(), t);
+  Value slot = pos;
+  if (job.window > 0)
+    slot = arith::RemUIOp::create(b, loc, pos, k.index(job.window));
+  auto store = [&](Value y, Value c) {
+    if (out)
+      memref::StoreOp::create(b, loc, y, out, ValueRange{t, h, c});
+    if (cacheBuf)
+      memref::StoreOp::create(b, loc, y, cacheBuf, ValueRange{slot, h, c});
+  };
+  auto rope = dyn_cast<sg::NormRopeOp>(job.op);
+  if (!rope) {
+    // kv_write: the row as it is.
+    k.forRange(lane, k.index(d), warpStep, [&](Value c) {
+      store(memref::LoadOp::create(b, loc, x, ValueRange{t, h, c}), c);
+    });
+    return;
+  }
+  Type ct = cast<MemRefType>(x.getType()).getElementType();
+  Value table = job.inv.empty() ? Value() : getTable(k, kernels, job.inv);
+  auto sum = scf::ForOp::create(
+      b, loc, lane, k.index(d), warpStep, ValueRange{k.f32(0.0f)},
+      [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+        Value v = toF32(b, loc,
+                        memref::LoadOp::create(b, loc, x, ValueRange{t, h, c}));
+        scf::YieldOp::create(
+            b, loc,
+            Value(arith::AddFOp::create(
+                b, loc, acc[0], Value(arith::MulFOp::create(b, loc, v, v)))));
+      });
+  Value total = k.warpSum(sum.getResult(0));
+  Value mean =
+      arith::DivFOp::create(b, loc, total, k.f32(static_cast<float>(d)));
+  float eps = static_cast<float>(rope.getEps().convertToDouble());
+  Value r = math::RsqrtOp::create(
+      b, loc, Value(arith::AddFOp::create(b, loc, mean, k.f32(eps))));
+  bool plusOne = rope.getWeightOffset() == 1;
+  k.forRange(lane, k.index(d), warpStep, [&](Value c) {
+    Value w = weight ? Value(memref::LoadOp::create(b, loc, weight,
+                                                    ValueRange{c}))
+                     : Value();
+    Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, h, c});
+    Value rounded = lowering::emitNormalize(b, loc, v, r, w, plusOne, ct);
+    memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed,
+                            ValueRange{c});
+    if (!table)
+      store(rounded, c);
+  });
+  if (!table)
+    return;
+  // The pairs read what other lanes normalized.
+  gpu::BarrierOp::create(b, loc);
+  Value pf = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), pos)));
+  Value halfIdx = k.index(half);
+  k.forRange(lane, halfIdx, warpStep, [&](Value c) {
+    auto [cs, sn] = lowering::emitRopeCosSin(b, loc, pf, table, c, ct);
+    Value c2 = arith::AddIOp::create(b, loc, c, halfIdx);
+    Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{c});
+    Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{c2});
+    auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, ct);
+    store(yLo, c);
+    store(yHi, c2);
+  });
+}
+} // namespace
+
+FailureOr<KernelUse> gpu_kernels::emitHeadJobs(ArrayRef<Operation *> ops,
+                                               EmitContext &ctx,
+                                               bool append) {
+  KernelModule &km = ctx.kernels;
+  SmallVector<HeadJob> jobs;
+  for (Operation *op : ops) {
+    jobs.push_back(HeadJob{op, append || isa<sg::KVWriteOp>(op)});
+    describe(jobs.back(), ctx);
+  }
+  // Parameters: every job's inputs, then every job's new outputs.
   KernelUse use;
+  SmallVector<Type> params;
+  struct Slots {
+    int x = -1, weight = -1, cache = -1, out = -1;
+  };
+  SmallVector<Slots> slots(jobs.size());
+  auto addIn = [&](Value v) {
+    use.ins.push_back(v);
+    params.push_back(km.paramType(v, ctx.maxTokens));
+    return static_cast<int>(use.ins.size() - 1);
+  };
+  for (auto [job, slot] : llvm::zip_equal(jobs, slots)) {
+    slot.x = addIn(job.x);
+    if (job.weight)
+      slot.weight = addIn(job.weight);
+    if (job.cache)
+      slot.cache = addIn(job.cache);
+  }
+  int64_t maxD = 0, totalHeads = 0;
+  for (auto [job, slot] : llvm::zip_equal(jobs, slots)) {
+    if (job.out) {
+      // Caches updated in place are outputs but no parameters.
+      slot.out = params.size();
+      use.outs.push_back(job.out);
+      params.push_back(km.paramType(job.out, ctx.maxTokens));
+    }
+    if (job.newCache) {
+      use.outs.push_back(job.newCache);
+      use.inPlace[job.newCache] = job.cache;
+    }
+    maxD = std::max(maxD, job.d);
+    totalHeads += job.heads;
+  }
+  Builder a(ctx.kernels.module.getContext());
+  SmallVector<Attribute> specs;
+  for (const HeadJob &job : jobs)
+    specs.push_back(job.spec);
+  auto spec = a.getDictionaryAttr({a.getNamedAttr("jobs", a.getArrayAttr(specs))});
+
   use.kernel = km.getOrCreate(
-      "qknorm_rope_append", a.getDictionaryAttr(attrs), params, {kWarp, 1, 1},
-      ctx.oneToken(), [&](KernelBody &k) {
+      "qknorm_rope_append", spec, params, {kWarp, 1, 1}, ctx.oneToken(),
+      [&](KernelBody &k) {
         OpBuilder &b = k.b;
         Location loc = k.loc;
-        unsigned p = 0;
-        Value x = k.params[p++];
-        Value weight = op.getNormWeight() ? k.params[p++] : Value();
-        Value cacheBuf = cache ? k.params[p++] : Value();
-        Value out = k.params[p++];
-        Value normed = k.sharedBuffer({d}, b.getF32Type());
-        Value table = inv.empty() ? Value() : getTable(k, km.kernels, inv);
+        Value normed = k.sharedBuffer({maxD}, b.getF32Type());
         Value t = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
-        Value lane = k.threadId(gpu::Dimension::x);
-        Value warpStep = k.index(kWarp);
+        auto param = [&](int i) { return i < 0 ? Value() : k.params[i]; };
         k.ifThen(k.lessThan(t, k.numTokens), [&] {
-          Value pos = arith::AddIOp::create(b, loc, k.position(), t);
-          Value slot = pos;
-          if (window > 0)
-            slot = arith::RemUIOp::create(b, loc, pos, k.index(window));
-          auto store = [&](Value y, Value c) {
-            memref::StoreOp::create(b, loc, y, out, ValueRange{t, h, c});
-            if (cacheBuf)
-              memref::StoreOp::create(b, loc, y, cacheBuf,
-                                      ValueRange{slot, h, c});
-          };
-          auto sum = scf::ForOp::create(
-              b, loc, lane, k.index(d), warpStep, ValueRange{k.f32(0.0f)},
-              [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-                Value v = toF32(b, loc, memref::LoadOp::create(
-                                            b, loc, x, ValueRange{t, h, c}));
-                scf::YieldOp::create(
-                    b, loc,
-                    Value(arith::AddFOp::create(
-                        b, loc, acc[0],
-                        Value(arith::MulFOp::create(b, loc, v, v)))));
-              });
-          Value total = k.warpSum(sum.getResult(0));
-          Value mean = arith::DivFOp::create(b, loc, total,
-                                             k.f32(static_cast<float>(d)));
-          Value r = math::RsqrtOp::create(
-              b, loc,
-              Value(arith::AddFOp::create(b, loc, mean,
-                                          k.f32(static_cast<float>(eps)))));
-          k.forRange(lane, k.index(d), warpStep, [&](Value c) {
-            Value w = weight ? Value(memref::LoadOp::create(b, loc, weight,
-                                                            ValueRange{c}))
-                             : Value();
-            Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, h, c});
-            Value rounded = lowering::emitNormalize(b, loc, v, r, w, plusOne, ct);
-            memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed,
-                                    ValueRange{c});
-            if (!table)
-              store(rounded, c);
-          });
-          if (!table)
-            return;
-          // The pairs read what other lanes normalized.
-          gpu::BarrierOp::create(b, loc);
-          Value pf = arith::UIToFPOp::create(
-              b, loc, b.getF32Type(),
-              Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), pos)));
-          Value halfIdx = k.index(half);
-          k.forRange(lane, halfIdx, warpStep, [&](Value c) {
-            auto [cs, sn] = lowering::emitRopeCosSin(b, loc, pf, table, c, ct);
-            Value c2 = arith::AddIOp::create(b, loc, c, halfIdx);
-            Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{c});
-            Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{c2});
-            auto [yLo, yHi] =
-                lowering::emitRotatePair(b, loc, lo, hi, cs, sn, ct);
-            store(yLo, c);
-            store(yHi, c2);
-          });
+          // Block row y belongs to one job (the same in the whole block).
+          int64_t first = 0;
+          for (auto [job, slot] : llvm::zip_equal(jobs, slots)) {
+            Value lo = k.index(first), hi = k.index(first + job.heads);
+            Value mine = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, lo),
+                k.lessThan(h, hi));
+            k.ifThen(mine, [&] {
+              Value local = arith::SubIOp::create(b, loc, h, lo);
+              emitJob(k, job, param(slot.x), param(slot.weight),
+                      param(slot.cache), param(slot.out), normed, km.kernels,
+                      t, local);
+            });
+            first += job.heads;
+          }
         });
       });
-  use.ins = ins;
-  use.outs = {op.getResult()};
-  if (cache) {
-    use.outs.push_back(op.getNewCache());
-    use.inPlace[op.getNewCache()] = op.getCache();
-  }
-  use.grid = {ctx.maxTokens, heads, 1};
+  for (Operation *op : ops.drop_front())
+    use.fused.push_back(op);
+  use.grid = {ctx.maxTokens, totalHeads, 1};
   use.block = {kWarp, 1, 1};
   return use;
+}
+
+FailureOr<KernelUse> gpu_kernels::emitNormRope(Operation *op, EmitContext &ctx,
+                                               bool writeCache) {
+  return emitHeadJobs({op}, ctx, writeCache);
 }

@@ -141,10 +141,28 @@ LogicalResult StepExpansion::run() {
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {
       use = emitRowChain(&op, ctx);
+    } else if (isa<sg::NormRopeOp>(op) && ctx.oneToken()) {
+      // Decode: the layer's q, k and v (norms, RoPE, cache writes) in one
+      // launch. A one-token call writes cache slot p, which none of its
+      // attention reads (ring: the slot of p - window), so a kv_write may
+      // move ahead of the attention.
+      SmallVector<Operation *> group = {&op};
+      auto ready = [&](Operation *other) {
+        return llvm::all_of(other->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return !def || def->isBeforeInBlock(&op);
+        });
+      };
+      for (Operation &other : llvm::make_range(std::next(op.getIterator()),
+                                               bodyBlock.end()))
+        if (isa<sg::NormRopeOp, sg::KVWriteOp>(other) &&
+            !done.contains(&other) && ready(&other))
+          group.push_back(&other);
+      use = emitHeadJobs(group, ctx, /*append=*/true);
     } else if (auto rope = dyn_cast<sg::NormRopeOp>(op)) {
-      // One token writes its cache slot in the same pass; a chunk writes
-      // after the cache's last reader.
-      bool inPass = ctx.oneToken() || !rope.getCache();
+      // A chunk of several tokens writes its keys after the cache's last
+      // reader.
+      bool inPass = !rope.getCache();
       use = emitNormRope(&op, ctx, inPass);
       if (succeeded(use) && !inPass) {
         Operation *last = &op;
