@@ -225,23 +225,10 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           // Prologue: the token's row into shared memory.
           Value r;
           if (g.norm) {
-            auto sum = scf::ForOp::create(
-                b, loc, tid, k.index(width), step, ValueRange{k.f32(0.0f)},
-                [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-                  Value v = toF32(b, loc,
-                                  memref::LoadOp::create(b, loc, x,
-                                                         ValueRange{t, c}));
-                  Value sq = arith::MulFOp::create(b, loc, v, v);
-                  scf::YieldOp::create(
-                      b, loc, Value(arith::AddFOp::create(b, loc, acc[0], sq)));
-                });
-            Value total = k.blockSum(sum.getResult(0), threads, scratch);
-            Value mean = arith::DivFOp::create(
-                b, loc, total, k.f32(static_cast<float>(width)));
-            r = math::RsqrtOp::create(
-                b, loc,
-                Value(arith::AddFOp::create(
-                    b, loc, mean, k.f32(static_cast<float>(g.eps)))));
+            Value sum = k.sumOfSquares(tid, k.index(width), step, [&](Value c) {
+              return memref::LoadOp::create(b, loc, x, ValueRange{t, c});
+            });
+            r = k.rmsScale(k.blockSum(sum, threads, scratch), width, g.eps);
           }
           k.forRange(tid, k.index(width), step, [&](Value c) {
             Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, c});

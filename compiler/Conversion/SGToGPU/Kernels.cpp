@@ -5,9 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -106,6 +108,27 @@ Value KernelBody::blockSum(Value v, int64_t threads, Value scratch) {
   // The scratch may be reused right after: nobody may still be reading.
   gpu::BarrierOp::create(b, loc);
   return total;
+}
+
+Value KernelBody::sumOfSquares(Value start, Value end, Value step,
+                               llvm::function_ref<Value(Value)> load) {
+  auto loop = scf::ForOp::create(
+      b, loc, start, end, step, ValueRange{f32(0.0f)},
+      [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
+        Value v = lowering::toF32(b, loc, load(i));
+        Value sq = arith::MulFOp::create(b, loc, v, v);
+        scf::YieldOp::create(b, loc,
+                             Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+      });
+  return loop.getResult(0);
+}
+
+Value KernelBody::rmsScale(Value sum, int64_t width, double eps) {
+  Value mean =
+      arith::DivFOp::create(b, loc, sum, f32(static_cast<float>(width)));
+  return math::RsqrtOp::create(
+      b, loc,
+      Value(arith::AddFOp::create(b, loc, mean, f32(static_cast<float>(eps)))));
 }
 
 void KernelBody::forRange(Value start, Value end, Value step,

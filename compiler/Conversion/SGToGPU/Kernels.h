@@ -82,6 +82,13 @@ public:
   /// threads / 32 elements. Two barriers: every thread must call it.
   Value blockSum(Value v, int64_t threads, Value scratch);
 
+  /// This thread's part of an RMSNorm: the f32 sum of squares of
+  /// `load(i)` for i = start, start + step, ... < end.
+  Value sumOfSquares(Value start, Value end, Value step,
+                     llvm::function_ref<Value(Value)> load);
+  /// RMSNorm's scale from the row's sum of squares: rsqrt(sum / width + eps).
+  Value rmsScale(Value sum, int64_t width, double eps);
+
   /// `for (i = start; i < end; i += step)`, `body` gets i.
   void forRange(Value start, Value end, Value step,
                 llvm::function_ref<void(Value)> body);

@@ -20,7 +20,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 
@@ -29,30 +28,15 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::gpu_kernels;
 using lowering::toF32;
 
-/// The inverse-frequency table as a constant global of the kernel module,
-/// shared by every kernel with the same table.
+/// The inverse-frequency table, a constant global of the kernel module.
 static Value getTable(KernelBody &k, gpu::GPUModuleOp kernels,
                       ArrayRef<float> inv) {
-  OpBuilder &b = k.b;
-  int64_t half = inv.size();
-  auto type = MemRefType::get({half}, b.getF32Type());
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (float f : inv) {
-    hash ^= llvm::bit_cast<uint32_t>(f);
-    hash *= 0x100000001b3ull;
-  }
-  std::string name = "sgc_rope_inv_freq_" + std::to_string(half) + "_" +
-                     llvm::utohexstr(hash);
-  if (!SymbolTable::lookupSymbolIn(kernels, name)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kernels.getBody());
-    auto values = DenseElementsAttr::get(
-        RankedTensorType::get({half}, b.getF32Type()), inv);
-    memref::GlobalOp::create(b, k.loc, name, b.getStringAttr("private"), type,
-                             values, /*constant=*/true,
-                             /*alignment=*/IntegerAttr());
-  }
-  return memref::GetGlobalOp::create(b, k.loc, type, name);
+  std::string name =
+      lowering::getOrCreateInvFreqGlobal(k.b, kernels, k.loc, inv);
+  return memref::GetGlobalOp::create(
+      k.b, k.loc,
+      MemRefType::get({static_cast<int64_t>(inv.size())}, k.b.getF32Type()),
+      name);
 }
 
 namespace {
@@ -153,22 +137,10 @@ void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
   }
   Type ct = cast<MemRefType>(x.getType()).getElementType();
   Value table = job.inv.empty() ? Value() : getTable(k, kernels, job.inv);
-  auto sum = scf::ForOp::create(
-      b, loc, lane, k.index(d), warpStep, ValueRange{k.f32(0.0f)},
-      [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-        Value v = toF32(b, loc,
-                        memref::LoadOp::create(b, loc, x, ValueRange{t, h, c}));
-        scf::YieldOp::create(
-            b, loc,
-            Value(arith::AddFOp::create(
-                b, loc, acc[0], Value(arith::MulFOp::create(b, loc, v, v)))));
-      });
-  Value total = k.warpSum(sum.getResult(0));
-  Value mean =
-      arith::DivFOp::create(b, loc, total, k.f32(static_cast<float>(d)));
-  float eps = static_cast<float>(rope.getEps().convertToDouble());
-  Value r = math::RsqrtOp::create(
-      b, loc, Value(arith::AddFOp::create(b, loc, mean, k.f32(eps))));
+  Value sum = k.sumOfSquares(lane, k.index(d), warpStep, [&](Value c) {
+    return memref::LoadOp::create(b, loc, x, ValueRange{t, h, c});
+  });
+  Value r = k.rmsScale(k.warpSum(sum), d, rope.getEps().convertToDouble());
   bool plusOne = rope.getWeightOffset() == 1;
   k.forRange(lane, k.index(d), warpStep, [&](Value c) {
     Value w = weight ? Value(memref::LoadOp::create(b, loc, weight,

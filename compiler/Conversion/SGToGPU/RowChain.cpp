@@ -146,26 +146,12 @@ FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
           Value r;
           auto norm = dyn_cast<sg::RMSNormOp>(first);
           if (norm) {
-            auto sum = scf::ForOp::create(
-                b, loc, tid, k.index(width), k.index(kThreads),
-                ValueRange{k.f32(0.0f)},
-                [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-                  Value v = toF32(b, loc, memref::LoadOp::create(
-                                              b, loc, xIn, ValueRange{t, c}));
-                  scf::YieldOp::create(
-                      b, loc,
-                      Value(arith::AddFOp::create(
-                          b, loc, acc[0],
-                          Value(arith::MulFOp::create(b, loc, v, v)))));
+            Value sum = k.sumOfSquares(
+                tid, k.index(width), k.index(kThreads), [&](Value c) {
+                  return memref::LoadOp::create(b, loc, xIn, ValueRange{t, c});
                 });
-            Value total = k.blockSum(sum.getResult(0), kThreads, scratch);
-            Value mean = arith::DivFOp::create(
-                b, loc, total, k.f32(static_cast<float>(width)));
-            r = math::RsqrtOp::create(
-                b, loc,
-                Value(arith::AddFOp::create(
-                    b, loc, mean,
-                    k.f32(static_cast<float>(norm.getEps().convertToDouble())))));
+            r = k.rmsScale(k.blockSum(sum, kThreads, scratch), width,
+                           norm.getEps().convertToDouble());
           }
           k.forRange(tid, k.index(width), k.index(kThreads), [&](Value c) {
             auto load = [&](unsigned param) -> Value {

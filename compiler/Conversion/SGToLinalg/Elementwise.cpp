@@ -177,11 +177,11 @@ SmallVector<float> lowering::inverseFrequencies(int64_t half, int64_t rotated,
   return inv;
 }
 
-Value lowering::getInvFreqTable(FunctionLowering &state, Location loc,
-                                ArrayRef<float> inv) {
-  OpBuilder &b = state.b;
+std::string lowering::getOrCreateInvFreqGlobal(OpBuilder &b,
+                                               Operation *symbolTable,
+                                               Location loc,
+                                               ArrayRef<float> inv) {
   int64_t half = inv.size();
-  auto tableType = MemRefType::get({half}, b.getF32Type());
   // Named by an FNV-1a hash of the exact bits (stable across runs), so equal
   // tables are shared.
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -191,16 +191,25 @@ Value lowering::getInvFreqTable(FunctionLowering &state, Location loc,
   }
   std::string name = "sgc_rope_inv_freq_" + std::to_string(half) + "_" +
                      llvm::utohexstr(hash);
-  if (!state.module.lookupSymbol(name)) {
+  if (!SymbolTable::lookupSymbolIn(symbolTable, name)) {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(state.module.getBody());
+    b.setInsertionPointToStart(&symbolTable->getRegion(0).front());
     auto values = DenseElementsAttr::get(
         RankedTensorType::get({half}, b.getF32Type()), inv);
     memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
-                             tableType, values, /*constant=*/true,
-                             /*alignment=*/IntegerAttr());
+                             MemRefType::get({half}, b.getF32Type()), values,
+                             /*constant=*/true, /*alignment=*/IntegerAttr());
   }
-  return memref::GetGlobalOp::create(b, loc, tableType, name);
+  return name;
+}
+
+Value lowering::getInvFreqTable(FunctionLowering &state, Location loc,
+                                ArrayRef<float> inv) {
+  OpBuilder &b = state.b;
+  std::string name = getOrCreateInvFreqGlobal(b, state.module, loc, inv);
+  return memref::GetGlobalOp::create(
+      b, loc, MemRefType::get({static_cast<int64_t>(inv.size())}, b.getF32Type()),
+      name);
 }
 
 std::pair<Value, Value> lowering::emitRopeCosSin(OpBuilder &b, Location loc,

@@ -115,6 +115,12 @@ SmallVector<float> inverseFrequencies(int64_t half, int64_t rotated,
                                       int64_t basis, double theta,
                                       double factor);
 
+/// The name of the constant f32 global holding `inv` in `symbolTable` (a
+/// module, or a GPU kernel module), created on first use: every op with the
+/// same table shares it.
+std::string getOrCreateInvFreqGlobal(OpBuilder &b, Operation *symbolTable,
+                                     Location loc, ArrayRef<float> inv);
+
 /// A constant global holding `inv`, shared by every op with the same table.
 Value getInvFreqTable(FunctionLowering &state, Location loc,
                       ArrayRef<float> inv);
