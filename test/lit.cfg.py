@@ -39,6 +39,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
     config.available_features.add("sgc-run")
 
+# The ASan + UBSan build (scripts/test-sanitized) runs this suite again.
+if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitized")
+
 # The CUDA target assembles its kernels with the toolkit's ptxas and
 # fatbinary (scripts/setup checks for them); the emulator runs them here.
 import shutil
