@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target of the JSON front end (parseSystemGraph and the
 # family tensor tables) with clang-22 under ASan + UBSan and runs it for a
-# fixed number of inputs, seeded with the seed graphs and the importer's
+# fixed number of inputs (or SGC_FUZZ_SECONDS, default 120, whichever ends
+# first), seeded with the seed graphs and the importer's
 # lit inputs (test/Import/Inputs). Exits non-zero on a crash, a sanitizer
 # report, a hang (-timeout), or a broken diagnostic contract (a rejected
 # input with other than exactly one error).
@@ -73,7 +74,7 @@ cp "$SRC"/examples/*.system_graph.json "$SRC"/test/Import/Inputs/*.json \
 cd "$OUT"
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-./fuzz-import -runs="$RUNS" -seed=1 -timeout=10 -rss_limit_mb=2048 \
+./fuzz-import -runs="$RUNS" -max_total_time="${SGC_FUZZ_SECONDS:-120}" -seed=1 -timeout=10 -rss_limit_mb=2048 \
   -max_len=16384 -print_final_stats=1 \
   -dict="$SRC/test/fuzz/import/json.dict" \
   corpus seeds > fuzz.log 2>&1 || {
