@@ -49,6 +49,11 @@ FailureOr<std::string> emitCPUGlue(ModuleOp module,
 FailureOr<std::string> emitCPUObject(ModuleOp module,
                                      const CPUVariant &variant);
 
+/// The same for each of `variants`, their LLVM optimization and code
+/// generation on a thread each; the objects in the order of `variants`.
+FailureOr<std::vector<std::string>>
+emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants);
+
 /// Builds the model library at `options.outputPath` from an LLVM-dialect
 /// module (and writes the glue to `options.dumpDir` when given).
 EmitResult emitCPULibrary(ModuleOp module, const EmitOptions &options);

@@ -92,13 +92,13 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
   FailureOr<std::string> glue = emitCPUGlue(module, variants);
   if (failed(glue))
     return EmitResult::BadModule;
+  FailureOr<std::vector<std::string>> compiled =
+      emitCPUObjects(module, variants);
+  if (failed(compiled))
+    return EmitResult::BadModule;
   std::vector<LinkObject> objects;
-  for (const CPUVariant &variant : variants) {
-    FailureOr<std::string> object = emitCPUObject(module, variant);
-    if (failed(object))
-      return EmitResult::BadModule;
-    objects.push_back({variant.prefix + "model.o", std::move(*object)});
-  }
+  for (auto [variant, object] : llvm::zip_equal(variants, *compiled))
+    objects.push_back({variant.prefix + "model.o", std::move(object)});
   return linkModelLibrary(module, "cpu-glue.c", *glue, objects, options);
 }
 
@@ -122,7 +122,7 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
   bool keep = getenv("SGC_KEEP_LINK_DIR") != nullptr;
   if (keep)
     llvm::errs() << "sgc: link inputs kept in " << dir << "\n";
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (!keep)
       llvm::sys::fs::remove_directories(dir);
   });

@@ -23,6 +23,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -59,22 +60,27 @@ static OwningOpRef<ModuleOp> stripForTranslation(ModuleOp module) {
   return copy;
 }
 
-FailureOr<std::string> mlir::sgc::emitCPUObject(ModuleOp module,
-                                               const CPUVariant &variant) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  MLIRContext *ctx = module.getContext();
-  registerBuiltinDialectTranslation(*ctx);
-  registerLLVMDialectTranslation(*ctx);
+namespace {
+/// One variant on its way to an object file: its own LLVM context and module
+/// (so variants optimize on separate threads) and the target machine.
+struct VariantJob {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::TargetMachine> machine;
+  llvm::SmallVector<char, 0> object;
+  bool emitted = false;
+};
+} // namespace
 
+/// Translates `module` to LLVM IR for `variant`: the part that reads MLIR,
+/// run on the calling thread.
+static LogicalResult translateVariant(ModuleOp module,
+                                      const CPUVariant &variant,
+                                      VariantJob &job) {
   OwningOpRef<ModuleOp> copy = stripForTranslation(module);
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*copy, llvmContext, "sgc-model");
-  if (!llvmModule)
+  job.context = std::make_unique<llvm::LLVMContext>();
+  job.module = translateModuleToLLVMIR(*copy, *job.context, "sgc-model");
+  if (!job.module)
     return emitError(module.getLoc(), "cannot translate the model to LLVM IR");
 
   std::string tripleName = llvm::sys::getDefaultTargetTriple();
@@ -86,16 +92,16 @@ FailureOr<std::string> mlir::sgc::emitCPUObject(ModuleOp module,
     return emitError(module.getLoc(), "no LLVM target for '")
            << tripleName << "': " << error;
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+  job.machine.reset(target->createTargetMachine(
       triple, variant.cpu, variant.features, options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  if (!machine)
+  if (!job.machine)
     return emitError(module.getLoc(), "cannot create a target machine for '")
            << variant.cpu << "'";
-  llvmModule->setDataLayout(machine->createDataLayout());
-  llvmModule->setTargetTriple(triple);
+  job.module->setDataLayout(job.machine->createDataLayout());
+  job.module->setTargetTriple(triple);
 
-  for (llvm::Function &f : *llvmModule) {
+  for (llvm::Function &f : *job.module) {
     if (!f.isDeclaration()) {
       f.addFnAttr("target-cpu", variant.cpu);
       if (!variant.features.empty())
@@ -104,13 +110,17 @@ FailureOr<std::string> mlir::sgc::emitCPUObject(ModuleOp module,
     if (isModelSymbol(f))
       f.setName(variant.prefix + f.getName().str());
   }
+  return success();
+}
 
-  // LLVM's O3 for the variant's CPU.
+/// LLVM's O3 for the variant's CPU, then code generation: LLVM only, no
+/// MLIR and no diagnostics, so it may run on any thread.
+static void optimizeAndEmit(VariantJob &job) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder passBuilder(machine.get());
+  llvm::PassBuilder passBuilder(job.machine.get());
   passBuilder.registerModuleAnalyses(mam);
   passBuilder.registerCGSCCAnalyses(cgam);
   passBuilder.registerFunctionAnalyses(fam);
@@ -118,14 +128,59 @@ FailureOr<std::string> mlir::sgc::emitCPUObject(ModuleOp module,
   passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*llvmModule, mam);
+  mpm.run(*job.module, mam);
 
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
+  llvm::raw_svector_ostream os(job.object);
   llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return emitError(module.getLoc(), "the target cannot emit object files");
-  codegen.run(*llvmModule);
-  return std::string(buffer.begin(), buffer.end());
+  if (job.machine->addPassesToEmitFile(codegen, os, nullptr,
+                                       llvm::CodeGenFileType::ObjectFile))
+    return;
+  codegen.run(*job.module);
+  job.emitted = true;
+}
+
+FailureOr<std::vector<std::string>>
+mlir::sgc::emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  MLIRContext *ctx = module.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+
+  std::vector<VariantJob> jobs(variants.size());
+  for (auto [variant, job] : llvm::zip_equal(variants, jobs))
+    if (failed(translateVariant(module, variant, job)))
+      return failure();
+  // Optimization and code generation are nearly all of a CPU compile's time
+  // (bench/README.md, B3) and each variant's are independent: one thread per
+  // variant, the last on this one.
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i + 1 < jobs.size(); ++i)
+    threads.emplace_back(optimizeAndEmit, std::ref(jobs[i]));
+  if (!jobs.empty())
+    optimizeAndEmit(jobs.back());
+  for (std::thread &thread : threads)
+    thread.join();
+
+  std::vector<std::string> objects;
+  for (auto [variant, job] : llvm::zip_equal(variants, jobs)) {
+    if (!job.emitted)
+      return emitError(module.getLoc(), "the target cannot emit object files "
+                                        "for '")
+             << variant.cpu << "'";
+    objects.emplace_back(job.object.begin(), job.object.end());
+  }
+  return objects;
+}
+
+FailureOr<std::string> mlir::sgc::emitCPUObject(ModuleOp module,
+                                               const CPUVariant &variant) {
+  FailureOr<std::vector<std::string>> objects =
+      emitCPUObjects(module, variant);
+  if (failed(objects))
+    return failure();
+  return std::move(objects->front());
 }

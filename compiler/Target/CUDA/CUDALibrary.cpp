@@ -262,7 +262,7 @@ EmitResult mlir::sgc::emitCUDALibrary(ModuleOp module,
         << ec.message();
     return EmitResult::OutputError;
   }
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (!getenv("SGC_KEEP_LINK_DIR"))
       llvm::sys::fs::remove_directories(dir);
   });
