@@ -472,8 +472,10 @@ def main(argv):
         folders = [root]
     else:
         try:
+            # tiny-*-vision (gen_vision.py) hold a second component; this checker knows text only
             folders = sorted(os.path.join(root, d) for d in os.listdir(root)
-                             if d.startswith("tiny-") and os.path.isdir(os.path.join(root, d)))
+                             if d.startswith("tiny-") and not d.endswith("-vision")
+                             and os.path.isdir(os.path.join(root, d)))
         except OSError as e:
             print(f"error: {root}: {e.strerror}", file=sys.stderr)
             return 1
