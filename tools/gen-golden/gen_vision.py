@@ -283,7 +283,7 @@ def vision_component(spec, num_soft_tokens_default):
         layers.append({"operator": "softmax", "span": "full", "position": pos,
                        "declared_span": "full_attention"})
     if g4:
-        norm = {"kind": "rms_norm", "eps": G.EPS_F32, "weight_offset": 0.0}
+        norm = {"kind": "rms_norm", "eps": 1e-06, "weight_offset": 0.0}  # as the gemma-4 seed's tower
         execution = {
             "attention": {"num_q_heads": heads, "num_kv_heads": heads, "head_dim": hd, "score_scale": 1.0,
                           "qk_norm_scope": "per_head", "qk_norm_weight_offset": 0.0,
@@ -298,7 +298,7 @@ def vision_component(spec, num_soft_tokens_default):
                  "pooling_kernel": t["pooling"], "position_embedding_size": t["position_embedding_size"],
                  "standardize": True}
     else:
-        norm = {"kind": "layer_norm", "eps": G.EPS_F32}
+        norm = {"kind": "layer_norm", "eps": 1e-06}
         execution = {
             "attention": {"num_q_heads": heads, "num_kv_heads": heads, "head_dim": hd,
                           "score_scale": hd ** -0.5,
