@@ -25,7 +25,8 @@ bool fuse(sg::RMSNormOp norm) {
   SmallVector<sg::LinearOp> linears;
   for (Operation *user : norm->getUsers()) {
     auto linear = dyn_cast<sg::LinearOp>(user);
-    if (!linear || linear.getX() != norm.getResult() ||
+    // sg.norm_linear takes plain [out, in] weights without a bias.
+    if (!linear || !linear.isPlain() || linear.getX() != norm.getResult() ||
         linear->getBlock() != norm->getBlock())
       return false;
     linears.push_back(linear);

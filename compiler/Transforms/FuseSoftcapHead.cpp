@@ -34,6 +34,8 @@ bool fuse(sg::SoftcapOp softcap) {
         proj.getNormWeight(), proj.getWeights(), proj.getEpsAttr(),
         proj.getWeightOffsetAttr(), softcap.getCapAttr());
   } else if (auto linear = dyn_cast<sg::LinearOp>(def)) {
+    if (!linear.isPlain())
+      return false;
     fused = sg::NormLinearOp::create(
         b, fusedLoc({linear, softcap}), softcap.getType(), linear.getX(),
         Value(), ValueRange{linear.getW()}, FloatAttr(),

@@ -134,6 +134,10 @@ LogicalResult StepExpansion::run() {
       map.map(op.getResult(0), map.lookup(op.getOperand(0)));
       continue;
     }
+    if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())
+      return op.emitError("convert-sg-to-gpu: 'sg.linear' with a bias, an "
+                          "[in, out] or a rank > 2 weight has no CUDA kernel "
+                          "yet");
     if (isa<sg::EmbedOp>(op)) {
       use = emitEmbed(&op, ctx);
     } else if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {

@@ -93,6 +93,8 @@ struct KernelSpec {
   SmallVector<int64_t> rows;
   Epilogue epilogue = Epilogue::Plain;
   double cap = 0;
+  /// The element type of the bias (one plain weight only); null without.
+  Type biasType;
 
   int64_t totalRows() const {
     if (epilogue == Epilogue::GatedGelu)
@@ -114,6 +116,8 @@ struct KernelSpec {
     for (int64_t r : rows)
       os << "_" << r;
     os << "x" << k << "_" << wType << "_" << yType;
+    if (biasType)
+      os << "_b" << biasType;
     if (epilogue == Epilogue::Softcap) {
       uint64_t u;
       std::memcpy(&u, &cap, sizeof u);
@@ -345,12 +349,13 @@ void emitForTileTokens(OpBuilder &b, Location loc, Value t0, Value tokens,
 /// The rows [lo, hi) of weight `w` (local row numbers) for every token,
 /// written to `out`: whole blocks of kTileRows through the tiles when the
 /// chunk has enough tokens, every other row one at a time.
-/// `epilogue(b, loc, dots)` turns f32 dot products (scalar or vector) into
-/// the stored values.
+/// `epilogue(b, loc, dots, n)` turns f32 dot products (scalar, or a vector
+/// of the rows from n on) of local row `n` into the stored values.
 void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
               ArrayRef<Value> weights, Value out, Value lo, Value hi,
               Value tokens, ArrayRef<Value> panels,
-              llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>
+              llvm::function_ref<Value(OpBuilder &, Location, ValueRange,
+                                       Value)>
                   epilogue) {
   Value zero = constIndex(b, loc, 0);
   Value tileRows = constIndex(b, loc, kTileRows);
@@ -393,7 +398,7 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
                         SmallVector<Value> perWeight;
                         for (auto &d : dots)
                           perWeight.push_back(d[i]);
-                        store(b, loc, epilogue(b, loc, perWeight), t, n0);
+                        store(b, loc, epilogue(b, loc, perWeight, n0), t, n0);
                       });
   }
   // The other rows. With tiles in use they sum exactly as a tile lane does,
@@ -415,7 +420,7 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
             });
         perWeight.push_back(dot.getResult(0));
       }
-      store(b, loc, epilogue(b, loc, perWeight), s, n);
+      store(b, loc, epilogue(b, loc, perWeight, n), s, n);
     });
   });
 }
@@ -428,6 +433,8 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
   for (int64_t rows : spec.rows)
     args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
+  if (spec.biasType)
+    args.push_back(MemRefType::get({spec.rows.front()}, spec.biasType));
   for (unsigned i = 0; i < spec.numOutputs(); ++i)
     args.push_back(MemRefType::get({dyn, spec.rows[i]}, spec.yType));
   args.append({b.getIndexType(), b.getIndexType()});
@@ -445,6 +452,7 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   SmallVector<Value> weights, outputs;
   for (size_t i = 0; i < spec.rows.size(); ++i)
     weights.push_back(entry->getArgument(next++));
+  Value bias = spec.biasType ? entry->getArgument(next++) : Value();
   for (unsigned i = 0; i < spec.numOutputs(); ++i)
     outputs.push_back(entry->getArgument(next++));
   Value rowBegin = entry->getArgument(next++);
@@ -467,7 +475,8 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Type yType = spec.yType;
   if (spec.epilogue == Epilogue::GatedGelu) {
     emitRows(b, loc, spec, xs, weights, outputs[0], rowBegin, rowEnd, tokens,
-             panels, [&](OpBuilder &b, Location loc, ValueRange dots) -> Value {
+             panels,
+             [&](OpBuilder &b, Location loc, ValueRange dots, Value) -> Value {
                Value g = roundTo(b, loc, dots[0], yType);
                Value u = roundTo(b, loc, dots[1], yType);
                Value act =
@@ -490,8 +499,20 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
       Value localHi = arith::SubIOp::create(b, loc, hi, off);
       emitRows(b, loc, spec, xs, {weights[i]}, outputs[i], localLo, localHi,
                tokens, panels.front(),
-               [&](OpBuilder &b, Location loc, ValueRange dots) -> Value {
-                 Value y = roundTo(b, loc, dots[0], yType);
+               [&](OpBuilder &b, Location loc, ValueRange dots,
+                   Value n) -> Value {
+                 Value dot = dots[0];
+                 // The bias joins the f32 sum before its one rounding.
+                 if (bias) {
+                   Value bv;
+                   if (auto vec = dyn_cast<VectorType>(dot.getType()))
+                     bv = vector::LoadOp::create(
+                         b, loc, vec.clone(spec.biasType), bias, ValueRange{n});
+                   else
+                     bv = memref::LoadOp::create(b, loc, bias, ValueRange{n});
+                   dot = arith::AddFOp::create(b, loc, dot, toF32(b, loc, bv));
+                 }
+                 Value y = roundTo(b, loc, dot, yType);
                  if (spec.epilogue == Epilogue::Softcap)
                    y = emitSoftcap(b, loc, y, spec.cap);
                  return y;
@@ -542,9 +563,13 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     input.eps = eps.getValueAsDouble();
     input.offset = offset;
   };
+  Value bias;
   if (auto linear = dyn_cast<sg::LinearOp>(op)) {
     x = linear.getX();
     weights.push_back(linear.getW());
+    bias = linear.getBias();
+    if (bias)
+      spec.biasType = cast<RankedTensorType>(bias.getType()).getElementType();
   } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
     x = fused.getX();
     normWeight = fused.getNormWeight();
@@ -576,8 +601,37 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   }
   spec.wType = cast<RankedTensorType>(weights.front().getType()).getElementType();
   spec.yType = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  // The kernels read [out, in] weights: a weight of rank > 2 is viewed as
+  // one, an [in, out] weight copied transposed into one.
+  SmallVector<Value> weightBuffers;
   for (Value w : weights)
-    spec.rows.push_back(cast<RankedTensorType>(w.getType()).getDimSize(0));
+    weightBuffers.push_back(state.lookup(w));
+  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
+    Value &w = weightBuffers.front();
+    auto wType = cast<MemRefType>(w.getType());
+    if (linear.isInOut()) {
+      Value t = state.allocTemp(loc, {wType.getDimSize(1), wType.getDimSize(0)},
+                                wType.getElementType());
+      Value zero = constIndex(b, loc, 0);
+      emitFor(b, loc, zero, constIndex(b, loc, wType.getDimSize(0)),
+              [&](OpBuilder &b, Location loc, Value k) {
+                emitFor(b, loc, zero, constIndex(b, loc, wType.getDimSize(1)),
+                        [&](OpBuilder &b, Location loc, Value n) {
+                          Value v = memref::LoadOp::create(b, loc, w, ValueRange{k, n});
+                          memref::StoreOp::create(b, loc, v, t, ValueRange{n, k});
+                        });
+              });
+      w = t;
+    } else if (wType.getRank() > 2) {
+      ReassociationIndices trailing;
+      for (int64_t d = 1; d < wType.getRank(); ++d)
+        trailing.push_back(d);
+      w = memref::CollapseShapeOp::create(
+          b, loc, w, ArrayRef<ReassociationIndices>{{0}, trailing});
+    }
+  }
+  for (Value w : weightBuffers)
+    spec.rows.push_back(cast<MemRefType>(w.getType()).getDimSize(0));
 
   // xs: the input rows in f32, padded to whole token tiles when the kernel
   // will use tiles.
@@ -602,8 +656,9 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
 
   func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
   SmallVector<Value> args = {state.exec, xs};
-  for (Value w : weights)
-    args.push_back(state.lookup(w));
+  llvm::append_range(args, weightBuffers);
+  if (bias)
+    args.push_back(state.lookup(bias));
   for (Value result : op->getResults()) {
     Value buffer = state.bufferFor(loc, result);
     state.buffers.map(result, buffer);

@@ -160,8 +160,11 @@ void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
 LogicalResult lowerElementwiseFamily(Operation *op, FunctionLowering &state);
 /// NormRope.cpp: norm_rope.
 LogicalResult lowerNormRope(Operation *op, FunctionLowering &state);
-/// Attention.cpp: sliding_attn, full_attn, kv_write.
+/// Attention.cpp: sliding_attn, full_attn, encoder_attn, kv_write.
 LogicalResult lowerAttentionFamily(Operation *op, FunctionLowering &state);
+/// Vision.cpp: layer_norm, affine, standardize, axial_rope,
+/// add_position_embedding, avg_pool_2d, position_pool.
+LogicalResult lowerVisionFamily(Operation *op, FunctionLowering &state);
 /// Linear.cpp: linear, norm_linear, gated_mlp (kernel + dispatcher call).
 LogicalResult lowerLinear(Operation *op, FunctionLowering &state);
 

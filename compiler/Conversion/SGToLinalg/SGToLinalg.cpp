@@ -58,8 +58,11 @@ static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
     return lowerLinear(op, state);
   if (isa<sg::NormRopeOp>(op))
     return lowerNormRope(op, state);
-  if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::KVWriteOp>(op))
+  if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::EncoderAttnOp, sg::KVWriteOp>(op))
     return lowerAttentionFamily(op, state);
+  if (isa<sg::LayerNormOp, sg::AffineOp, sg::StandardizeOp, sg::AxialRopeOp,
+          sg::AddPositionEmbeddingOp, sg::AvgPool2DOp, sg::PositionPoolOp>(op))
+    return lowerVisionFamily(op, state);
   if (isa<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp, sg::MergeHeadsOp,
           sg::RopeOp, sg::PartialRopeOp, sg::GeluTanhOp, sg::MulOp, sg::AddOp,
           sg::LayerScalarOp, sg::SoftcapOp>(op))

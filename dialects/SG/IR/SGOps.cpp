@@ -120,22 +120,46 @@ LogicalResult LinearOp::verify() {
   RankedTensorType x = getX().getType();
   RankedTensorType w = getW().getType();
   // linear_c1
-  if (w.getRank() != 2 || x.getRank() < 1)
-    return emitOpError("requires a rank-2 weight and an input of rank >= 1, "
-                       "got ranks ")
+  if (w.getRank() < 2 || x.getRank() < 1)
+    return emitOpError("requires a weight of rank >= 2 and an input of rank "
+                       ">= 1, got ranks ")
            << w.getRank() << " and " << x.getRank();
+  // linear_c5
+  std::optional<StringRef> layout = getWeightLayout();
+  if (layout && *layout != "out_in" && *layout != "in_out")
+    return emitOpError("requires 'weight_layout' out_in or in_out, got '")
+           << *layout << "'";
+  bool inOut = isInOut();
+  if (inOut && w.getRank() != 2)
+    return emitOpError("with 'weight_layout' in_out requires a rank-2 "
+                       "weight, got rank ")
+           << w.getRank();
+  // in: the product of the dimensions after the first (dynamic if any is).
+  int64_t in = inOut ? w.getDimSize(0) : 1, out = w.getDimSize(inOut ? 1 : 0);
+  if (!inOut)
+    for (int64_t d : w.getShape().drop_front())
+      in = ShapedType::isDynamic(d) || ShapedType::isDynamic(in)
+               ? ShapedType::kDynamic
+               : in * d;
   // linear_c2
-  if (dimsConflict(x.getShape().back(), w.getDimSize(1)))
+  if (dimsConflict(x.getShape().back(), in))
     return emitOpError("input width ")
            << x.getShape().back() << " does not match weight 'in' dimension "
-           << w.getDimSize(1);
+           << in;
   // linear_c3
   SmallVector<int64_t> expected(x.getShape());
-  expected.back() = w.getDimSize(0);
+  expected.back() = out;
   if (shapesConflict(getResult().getType().getShape(), expected))
     return emitOpError("requires result shape ")
            << shapeStr(expected) << ", got "
            << shapeStr(getResult().getType().getShape());
+  // linear_c4
+  if (Value bias = getBias()) {
+    RankedTensorType b = rankedType(bias);
+    if (b.getRank() != 1 || dimsConflict(b.getDimSize(0), out))
+      return emitOpError("requires a bias of shape [")
+             << out << "], got " << shapeStr(b.getShape());
+  }
   return success();
 }
 
@@ -529,6 +553,208 @@ LogicalResult OpaqueComponentOp::verify() {
   // opaque_component_c1
   if (getComponent().empty())
     return emitOpError("requires a non-empty component id");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Vision towers
+//===----------------------------------------------------------------------===//
+
+/// `t` has rank 1 and `width` elements.
+static bool isChannelVector(Value t, int64_t width) {
+  RankedTensorType type = rankedType(t);
+  return type.getRank() == 1 && !dimsConflict(type.getDimSize(0), width);
+}
+
+/// `t` is [tokens, 2] (patch positions).
+static bool isPositionTable(Value t, int64_t tokens) {
+  RankedTensorType type = rankedType(t);
+  return type.getRank() == 2 && !dimsConflict(type.getDimSize(0), tokens) &&
+         !dimsConflict(type.getDimSize(1), 2);
+}
+
+LogicalResult LayerNormOp::verify() {
+  // layer_norm_c1
+  if (!isPositiveFinite(getEps().convertToDouble()))
+    return emitOpError("requires 'eps' > 0, got ")
+           << num(getEps().convertToDouble());
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("requires an input of rank >= 1");
+  // layer_norm_c2
+  int64_t width = x.getShape().back();
+  if (!isChannelVector(getWeight(), width) || !isChannelVector(getBias(), width))
+    return emitOpError("requires a weight and a bias of shape [")
+           << width << "], got " << shapeStr(getWeight().getType().getShape())
+           << " and " << shapeStr(getBias().getType().getShape());
+  // layer_norm_c3
+  if (shapesConflict(getResult().getType().getShape(), x.getShape()))
+    return emitOpError("requires the result shape to equal the input shape ")
+           << shapeStr(x.getShape());
+  return success();
+}
+
+LogicalResult AffineOp::verify() {
+  // affine_c1
+  double scale = getScale().convertToDouble(), shift = getShift().convertToDouble();
+  if (!std::isfinite(scale) || !std::isfinite(shift))
+    return emitOpError("requires finite 'scale' and 'shift', got ")
+           << num(scale) << " and " << num(shift);
+  // affine_c2
+  if (shapesConflict(getResult().getType().getShape(), getX().getType().getShape()))
+    return emitOpError("requires the result shape to equal the input shape ")
+           << shapeStr(getX().getType().getShape());
+  return success();
+}
+
+LogicalResult EncoderAttnOp::verify() {
+  RankedTensorType q = getQ().getType(), k = getK().getType(), v = getV().getType();
+  // encoder_attn_c1
+  for (RankedTensorType t : {q, k, v})
+    if (t.getRank() != 3)
+      return emitOpError("requires rank-3 q, k and v, got a rank-")
+             << t.getRank() << " operand";
+  // encoder_attn_c2
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv <= 0 || hq % hkv != 0))
+    return emitOpError("requires query heads (")
+           << hq << ") to be a multiple of key/value heads (" << hkv << ")";
+  if (shapesConflict(k.getShape().take_front(2), v.getShape().take_front(2)))
+    return emitOpError("requires k and v with the same tokens and heads, got ")
+           << shapeStr(k.getShape()) << " and " << shapeStr(v.getShape());
+  if (dimsConflict(q.getDimSize(2), k.getDimSize(2)))
+    return emitOpError("requires q and k to have the same head_dim, got ")
+           << q.getDimSize(2) << " and " << k.getDimSize(2);
+  // encoder_attn_c3
+  if (Value positions = getKeyPositions())
+    if (!isPositionTable(positions, k.getDimSize(0)))
+      return emitOpError("requires key positions of shape [")
+             << k.getDimSize(0) << ", 2], got "
+             << shapeStr(rankedType(positions).getShape());
+  // encoder_attn_c4
+  if (!isPositiveFinite(getScale().convertToDouble()))
+    return emitOpError("requires 'scale' > 0, got ")
+           << num(getScale().convertToDouble());
+  // encoder_attn_c5
+  SmallVector<int64_t> expected = {q.getDimSize(0), hq, v.getDimSize(2)};
+  if (shapesConflict(getResult().getType().getShape(), expected))
+    return emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got "
+           << shapeStr(getResult().getType().getShape());
+  return success();
+}
+
+LogicalResult AxialRopeOp::verify() {
+  RankedTensorType x = getX().getType();
+  // axial_rope_c1
+  if (x.getRank() != 3)
+    return emitOpError("requires a [tokens, heads, head_dim] input, got rank ")
+           << x.getRank();
+  int64_t d = x.getDimSize(2);
+  if (ShapedType::isDynamic(d) || d % 4 != 0)
+    return emitOpError("requires a head_dim divisible by 4, got ") << d;
+  // axial_rope_c2
+  if (!isPositionTable(getPositions(), x.getDimSize(0)))
+    return emitOpError("requires positions of shape [")
+           << x.getDimSize(0) << ", 2], got "
+           << shapeStr(getPositions().getType().getShape());
+  // axial_rope_c3
+  if (!isPositiveFinite(getTheta().convertToDouble()))
+    return emitOpError("requires 'theta' > 0, got ")
+           << num(getTheta().convertToDouble());
+  return success();
+}
+
+LogicalResult AddPositionEmbeddingOp::verify() {
+  RankedTensorType x = getX().getType(), table = getTable().getType();
+  // add_position_embedding_c1
+  if (x.getRank() != 2)
+    return emitOpError("requires an [N, D] input, got rank ") << x.getRank();
+  if (Value positions = getPositions()) {
+    // add_position_embedding_c3
+    if (table.getRank() != 3 || dimsConflict(table.getDimSize(0), 2) ||
+        dimsConflict(table.getDimSize(2), x.getDimSize(1)))
+      return emitOpError("with positions requires a table of shape [2, P, ")
+             << x.getDimSize(1) << "], got " << shapeStr(table.getShape());
+    if (!isPositionTable(positions, x.getDimSize(0)))
+      return emitOpError("requires positions of shape [")
+             << x.getDimSize(0) << ", 2], got "
+             << shapeStr(rankedType(positions).getShape());
+    return success();
+  }
+  // add_position_embedding_c2
+  if (shapesConflict(table.getShape(), x.getShape()))
+    return emitOpError("without positions requires a table of the input's "
+                       "shape ")
+           << shapeStr(x.getShape()) << ", got " << shapeStr(table.getShape());
+  return success();
+}
+
+LogicalResult AvgPool2DOp::verify() {
+  RankedTensorType x = getX().getType();
+  // avg_pool_2d_c1
+  if (x.getRank() != 2 || ShapedType::isDynamic(x.getDimSize(0)))
+    return emitOpError("requires a static [G*G, D] input, got ")
+           << shapeStr(x.getShape());
+  int64_t n = x.getDimSize(0);
+  int64_t g = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+  if (g * g != n)
+    return emitOpError("requires a square number of tokens, got ") << n;
+  // avg_pool_2d_c2
+  int64_t k = getKernel();
+  if (k <= 0 || g % k != 0)
+    return emitOpError("requires a 'kernel' > 0 dividing the grid side ")
+           << g << ", got " << k;
+  // avg_pool_2d_c3
+  SmallVector<int64_t> expected = {(g / k) * (g / k), x.getDimSize(1)};
+  if (shapesConflict(getResult().getType().getShape(), expected))
+    return emitOpError("requires result shape ")
+           << shapeStr(expected) << ", got "
+           << shapeStr(getResult().getType().getShape());
+  return success();
+}
+
+LogicalResult PositionPoolOp::verify() {
+  // position_pool_c1
+  if (getKernel() <= 0)
+    return emitOpError("requires 'kernel' > 0, got ") << getKernel();
+  // position_pool_c2
+  RankedTensorType x = getX().getType();
+  if (x.getRank() != 2 || !isPositionTable(getPositions(), x.getDimSize(0)))
+    return emitOpError("requires an [N, D] input and [N, 2] positions, got ")
+           << shapeStr(x.getShape()) << " and "
+           << shapeStr(getPositions().getType().getShape());
+  // position_pool_c3
+  RankedTensorType r = getResult().getType();
+  if (r.getRank() != 2 || dimsConflict(r.getDimSize(1), x.getDimSize(1)) ||
+      ShapedType::isDynamic(r.getDimSize(0)) || r.getDimSize(0) < 1)
+    return emitOpError("requires a result of shape [T, ")
+           << x.getDimSize(1) << "] with T >= 1, got " << shapeStr(r.getShape());
+  return success();
+}
+
+LogicalResult StandardizeOp::verify() {
+  // standardize_c1
+  if (!std::isfinite(getPreScale().convertToDouble()))
+    return emitOpError("requires a finite 'pre_scale', got ")
+           << num(getPreScale().convertToDouble());
+  RankedTensorType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("requires an input of rank >= 1");
+  // standardize_c2
+  int64_t width = x.getShape().back();
+  if (static_cast<bool>(getBias()) != static_cast<bool>(getScale()))
+    return emitOpError("requires 'bias' and 'scale' together");
+  if (getBias() && (!isChannelVector(getBias(), width) ||
+                    !isChannelVector(getScale(), width)))
+    return emitOpError("requires a bias and a scale of shape [")
+           << width << "], got " << shapeStr(rankedType(getBias()).getShape())
+           << " and " << shapeStr(rankedType(getScale()).getShape());
+  // standardize_c3
+  if (shapesConflict(getResult().getType().getShape(), x.getShape()))
+    return emitOpError("requires the result shape to equal the input shape ")
+           << shapeStr(x.getShape());
   return success();
 }
 

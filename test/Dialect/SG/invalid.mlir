@@ -82,9 +82,9 @@ func.func @rms_norm_c5_result_shape(%x: tensor<?x96xbf16>) -> tensor<?x95xbf16> 
 }
 
 // -----
-// linear_c1: the weight is a matrix.
+// linear_c1: the weight is a matrix (or of higher rank).
 func.func @linear_c1_weight_rank(%x: tensor<?x96xbf16>, %w: tensor<96xbf16>) -> tensor<?x64xbf16> {
-  // expected-error @+1 {{requires a rank-2 weight and an input of rank >= 1, got ranks 1 and 2}}
+  // expected-error @+1 {{requires a weight of rank >= 2 and an input of rank >= 1, got ranks 1 and 2}}
   %y = sg.linear %x, %w : (tensor<?x96xbf16>, tensor<96xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
@@ -455,4 +455,236 @@ func.func @gated_mlp_c2_norm_weight(%x: tensor<?x96xbf16>, %n: tensor<80xbf16>, 
   // expected-error @+1 {{requires a norm weight of shape [96], got [80]}}
   %p = sg.gated_mlp %x norm(%n) gate(%wg) up(%wu) {eps = 1.0e-6 : f64} : (tensor<?x96xbf16>, tensor<80xbf16>, tensor<192x96xbf16>, tensor<192x96xbf16>) -> tensor<?x192xbf16>
   return %p : tensor<?x192xbf16>
+}
+
+// -----
+// linear_c4: the bias has one value per output row.
+func.func @linear_c4_bias_shape(%x: tensor<16x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{requires a bias of shape [64], got [96]}}
+  %y = sg.linear %x, %w bias(%b) : (tensor<16x96xbf16>, tensor<64x96xbf16>, tensor<96xbf16>) -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+// linear_c2: a weight of rank > 2 flattens its trailing dimensions into 'in'.
+func.func @linear_c2_conv_in(%x: tensor<16x48xbf16>, %w: tensor<32x3x4x5xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{input width 48 does not match weight 'in' dimension 60}}
+  %y = sg.linear %x, %w : (tensor<16x48xbf16>, tensor<32x3x4x5xbf16>) -> tensor<16x32xbf16>
+  return %y : tensor<16x32xbf16>
+}
+
+// -----
+// linear_c5: the weight layout is one of two.
+func.func @linear_c5_layout(%x: tensor<16x96xbf16>, %w: tensor<96x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{requires 'weight_layout' out_in or in_out, got 'transposed'}}
+  %y = sg.linear %x, %w {weight_layout = "transposed"} : (tensor<16x96xbf16>, tensor<96x64xbf16>) -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+// linear_c5: an [in, out] weight is a matrix.
+func.func @linear_c5_in_out_rank(%x: tensor<16x48xbf16>, %w: tensor<32x3x4x4xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{with 'weight_layout' in_out requires a rank-2 weight, got rank 4}}
+  %y = sg.linear %x, %w {weight_layout = "in_out"} : (tensor<16x48xbf16>, tensor<32x3x4x4xbf16>) -> tensor<16x32xbf16>
+  return %y : tensor<16x32xbf16>
+}
+
+// -----
+// layer_norm_c1: eps is positive.
+func.func @layer_norm_c1_eps_zero(%x: tensor<16x32xbf16>, %w: tensor<32xbf16>, %b: tensor<32xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{requires 'eps' > 0, got 0}}
+  %n = sg.layer_norm %x, %w, %b {eps = 0.0 : f64} : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  return %n : tensor<16x32xbf16>
+}
+
+// -----
+// layer_norm_c2: weight and bias are [D].
+func.func @layer_norm_c2_bias_width(%x: tensor<16x32xbf16>, %w: tensor<32xbf16>, %b: tensor<16xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{requires a weight and a bias of shape [32], got [32] and [16]}}
+  %n = sg.layer_norm %x, %w, %b {eps = 1.0e-6 : f64} : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<16xbf16>) -> tensor<16x32xbf16>
+  return %n : tensor<16x32xbf16>
+}
+
+// -----
+// layer_norm_c3: the result has the input's shape.
+func.func @layer_norm_c3_result(%x: tensor<16x32xbf16>, %w: tensor<32xbf16>, %b: tensor<32xbf16>) -> tensor<8x32xbf16> {
+  // expected-error @+1 {{requires the result shape to equal the input shape [16, 32]}}
+  %n = sg.layer_norm %x, %w, %b {eps = 1.0e-6 : f64} : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<8x32xbf16>
+  return %n : tensor<8x32xbf16>
+}
+
+// -----
+// affine_c1: scale and shift are finite.
+func.func @affine_c1_nan(%x: tensor<4x12xf32>) -> tensor<4x12xbf16> {
+  // expected-error @+1 {{requires finite 'scale' and 'shift', got 2 and nan}}
+  %y = sg.affine %x {scale = 2.0 : f64, shift = 0x7FF8000000000000 : f64} : (tensor<4x12xf32>) -> tensor<4x12xbf16>
+  return %y : tensor<4x12xbf16>
+}
+
+// -----
+// affine_c2: elementwise, same shape.
+func.func @affine_c2_shape(%x: tensor<4x12xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{requires the result shape to equal the input shape [4, 12]}}
+  %y = sg.affine %x {scale = 2.0 : f64, shift = -1.0 : f64} : (tensor<4x12xf32>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+// encoder_attn_c1: q, k and v are [tokens, heads, D].
+func.func @encoder_attn_c1_rank(%q: tensor<16x32xbf16>, %k: tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16> {
+  // expected-error @+1 {{requires rank-3 q, k and v, got a rank-2 operand}}
+  %a = sg.encoder_attn %q, %k, %k {scale = 1.0 : f64} : (tensor<16x32xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16>
+  return %a : tensor<16x4x8xbf16>
+}
+
+// -----
+// encoder_attn_c2: k and v have the same tokens.
+func.func @encoder_attn_c2_tokens(%q: tensor<16x4x8xbf16>, %k: tensor<16x4x8xbf16>, %v: tensor<12x4x8xbf16>) -> tensor<16x4x8xbf16> {
+  // expected-error @+1 {{requires k and v with the same tokens and heads, got [16, 4, 8] and [12, 4, 8]}}
+  %a = sg.encoder_attn %q, %k, %v {scale = 1.0 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<12x4x8xbf16>) -> tensor<16x4x8xbf16>
+  return %a : tensor<16x4x8xbf16>
+}
+
+// -----
+// encoder_attn_c3: one position pair per key.
+func.func @encoder_attn_c3_mask(%q: tensor<16x4x8xbf16>, %k: tensor<16x4x8xbf16>, %p: tensor<12x2xi32>) -> tensor<16x4x8xbf16> {
+  // expected-error @+1 {{requires key positions of shape [16, 2], got [12, 2]}}
+  %a = sg.encoder_attn %q, %k, %k mask(%p) {scale = 1.0 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<12x2xi32>) -> tensor<16x4x8xbf16>
+  return %a : tensor<16x4x8xbf16>
+}
+
+// -----
+// encoder_attn_c4: the scale is positive.
+func.func @encoder_attn_c4_scale(%q: tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16> {
+  // expected-error @+1 {{requires 'scale' > 0, got -1}}
+  %a = sg.encoder_attn %q, %q, %q {scale = -1.0 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16>
+  return %a : tensor<16x4x8xbf16>
+}
+
+// -----
+// encoder_attn_c5: the result is [tokens of q, Hq, Dv].
+func.func @encoder_attn_c5_result(%q: tensor<16x4x8xbf16>) -> tensor<16x2x8xbf16> {
+  // expected-error @+1 {{requires result shape [16, 4, 8], got [16, 2, 8]}}
+  %a = sg.encoder_attn %q, %q, %q {scale = 1.0 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>) -> tensor<16x2x8xbf16>
+  return %a : tensor<16x2x8xbf16>
+}
+
+// -----
+// axial_rope_c1: the head splits into four quarters.
+func.func @axial_rope_c1_head_dim(%x: tensor<16x2x6xbf16>, %p: tensor<16x2xi32>) -> tensor<16x2x6xbf16> {
+  // expected-error @+1 {{requires a head_dim divisible by 4, got 6}}
+  %r = sg.axial_rope %x at %p {theta = 100.0 : f64} : tensor<16x2x6xbf16>, tensor<16x2xi32>
+  return %r : tensor<16x2x6xbf16>
+}
+
+// -----
+// axial_rope_c2: one (x, y) per token.
+func.func @axial_rope_c2_positions(%x: tensor<16x2x8xbf16>, %p: tensor<16x3xi32>) -> tensor<16x2x8xbf16> {
+  // expected-error @+1 {{requires positions of shape [16, 2], got [16, 3]}}
+  %r = sg.axial_rope %x at %p {theta = 100.0 : f64} : tensor<16x2x8xbf16>, tensor<16x3xi32>
+  return %r : tensor<16x2x8xbf16>
+}
+
+// -----
+// axial_rope_c3: theta is positive.
+func.func @axial_rope_c3_theta(%x: tensor<16x2x8xbf16>, %p: tensor<16x2xi32>) -> tensor<16x2x8xbf16> {
+  // expected-error @+1 {{requires 'theta' > 0, got 0}}
+  %r = sg.axial_rope %x at %p {theta = 0.0 : f64} : tensor<16x2x8xbf16>, tensor<16x2xi32>
+  return %r : tensor<16x2x8xbf16>
+}
+
+// -----
+// add_position_embedding_c1: the input is [N, D].
+func.func @add_position_embedding_c1_rank(%x: tensor<16x2x8xbf16>, %t: tensor<16x2x8xbf16>) -> tensor<16x2x8xbf16> {
+  // expected-error @+1 {{requires an [N, D] input, got rank 3}}
+  %h = sg.add_position_embedding %x, %t : (tensor<16x2x8xbf16>, tensor<16x2x8xbf16>) -> tensor<16x2x8xbf16>
+  return %h : tensor<16x2x8xbf16>
+}
+
+// -----
+// add_position_embedding_c2: one table row per patch.
+func.func @add_position_embedding_c2_table(%x: tensor<16x32xbf16>, %t: tensor<9x32xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{without positions requires a table of the input's shape [16, 32], got [9, 32]}}
+  %h = sg.add_position_embedding %x, %t : (tensor<16x32xbf16>, tensor<9x32xbf16>) -> tensor<16x32xbf16>
+  return %h : tensor<16x32xbf16>
+}
+
+// -----
+// add_position_embedding_c3: with positions, a [2, P, D] table.
+func.func @add_position_embedding_c3_table(%x: tensor<16x32xbf16>, %t: tensor<3x64x32xbf16>, %p: tensor<16x2xi32>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{with positions requires a table of shape [2, P, 32], got [3, 64, 32]}}
+  %h = sg.add_position_embedding %x, %t at %p : (tensor<16x32xbf16>, tensor<3x64x32xbf16>, tensor<16x2xi32>) -> tensor<16x32xbf16>
+  return %h : tensor<16x32xbf16>
+}
+
+// -----
+// avg_pool_2d_c1: the tokens form a square grid.
+func.func @avg_pool_2d_c1_square(%x: tensor<12x32xbf16>) -> tensor<3x32xbf16> {
+  // expected-error @+1 {{requires a square number of tokens, got 12}}
+  %p = sg.avg_pool_2d %x {kernel = 2 : i64} : tensor<12x32xbf16> -> tensor<3x32xbf16>
+  return %p : tensor<3x32xbf16>
+}
+
+// -----
+// avg_pool_2d_c2: the kernel divides the grid side.
+func.func @avg_pool_2d_c2_kernel(%x: tensor<16x32xbf16>) -> tensor<1x32xbf16> {
+  // expected-error @+1 {{requires a 'kernel' > 0 dividing the grid side 4, got 3}}
+  %p = sg.avg_pool_2d %x {kernel = 3 : i64} : tensor<16x32xbf16> -> tensor<1x32xbf16>
+  return %p : tensor<1x32xbf16>
+}
+
+// -----
+// avg_pool_2d_c3: (G/k)^2 tokens.
+func.func @avg_pool_2d_c3_result(%x: tensor<16x32xbf16>) -> tensor<2x32xbf16> {
+  // expected-error @+1 {{requires result shape [4, 32], got [2, 32]}}
+  %p = sg.avg_pool_2d %x {kernel = 2 : i64} : tensor<16x32xbf16> -> tensor<2x32xbf16>
+  return %p : tensor<2x32xbf16>
+}
+
+// -----
+// position_pool_c1: the kernel is positive.
+func.func @position_pool_c1_kernel(%x: tensor<18x32xbf16>, %p: tensor<18x2xi32>) -> tensor<2x32xbf16> {
+  // expected-error @+1 {{requires 'kernel' > 0, got 0}}
+  %y = sg.position_pool %x at %p {kernel = 0 : i64} : (tensor<18x32xbf16>, tensor<18x2xi32>) -> tensor<2x32xbf16>
+  return %y : tensor<2x32xbf16>
+}
+
+// -----
+// position_pool_c2: one position pair per patch.
+func.func @position_pool_c2_positions(%x: tensor<18x32xbf16>, %p: tensor<9x2xi32>) -> tensor<2x32xbf16> {
+  // expected-error @+1 {{requires an [N, D] input and [N, 2] positions, got [18, 32] and [9, 2]}}
+  %y = sg.position_pool %x at %p {kernel = 3 : i64} : (tensor<18x32xbf16>, tensor<9x2xi32>) -> tensor<2x32xbf16>
+  return %y : tensor<2x32xbf16>
+}
+
+// -----
+// position_pool_c3: [T, D], T >= 1, D the input's.
+func.func @position_pool_c3_result(%x: tensor<18x32xbf16>, %p: tensor<18x2xi32>) -> tensor<2x16xbf16> {
+  // expected-error @+1 {{requires a result of shape [T, 32] with T >= 1, got [2, 16]}}
+  %y = sg.position_pool %x at %p {kernel = 3 : i64} : (tensor<18x32xbf16>, tensor<18x2xi32>) -> tensor<2x16xbf16>
+  return %y : tensor<2x16xbf16>
+}
+
+// -----
+// standardize_c1: the pre-scale is finite.
+func.func @standardize_c1_pre_scale(%x: tensor<2x32xbf16>) -> tensor<2x32xbf16> {
+  // expected-error @+1 {{requires a finite 'pre_scale', got inf}}
+  %s = sg.standardize %x {pre_scale = 0x7FF0000000000000 : f64} : (tensor<2x32xbf16>) -> tensor<2x32xbf16>
+  return %s : tensor<2x32xbf16>
+}
+
+// -----
+// standardize_c2: bias and scale come together.
+func.func @standardize_c2_bias_alone(%x: tensor<2x32xbf16>, %b: tensor<32xbf16>) -> tensor<2x32xbf16> {
+  // expected-error @+1 {{requires 'bias' and 'scale' together}}
+  %s = sg.standardize %x bias(%b) {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>, tensor<32xbf16>) -> tensor<2x32xbf16>
+  return %s : tensor<2x32xbf16>
+}
+
+// -----
+// standardize_c3: elementwise, same shape.
+func.func @standardize_c3_result(%x: tensor<2x32xbf16>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{requires the result shape to equal the input shape [2, 32]}}
+  %s = sg.standardize %x {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>) -> tensor<4x32xbf16>
+  return %s : tensor<4x32xbf16>
 }

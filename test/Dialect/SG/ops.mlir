@@ -104,3 +104,49 @@ func.func @components() {
   sg.opaque_component "vision" {role = "perception", num_layers = 27 : i64}
   return
 }
+
+// The vision towers' ops (gemma-vision.md), at the tiny models' sizes.
+// CHECK-LABEL: func.func @siglip
+func.func @siglip(%x: tensor<16x32xbf16>, %t: tensor<16x32xbf16>, %w: tensor<32xbf16>, %b: tensor<32xbf16>, %wq: tensor<32x32xbf16>)
+    -> (tensor<16x4x8xbf16>, tensor<4x32xbf16>) {
+  // CHECK: %[[H:.*]] = sg.add_position_embedding %{{.*}}, %{{.*}} : (tensor<16x32xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %h = sg.add_position_embedding %x, %t : (tensor<16x32xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  // CHECK: %[[N:.*]] = sg.layer_norm %[[H]], %{{.*}}, %{{.*}} {eps = 9.9999999999999995E-7 : f64} : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  %n = sg.layer_norm %h, %w, %b {eps = 1.0e-6 : f64} : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  // CHECK: %[[Q:.*]] = sg.linear %[[N]], %{{.*}} bias(%{{.*}}) : (tensor<16x32xbf16>, tensor<32x32xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  %q = sg.linear %n, %wq bias(%b) : (tensor<16x32xbf16>, tensor<32x32xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  %qh = sg.split_heads %q : tensor<16x32xbf16> -> tensor<16x4x8xbf16>
+  // CHECK: sg.encoder_attn %{{.*}}, %{{.*}}, %{{.*}} {scale = 0.35355339059327379 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16>
+  %a = sg.encoder_attn %qh, %qh, %qh {scale = 0.35355339059327379 : f64} : (tensor<16x4x8xbf16>, tensor<16x4x8xbf16>, tensor<16x4x8xbf16>) -> tensor<16x4x8xbf16>
+  // CHECK: sg.avg_pool_2d %[[N]] {kernel = 2 : i64} : tensor<16x32xbf16> -> tensor<4x32xbf16>
+  %p = sg.avg_pool_2d %n {kernel = 2 : i64} : tensor<16x32xbf16> -> tensor<4x32xbf16>
+  return %a, %p : tensor<16x4x8xbf16>, tensor<4x32xbf16>
+}
+
+// CHECK-LABEL: func.func @gemma4_vision
+func.func @gemma4_vision(%pv: tensor<18x48xf32>, %pos: tensor<18x2xi32>, %t: tensor<2x64x32xbf16>, %w: tensor<32x48xbf16>, %sb: tensor<32xbf16>, %ss: tensor<32xbf16>, %wc: tensor<32x3x4x4xbf16>, %wio: tensor<48x32xbf16>)
+    -> (tensor<18x2x16xbf16>, tensor<2x32xbf16>, tensor<2x32xbf16>, tensor<18x32xbf16>, tensor<18x32xbf16>) {
+  // CHECK: %[[P:.*]] = sg.affine %{{.*}} {scale = 2.000000e+00 : f64, shift = -1.000000e+00 : f64} : (tensor<18x48xf32>) -> tensor<18x48xbf16>
+  %p = sg.affine %pv {scale = 2.0 : f64, shift = -1.0 : f64} : (tensor<18x48xf32>) -> tensor<18x48xbf16>
+  // A convolution weight [out, 3, 4, 4] used as [out, 48].
+  // CHECK: sg.linear %[[P]], %{{.*}} : (tensor<18x48xbf16>, tensor<32x3x4x4xbf16>) -> tensor<18x32xbf16>
+  %c = sg.linear %p, %wc : (tensor<18x48xbf16>, tensor<32x3x4x4xbf16>) -> tensor<18x32xbf16>
+  // An [in, out] weight.
+  // CHECK: sg.linear %[[P]], %{{.*}} {weight_layout = "in_out"} : (tensor<18x48xbf16>, tensor<48x32xbf16>) -> tensor<18x32xbf16>
+  %io = sg.linear %p, %wio {weight_layout = "in_out"} : (tensor<18x48xbf16>, tensor<48x32xbf16>) -> tensor<18x32xbf16>
+  %e = sg.linear %p, %w : (tensor<18x48xbf16>, tensor<32x48xbf16>) -> tensor<18x32xbf16>
+  // CHECK: %[[H:.*]] = sg.add_position_embedding %{{.*}}, %{{.*}} at %{{.*}} : (tensor<18x32xbf16>, tensor<2x64x32xbf16>, tensor<18x2xi32>) -> tensor<18x32xbf16>
+  %h = sg.add_position_embedding %e, %t at %pos : (tensor<18x32xbf16>, tensor<2x64x32xbf16>, tensor<18x2xi32>) -> tensor<18x32xbf16>
+  %hh = sg.split_heads %h : tensor<18x32xbf16> -> tensor<18x2x16xbf16>
+  // CHECK: %[[R:.*]] = sg.axial_rope %{{.*}} at %{{.*}} {theta = 1.000000e+02 : f64} : tensor<18x2x16xbf16>, tensor<18x2xi32>
+  %r = sg.axial_rope %hh at %pos {theta = 100.0 : f64} : tensor<18x2x16xbf16>, tensor<18x2xi32>
+  // CHECK: sg.encoder_attn %[[R]], %[[R]], %{{.*}} mask(%{{.*}}) {scale = 1.000000e+00 : f64} : (tensor<18x2x16xbf16>, tensor<18x2x16xbf16>, tensor<18x2x16xbf16>, tensor<18x2xi32>) -> tensor<18x2x16xbf16>
+  %a = sg.encoder_attn %r, %r, %hh mask(%pos) {scale = 1.0 : f64} : (tensor<18x2x16xbf16>, tensor<18x2x16xbf16>, tensor<18x2x16xbf16>, tensor<18x2xi32>) -> tensor<18x2x16xbf16>
+  // CHECK: %[[Y:.*]] = sg.position_pool %[[H]] at %{{.*}} {kernel = 3 : i64} : (tensor<18x32xbf16>, tensor<18x2xi32>) -> tensor<2x32xbf16>
+  %y = sg.position_pool %h at %pos {kernel = 3 : i64} : (tensor<18x32xbf16>, tensor<18x2xi32>) -> tensor<2x32xbf16>
+  // CHECK: sg.standardize %[[Y]] bias(%{{.*}}) scale(%{{.*}}) {pre_scale = 5.6568542494923806 : f64} : (tensor<2x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<2x32xbf16>
+  %s = sg.standardize %y bias(%sb) scale(%ss) {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<2x32xbf16>
+  // CHECK: sg.standardize %[[Y]] {pre_scale = 5.6568542494923806 : f64} : (tensor<2x32xbf16>) -> tensor<2x32xbf16>
+  %s2 = sg.standardize %y {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>) -> tensor<2x32xbf16>
+  return %a, %s, %s2, %c, %io : tensor<18x2x16xbf16>, tensor<2x32xbf16>, tensor<2x32xbf16>, tensor<18x32xbf16>, tensor<18x32xbf16>
+}
