@@ -1,7 +1,10 @@
 /* Prints a CUDA model's launch table as the runtime reads it: per phase the
  * number of launches, the launches of each decoder layer (a histogram: "N
  * layers of K launches"), the distinct kernels, and the kernels of the first
- * layer in order. Usage: launch-table MODEL.so */
+ * layer in order. With --params instead: each kernel's parameter count as the
+ * table declares it ("kernel NAME params N") and every step whose operand
+ * count differs from its kernel's (the runtime passes one 8-byte address per
+ * operand). Usage: launch-table [--params] MODEL.so */
 #include "sgc/abi.h"
 
 #include <dlfcn.h>
@@ -12,11 +15,12 @@
 #define MAX_KERNELS 256
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: launch-table MODEL.so\n");
+  int params = argc == 3 && strcmp(argv[1], "--params") == 0;
+  if (argc != 2 && !params) {
+    fprintf(stderr, "usage: launch-table [--params] MODEL.so\n");
     return 2;
   }
-  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void *lib = dlopen(argv[argc - 1], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     fprintf(stderr, "error: %s\n", dlerror());
     return 1;
@@ -32,6 +36,24 @@ int main(int argc, char **argv) {
     return 1;
   }
   const sgc_abi_variant_t *v = &m->variants[0];
+  if (params) {
+    for (uint32_t k = 0; k < v->num_functions; ++k)
+      printf("kernel %s params %u\n", v->kernels[k].name,
+             v->kernels[k].num_params);
+    unsigned bad = 0;
+    for (uint32_t s = 0; s < m->num_steps; ++s) {
+      const sgc_abi_step_t *st = &m->steps[s];
+      if (st->num_operands != v->kernels[st->function].num_params) {
+        printf("step %u: %u operands for %s of %u params\n", s,
+               st->num_operands, v->kernels[st->function].name,
+               v->kernels[st->function].num_params);
+        ++bad;
+      }
+    }
+    printf("steps: %u, operand counts differing from their kernel's: %u\n",
+           m->num_steps, bad);
+    return 0;
+  }
   printf("variant %s: %u kernels, fatbin %llu bytes\n", v->name,
          v->num_functions, (unsigned long long)v->fatbin_bytes);
   for (uint32_t p = 0; p < m->num_phases; ++p) {
