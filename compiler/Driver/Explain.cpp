@@ -167,13 +167,99 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
      << " B naive (every layer keeps the whole context)\n";
 }
 
-void printOpaque(llvm::raw_ostream &os, const OpaqueComponentSpec &c) {
+std::string describeVisionNorm(const NormSpec &n) {
+  if (n.kind == NormKind::LayerNorm)
+    return "layer_norm, eps " + formatDouble(n.eps);
+  return "rms_norm, " + describeNorm(n);
+}
+
+/// Tensors and bytes of `tensors` whose name starts with `prefix` + ".".
+std::pair<int64_t, int64_t> sumUnder(const std::vector<TensorSpec> &tensors,
+                                     const std::string &prefix) {
+  std::pair<int64_t, int64_t> sum{0, 0};
+  for (const TensorSpec &t : tensors)
+    if (StringRef(t.name).starts_with(prefix + ".")) {
+      sum.first += 1;
+      sum.second += t.numElements() * kBF16Bytes;
+    }
+  return sum;
+}
+
+void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
+                 const VisionSpec &c) {
+  bool g3 = c.family == Family::Gemma3;
   os << "component '" << c.id << "': " << c.role << " (" << c.modality << "), "
      << c.sourceArtifact << " (family " << familyName(c.family)
-     << "), validated, not lowered\n";
+     << "), validated, not lowered yet\n";
   os << "  " << c.numLayers << " layers, hidden " << withCommas(c.hiddenSize)
      << ", " << c.numHeads << " heads x " << c.headDim << ", " << c.numKvHeads
-     << " kv heads, ffn " << withCommas(c.intermediateSize) << "\n";
+     << " kv heads, ffn " << withCommas(c.intermediateSize) << " ("
+     << (c.ffnKind == FfnKind::Plain ? "plain" : "gated") << " gelu_tanh"
+     << (c.ffnBias ? ", biases" : "") << ")\n";
+  os << "  norms " << (c.postNorms ? "pre+post" : "pre") << " ("
+     << describeVisionNorm(c.preNorm) << "), final norm "
+     << (c.hasFinalNorm ? "(" + describeVisionNorm(c.finalNorm) + ")"
+                        : std::string("none"))
+     << "; attention " << (c.attentionBias ? "with" : "without")
+     << " biases, score scale " << formatDouble(c.scoreScale) << ", "
+     << (c.qkNorms ? "q/k norms (offset " + std::to_string(c.qkNormOffset) +
+                         ")"
+                   : std::string("no q/k norms"))
+     << (c.vNorm ? ", v norm" : "") << "\n";
+  if (c.position == PositionKind::Rope)
+    os << "  positions: 2-D axial RoPE theta " << number(c.ropeTheta) << " ("
+       << c.headDim / 4 << " frequencies per axis) and learned x/y tables of "
+       << withCommas(c.positionTableSize) << " rows\n";
+  else
+    os << "  positions: a learned table of " << withCommas(c.positionTableSize)
+       << " rows, added once (no RoPE)\n";
+  if (g3)
+    os << "  image " << c.imageSize << " x " << c.imageSize << " px, patch "
+       << c.patchSize << " -> " << withCommas(c.patchesPerImage())
+       << " patches per image; " << c.poolingKernel << "x" << c.poolingKernel
+       << " average pool -> " << withCommas(c.softTokensPerImage)
+       << " soft tokens per image\n";
+  else
+    os << "  patch " << c.patchSize << ", budget "
+       << withCommas(c.softTokensPerImage) << " soft tokens per image -> "
+       << withCommas(c.patchesPerImage()) << " patches per image; "
+       << c.poolingKernel << "x" << c.poolingKernel
+       << " average pool, x " << formatDouble(c.poolScale) << " (sqrt(hidden))"
+       << (c.standardize ? ", standardized" : "") << "\n";
+  os << "  adapter: rms_norm ("
+     << (c.adapterNormWeight
+             ? "offset " + std::to_string(c.adapterNorm.weightOffset)
+             : std::string("no weight"))
+     << ", eps " << formatDouble(c.adapterNorm.eps) << "), projection "
+     << withCommas(c.hiddenSize) << " -> " << withCommas(graph.text.hiddenSize)
+     << "; token ids image " << c.tokens.image << ", boi " << c.tokens.boi
+     << ", eoi " << c.tokens.eoi << "\n";
+
+  // The tower's and the adapter's tensors, next to what their objects
+  // declare (gemma-vision.md §0).
+  std::vector<TensorSpec> tensors = perceptionTensors(c, graph.text.hiddenSize);
+  struct Part {
+    StringRef name, kind;
+    std::pair<int64_t, int64_t> derived;
+  } parts[] = {{"tower", "perception_tower", sumUnder(tensors, c.towerPrefix)},
+               {"adapter", "perception_adapter",
+                sumUnder(tensors, c.adapterPrefix)}};
+  for (const Part &part : parts) {
+    int64_t tensorsDeclared = 0, bytesDeclared = 0;
+    for (const ObjectSpec &o : graph.objects)
+      if (o.component == c.id && o.kind == part.kind)
+        for (const BindingSpec &b : o.bindings) {
+          tensorsDeclared += b.declaredTensors;
+          bytesDeclared += b.declaredBytes;
+        }
+    bool agree = part.derived.first == tensorsDeclared &&
+                 part.derived.second == bytesDeclared;
+    os << "  " << part.name << " tensors ("
+       << (part.name == "tower" ? c.towerPrefix : c.adapterPrefix) << ".*): " << withCommas(part.derived.first) << ", "
+       << withCommas(part.derived.second) << " B | declared "
+       << withCommas(tensorsDeclared) << ", " << withCommas(bytesDeclared)
+       << " B" << (agree ? "" : "  MISMATCH") << "\n";
+  }
   Groups layers;
   for (const LayerSpec &l : c.layers)
     layers[describeLayer(l, c.numHeads)].push_back(l.index);
@@ -229,9 +315,9 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
      << (options.strictGraph ? ", --strict-graph" : "")
      << "\n\n";
   printText(os, graph->text, options, *plan);
-  for (const OpaqueComponentSpec &c : graph->opaqueComponents) {
+  for (const VisionSpec &c : graph->opaqueComponents) {
     os << "\n";
-    printOpaque(os, c);
+    printVision(os, *graph, c);
   }
 
   os << "\nobjects (tensors, bytes: derived from the family tensor table | "

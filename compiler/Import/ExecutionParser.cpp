@@ -32,18 +32,36 @@ FailureOr<int64_t> GraphParser::getWeightOffset(const Node &obj,
 //===----------------------------------------------------------------------===//
 
 LogicalResult GraphParser::parseNorm(const Node &obj, StringRef key,
-                                     NormSpec &out) {
+                                     bool text, NormSpec &out) {
   Node n = child(obj, key);
-  if (failed(checkObject(n, {"kind", "eps", "weight_offset"}, {}, "a norm")))
+  // A LayerNorm has no weight offset (vision towers only: gemma decoders
+  // use RMSNorm).
+  bool layerNorm = !text && n->is_object() && n->contains("kind") &&
+                   (*n)["kind"] == "layer_norm";
+  SmallVector<StringRef> required = {"kind", "eps"}, optional;
+  (layerNorm ? optional : required).push_back("weight_offset");
+  if (failed(checkObject(n, required, optional, "a norm")))
     return failure();
-  FailureOr<std::string> kind = getEnum(n, "kind", {"rms_norm"}, "norm kind");
+  SmallVector<StringRef, 2> kinds = {"rms_norm"};
+  if (!text)
+    kinds.push_back("layer_norm");
+  FailureOr<std::string> kind = getEnum(n, "kind", kinds, "norm kind");
   FailureOr<double> eps;
-  FailureOr<int64_t> offset;
-  if (failed(kind) || failed(eps = getNumber(n, "eps", 0, 1)) ||
-      failed(offset = getWeightOffset(n, "weight_offset")))
+  if (failed(kind) || failed(eps = getNumber(n, "eps", 0, 1)))
     return failure();
   out.eps = *eps;
-  out.weightOffset = *offset;
+  out.kind = layerNorm ? NormKind::LayerNorm : NormKind::RMSNorm;
+  out.weightOffset = 0;
+  if (has(n, "weight_offset")) {
+    FailureOr<int64_t> offset = getWeightOffset(n, "weight_offset");
+    if (failed(offset))
+      return failure();
+    if (layerNorm && *offset != 0)
+      return error(child(n, "weight_offset").path)
+             << "weight_offset " << *offset
+             << " on a layer_norm (a LayerNorm scales by its weight as is)";
+    out.weightOffset = *offset;
+  }
   return success();
 }
 
@@ -69,44 +87,72 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
   }
 
   // attention
+  // A vision tower may leave out its q/k norms (gemma3 has none: no
+  // qk_norm_scope) and the keys the family supplies (VISION_KEYS.md).
   Node attn = child(exec, "attention");
-  if (failed(checkObject(attn,
-                         {"num_q_heads", "num_kv_heads", "head_dim",
-                          "score_scale", "qk_norm_scope",
-                          "qk_norm_weight_offset", "parameter_free_qk_norm"},
-                         {"attention_bias"}, "execution.attention")))
+  SmallVector<StringRef> attnRequired = {"num_q_heads", "num_kv_heads",
+                                         "head_dim"};
+  SmallVector<StringRef> attnOptional = {"attention_bias"};
+  SmallVector<StringRef> qkKeys = {"score_scale", "qk_norm_scope",
+                                   "qk_norm_weight_offset",
+                                   "parameter_free_qk_norm"};
+  (text ? attnRequired : attnOptional).append(qkKeys);
+  if (failed(checkObject(attn, attnRequired, attnOptional,
+                         "execution.attention")))
     return failure();
-  FailureOr<int64_t> q, kv, d, offset;
-  FailureOr<double> scale;
+  FailureOr<int64_t> q, kv, d;
   if (failed(q = getInt(attn, "num_q_heads", 1, kMaxHeads)) ||
       failed(kv = getInt(attn, "num_kv_heads", 1, kMaxHeads)) ||
-      failed(d = getInt(attn, "head_dim", 1, kMaxWidth)) ||
-      failed(scale = getNumber(attn, "score_scale", 0,
-                               std::numeric_limits<double>::max())) ||
-      failed(getEnum(attn, "qk_norm_scope", {"per_head"}, "qk_norm_scope")) ||
-      failed(offset = getWeightOffset(attn, "qk_norm_weight_offset")))
+      failed(d = getInt(attn, "head_dim", 1, kMaxWidth)))
     return failure();
   out.numQHeads = *q;
   out.numKvHeads = *kv;
   out.headDim = *d;
-  out.scoreScale = *scale;
-  out.qkNormOffset = *offset;
-  Node freeNorm = child(attn, "parameter_free_qk_norm");
-  if (failed(
-          checkObject(freeNorm, {"q", "k", "v"}, {}, "parameter_free_qk_norm")))
-    return failure();
-  FailureOr<bool> fq, fk, fv;
-  if (failed(fq = getBool(freeNorm, "q")) ||
-      failed(fk = getBool(freeNorm, "k")) ||
-      failed(fv = getBool(freeNorm, "v")))
-    return failure();
-  out.freeQ = *fq;
-  out.freeK = *fk;
-  out.freeV = *fv;
-  if (text && (out.freeQ || out.freeK))
-    return error(child(freeNorm, out.freeQ ? "q" : "k").path)
-           << "a parameter-free " << (out.freeQ ? "q" : "k")
-           << " norm is not supported (gemma q and k norms have weights)";
+  if (has(attn, "score_scale")) {
+    FailureOr<double> scale = getNumber(attn, "score_scale", 0,
+                                        std::numeric_limits<double>::max());
+    if (failed(scale))
+      return failure();
+    out.scoreScale = *scale;
+    out.hasScoreScale = true;
+  }
+  if (has(attn, "qk_norm_scope")) {
+    if (failed(getEnum(attn, "qk_norm_scope", {"per_head"}, "qk_norm_scope")))
+      return failure();
+    out.qkNorms = true;
+    if (!has(attn, "qk_norm_weight_offset"))
+      return error(attn.path) << "missing required key "
+                                 "'qk_norm_weight_offset' (qk_norm_scope "
+                                 "names q and k norms)";
+  } else if (has(attn, "qk_norm_weight_offset")) {
+    return error(child(attn, "qk_norm_weight_offset").path)
+           << "qk_norm_weight_offset without qk_norm_scope (no q/k norms)";
+  }
+  if (out.qkNorms) {
+    FailureOr<int64_t> offset = getWeightOffset(attn, "qk_norm_weight_offset");
+    if (failed(offset))
+      return failure();
+    out.qkNormOffset = *offset;
+  }
+  if (has(attn, "parameter_free_qk_norm")) {
+    Node freeNorm = child(attn, "parameter_free_qk_norm");
+    if (failed(checkObject(freeNorm, {"q", "k", "v"}, {},
+                           "parameter_free_qk_norm")))
+      return failure();
+    FailureOr<bool> fq, fk, fv;
+    if (failed(fq = getBool(freeNorm, "q")) ||
+        failed(fk = getBool(freeNorm, "k")) ||
+        failed(fv = getBool(freeNorm, "v")))
+      return failure();
+    out.freeQ = *fq;
+    out.freeK = *fk;
+    out.freeV = *fv;
+    out.hasFreeNorm = true;
+    if (out.freeQ || out.freeK)
+      return error(child(freeNorm, out.freeQ ? "q" : "k").path)
+             << "a parameter-free " << (out.freeQ ? "q" : "k")
+             << " norm is not supported (gemma q and k norms have weights)";
+  }
   if (has(attn, "attention_bias")) {
     FailureOr<bool> bias = getBool(attn, "attention_bias");
     if (failed(bias))
@@ -115,6 +161,7 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
       return error(child(attn, "attention_bias").path)
              << "attention biases are not supported (gemma decoders have "
                 "none)";
+    out.attentionBias = *bias;
   }
   if (out.numQHeads % out.numKvHeads != 0)
     return error(child(attn, "num_kv_heads").path)
@@ -127,16 +174,33 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
 
   // ffn
   Node ffn = child(exec, "ffn");
+  SmallVector<StringRef> ffnOptional = {"gate_policy"};
+  if (!text)
+    ffnOptional.push_back("bias");
   if (failed(checkObject(ffn, {"intermediate_size", "activation", "ffn_type"},
-                         {"gate_policy"}, "execution.ffn")))
+                         ffnOptional, "execution.ffn")))
     return failure();
+  SmallVector<StringRef, 2> ffnTypes = {"gated"};
+  if (!text)
+    ffnTypes.push_back("plain");
   FailureOr<int64_t> inter = getInt(ffn, "intermediate_size", 1, kMaxWidth);
+  FailureOr<std::string> ffnType;
   if (failed(inter) ||
       failed(getEnum(ffn, "activation", {"gelu_tanh"}, "activation")) ||
-      failed(getEnum(ffn, "ffn_type", {"gated"}, "ffn_type")))
+      failed(ffnType = getEnum(ffn, "ffn_type", ffnTypes, "ffn_type")))
     return failure();
   out.intermediateSize = *inter;
+  out.ffnKind = *ffnType == "plain" ? FfnKind::Plain : FfnKind::Gated;
+  if (has(ffn, "bias")) {
+    FailureOr<bool> bias = getBool(ffn, "bias");
+    if (failed(bias))
+      return failure();
+    out.ffnBias = *bias;
+  }
   if (has(ffn, "gate_policy")) {
+    if (out.ffnKind == FfnKind::Plain)
+      return error(child(ffn, "gate_policy").path)
+             << "gate_policy on a plain FFN (it has no gate)";
     Node gate = child(ffn, "gate_policy");
     if (failed(checkObject(gate, {"kind"}, {}, "gate_policy")) ||
         failed(getEnum(gate, "kind", {"gated"}, "gate_policy kind")))
@@ -149,12 +213,13 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
   SmallVector<StringRef> normOptional = {"post", "placement"};
   (text ? normRequired : normOptional).push_back("final_norm");
   if (failed(checkObject(norm, normRequired, normOptional, "execution.norm")) ||
-      failed(parseNorm(norm, "pre", out.pre)))
+      failed(parseNorm(norm, "pre", text, out.pre)))
     return failure();
   out.hasPost = has(norm, "post");
   out.hasFinal = has(norm, "final_norm");
-  if ((out.hasPost && failed(parseNorm(norm, "post", out.post))) ||
-      (out.hasFinal && failed(parseNorm(norm, "final_norm", out.finalNorm))))
+  if ((out.hasPost && failed(parseNorm(norm, "post", text, out.post))) ||
+      (out.hasFinal &&
+       failed(parseNorm(norm, "final_norm", text, out.finalNorm))))
     return failure();
   if (has(norm, "placement")) {
     if (failed(getEnum(norm, "placement", {"pre_post"}, "norm placement")))

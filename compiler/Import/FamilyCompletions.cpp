@@ -67,7 +67,7 @@ void mlir::sgc::import::completeText(TextSpec &t, const TextAsWritten &graph,
                "dtype)");
 }
 
-void mlir::sgc::import::completePerception(OpaqueComponentSpec &spec,
+void mlir::sgc::import::completePerception(VisionSpec &spec,
                                            const PerceptionAsWritten &graph,
                                            CompleteFn complete) {
   const VisionFacts &facts = visionFacts(spec.family);
@@ -88,9 +88,16 @@ void mlir::sgc::import::completePerception(OpaqueComponentSpec &spec,
                  "encoder applies a weightless RMSNorm to V");
       if (!exec.postNorms || exec.hasFinal)
         complete(exec.normPath, "",
-                 "norm: pre only -> pre_post (four RMSNorms per layer) and no "
-                 "final encoder norm: the gemma4 vision tower pools, scales, "
-                 "standardizes and projects after its last layer");
+                 std::string("norm: ") +
+                     (exec.postNorms ? "pre_post" : "pre only") +
+                     (exec.hasFinal ? " with a final norm" : "") +
+                     " -> pre_post (four RMSNorms per layer) and no "
+                     "final encoder norm: the gemma4 vision tower pools, "
+                     "scales, standardizes and projects after its last layer");
+      spec.scoreScale = facts.scoreScale;
+      spec.vNorm = facts.vNorm;
+      spec.postNorms = facts.sandwichNorms;
+      spec.hasFinalNorm = false;
     }
   } else {
     complete(graph.componentPath + ".execution", graph.componentPath,
@@ -104,7 +111,6 @@ void mlir::sgc::import::completePerception(OpaqueComponentSpec &spec,
              "rope: 2-D axial over patch (x, y): each head's channels split "
              "in an x half and a y half, rotate-half within each, " +
                  std::to_string(spec.headDim / 4) + " frequencies per axis");
-  if (facts.vNorm)
-    for (LayerSpec &layer : spec.layers)
-      layer.vNorm = true;
+  for (LayerSpec &layer : spec.layers)
+    layer.vNorm = spec.vNorm;
 }

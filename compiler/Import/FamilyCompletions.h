@@ -67,9 +67,10 @@ struct PerceptionAsWritten {
 };
 
 /// Completes the perception component `spec` of family `spec.family`: where
-/// the graph's execution block contradicts the family the family wins; an
-/// absent block is the family's; 2-D RoPE and V norms.
-void completePerception(OpaqueComponentSpec &spec,
+/// the graph's execution block contradicts the family (the four known seed
+/// errors: gemma4's score scale, V norm, placement, final norm) the family
+/// wins; an absent block is the family's; 2-D RoPE and V norms.
+void completePerception(VisionSpec &spec,
                         const PerceptionAsWritten &graph, CompleteFn complete);
 
 } // namespace mlir::sgc::import

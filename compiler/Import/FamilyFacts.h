@@ -52,7 +52,9 @@ const TextFacts &textFacts(Family family);
 llvm::SmallVector<std::string, 1> alternativeTensorNames(Family family,
                                                          llvm::StringRef name);
 
-/// Facts of a family's vision tower (gemma-vision.md §G3.7, §G4).
+/// Facts of a family's vision tower (gemma-vision.md §G3.7, §G4): the
+/// values of the optional perception keys (VISION_KEYS.md) and the
+/// structure sgc's tensor table knows for the family.
 struct VisionFacts {
   /// Default checkpoint prefixes of the tower and of the adapter.
   llvm::StringRef towerPrefix, adapterPrefix;
@@ -61,7 +63,8 @@ struct VisionFacts {
   /// prefix plus it.
   llvm::StringRef adapterChild;
   int64_t intermediateSize;
-  /// Score scale and V norm the encoder really uses.
+  /// Score scale and V norm the encoder really uses (gemma3: the score
+  /// scale is head_dim^-0.5 of the graph's geometry, see scoreScaleFor).
   double scoreScale;
   bool vNorm;
   /// Pre and post RMSNorms around attention and FFN; no final encoder norm.
@@ -70,8 +73,43 @@ struct VisionFacts {
   bool rope2d;
   /// What the family supplies when the graph has no vision `execution`.
   llvm::StringRef executionSummary;
+
+  //===--- perception.image --------------------------------------------===//
+  int64_t patchSize;
+  /// 0: the family has no fixed image size (gemma4).
+  int64_t imageSize;
+  int64_t softTokensPerImage;
+  /// 0: derived from the image and patch sizes (gemma3).
+  int64_t poolingKernel, positionTableSize;
+  /// Whether the family standardizes at all (gemma3: the key is refused).
+  bool hasStandardize;
+  VisionSpec::TokenIds tokens;
+
+  //===--- encoder structure (each must match: the tensor table) ---------===//
+  NormKind normKind;
+  double eps;
+  bool finalNorm;
+  bool attentionBias;
+  /// Per-head q and k norms with weights.
+  bool qkNorms;
+  FfnKind ffnKind;
+  bool ffnBias;
+  /// The adapter's norm: offset and whether it has a weight; the pooled
+  /// tokens are multiplied by sqrt(hidden) when `poolScaleSqrtHidden`.
+  int64_t adapterNormOffset;
+  bool adapterNormWeight;
+  bool poolScaleSqrtHidden;
+
+  /// The score scale the family's encoder uses at head_dim `headDim`.
+  double scoreScaleFor(int64_t headDim) const;
 };
 const VisionFacts &visionFacts(Family family);
+
+/// Sets every key-derived field of `spec` (image, norms, biases, FFN kind,
+/// RoPE, adapter) to its family's value; the geometry (hidden size, heads,
+/// head_dim, layers) must be set. gemma3's pooling kernel and position table
+/// size are derived from the image and patch sizes.
+void applyVisionFamily(VisionSpec &spec);
 
 /// Bytes per element of the only encoding schema 6 graphs use (BF16).
 constexpr int64_t kBF16Bytes = 2;

@@ -5,7 +5,8 @@
 // perception components (validated, not lowered), the objects with their
 // declared and derived tensor figures, and the family completions
 // (FamilyCompletions.h). This file has the graph, its components and
-// objects; ExecutionParser.cpp a component's execution block and layers.
+// objects; ExecutionParser.cpp a component's execution block and layers;
+// PerceptionParser.cpp a perception component's keys (VISION_KEYS.md).
 //
 // Every problem is one diagnostic located at the JSON path of the value (and
 // its line:col); the first error ends the parse. Limits (nesting, file size,
@@ -157,109 +158,6 @@ LogicalResult GraphParser::parseText(const Node &c, Family family) {
       t, written, options.computeDtype,
       [&](const std::string &path, const std::string &parent,
           std::string message) { complete(path, parent, std::move(message)); });
-  return success();
-}
-
-LogicalResult GraphParser::parsePerception(const Node &c, Family family) {
-  OpaqueComponentSpec &spec = graph.opaqueComponents.back();
-  const VisionFacts &facts = visionFacts(family);
-  if (!has(c, "perception"))
-    return error(c.path) << "missing required key 'perception' (a "
-                            "perception component needs one)";
-  FailureOr<int64_t> numLayers = getInt(c, "num_layers", 1, kMaxLayers);
-  FailureOr<int64_t> hidden;
-  if (failed(numLayers) ||
-      failed(hidden = getInt(c, "hidden_size", 1, kMaxWidth)))
-    return failure();
-  spec.numLayers = *numLayers;
-  spec.hiddenSize = *hidden;
-
-  Node p = child(c, "perception");
-  if (failed(checkObject(p, {"modality", "transform"}, {}, "perception")))
-    return failure();
-  FailureOr<std::string> modality =
-      getEnum(p, "modality", {"image"}, "modality");
-  if (failed(modality))
-    return failure();
-  spec.modality = *modality;
-  Node transform = child(p, "transform");
-  if (failed(checkObject(transform, {"encoder"}, {}, "perception.transform")))
-    return failure();
-  Node encoder = child(transform, "encoder");
-  if (failed(checkObject(encoder, {"depth", "width", "num_heads"}, {},
-                         "perception.transform.encoder")))
-    return failure();
-  FailureOr<int64_t> depth = getInt(encoder, "depth", 1, kMaxLayers);
-  FailureOr<int64_t> width, heads;
-  if (failed(depth) || failed(width = getInt(encoder, "width", 1, kMaxWidth)) ||
-      failed(heads = getInt(encoder, "num_heads", 1, kMaxHeads)))
-    return failure();
-  if (*depth != spec.numLayers)
-    return error(child(encoder, "depth").path)
-           << "encoder depth " << *depth << " disagrees with num_layers "
-           << spec.numLayers;
-  if (*width != spec.hiddenSize)
-    return error(child(encoder, "width").path)
-           << "encoder width " << *width << " disagrees with hidden_size "
-           << spec.hiddenSize;
-  spec.numHeads = *heads;
-
-  PerceptionAsWritten written;
-  written.componentPath = c.path;
-  written.layersPath = child(c, "attention").path;
-  LayerDefaults defaults;
-  defaults.numQHeads = spec.numHeads;
-  if (has(c, "execution")) {
-    ExecSpec exec;
-    Node execNode = child(c, "execution");
-    if (failed(parseExecution(execNode, /*text=*/false, exec)))
-      return failure();
-    Node attn = child(execNode, "attention");
-    if (exec.numQHeads != spec.numHeads)
-      return error(child(attn, "num_q_heads").path)
-             << "num_q_heads " << exec.numQHeads
-             << " disagrees with the encoder's num_heads " << spec.numHeads;
-    if (exec.numQHeads * exec.headDim != spec.hiddenSize)
-      return error(child(attn, "head_dim").path)
-             << "num_q_heads x head_dim = " << exec.numQHeads << " x "
-             << exec.headDim << " = " << exec.numQHeads * exec.headDim
-             << " disagrees with hidden_size " << spec.hiddenSize;
-    spec.numKvHeads = exec.numKvHeads;
-    spec.headDim = exec.headDim;
-    spec.intermediateSize = exec.intermediateSize;
-    defaults.kvHeadsPath = child(attn, "num_kv_heads").path;
-    defaults.headDimPath = child(attn, "head_dim").path;
-    PerceptionAsWritten::Execution &e = written.execution.emplace();
-    e.scoreScalePath = child(attn, "score_scale").path;
-    e.freeVPath = child(child(attn, "parameter_free_qk_norm"), "v").path;
-    e.normPath = child(execNode, "norm").path;
-    e.scoreScale = exec.scoreScale;
-    e.freeV = exec.freeV;
-    e.postNorms = exec.postNorms;
-    e.hasFinal = exec.hasFinal;
-  } else {
-    if (spec.hiddenSize % spec.numHeads != 0)
-      return error(child(encoder, "num_heads").path)
-             << "hidden_size " << spec.hiddenSize
-             << " is not a multiple of num_heads " << spec.numHeads;
-    // The encoder's geometry; the FFN width only the family knows (even
-    // under --strict-graph).
-    spec.numKvHeads = spec.numHeads;
-    spec.headDim = spec.hiddenSize / spec.numHeads;
-    spec.intermediateSize = facts.intermediateSize;
-    defaults.kvHeadsPath = child(encoder, "num_heads").path;
-    defaults.headDimPath = child(encoder, "num_heads").path;
-  }
-  defaults.numKvHeads = spec.numKvHeads;
-  defaults.headDim = spec.headDim;
-  if (failed(parseLayers(c, spec.numLayers, defaults, spec.layers)))
-    return failure();
-  if (!options.strictGraph)
-    completePerception(spec, written,
-                       [&](const std::string &path, const std::string &parent,
-                           std::string message) {
-                         complete(path, parent, std::move(message));
-                       });
   return success();
 }
 
@@ -415,6 +313,7 @@ LogicalResult GraphParser::resolvePrefixes() {
         adapter.consume_back(("." + facts.adapterChild).str());
       c.adapterPrefix = adapter.str();
     }
+    c.tensors = visionTensorNames(c);
   }
   return success();
 }
@@ -526,6 +425,8 @@ FailureOr<GraphSpec> GraphParser::parse() {
     error(comps.path) << "no component with role 'primary_text'";
     return failure();
   }
+  if (failed(checkVisionTokens()))
+    return failure();
 
   Node objects = child(rootNode, "objects");
   if (failed(checkArray(objects, "objects", 0, kMaxObjects)))

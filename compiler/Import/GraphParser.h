@@ -9,6 +9,7 @@
 #ifndef SGC_COMPILER_IMPORT_GRAPHPARSER_H
 #define SGC_COMPILER_IMPORT_GRAPHPARSER_H
 
+#include "compiler/Import/FamilyCompletions.h"
 #include "compiler/Import/GraphSpec.h"
 #include "compiler/Import/Importer.h"
 #include "compiler/Import/JsonReader.h"
@@ -64,9 +65,15 @@ struct ExecSpec {
   std::optional<int64_t> contextLength;
   int64_t numQHeads = 0, numKvHeads = 0, headDim = 0;
   double scoreScale = 1.0;
+  /// Keys a perception execution may leave out.
+  bool hasScoreScale = false, hasFreeNorm = false;
+  std::optional<bool> attentionBias, ffnBias;
+  /// qk_norm_scope given (q and k norms with weights).
+  bool qkNorms = false;
   int64_t qkNormOffset = 0;
   bool freeQ = false, freeK = false, freeV = false;
   int64_t intermediateSize = 0;
+  FfnKind ffnKind = FfnKind::Gated;
   NormSpec pre, post, finalNorm;
   bool hasPost = false, hasFinal = false, postNorms = false;
   bool hasHead = false;
@@ -105,8 +112,29 @@ private:
   LogicalResult parseComponent(const Node &c);
   LogicalResult parseText(const Node &c, Family family);
   LogicalResult parsePerception(const Node &c, Family family);
+
+  //===--- Perception (PerceptionParser.cpp) -------------------------------===//
+
+  /// An absent key: its family value `value` as a completion, or an error
+  /// naming `path` under --strict-graph.
+  LogicalResult absentKey(const std::string &path, const std::string &parent,
+                          StringRef key, Family family,
+                          const std::string &value);
+  /// A present key whose value differs from the family's: a remark (the
+  /// graph's value applies).
+  void differs(const std::string &path, StringRef key, Family family,
+               const std::string &graphValue, const std::string &familyValue);
+  LogicalResult parseImage(const Node &perception, VisionSpec &spec);
+  LogicalResult checkVisionLayers(const Node &c, VisionSpec &spec);
+  LogicalResult applyVisionExecution(const Node &execNode,
+                                     const ExecSpec &exec, VisionSpec &spec,
+                                     PerceptionAsWritten &written);
+  /// Every vision token id below the text vocab size.
+  LogicalResult checkVisionTokens();
   LogicalResult parseExecution(const Node &exec, bool text, ExecSpec &out);
-  LogicalResult parseNorm(const Node &obj, StringRef key, NormSpec &out);
+  /// A norm; `text` allows rms_norm only.
+  LogicalResult parseNorm(const Node &obj, StringRef key, bool text,
+                          NormSpec &out);
   LogicalResult parseLayers(const Node &c, int64_t numLayers,
                             const LayerDefaults &defaults,
                             std::vector<LayerSpec> &out);
@@ -126,6 +154,12 @@ private:
     std::string path;
   };
   std::vector<ComponentInfo> components;
+  /// Where each perception component's token ids are (or would be).
+  struct VisionPaths {
+    std::string tokens, tokensParent;
+    bool tokensGiven = false;
+  };
+  std::vector<VisionPaths> visionPaths;
   bool haveText = false;
   llvm::StringSet<> objectIds;
 };

@@ -37,12 +37,20 @@ enum class Family { Gemma3, Gemma4 };
 enum class Span { Sliding, Full };
 enum class PositionKind { Rope, Linear, PartialRope, None };
 
-/// One RMSNorm instance's parameters.
+/// RMSNorm (x / rms(x) · w) or LayerNorm ((x - mean) / std · w + b; vision
+/// towers only).
+enum class NormKind { RMSNorm, LayerNorm };
+
+/// One norm instance's parameters.
 struct NormSpec {
   double eps = 0;
   /// 0: x̂·w, 1: x̂·(1+w).
   int64_t weightOffset = 0;
+  NormKind kind = NormKind::RMSNorm;
 };
+
+/// `gated`: down(act(gate(x)) · up(x)); `plain`: fc2(act(fc1(x))).
+enum class FfnKind { Gated, Plain };
 
 /// One decoder layer's attention, geometry resolved.
 struct LayerSpec {
@@ -108,8 +116,38 @@ struct TextSpec {
   SourcePos pos;
 };
 
-/// A component that is validated but not lowered (the vision tower).
-struct OpaqueComponentSpec {
+/// The checkpoint tensors of one vision encoder layer; "" where the layer
+/// has none (gemma3: LayerNorms with biases, fc1/fc2; gemma4: four RMSNorms,
+/// q/k norms, gate/up/down).
+struct VisionLayerTensors {
+  std::string preAttnNorm, preAttnNormBias, postAttnNorm;
+  std::string preFfnNorm, preFfnNormBias, postFfnNorm;
+  std::string q, qBias, k, kBias, v, vBias, o, oBias, qNorm, kNorm;
+  /// gate (gated) or fc1 (plain); up (gated only); down or fc2.
+  std::string ffnIn, ffnInBias, ffnUp, ffnOut, ffnOutBias;
+};
+
+/// Every checkpoint tensor a vision tower and its adapter bind, by role.
+struct VisionTensorNames {
+  /// gemma3: the conv [D, 3, p, p] and its bias; gemma4: input_proj
+  /// [D, 3·p·p] (no bias).
+  std::string patchWeight, patchBias;
+  /// gemma3: [P, D]; gemma4: [2, P, D] (x table, y table).
+  std::string positionTable;
+  std::string finalNorm, finalNormBias;
+  /// gemma4 standardization buffers.
+  std::string stdBias, stdScale;
+  /// gemma3 mm_soft_emb_norm (gemma4's pre-projection norm has no weight).
+  std::string adapterNorm;
+  /// gemma3: [D, textHidden] (stored [in, out]); gemma4: [textHidden, D].
+  std::string projection;
+  std::vector<VisionLayerTensors> layers;
+};
+
+/// A perception component (a vision tower and its adapter into the text
+/// stream), every key resolved: the graph's (VISION_KEYS.md), else the
+/// family's. Validated, not lowered yet.
+struct VisionSpec {
   std::string id;
   std::string role;
   std::string sourceArtifact;
@@ -124,14 +162,78 @@ struct OpaqueComponentSpec {
   int64_t numKvHeads = 0;
   int64_t headDim = 0;
   int64_t intermediateSize = 0;
+
+  //===--- perception.image ------------------------------------------------===//
+  int64_t patchSize = 0;
+  /// gemma3: the square side every image is resized to; 0 for gemma4 (its
+  /// resize keeps the aspect ratio).
+  int64_t imageSize = 0;
+  /// gemma3: the pooled tokens of every image; gemma4: the default patch
+  /// budget in soft tokens (`--max-soft-tokens`).
+  int64_t softTokensPerImage = 0;
+  /// Average pool of pooling_kernel² patches into one soft token.
+  int64_t poolingKernel = 0;
+  /// Rows of the learned position table (gemma4: of each of its two).
+  int64_t positionTableSize = 0;
+  /// gemma4: (h - std_bias) · std_scale after pooling.
+  bool standardize = false;
+  struct TokenIds {
+    int64_t image = 0, boi = 0, eoi = 0;
+  } tokens;
+
+  //===--- the encoder -----------------------------------------------------===//
+  /// Pre norms; post norms around attention and FFN only with `postNorms`.
+  NormSpec preNorm, postNorm;
+  bool postNorms = false;
+  /// A norm after the last encoder layer (gemma3 post_layernorm).
+  bool hasFinalNorm = false;
+  NormSpec finalNorm;
+  /// q/k/v/o biases.
+  bool attentionBias = false;
+  double scoreScale = 1.0;
+  /// Per-head q and k norms with weights, and their weight offset.
+  bool qkNorms = false;
+  int64_t qkNormOffset = 0;
+  /// A weightless RMSNorm on V (also set on every layer).
+  bool vNorm = false;
+  /// None: the learned table is added once (gemma3); Rope: the 2-D axial
+  /// RoPE over patch (x, y), headDim / 4 frequencies per axis (gemma4).
+  PositionKind position = PositionKind::None;
+  double ropeTheta = 0;
+  FfnKind ffnKind = FfnKind::Gated;
+  /// fc1/fc2 biases (plain only).
+  bool ffnBias = false;
+
+  //===--- pooling and adapter ---------------------------------------------===//
+  /// Multiplies the pooled tokens (gemma4: sqrt(hidden), gemma3: 1).
+  double poolScale = 1.0;
+  /// The RMSNorm before the projection: gemma3 (1+w), gemma4 weightless.
+  NormSpec adapterNorm;
+  bool adapterNormWeight = false;
+
   /// Checkpoint prefixes of the tower (its layers are
   /// "<towerPrefix>.encoder.layers.<i>.…") and of the adapter into the text
   /// stream, from the objects' source_bindings or the family defaults.
   std::string towerPrefix, adapterPrefix;
+  /// Filled once the prefixes are known (visionTensorNames).
+  VisionTensorNames tensors;
   /// The encoder's layers (validated like the text layers).
   std::vector<LayerSpec> layers;
   SourcePos pos;
+
+  /// Patches the tower sees per image: gemma3 (imageSize / patchSize)²,
+  /// gemma4 the budget softTokensPerImage · poolingKernel².
+  int64_t patchesPerImage() const {
+    if (family == Family::Gemma3)
+      return (imageSize / patchSize) * (imageSize / patchSize);
+    return softTokensPerImage * poolingKernel * poolingKernel;
+  }
+  /// Values per patch: 3 channels of patchSize².
+  int64_t patchInputs() const { return 3 * patchSize * patchSize; }
 };
+
+/// The older name (a component that is validated but not lowered).
+using OpaqueComponentSpec = VisionSpec;
 
 /// One `objects[].source_bindings[]` entry with the figures derived from the
 /// family tensor table next to the declared ones.
@@ -183,10 +285,14 @@ struct GraphSpec {
 std::vector<TensorSpec> textTensors(const TextSpec &text);
 
 /// Every checkpoint tensor a perception component (tower and adapter) binds,
-/// from the family tensor table (gemma-vision.md §G3.6, §G4.6). The adapter
-/// projects into the text stream of width `textHiddenSize`.
-std::vector<TensorSpec> perceptionTensors(const OpaqueComponentSpec &component,
+/// from the family tensor table (gemma-vision.md §G3.6, §G4.6) and the
+/// component's keys. The adapter projects into the text stream of width
+/// `textHiddenSize`.
+std::vector<TensorSpec> perceptionTensors(const VisionSpec &component,
                                           int64_t textHiddenSize);
+
+/// The same tensors by role (their names only).
+VisionTensorNames visionTensorNames(const VisionSpec &component);
 
 } // namespace mlir::sgc::import
 

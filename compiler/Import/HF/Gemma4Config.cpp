@@ -300,6 +300,9 @@ FailureOr<HfVision> readVision(ConfigReader &r, const JsonNode &v) {
     l.vNorm = true;
     s.layers.push_back(l);
   }
+  // The image keys, norms and adapter the family has (the graph writer
+  // states none of them).
+  applyVisionFamily(s);
   out.eps = *eps;
   return out;
 }

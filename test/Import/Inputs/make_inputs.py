@@ -67,6 +67,180 @@ def base3():
     return g
 
 
+# Tiny vision towers (VISION_KEYS.md keys stated in full) on the tiny text
+# models. Their tensor figures are counted here from gemma-vision.md §G3.6 /
+# §G4.6, independently of sgc's table.
+TINY3 = os.path.join(EXAMPLES, "tiny-gemma3", "system_graph.json")
+TINY4 = os.path.join(EXAMPLES, "tiny-gemma4", "system_graph.json")
+
+
+def binding(artifact, prefix, shapes):
+    elements = [1] * len(shapes)
+    for i, shape in enumerate(shapes):
+        for d in shape:
+            elements[i] *= d
+    return {"artifact": artifact, "tensor_prefix": prefix,
+            "tensors": len(shapes), "bytes": 2 * sum(elements)}
+
+
+def vision_object(kind, bindings):
+    return {"id": "vision." + kind, "component": "vision", "kind": kind,
+            "source_bindings": bindings,
+            "representations": [{"encoding": "BF16", "fidelity": "canonical"}]}
+
+
+def tiny3_vision():
+    """SigLIP: hidden 32, 2 layers, 4 heads x 8, FFN 48, 56 px, patch 14
+    (4 x 4 = 16 patches), 4 soft tokens (pool 2); transformers 5.24's
+    tensor names (no vision_model level)."""
+    g = json.load(open(TINY3))
+    art = g["components"][0]["source_artifact"]
+    d, ffn, text_hidden = 32, 48, g["components"][0]["hidden_size"]
+    norm = {"kind": "layer_norm", "eps": 1e-6}
+    g["components"].append({
+        "id": "vision", "role": "perception", "source_artifact": art,
+        "num_layers": 2, "hidden_size": d,
+        "attention": [{"operator": "softmax", "span": "full",
+                       "position": {"kind": "none"}} for _ in range(2)],
+        "execution": {
+            "attention": {"num_q_heads": 4, "num_kv_heads": 4, "head_dim": 8,
+                          "score_scale": 8 ** -0.5,
+                          "parameter_free_qk_norm": {"q": False, "k": False,
+                                                     "v": False},
+                          "attention_bias": True},
+            "ffn": {"intermediate_size": ffn, "activation": "gelu_tanh",
+                    "ffn_type": "plain", "bias": True},
+            "norm": {"pre": dict(norm), "final_norm": dict(norm)},
+            "residual_topology": {"kind": "single_stream"}},
+        "perception": {
+            "modality": "image",
+            "transform": {"encoder": {"depth": 2, "width": d, "num_heads": 4}},
+            "image": {"patch_size": 14, "image_size": 56,
+                      "soft_tokens_per_image": 4, "pooling_kernel": 2,
+                      "position_embedding_size": 16,
+                      "token_ids": {"image": 502, "boi": 500, "eoi": 501}}}})
+    layer = ([[d], [d]] + [[d, d], [d]] * 4 + [[d], [d]] +
+             [[ffn, d], [ffn], [d, ffn], [d]])
+    g["objects"] += [
+        vision_object("perception_adapter", [
+            binding(art, "multi_modal_projector", [[d, text_hidden]]),
+            binding(art, "multi_modal_projector.mm_soft_emb_norm", [[d]])]),
+        vision_object("perception_tower", [
+            binding(art, "vision_tower.embeddings.patch_embedding",
+                    [[d, 3, 14, 14], [d]]),
+            binding(art, "vision_tower.embeddings.position_embedding",
+                    [[16, d]]),
+            binding(art, "vision_tower.encoder.layers", layer * 2),
+            binding(art, "vision_tower.post_layernorm", [[d], [d]])])]
+    return g
+
+
+def tiny4_vision():
+    """gemma4 ViT: hidden 48, 2 layers, 4 heads x 12, FFN 96, patch 4,
+    pool 3, position tables of 64, 70 soft tokens (630 patches)."""
+    g = json.load(open(TINY4))
+    art = g["components"][0]["source_artifact"]
+    d, ffn, hd, text_hidden = 48, 96, 12, g["components"][0]["hidden_size"]
+    norm = {"kind": "rms_norm", "eps": 1e-6, "weight_offset": 0}
+    g["components"].append({
+        "id": "vision", "role": "perception", "source_artifact": art,
+        "num_layers": 2, "hidden_size": d,
+        "attention": [{"operator": "softmax", "span": "full",
+                       "position": {"kind": "rope", "theta": 100.0}}
+                      for _ in range(2)],
+        "execution": {
+            "attention": {"num_q_heads": 4, "num_kv_heads": 4, "head_dim": hd,
+                          "score_scale": 1.0, "qk_norm_scope": "per_head",
+                          "qk_norm_weight_offset": 0,
+                          "parameter_free_qk_norm": {"q": False, "k": False,
+                                                     "v": True},
+                          "attention_bias": False},
+            "ffn": {"intermediate_size": ffn, "activation": "gelu_tanh",
+                    "ffn_type": "gated", "bias": False},
+            "norm": {"pre": dict(norm), "post": dict(norm),
+                     "placement": "pre_post"},
+            "residual_topology": {"kind": "single_stream"}},
+        "perception": {
+            "modality": "image",
+            "transform": {"encoder": {"depth": 2, "width": d, "num_heads": 4}},
+            "image": {"patch_size": 4, "soft_tokens_per_image": 70,
+                      "pooling_kernel": 3, "position_embedding_size": 64,
+                      "standardize": True,
+                      "token_ids": {"image": 502, "boi": 500, "eoi": 501}}}})
+    layer = [[d, d]] * 4 + [[hd]] * 2 + [[ffn, d]] * 2 + [[d, ffn]] + [[d]] * 4
+    g["objects"] += [
+        vision_object("perception_adapter", [
+            binding(art, "model.embed_vision.embedding_projection",
+                    [[text_hidden, d]])]),
+        vision_object("perception_tower", [
+            binding(art, "model.vision_tower", [[d], [d]]),
+            binding(art, "model.vision_tower.encoder.layers", layer * 2),
+            binding(art, "model.vision_tower.patch_embedder", [[2, 64, d]]),
+            binding(art, "model.vision_tower.patch_embedder.input_proj",
+                    [[d, 3 * 4 * 4]])])]
+    return g
+
+
+def seed4_strict():
+    """The gemma-4-31B-it seed with its vision keys stated and its vision
+    execution block corrected (gemma-vision.md, "Discrepancies"): what
+    --strict-graph accepts and follows literally."""
+    g = json.load(open(SEED))
+    v = g["components"][1]
+    attn = v["execution"]["attention"]
+    attn["score_scale"] = 1.0
+    attn["parameter_free_qk_norm"]["v"] = True
+    norm = v["execution"]["norm"]
+    norm["post"] = norm.pop("final_norm")
+    norm["placement"] = "pre_post"
+    v["execution"]["ffn"]["bias"] = False
+    v["perception"]["image"] = {
+        "patch_size": 16, "soft_tokens_per_image": 280, "pooling_kernel": 3,
+        "position_embedding_size": 10240, "standardize": True,
+        "token_ids": {"image": 258880, "boi": 255999, "eoi": 258882}}
+    return g
+
+
+def vision(g):
+    return g["components"][-1]
+
+
+def image(g):
+    return vision(g)["perception"]["image"]
+
+
+def vexec(g):
+    return vision(g)["execution"]
+
+
+def tiny_edit(base_fn, fn):
+    def make():
+        g = base_fn()
+        fn(g)
+        return dump(g)
+    return make
+
+
+def t3(fn):
+    return tiny_edit(tiny3_vision, fn)
+
+
+def t4(fn):
+    return tiny_edit(tiny4_vision, fn)
+
+
+def set_path(d, keys, value):
+    for k in keys[:-1]:
+        d = d[k]
+    d[keys[-1]] = value
+
+
+def pop_path(d, keys):
+    for k in keys[:-1]:
+        d = d[k]
+    d.pop(keys[-1])
+
+
 def dump(g):
     return json.dumps(g, indent=2) + "\n"
 
@@ -153,6 +327,55 @@ CASES = {
     "bad-negative-bytes": edit(lambda g: set_(g["objects"][2]["source_bindings"][0], "bytes", -10752)),
     "bad-encoding": edit(lambda g: set_(g["objects"][0]["representations"][0], "encoding", "F8_E4M3")),
     "bad-edges": edit(lambda g: set_(g, "edges", [{"from": "vision", "to": "target"}])),
+    # Perception components (VISION_KEYS.md): the tiny towers, the seed as
+    # --strict-graph takes it, and one broken rule each.
+    "tiny-gemma3-vision": lambda: dump(tiny3_vision()),
+    "tiny-gemma4-vision": lambda: dump(tiny4_vision()),
+    "strict-gemma4": lambda: dump(seed4_strict()),
+    "vision-g3-partial": t3(lambda g: [image(g).pop(k) for k in
+                                       ("pooling_kernel",
+                                        "position_embedding_size")]),
+    "vision-g4-partial": t4(lambda g: [image(g).pop("standardize"),
+                                       pop_path(vexec(g), ["ffn", "bias"]),
+                                       pop_path(vexec(g), ["attention", "score_scale"])]),
+    "bad-vision-patch-type": t3(lambda g: set_(image(g), "patch_size", "14")),
+    "bad-vision-patch-zero": t4(lambda g: set_(image(g), "patch_size", 0)),
+    "bad-vision-image-multiple": t3(lambda g: set_(image(g), "image_size", 60)),
+    "bad-vision-soft-square": t3(lambda g: set_(image(g), "soft_tokens_per_image", 8)),
+    "bad-vision-soft-divide": t3(lambda g: set_(image(g), "soft_tokens_per_image", 9)),
+    "bad-vision-pool-derived": t3(lambda g: set_(image(g), "pooling_kernel", 4)),
+    "bad-vision-positions-derived": t3(lambda g: set_(image(g), "position_embedding_size", 64)),
+    "bad-vision-token-dup": t3(lambda g: set_(image(g)["token_ids"], "eoi", 500)),
+    "bad-vision-token-vocab": t4(lambda g: set_(image(g)["token_ids"], "image", 512)),
+    "bad-vision-token-family": t3(lambda g: image(g).pop("token_ids")),
+    "bad-vision-token-negative": t4(lambda g: set_(image(g)["token_ids"], "boi", -1)),
+    "bad-vision-g3-standardize": t3(lambda g: set_(image(g), "standardize", True)),
+    "bad-vision-g3-rms-norm": t3(lambda g: set_(vexec(g)["norm"], "pre", {"kind": "rms_norm", "eps": 1e-6, "weight_offset": 0})),
+    "bad-vision-g3-placement": t3(lambda g: vexec(g)["norm"].update(post={"kind": "layer_norm", "eps": 1e-6}, placement="pre_post")),
+    "bad-vision-g3-no-final": t3(lambda g: vexec(g)["norm"].pop("final_norm")),
+    "bad-vision-g3-ffn-gated": t3(lambda g: set_(vexec(g)["ffn"], "ffn_type", "gated")),
+    "bad-vision-g3-no-exec-strict": t3(lambda g: vision(g).pop("execution")),
+    "bad-vision-g3-ffn-bias": t3(lambda g: set_(vexec(g)["ffn"], "bias", False)),
+    "bad-vision-g3-attention-bias": t3(lambda g: set_(vexec(g)["attention"], "attention_bias", False)),
+    "bad-vision-g3-qk-norm": t3(lambda g: vexec(g)["attention"].update(qk_norm_scope="per_head", qk_norm_weight_offset=0)),
+    "bad-vision-g3-v-norm": t3(lambda g: set_(vexec(g)["attention"]["parameter_free_qk_norm"], "v", True)),
+    "bad-vision-g3-rope": t3(lambda g: set_(vision(g)["attention"][1], "position", {"kind": "rope", "theta": 100.0})),
+    "bad-vision-layer-norm-offset": t3(lambda g: set_(vexec(g)["norm"]["final_norm"], "weight_offset", 1)),
+    "bad-vision-sliding": t4(lambda g: vision(g)["attention"][0].update(span="sliding", window=16)),
+    "bad-vision-g4-layer-norm": t4(lambda g: set_(vexec(g)["norm"], "post", {"kind": "layer_norm", "eps": 1e-6})),
+    "bad-vision-g4-image-size": t4(lambda g: set_(image(g), "image_size", 48)),
+    "bad-vision-g4-ffn-plain": t4(lambda g: set_(vexec(g)["ffn"], "ffn_type", "plain")),
+    "bad-vision-g4-ffn-bias": t4(lambda g: set_(vexec(g)["ffn"], "bias", True)),
+    "bad-vision-g4-no-qk-norm": t4(lambda g: [vexec(g)["attention"].pop(k) for k in ("qk_norm_scope", "qk_norm_weight_offset")]),
+    "bad-vision-g4-theta": t4(lambda g: set_(vision(g)["attention"][1]["position"], "theta", 10000.0)),
+    "bad-vision-g4-position-none": t4(lambda g: set_(vision(g)["attention"][0], "position", {"kind": "none"})),
+    "bad-vision-g4-head-dim": t4(lambda g: [set_(vision(g), "hidden_size", 40),
+                                            set_(vision(g)["perception"]["transform"]["encoder"], "width", 40),
+                                            set_(vexec(g)["attention"], "head_dim", 10)]),
+    "bad-vision-g4-standardize-type": t4(lambda g: set_(image(g), "standardize", "yes")),
+    "bad-vision-g4-soft-zero": t4(lambda g: set_(image(g), "soft_tokens_per_image", 0)),
+    "bad-vision-g4-final-strict": lambda: dump((lambda g: (set_(g["components"][1]["execution"]["norm"], "final_norm", {"kind": "rms_norm", "eps": 1e-6, "weight_offset": 0}), g)[1])(seed4_strict())),
+    "bad-text-layer-norm": t4(lambda g: set_(g["components"][0]["execution"]["norm"]["pre"], "kind", "layer_norm")),
     # Accepted with a warning.
     "warn-unknown-key": edit(lambda g: set_(layer(g, 0), "sink_tokens", 4)),
     "warn-declared-bytes": edit(lambda g: set_(g["objects"][0]["source_bindings"][0], "bytes", 5857610765)),
