@@ -27,11 +27,14 @@ static Type elementTypeOf(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-/// Σ_{k < n} term(k) in f32, in order k = 0..n-1.
+/// init + Σ_{lb <= k < ub} term(k) in f32, one accumulator, in order.
 static Value emitSum(OpBuilder &b, Location loc, Value lb, Value ub,
-                     llvm::function_ref<Value(OpBuilder &, Location, Value)> term) {
+                     llvm::function_ref<Value(OpBuilder &, Location, Value)> term,
+                     Value init = {}) {
+  if (!init)
+    init = constF32(b, loc, 0.0f);
   auto loop = scf::ForOp::create(
-      b, loc, lb, ub, constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
+      b, loc, lb, ub, constIndex(b, loc, 1), ValueRange{init},
       [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
         scf::YieldOp::create(
             b, loc, Value(arith::AddFOp::create(b, loc, acc[0], term(b, loc, k))));
@@ -259,16 +262,26 @@ static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state)
         b, loc, Value(arith::RemUIOp::create(b, loc, t, mIdx)), kIdx);
     emitFor(b, loc, zero, constIndex(b, loc, type.getDimSize(1)),
             [&](OpBuilder &b, Location loc, Value dd) {
-              Value sum = emitSum(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value ky) {
-                Value row = arith::MulIOp::create(
-                    b, loc, Value(arith::AddIOp::create(b, loc, r0, ky)), gIdx);
-                return emitSum(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value kx) {
-                  Value patch = arith::AddIOp::create(
-                      b, loc, row, Value(arith::AddIOp::create(b, loc, c0, kx)));
-                  return toF32(b, loc, memref::LoadOp::create(b, loc, x,
-                                                              ValueRange{patch, dd}));
-                });
-              });
+              // One accumulator over (ky, kx) in order, as the reference's
+              // pooling loop adds.
+              auto rows = scf::ForOp::create(
+                  b, loc, zero, kIdx, constIndex(b, loc, 1),
+                  ValueRange{constF32(b, loc, 0.0f)},
+                  [&](OpBuilder &b, Location loc, Value ky, ValueRange acc) {
+                    Value row = arith::MulIOp::create(
+                        b, loc, Value(arith::AddIOp::create(b, loc, r0, ky)), gIdx);
+                    Value next = emitSum(
+                        b, loc, zero, kIdx,
+                        [&](OpBuilder &b, Location loc, Value kx) {
+                          Value patch = arith::AddIOp::create(
+                              b, loc, row, Value(arith::AddIOp::create(b, loc, c0, kx)));
+                          return toF32(b, loc, memref::LoadOp::create(
+                                                   b, loc, x, ValueRange{patch, dd}));
+                        },
+                        acc[0]);
+                    scf::YieldOp::create(b, loc, next);
+                  });
+              Value sum = rows.getResult(0);
               Value mean = arith::DivFOp::create(b, loc, sum, area);
               memref::StoreOp::create(b, loc, roundTo(b, loc, mean, ct), out,
                                       ValueRange{t, dd});
