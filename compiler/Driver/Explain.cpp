@@ -202,8 +202,7 @@ void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
                         : std::string("none"))
      << "; attention " << (c.attentionBias ? "with" : "without")
      << " biases, score scale " << formatDouble(c.scoreScale) << ", "
-     << (c.qkNorms ? "q/k norms (offset " + std::to_string(c.qkNormOffset) +
-                         ")"
+     << (c.qkNorms ? "q/k norms (offset " + std::to_string(c.qkNormOffset) + ")"
                    : std::string("no q/k norms"))
      << (c.vNorm ? ", v norm" : "") << "\n";
   if (c.position == PositionKind::Rope)
@@ -223,8 +222,8 @@ void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
     os << "  patch " << c.patchSize << ", budget "
        << withCommas(c.softTokensPerImage) << " soft tokens per image -> "
        << withCommas(c.patchesPerImage()) << " patches per image; "
-       << c.poolingKernel << "x" << c.poolingKernel
-       << " average pool, x " << formatDouble(c.poolScale) << " (sqrt(hidden))"
+       << c.poolingKernel << "x" << c.poolingKernel << " average pool, x "
+       << formatDouble(c.poolScale) << " (sqrt(hidden))"
        << (c.standardize ? ", standardized" : "") << "\n";
   os << "  adapter: rms_norm ("
      << (c.adapterNormWeight
@@ -241,9 +240,9 @@ void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
   struct Part {
     StringRef name, kind;
     std::pair<int64_t, int64_t> derived;
-  } parts[] = {{"tower", "perception_tower", sumUnder(tensors, c.towerPrefix)},
-               {"adapter", "perception_adapter",
-                sumUnder(tensors, c.adapterPrefix)}};
+  } parts[] = {
+      {"tower", "perception_tower", sumUnder(tensors, c.towerPrefix)},
+      {"adapter", "perception_adapter", sumUnder(tensors, c.adapterPrefix)}};
   for (const Part &part : parts) {
     int64_t tensorsDeclared = 0, bytesDeclared = 0;
     for (const ObjectSpec &o : graph.objects)
@@ -255,7 +254,8 @@ void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
     bool agree = part.derived.first == tensorsDeclared &&
                  part.derived.second == bytesDeclared;
     os << "  " << part.name << " tensors ("
-       << (part.name == "tower" ? c.towerPrefix : c.adapterPrefix) << ".*): " << withCommas(part.derived.first) << ", "
+       << (part.name == "tower" ? c.towerPrefix : c.adapterPrefix)
+       << ".*): " << withCommas(part.derived.first) << ", "
        << withCommas(part.derived.second) << " B | declared "
        << withCommas(tensorsDeclared) << ", " << withCommas(bytesDeclared)
        << " B" << (agree ? "" : "  MISMATCH") << "\n";
@@ -312,8 +312,7 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
 
   os << "graph " << fileName << " (schema 6), compute dtype "
      << computeDtypeName(options.computeDtype)
-     << (options.strictGraph ? ", --strict-graph" : "")
-     << "\n\n";
+     << (options.strictGraph ? ", --strict-graph" : "") << "\n\n";
   printText(os, graph->text, options, *plan);
   for (const VisionSpec &c : graph->opaqueComponents) {
     os << "\n";

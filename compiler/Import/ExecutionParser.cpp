@@ -31,8 +31,8 @@ FailureOr<int64_t> GraphParser::getWeightOffset(const Node &obj,
 // Execution and layers
 //===----------------------------------------------------------------------===//
 
-LogicalResult GraphParser::parseNorm(const Node &obj, StringRef key,
-                                     bool text, NormSpec &out) {
+LogicalResult GraphParser::parseNorm(const Node &obj, StringRef key, bool text,
+                                     NormSpec &out) {
   Node n = child(obj, key);
   // A LayerNorm has no weight offset (vision towers only: gemma decoders
   // use RMSNorm).
@@ -97,8 +97,8 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
                                    "qk_norm_weight_offset",
                                    "parameter_free_qk_norm"};
   (text ? attnRequired : attnOptional).append(qkKeys);
-  if (failed(checkObject(attn, attnRequired, attnOptional,
-                         "execution.attention")))
+  if (failed(
+          checkObject(attn, attnRequired, attnOptional, "execution.attention")))
     return failure();
   FailureOr<int64_t> q, kv, d;
   if (failed(q = getInt(attn, "num_q_heads", 1, kMaxHeads)) ||
@@ -109,8 +109,8 @@ LogicalResult GraphParser::parseExecution(const Node &exec, bool text,
   out.numKvHeads = *kv;
   out.headDim = *d;
   if (has(attn, "score_scale")) {
-    FailureOr<double> scale = getNumber(attn, "score_scale", 0,
-                                        std::numeric_limits<double>::max());
+    FailureOr<double> scale =
+        getNumber(attn, "score_scale", 0, std::numeric_limits<double>::max());
     if (failed(scale))
       return failure();
     out.scoreScale = *scale;

@@ -133,8 +133,8 @@ void mlir::sgc::import::applyVisionFamily(VisionSpec &s) {
     // 896 / 14 = 64 patches a side; 64 / sqrt(256) = 4.
     int64_t side = f.imageSize / f.patchSize;
     s.positionTableSize = side * side;
-    s.poolingKernel =
-        side / static_cast<int64_t>(std::lround(std::sqrt(f.softTokensPerImage)));
+    s.poolingKernel = side / static_cast<int64_t>(
+                                 std::lround(std::sqrt(f.softTokensPerImage)));
   }
   s.standardize = f.hasStandardize;
   s.tokens = f.tokens;

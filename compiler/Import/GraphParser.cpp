@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Import/GraphParser.h"
 #include "compiler/Import/FamilyCompletions.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
-#include "compiler/Import/GraphParser.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"

@@ -113,7 +113,8 @@ private:
   LogicalResult parseText(const Node &c, Family family);
   LogicalResult parsePerception(const Node &c, Family family);
 
-  //===--- Perception (PerceptionParser.cpp) -------------------------------===//
+  //===--- Perception (PerceptionParser.cpp)
+  //-------------------------------===//
 
   /// An absent key: its family value `value` as a completion, or an error
   /// naming `path` under --strict-graph.
@@ -126,8 +127,8 @@ private:
                const std::string &graphValue, const std::string &familyValue);
   LogicalResult parseImage(const Node &perception, VisionSpec &spec);
   LogicalResult checkVisionLayers(const Node &c, VisionSpec &spec);
-  LogicalResult applyVisionExecution(const Node &execNode,
-                                     const ExecSpec &exec, VisionSpec &spec,
+  LogicalResult applyVisionExecution(const Node &execNode, const ExecSpec &exec,
+                                     VisionSpec &spec,
                                      PerceptionAsWritten &written);
   /// Every vision token id below the text vocab size.
   LogicalResult checkVisionTokens();

@@ -163,7 +163,8 @@ struct VisionSpec {
   int64_t headDim = 0;
   int64_t intermediateSize = 0;
 
-  //===--- perception.image ------------------------------------------------===//
+  //===--- perception.image
+  //------------------------------------------------===//
   int64_t patchSize = 0;
   /// gemma3: the square side every image is resized to; 0 for gemma4 (its
   /// resize keeps the aspect ratio).
@@ -181,7 +182,8 @@ struct VisionSpec {
     int64_t image = 0, boi = 0, eoi = 0;
   } tokens;
 
-  //===--- the encoder -----------------------------------------------------===//
+  //===--- the encoder
+  //-----------------------------------------------------===//
   /// Pre norms; post norms around attention and FFN only with `postNorms`.
   NormSpec preNorm, postNorm;
   bool postNorms = false;
@@ -204,7 +206,8 @@ struct VisionSpec {
   /// fc1/fc2 biases (plain only).
   bool ffnBias = false;
 
-  //===--- pooling and adapter ---------------------------------------------===//
+  //===--- pooling and adapter
+  //---------------------------------------------===//
   /// Multiplies the pooled tokens (gemma4: sqrt(hidden), gemma3: 1).
   double poolScale = 1.0;
   /// The RMSNorm before the projection: gemma3 (1+w), gemma4 weightless.

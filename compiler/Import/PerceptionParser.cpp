@@ -45,7 +45,8 @@ std::string boolName(bool b) { return b ? "true" : "false"; }
 
 /// The integer square root of `n` when n is a perfect square, else -1.
 int64_t exactSqrt(int64_t n) {
-  auto r = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+  auto r =
+      static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
   for (int64_t c = std::max<int64_t>(r - 1, 0); c <= r + 1; ++c)
     if (c * c == n)
       return c;
@@ -54,20 +55,19 @@ int64_t exactSqrt(int64_t n) {
 } // namespace
 
 LogicalResult GraphParser::absentKey(const std::string &path,
-                                     const std::string &parent,
-                                     StringRef key, Family family,
-                                     const std::string &value) {
+                                     const std::string &parent, StringRef key,
+                                     Family family, const std::string &value) {
   if (options.strictGraph)
-    return error(path, parent) << "missing key '" << key
-                               << "' (--strict-graph: no family default)";
+    return error(path, parent)
+           << "missing key '" << key << "' (--strict-graph: no family default)";
   complete(path, parent,
            key.str() + ": absent; the " + familyName(family).str() +
                " family value " + value + " applies");
   return success();
 }
 
-void GraphParser::differs(const std::string &path, StringRef key,
-                          Family family, const std::string &graphValue,
+void GraphParser::differs(const std::string &path, StringRef key, Family family,
+                          const std::string &graphValue,
                           const std::string &familyValue) {
   if (options.strictGraph || graphValue == familyValue)
     return;
@@ -197,17 +197,16 @@ LogicalResult GraphParser::parseImage(const Node &p, VisionSpec &spec) {
       int64_t value;
       std::string how;
       int64_t *out;
-    } derived[] = {
-        {"pooling_kernel", kernel, derivation, &spec.poolingKernel},
-        {"position_embedding_size", side * side,
-         "(image_size / patch_size)^2 = " + std::to_string(side) + "^2 = " +
-             std::to_string(side * side),
-         &spec.positionTableSize}};
+    } derived[] = {{"pooling_kernel", kernel, derivation, &spec.poolingKernel},
+                   {"position_embedding_size", side * side,
+                    "(image_size / patch_size)^2 = " + std::to_string(side) +
+                        "^2 = " + std::to_string(side * side),
+                    &spec.positionTableSize}};
     for (const Derived &d : derived) {
       bool present = false;
       int64_t value = 0;
-      if (failed(intKey(d.key, d.key == "pooling_kernel" ? kMaxPatch
-                                                          : kMaxPositions,
+      if (failed(intKey(d.key,
+                        d.key == "pooling_kernel" ? kMaxPatch : kMaxPositions,
                         -1, value, present)))
         return failure();
       std::string path = child(img, d.key).path;
@@ -216,8 +215,7 @@ LogicalResult GraphParser::parseImage(const Node &p, VisionSpec &spec) {
           return error(path, img.path)
                  << "missing key '" << d.key
                  << "' (--strict-graph: no derived default)";
-        complete(path, img.path,
-                 d.key.str() + ": absent; derived " + d.how);
+        complete(path, img.path, d.key.str() + ": absent; derived " + d.how);
         *d.out = d.value;
         continue;
       }
@@ -235,8 +233,8 @@ LogicalResult GraphParser::parseImage(const Node &p, VisionSpec &spec) {
     Node n = child(img, "standardize");
     if (!has(img, "standardize")) {
       spec.standardize = true;
-      if (failed(absentKey(n.path, img.path, "standardize", spec.family,
-                           "true")))
+      if (failed(
+              absentKey(n.path, img.path, "standardize", spec.family, "true")))
         return failure();
     } else {
       FailureOr<bool> standardize = getBool(img, "standardize");
@@ -268,8 +266,8 @@ LogicalResult GraphParser::parseImage(const Node &p, VisionSpec &spec) {
   if (*boi == *image || *eoi == *image || *eoi == *boi)
     return error(child(tok, *boi == *image ? "boi" : "eoi").path)
            << "token id " << (*boi == *image ? *boi : *eoi)
-           << " is used twice (image " << *image << ", boi " << *boi
-           << ", eoi " << *eoi << "; each needs its own id)";
+           << " is used twice (image " << *image << ", boi " << *boi << ", eoi "
+           << *eoi << "; each needs its own id)";
   spec.tokens = {*image, *boi, *eoi};
   differs(tok.path, "token_ids (image, boi, eoi)", spec.family,
           std::to_string(*image) + ", " + std::to_string(*boi) + ", " +
@@ -282,18 +280,18 @@ LogicalResult GraphParser::checkVisionTokens() {
   for (size_t i = 0; i < graph.opaqueComponents.size(); ++i) {
     const VisionSpec &v = graph.opaqueComponents[i];
     const VisionPaths &paths = visionPaths[i];
-    std::pair<StringRef, int64_t> ids[] = {
-        {"image", v.tokens.image}, {"boi", v.tokens.boi}, {"eoi", v.tokens.eoi}};
+    std::pair<StringRef, int64_t> ids[] = {{"image", v.tokens.image},
+                                           {"boi", v.tokens.boi},
+                                           {"eoi", v.tokens.eoi}};
     for (const auto &[key, id] : ids) {
       if (id < graph.text.vocabSize)
         continue;
-      std::string path = paths.tokensGiven ? paths.tokens + "." + key.str()
-                                           : paths.tokens;
+      std::string path =
+          paths.tokensGiven ? paths.tokens + "." + key.str() : paths.tokens;
       return error(path, paths.tokensParent)
              << "token id " << key << " " << id
              << (paths.tokensGiven ? "" : " (the family's)")
-             << " is not below the text vocab_size "
-             << graph.text.vocabSize;
+             << " is not below the text vocab_size " << graph.text.vocabSize;
     }
   }
   return success();
@@ -323,8 +321,7 @@ LogicalResult GraphParser::checkVisionLayers(const Node &c, VisionSpec &spec) {
                 "RoPE)";
     if (rope && l.theta != spec.layers.front().theta)
       return error(child(child(a, "position"), "theta").path)
-             << "theta " << formatDouble(l.theta)
-             << " differs from layer 0's "
+             << "theta " << formatDouble(l.theta) << " differs from layer 0's "
              << formatDouble(spec.layers.front().theta)
              << " (the tower has one RoPE table)";
     if (rope && l.headDim % 4 != 0)
@@ -346,8 +343,8 @@ LogicalResult GraphParser::applyVisionExecution(const Node &execNode,
   Node attn = child(execNode, "attention");
   Node ffn = child(execNode, "ffn");
   Node norm = child(execNode, "norm");
-  std::string tower = g3 ? "a gemma3 vision tower (SigLIP)"
-                         : "a gemma4 vision tower";
+  std::string tower =
+      g3 ? "a gemma3 vision tower (SigLIP)" : "a gemma4 vision tower";
 
   // Norms: the family's kind; sizes and offsets may differ.
   struct NormAt {
@@ -378,9 +375,8 @@ LogicalResult GraphParser::applyVisionExecution(const Node &execNode,
            << "placement 'pre_post' on " << tower
            << ": SigLIP has pre norms only (layer_norm1, layer_norm2)";
   if (g3 && !exec.hasFinal)
-    return error(norm.path)
-           << "missing key 'final_norm': " << tower
-           << " ends with a LayerNorm (post_layernorm)";
+    return error(norm.path) << "missing key 'final_norm': " << tower
+                            << " ends with a LayerNorm (post_layernorm)";
   if (!g3 && exec.hasFinal && strict)
     return error(child(norm, "final_norm").path)
            << "a final norm on " << tower
@@ -429,9 +425,8 @@ LogicalResult GraphParser::applyVisionExecution(const Node &execNode,
   spec.qkNorms = exec.qkNorms;
   spec.qkNormOffset = exec.qkNormOffset;
   if (exec.qkNorms)
-    differs(child(attn, "qk_norm_weight_offset").path,
-            "qk_norm_weight_offset", spec.family,
-            std::to_string(exec.qkNormOffset), "0");
+    differs(child(attn, "qk_norm_weight_offset").path, "qk_norm_weight_offset",
+            spec.family, std::to_string(exec.qkNormOffset), "0");
   Node freeV = child(child(attn, "parameter_free_qk_norm"), "v");
   if (!exec.hasFreeNorm) {
     spec.vNorm = facts.vNorm;
@@ -440,9 +435,8 @@ LogicalResult GraphParser::applyVisionExecution(const Node &execNode,
       return failure();
   } else {
     if (g3 && exec.freeV)
-      return error(freeV.path)
-             << "parameter_free_qk_norm.v true on " << tower
-             << ": SigLIP has no V norm";
+      return error(freeV.path) << "parameter_free_qk_norm.v true on " << tower
+                               << ": SigLIP has no V norm";
     spec.vNorm = exec.freeV;
   }
 
@@ -499,8 +493,8 @@ LogicalResult GraphParser::parsePerception(const Node &c, Family family) {
   spec.hiddenSize = *hidden;
 
   Node p = child(c, "perception");
-  if (failed(checkObject(p, {"modality", "transform"}, {"image"},
-                         "perception")))
+  if (failed(
+          checkObject(p, {"modality", "transform"}, {"image"}, "perception")))
     return failure();
   FailureOr<std::string> modality =
       getEnum(p, "modality", {"image"}, "modality");
@@ -580,8 +574,7 @@ LogicalResult GraphParser::parsePerception(const Node &c, Family family) {
   applyVisionFamily(spec);
   if (failed(parseImage(p, spec)))
     return failure();
-  if (haveExec &&
-      failed(applyVisionExecution(execNode, exec, spec, written)))
+  if (haveExec && failed(applyVisionExecution(execNode, exec, spec, written)))
     return failure();
   for (LayerSpec &layer : spec.layers)
     layer.vNorm = spec.vNorm;

@@ -149,8 +149,7 @@ struct VisionTable {
       add(names.stdBias, tw + ".std_bias", {d});
       add(names.stdScale, tw + ".std_scale", {d});
     }
-    add(names.projection, ad + ".embedding_projection.weight",
-        {textHidden, d});
+    add(names.projection, ad + ".embedding_projection.weight", {textHidden, d});
   }
 
   void build() {
