@@ -321,10 +321,13 @@ static LogicalResult lowerPositionPool(sg::PositionPoolOp op,
   emitFor(b, loc, zero, patches, [&](OpBuilder &b, Location loc, Value n) {
     Value px = loadPosition(b, loc, positions, n, 0);
     Value py = loadPosition(b, loc, positions, n, 1);
-    Value bin = arith::AddIOp::create(
-        b, loc, Value(arith::DivSIOp::create(b, loc, px, kIdx)),
-        Value(arith::MulIOp::create(
-            b, loc, stride, Value(arith::DivSIOp::create(b, loc, py, kIdx)))));
+    // One statement per op: C++ leaves the order of nested argument
+    // evaluation open (gcc and clang differ), and the IR must not depend on
+    // the compiler that built sgc.
+    Value binRow = arith::DivSIOp::create(b, loc, py, kIdx);
+    Value rowOffset = arith::MulIOp::create(b, loc, stride, binRow);
+    Value binCol = arith::DivSIOp::create(b, loc, px, kIdx);
+    Value bin = arith::AddIOp::create(b, loc, binCol, rowOffset);
     Value valid = arith::AndIOp::create(
         b, loc,
         Value(arith::AndIOp::create(

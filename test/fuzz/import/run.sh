@@ -30,6 +30,7 @@ mkdir -p "$OUT/obj" "$OUT/corpus"
 SOURCES=(
   test/fuzz/import/fuzz_import.cpp
   compiler/Import/GraphParser.cpp
+  compiler/Import/PerceptionParser.cpp
   compiler/Import/ExecutionParser.cpp
   compiler/Import/JsonReader.cpp
   compiler/Import/JsonPositions.cpp
