@@ -27,6 +27,17 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
+/// out[i, h, :] = round(acc[:]) for the `dv` f32 sums of one query head.
+static void storeRoundedRow(OpBuilder &b, Location loc, Value zero, Value acc, Value out,
+                            Value i, Value h, int64_t dv, Type ct) {
+  emitFor(b, loc, zero, constIndex(b, loc, dv),
+          [&](OpBuilder &b, Location loc, Value dd) {
+            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
+            memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
+                                    ValueRange{i, h, dd});
+          });
+}
+
 namespace {
 /// Lanes of the vectorized dot products and value updates.
 constexpr int64_t kLanes = 16;
@@ -283,12 +294,7 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
               emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{row, g});
             });
       });
-      emitFor(b, loc, zero, constIndex(b, loc, spec.dv),
-              [&](OpBuilder &b, Location loc, Value dd) {
-                Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
-                memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
-                                        ValueRange{i, h, dd});
-              });
+      storeRoundedRow(b, loc, zero, acc, out, i, h, spec.dv, ct);
     });
   });
   memref::DeallocOp::create(b, loc, acc);
@@ -426,12 +432,7 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &b, ModuleOp module,
         Value pt = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
         emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{j, g});
       });
-      emitFor(b, loc, zero, constIndex(b, loc, spec.dv),
-              [&](OpBuilder &b, Location loc, Value dd) {
-                Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
-                memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
-                                        ValueRange{i, h, dd});
-              });
+      storeRoundedRow(b, loc, zero, acc, out, i, h, spec.dv, ct);
     });
   });
   memref::DeallocOp::create(b, loc, acc);
