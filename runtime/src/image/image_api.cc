@@ -6,6 +6,7 @@
 
 #include "runtime/src/api_status.h"
 #include "runtime/src/image/image.h"
+#include "runtime/src/image/image_handle.h"
 
 #include <memory>
 #include <string>
@@ -14,22 +15,6 @@
 using sgc::runtime::status_from_exception;
 using sgc::runtime::status_to_c;
 namespace img = sgc::runtime::image;
-
-struct sgc_image_t {
-  sgc_image_family_t family = SGC_IMAGE_FAMILY_GEMMA3;
-  int32_t source_width = 0, source_height = 0, width = 0, height = 0;
-  int64_t soft_tokens = 0;
-  std::vector<float> pixels;
-  std::vector<int64_t> positions;
-  int64_t soft_tokens_tensor[1] = {0};
-  struct tensor {
-    const char *name;
-    sgc_dtype_t dtype;
-    std::vector<int64_t> shape;
-    const void *data;
-  };
-  std::vector<tensor> tensors;
-};
 
 extern "C" {
 
