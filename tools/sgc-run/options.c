@@ -33,6 +33,8 @@ void free_options(options *o) {
   free(o->stop.ids);
   free(o->feed.ids);
   free(o->stop_strings.items);
+  free(o->images.items);
+  free(o->pixel_values.items);
 }
 
 /* One row of option_table. A new flag is a field in options plus a row;
@@ -377,6 +379,21 @@ static const option_spec option_table[] = {
      .offset = FIELD(prompt),
      .expects = "comma-separated integer ids",
      .help = "prompt token ids"},
+    {.name = "--image",
+     .metavar = "FILE",
+     .set = set_string_list,
+     .offset = FIELD(images),
+     .help = "an image for the prompt, PNG or JPEG (repeatable); each "
+             "image placeholder takes the next one (--prompt-ids: each BOI "
+             "id; --prompt: Gemma 3's BOI text, Gemma 4's image token, else "
+             "the images go first)"},
+    {.name = "--pixel-values",
+     .metavar = "FILE",
+     .set = set_string_list,
+     .offset = FIELD(pixel_values),
+     .help = "instead of --image: a preprocessed image as safetensors "
+             "(repeatable): pixel_values, and for Gemma 4 "
+             "image_position_ids, as in a golden or sgc-image's output"},
     {.name = "--max-new-tokens",
      .metavar = "N",
      .set = set_i64,

@@ -29,6 +29,8 @@ typedef struct options {
   const char *weights_path;
   device_choice device;
   id_list prompt;
+  string_list images;       /* --image, in order */
+  string_list pixel_values; /* --pixel-values, in order */
   const char *prompt_text;   /* --prompt */
   const char *system_prompt; /* --system */
   const char *tokenizer_path;

@@ -10,6 +10,7 @@
  */
 #include "tools/sgc-run/errors.h"
 #include "tools/sgc-run/generation.h"
+#include "tools/sgc-run/images.h"
 #include "tools/sgc-run/options.h"
 #include "tools/sgc-run/repl.h"
 #include "tools/sgc-run/settings.h"
@@ -314,7 +315,10 @@ static int run(options *o) {
   int32_t *text_ids = NULL;
   size_t n_text_ids = 0;
   char *rendered = NULL;
+  image_inputs images;
+  char *image_text = NULL;
 
+  memset(&images, 0, sizeof images);
   memset(&state, 0, sizeof state);
   memset(&progress, 0, sizeof progress);
   memset(&set, 0, sizeof set);
@@ -325,6 +329,8 @@ static int run(options *o) {
   if (st)
     return report(st);
   sgc_model_get_info(model, &info);
+  if (image_files(o)->count && (rc = images_load(o, model, &images)))
+    goto done;
 
   /* The tokenizer, chat template and generation_config.json are checked
    * before the weights load. */
@@ -429,6 +435,12 @@ static int run(options *o) {
     }
     m[count].role = "user";
     m[count++].content = o->prompt_text;
+    if (images.count &&
+        (rc = images_expand_text(&images, set.tokenizer, o->prompt_text,
+                                 &image_text)))
+      goto done;
+    if (image_text)
+      m[count - 1].content = image_text;
     if ((rc = settings_tokenize(&set, m, count, &rendered, &text_ids,
                                 &n_text_ids)) != 0)
       goto done;
@@ -450,6 +462,21 @@ static int run(options *o) {
         fprintf(stderr, " %d", (int)text_ids[i]);
       fputc('\n', stderr);
     }
+  }
+  if (images.count) {
+    if ((rc = images_layout(&images, prompt, (size_t)n_prompt,
+                            o->prefill_chunk ? o->prefill_chunk
+                                             : info.max_prefill_chunk)))
+      goto done;
+    prompt = sgc_prompt_layout_ids(images.layout);
+    n_prompt = (int64_t)sgc_prompt_layout_length(images.layout);
+    /* TODO(issue 12, lead): IMAGES_GENERATE_HOOK. Run encode_image on
+     * images.images and merge the soft tokens at the layout's slots. */
+    end_progress_line();
+    fputs("error: running a prompt with images is not implemented yet\n",
+          stderr);
+    rc = SGC_STATUS_INTERNAL;
+    goto done;
   }
   /* Text runs until the end of the turn unless told otherwise: at most
    * what the context holds. */
@@ -509,6 +536,8 @@ done:
   generation_clear(&gen);
   free(text_ids);
   free(rendered);
+  free(image_text);
+  images_free(&images);
   settings_free(&set);
   sgc_session_release(session);
   sgc_weights_release(weights);
@@ -548,6 +577,11 @@ static int dispatch(options *o) {
                        o->raw ? "--raw" : "--system");
   if (o->raw && o->chat)
     return usage_error("--raw and --chat exclude each other");
+  if (o->images.count && o->pixel_values.count)
+    return usage_error("--image and --pixel-values exclude each other");
+  if (image_files(o)->count && !o->prompt.count && !o->prompt_text)
+    return usage_error("%s applies to --prompt and --prompt-ids only",
+                       o->images.count ? "--image" : "--pixel-values");
   if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
     return usage_error("--weights and --load-format=dummy exclude each other");
   if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
@@ -558,6 +592,8 @@ static int dispatch(options *o) {
   if (o->dump_logits_path && (rc = check_output_path(o->dump_logits_path)))
     return rc;
   if (o->write_dummy_path && (rc = check_output_path(o->write_dummy_path)))
+    return rc;
+  if ((rc = images_check_files(o)))
     return rc;
   return run(o);
 }

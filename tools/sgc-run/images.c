@@ -1,0 +1,163 @@
+/*
+ * images.c - sgc-run's images: files checked, loaded with the model's
+ * options, counted against the prompt's placeholders and laid out.
+ */
+#include "tools/sgc-run/images.h"
+#include "tools/sgc-run/errors.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int model_vision_facts(const sgc_model_t *model, vision_facts *out) {
+  /* TODO(issue 12, lead): VISION_FACTS_HOOK. The C API has no query yet for
+   * a model's ENCODE_IMAGE phase nor for its image facts (family options:
+   * image size / patch / pooling kernel / compiled soft-token budget; the
+   * image, BOI and EOI ids; Gemma 3's soft tokens per image). Until
+   * sgc_model_* answers them, every model counts as one without a vision
+   * component. */
+  (void)model;
+  (void)out;
+  return 0;
+}
+
+const string_list *image_files(const options *o) {
+  return o->pixel_values.count ? &o->pixel_values : &o->images;
+}
+
+int images_check_files(const options *o) {
+  const string_list *files = image_files(o);
+  size_t i;
+  for (i = 0; i < files->count; ++i)
+    if (access(files->items[i], R_OK) != 0) {
+      end_progress_line();
+      fprintf(stderr, "error: %s: cannot open: %s\n", files->items[i],
+              strerror(errno));
+      return SGC_STATUS_BAD_INPUT;
+    }
+  return 0;
+}
+
+int images_load(const options *o, const sgc_model_t *model,
+                image_inputs *out) {
+  vision_facts f;
+  return images_load_with(o, o->model_path,
+                          model_vision_facts(model, &f) ? &f : NULL, out);
+}
+
+int images_load_with(const options *o, const char *model_path,
+                     const vision_facts *f, image_inputs *out) {
+  const string_list *files = image_files(o);
+  size_t i;
+  memset(out, 0, sizeof *out);
+  if (!f) {
+    end_progress_line();
+    fprintf(stderr,
+            "error: %s: this model has no vision component (no encode_image "
+            "entry point), so it takes no %s\n",
+            model_path, o->pixel_values.count ? "--pixel-values" : "--image");
+    return SGC_STATUS_BAD_INPUT;
+  }
+  out->facts = *f;
+  out->images = (sgc_image_t **)calloc(files->count, sizeof *out->images);
+  out->soft_tokens = (int64_t *)calloc(files->count, sizeof *out->soft_tokens);
+  if (!out->images || !out->soft_tokens)
+    return out_of_memory();
+  for (i = 0; i < files->count; ++i) {
+    sgc_status_t *st =
+        o->pixel_values.count
+            ? sgc_image_load_tensors(files->items[i], &f->options,
+                                     &out->images[i])
+            : sgc_image_load(files->items[i], &f->options, &out->images[i]);
+    int64_t n;
+    if (st)
+      return report(st);
+    ++out->count;
+    n = sgc_image_soft_token_count(out->images[i]);
+    out->soft_tokens[i] = n > 0 ? n : f->soft_tokens_per_image;
+  }
+  return 0;
+}
+
+int images_layout(image_inputs *in, const int32_t *prompt, size_t n,
+                  int64_t max_chunk) {
+  const vision_facts *f = &in->facts;
+  sgc_status_t *st;
+  int64_t start = 0, rows;
+  st = sgc_prompt_layout_create(prompt, n, &f->tokens, in->soft_tokens,
+                                in->count, &in->layout);
+  if (st)
+    return report(st);
+  /* A block longer than the chunk is refused now, not after the prefill of
+   * the rows before it. */
+  rows = (int64_t)sgc_prompt_layout_length(in->layout);
+  while (start < rows) {
+    int64_t end = 0;
+    st = sgc_prompt_layout_chunk_end(in->layout, start, max_chunk, &end);
+    if (st)
+      return report(st);
+    start = end;
+  }
+  return 0;
+}
+
+/* Occurrences of |needle| in |text|, non-overlapping. */
+static size_t count_of(const char *text, const char *needle) {
+  size_t n = 0, len = strlen(needle);
+  const char *p = text;
+  if (len == 0)
+    return 0;
+  while ((p = strstr(p, needle)) != NULL) {
+    ++n;
+    p += len;
+  }
+  return n;
+}
+
+int images_expand_text(const image_inputs *in,
+                       const sgc_tokenizer_t *tokenizer, const char *text,
+                       char **out) {
+  const vision_facts *f = &in->facts;
+  const char *image, *boi, *eoi, *placeholder;
+  char *with_placeholders = NULL;
+  sgc_status_t *st;
+  size_t len = 0;
+  image = sgc_tokenizer_piece(tokenizer, f->tokens.image_token_id);
+  boi = sgc_tokenizer_piece(tokenizer, f->tokens.boi_token_id);
+  eoi = sgc_tokenizer_piece(tokenizer, f->tokens.eoi_token_id);
+  if (!image || !boi || !eoi)
+    return usage_error("the tokenizer has no piece for the model's image "
+                       "token ids (image %d, BOI %d, EOI %d)",
+                       (int)f->tokens.image_token_id,
+                       (int)f->tokens.boi_token_id,
+                       (int)f->tokens.eoi_token_id);
+  placeholder =
+      f->options.family == SGC_IMAGE_FAMILY_GEMMA3 ? boi : image;
+  if (in->count > 0 && count_of(text, placeholder) == 0) {
+    size_t i, p = strlen(placeholder), t = strlen(text);
+    with_placeholders = (char *)malloc(in->count * p + t + 1);
+    if (!with_placeholders)
+      return out_of_memory();
+    for (i = 0; i < in->count; ++i)
+      memcpy(with_placeholders + i * p, placeholder, p);
+    memcpy(with_placeholders + in->count * p, text, t + 1);
+    text = with_placeholders;
+  }
+  st = sgc_prompt_expand_images(f->options.family, text, strlen(text), image,
+                                boi, eoi, in->soft_tokens, in->count, out,
+                                &len);
+  free(with_placeholders);
+  return st ? report(st) : 0;
+}
+
+void images_free(image_inputs *in) {
+  size_t i;
+  for (i = 0; i < in->count; ++i)
+    sgc_image_release(in->images[i]);
+  free(in->images);
+  free(in->soft_tokens);
+  sgc_prompt_layout_release(in->layout);
+  memset(in, 0, sizeof *in);
+}
