@@ -46,6 +46,14 @@ if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):
 # The CUDA target assembles its kernels with the toolkit's ptxas and
 # fatbinary (scripts/setup checks for them); the emulator runs them here.
 import shutil
+# Lowered kernels run in a few tests under mlir-runner with MLIR's C runner
+# utilities (vector.print).
+runner_utils = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                            "libmlir_c_runner_utils.so")
+if shutil.which("mlir-runner", path=config.llvm_tools_dir) and \
+        os.path.exists(runner_utils):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_c_runner_utils", runner_utils))
 if shutil.which("ptxas") and shutil.which("fatbinary"):
     config.available_features.add("ptxas")
 # The SASS tests read the cubins with nvdisasm (scripts/cuda-tools).

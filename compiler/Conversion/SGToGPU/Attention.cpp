@@ -33,7 +33,7 @@ using lowering::toF32;
 
 FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                                                 EmitContext &ctx) {
-  Value q, kNew, vNew, kCache, vCache;
+  Value q, kNew, vNew, kCache, vCache, blocks;
   int64_t window = 0;
   double scaleValue = 1.0;
   if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
@@ -41,13 +41,20 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
     kCache = attn.getKCache(), vCache = attn.getVCache();
     window = attn.getWindowAttr().getInt();
     scaleValue = attn.getScale().convertToDouble();
+    blocks = attn.getBlocks();
   } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
     q = attn.getQ(), kNew = attn.getK(), vNew = attn.getV();
     kCache = attn.getKCache(), vCache = attn.getVCache();
     scaleValue = attn.getScale().convertToDouble();
+    blocks = attn.getBlocks();
   } else {
     return op->emitError("convert-sg-to-gpu: not an attention op");
   }
+  // The kernel below is causal only: no image-block mask yet.
+  if (blocks)
+    return op->emitError("convert-sg-to-gpu: '")
+           << op->getName()
+           << "' with image-block ids (blocks) has no CUDA kernel yet";
   KernelModule &km = ctx.kernels;
   MemRefType qType = km.paramType(q, ctx.maxTokens);
   MemRefType kcType = km.paramType(kCache, ctx.maxTokens);

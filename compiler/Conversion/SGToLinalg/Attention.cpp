@@ -5,7 +5,9 @@
 // (0 on full layers): those before the chunk from the cache as it was before
 // the chunk (ring slot j mod window, or slot j), the rest from the chunk.
 // Masked keys contribute exp(-inf) = 0 in the reference, so visiting only the
-// visible ones computes the same sums.
+// visible ones computes the same sums. With image-block ids a query of a
+// block also visits the chunk's keys up to the chunk's end, and a predicate
+// masks those ahead of it outside its block (score -inf, probability 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +47,8 @@ constexpr int64_t kLanes = 16;
 /// What distinguishes the two attention ops.
 struct AttnParams {
   Value q, k, v, kCache, vCache, pos0;
+  /// The chunk's image-block ids; null without them.
+  Value blocks;
   /// Window for sliding layers, 0 for full ones.
   int64_t window;
   double scale;
@@ -55,6 +59,9 @@ struct AttnSpec {
   int64_t hq, hkv, d, dv, slots, window;
   double scale;
   Type ct, cacheType;
+  /// Whether the kernel takes image-block ids (a kernel of its own, so the
+  /// text kernels keep their names and code).
+  bool blocks;
 
   std::string name() const {
     uint64_t bits;
@@ -63,7 +70,8 @@ struct AttnSpec {
     llvm::raw_string_ostream os(s);
     os << "attn_" << (window ? "w" + std::to_string(window) : "full") << "_"
        << hq << "x" << hkv << "x" << d << "x" << dv << "_s" << slots << "_"
-       << ct << "_" << cacheType << "_" << llvm::utohexstr(bits);
+       << ct << "_" << cacheType << (blocks ? "_blocks" : "") << "_"
+       << llvm::utohexstr(bits);
     return s;
   }
 };
@@ -170,8 +178,27 @@ void emitIfElse(OpBuilder &b, Location loc, Value cond,
   elseFn(b, loc);
 }
 
-/// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], out,
-/// head_begin, head_end)`: query heads [head_begin, head_end) of every
+/// Whether key `j` (a position of the chunk, j > p) is masked for query row
+/// `i`: it lies outside the query's image block, `bi = blocks[i]`. Keys at
+/// or before the query are never masked by this predicate (the window's
+/// lower bound is the loop's).
+Value emitAheadMasked(OpBuilder &b, Location loc, Value blocks, Value bi,
+                      Value j, Value p, Value pos0) {
+  Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, p);
+  return emitIfElse(
+      b, loc, b.getI1Type(), ahead,
+      [&](OpBuilder &b, Location loc) -> Value {
+        Value row = arith::SubIOp::create(b, loc, j, pos0);
+        Value bj = memref::LoadOp::create(b, loc, blocks, ValueRange{row});
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bj, bi);
+      },
+      [&](OpBuilder &b, Location loc) -> Value {
+        return arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+      });
+}
+
+/// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], [blocks],
+/// out, head_begin, head_end)`: query heads [head_begin, head_end) of every
 /// token of the chunk; the glue spreads the heads over the threads.
 func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
                              const AttnSpec &spec, StringRef name) {
@@ -183,9 +210,11 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
       MemRefType::get({dyn, spec.hkv, spec.dv}, spec.ct),
       MemRefType::get({spec.slots, spec.hkv, spec.d}, spec.cacheType),
       MemRefType::get({spec.slots, spec.hkv, spec.dv}, spec.cacheType),
-      MemRefType::get({1}, b.getI64Type()),
-      MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
-      b.getIndexType(), b.getIndexType()};
+      MemRefType::get({1}, b.getI64Type())};
+  if (spec.blocks)
+    args.push_back(MemRefType::get({dyn}, b.getI32Type()));
+  args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
+               b.getIndexType(), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
@@ -197,8 +226,10 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value q = entry->getArgument(0), k = entry->getArgument(1);
   Value v = entry->getArgument(2), kc = entry->getArgument(3);
   Value vc = entry->getArgument(4), posBuf = entry->getArgument(5);
-  Value out = entry->getArgument(6);
-  Value headBegin = entry->getArgument(7), headEnd = entry->getArgument(8);
+  unsigned next = 6;
+  Value blocks = spec.blocks ? entry->getArgument(next++) : Value();
+  Value out = entry->getArgument(next++);
+  Value headBegin = entry->getArgument(next++), headEnd = entry->getArgument(next++);
   Type ct = spec.ct;
   int64_t group = spec.hq / spec.hkv;
   bool ring = spec.window > 0;
@@ -234,9 +265,19 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
                                                start, zero);
         lo = arith::SelectOp::create(b, loc, positive, start, zero);
       }
-      // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk.
-      Value numKeys = arith::SubIOp::create(
-          b, loc, Value(arith::AddIOp::create(b, loc, p, one)), lo);
+      // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
+      // a query of an image block looks on to the chunk's end.
+      Value hi = arith::AddIOp::create(b, loc, p, one);
+      Value bi;
+      if (blocks) {
+        bi = memref::LoadOp::create(b, loc, blocks, ValueRange{i});
+        Value inBlock = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, bi,
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+        hi = arith::SelectOp::create(
+            b, loc, inBlock, Value(arith::AddIOp::create(b, loc, pos0, tokens)), hi);
+      }
+      Value numKeys = arith::SubIOp::create(b, loc, hi, lo);
       auto slotOf = [&](OpBuilder &b, Location loc, Value j) -> Value {
         return ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
       };
@@ -245,22 +286,33 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
           b, loc, zero, numKeys, one, ValueRange{negInf},
           [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
-            Value fromCache = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ult, j, pos0);
-            Value qk = emitIfElse(
-                b, loc, b.getF32Type(), fromCache,
-                [&](OpBuilder &b, Location loc) {
-                  return emitDot(b, loc, spec.d, q, ValueRange{i, h}, kc,
-                                 ValueRange{slotOf(b, loc, j), g});
-                },
-                [&](OpBuilder &b, Location loc) {
-                  Value row = arith::SubIOp::create(b, loc, j, pos0);
-                  return emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
-                                 ValueRange{row, g});
-                });
-            // The reference rounds q·k and the scaled score to its dtype.
-            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-            s = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
+            auto score = [&](OpBuilder &b, Location loc) -> Value {
+              Value fromCache = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, j, pos0);
+              Value qk = emitIfElse(
+                  b, loc, b.getF32Type(), fromCache,
+                  [&](OpBuilder &b, Location loc) {
+                    return emitDot(b, loc, spec.d, q, ValueRange{i, h}, kc,
+                                   ValueRange{slotOf(b, loc, j), g});
+                  },
+                  [&](OpBuilder &b, Location loc) {
+                    Value row = arith::SubIOp::create(b, loc, j, pos0);
+                    return emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
+                                   ValueRange{row, g});
+                  });
+              // The reference rounds q·k and the scaled score to its dtype.
+              Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+              return toF32(b, loc,
+                           roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
+            };
+            Value s;
+            if (blocks) {
+              Value masked = emitAheadMasked(b, loc, blocks, bi, j, p, pos0);
+              s = emitIfElse(b, loc, b.getF32Type(), masked,
+                             [&](OpBuilder &, Location) { return negInf; }, score);
+            } else {
+              s = score(b, loc);
+            }
             memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
             scf::YieldOp::create(b, loc,
                                  Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
@@ -273,6 +325,13 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
             Value s = memref::LoadOp::create(b, loc, scores, ValueRange{t});
             Value e = math::ExpOp::create(b, loc,
                                           Value(arith::SubFOp::create(b, loc, s, maxScore)));
+            // A masked key weighs exactly 0 (the query's own key is never
+            // masked, so the maximum is finite).
+            if (blocks)
+              e = arith::SelectOp::create(
+                  b, loc,
+                  Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf)),
+                  constF32(b, loc, 0.0f), e);
             memref::StoreOp::create(b, loc, e, scores, ValueRange{t});
             scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, sum[0], e)));
           });
@@ -490,10 +549,11 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
   auto qType = cast<MemRefType>(q.getType());
   auto kcType = cast<MemRefType>(kc.getType());
   auto vType = cast<MemRefType>(v.getType());
+  Value blocks = params.blocks ? state.lookup(params.blocks) : Value();
   AttnSpec spec{qType.getDimSize(1), kcType.getDimSize(1), qType.getDimSize(2),
                 vType.getDimSize(2), kcType.getDimSize(0), params.window,
                 params.scale, cast<MemRefType>(out.getType()).getElementType(),
-                kcType.getElementType()};
+                kcType.getElementType(), static_cast<bool>(blocks)};
   if (cast<MemRefType>(vc.getType()).getElementType() != spec.cacheType ||
       cast<MemRefType>(vc.getType()).getDimSize(2) != spec.dv)
     return op->emitError("convert-sg-to-linalg: the V cache must match the "
@@ -502,11 +562,13 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
   Value posBuf = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
   memref::StoreOp::create(b, loc, state.lookup(params.pos0), posBuf,
                           ValueRange{constIndex(b, loc, 0)});
-  func::CallOp::create(
-      b, loc, getOrCreateAttnDispatcher(b, state.module, spec),
-      ValueRange{state.exec, withDynamicTokens(b, loc, q),
-                 withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v), kc,
-                 vc, posBuf, withDynamicTokens(b, loc, out)});
+  SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
+                             withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v),
+                             kc, vc, posBuf};
+  if (blocks)
+    args.push_back(withDynamicTokens(b, loc, blocks));
+  args.push_back(withDynamicTokens(b, loc, out));
+  func::CallOp::create(b, loc, getOrCreateAttnDispatcher(b, state.module, spec), args);
   state.buffers.map(op->getResult(0), out);
   return success();
 }
@@ -556,14 +618,15 @@ LogicalResult lowering::lowerAttentionFamily(Operation *op,
     return lowerAttention(op,
                           AttnParams{attn.getQ(), attn.getK(), attn.getV(),
                                      attn.getKCache(), attn.getVCache(),
-                                     attn.getPos0(), attn.getWindowAttr().getInt(),
+                                     attn.getPos0(), attn.getBlocks(),
+                                     attn.getWindowAttr().getInt(),
                                      attn.getScale().convertToDouble()},
                           state);
   if (auto attn = dyn_cast<sg::FullAttnOp>(op))
     return lowerAttention(op,
                           AttnParams{attn.getQ(), attn.getK(), attn.getV(),
                                      attn.getKCache(), attn.getVCache(),
-                                     attn.getPos0(), 0,
+                                     attn.getPos0(), attn.getBlocks(), 0,
                                      attn.getScale().convertToDouble()},
                           state);
   if (auto attn = dyn_cast<sg::EncoderAttnOp>(op))

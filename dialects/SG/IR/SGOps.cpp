@@ -266,11 +266,13 @@ namespace {
 /// The operands of an attention op, unpacked for the shared checks.
 struct AttnTypes {
   RankedTensorType q, k, v, kCache, vCache, result;
+  /// The image-block ids; null without them.
+  Value blocks;
 };
 } // namespace
 
-/// Checks shared by both attention ops, whose constraints c1, c3, c4, c6 and
-/// c7 have the same meaning.
+/// Checks shared by both attention ops, whose constraints c1, c3, c4, c6,
+/// c7, c8 and c9 have the same meaning.
 static LogicalResult verifyAttnCommon(Operation *op, const AttnTypes &t,
                                       double scale) {
   // sliding_attn_c1, full_attn_c1
@@ -312,13 +314,26 @@ static LogicalResult verifyAttnCommon(Operation *op, const AttnTypes &t,
   if (shapesConflict(t.result.getShape(), expected))
     return op->emitOpError("requires result shape ")
            << shapeStr(expected) << ", got " << shapeStr(t.result.getShape());
+  if (!t.blocks)
+    return success();
+  RankedTensorType blocks = rankedType(t.blocks);
+  // sliding_attn_c8, full_attn_c8
+  if (blocks.getRank() != 1 || !blocks.getElementType().isSignlessInteger(32))
+    return op->emitOpError("requires image-block ids of type tensor<?xi32>, "
+                           "got ")
+           << blocks;
+  // sliding_attn_c9, full_attn_c9
+  if (dimsConflict(blocks.getDimSize(0), t.q.getDimSize(0)))
+    return op->emitOpError("requires one image-block id per query token (")
+           << t.q.getDimSize(0) << "), got " << blocks.getDimSize(0);
   return success();
 }
 
 LogicalResult SlidingAttnOp::verify() {
   AttnTypes t{getQ().getType(),      getK().getType(),
               getV().getType(),      getKCache().getType(),
-              getVCache().getType(), getResult().getType()};
+              getVCache().getType(), getResult().getType(),
+              getBlocks()};
   // sliding_attn_c2
   int64_t window = getWindowAttr().getInt();
   if (window <= 0)
@@ -337,7 +352,8 @@ LogicalResult SlidingAttnOp::verify() {
 LogicalResult FullAttnOp::verify() {
   AttnTypes t{getQ().getType(),      getK().getType(),
               getV().getType(),      getKCache().getType(),
-              getVCache().getType(), getResult().getType()};
+              getVCache().getType(), getResult().getType(),
+              getBlocks()};
   if (failed(verifyAttnCommon(*this, t, getScale().convertToDouble())))
     return failure();
   // full_attn_c2

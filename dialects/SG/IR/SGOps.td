@@ -297,7 +297,7 @@ class SG_AttnOpBase<string mnemonic> : SG_Op<mnemonic, [Pure]> {
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)` `at` $pos0
-    attr-dict `:` functional-type(operands, results)
+    (`blocks` `(` $blocks^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -316,6 +316,15 @@ def SG_SlidingAttnOp : SG_AttnOpBase<"sliding_attn"> {
     repeated in blocks): `s_j = round(round(q·k_j) × scale)`,
     `P = round(softmax_f32(s))`, `result = round(Σ_j P_j · v_j)`.
 
+    With `blocks` (prefill with an image in the prompt: one image-block id
+    per query row, −1 for a text row) query `i` also sees the keys of the
+    chunk ahead of it in its own block: key `j` is visible when
+    `p − window < j` and (`j ≤ p` or `blocks[i] = blocks[j − pos0] ≥ 0`).
+    The window still bounds how far back a query looks. Keys before the
+    chunk are never in a query's block (a chunk never splits an image
+    block). A masked key's probability is exactly 0. Without `blocks` the
+    mask is the causal one above.
+
     Constraints:
     - C1: `q`, `k`, `v` and both caches have rank 3
       (`[tokens, heads, D]`, caches `[slots, heads, D]`).
@@ -326,6 +335,8 @@ def SG_SlidingAttnOp : SG_AttnOpBase<"sliding_attn"> {
     - C5: the caches have exactly `window` slots (a ring).
     - C6: `scale` is finite and > 0.
     - C7: the result is `[tokens, Hq, Dv]` (Dv: the head width of `v`).
+    - C8: `blocks`, when present, is a rank-1 tensor of i32.
+    - C9: `blocks`, when present, has the token count of `q`.
 
     ```mlir
     %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %pos0
@@ -333,12 +344,27 @@ def SG_SlidingAttnOp : SG_AttnOpBase<"sliding_attn"> {
         : (tensor<?x16x256xbf16>, tensor<?x8x256xbf16>, tensor<?x8x256xbf16>,
            tensor<1024x8x256xbf16>, tensor<1024x8x256xbf16>, i64)
         -> tensor<?x16x256xbf16>
+    %b = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %pos0 blocks(%ids)
+        {window = 1024 : i64, scale = 6.250000e-02 : f64}
+        : (tensor<?x16x256xbf16>, tensor<?x8x256xbf16>, tensor<?x8x256xbf16>,
+           tensor<1024x8x256xbf16>, tensor<1024x8x256xbf16>, i64,
+           tensor<?xi32>) -> tensor<?x16x256xbf16>
     ```
   }];
   let arguments = (ins SG_FloatTensor:$q, SG_FloatTensor:$k,
                        SG_FloatTensor:$v, SG_FloatTensor:$k_cache,
                        SG_FloatTensor:$v_cache, SG_Position:$pos0,
+                       Optional<SG_IntTensor>:$blocks,
                        I64Attr:$window, F64Attr:$scale);
+  // The text decoder's form, without image blocks.
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$q, "Value":$k, "Value":$v,
+                   "Value":$k_cache, "Value":$v_cache, "Value":$pos0,
+                   "IntegerAttr":$window, "FloatAttr":$scale), [{
+      build($_builder, $_state, result, q, k, v, k_cache, v_cache, pos0,
+            /*blocks=*/Value(), window, scale);
+    }]>
+  ];
 }
 
 def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
@@ -348,6 +374,12 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
     `j ≤ p`: `j < pos0` from the caches as they were before this chunk
     (slot `j`), the rest from `k` and `v`. Scores, softmax and GQA as in
     `sg.sliding_attn`.
+
+    With `blocks` (one image-block id per query row, −1 for text; Gemma 3's
+    full layers in a prefill with an image) query `i` also sees the chunk's
+    keys ahead of it in its own block: key `j` is visible when `j ≤ p` or
+    `blocks[i] = blocks[j − pos0] ≥ 0`. Gemma 4's full layers are causal
+    and get no `blocks`.
 
     `v_from_k` records that V was derived from the raw K projection (Gemma 4
     full layers, `attention_k_eq_v`): the importer wires that value into
@@ -362,6 +394,8 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
     - C5: with `v_from_k`, `v` has the shape of `k`.
     - C6: `scale` is finite and > 0.
     - C7: the result is `[tokens, Hq, Dv]`.
+    - C8: `blocks`, when present, is a rank-1 tensor of i32.
+    - C9: `blocks`, when present, has the token count of `q`.
 
     ```mlir
     %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %pos0
@@ -374,7 +408,17 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
   let arguments = (ins SG_FloatTensor:$q, SG_FloatTensor:$k,
                        SG_FloatTensor:$v, SG_FloatTensor:$k_cache,
                        SG_FloatTensor:$v_cache, SG_Position:$pos0,
+                       Optional<SG_IntTensor>:$blocks,
                        F64Attr:$scale, UnitAttr:$v_from_k);
+  // The text decoder's form, without image blocks.
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$q, "Value":$k, "Value":$v,
+                   "Value":$k_cache, "Value":$v_cache, "Value":$pos0,
+                   "FloatAttr":$scale, "UnitAttr":$v_from_k), [{
+      build($_builder, $_state, result, q, k, v, k_cache, v_cache, pos0,
+            /*blocks=*/Value(), scale, v_from_k);
+    }]>
+  ];
 }
 
 def SG_KVWriteOp : SG_Op<"kv_write",

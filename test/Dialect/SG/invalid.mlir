@@ -291,6 +291,33 @@ func.func @sliding_attn_c7_result_heads(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x
 }
 
 // -----
+// sliding_attn_c8: image-block ids are one i32 per row.
+func.func @sliding_attn_c8_blocks_rank(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64, %b: tensor<?x1xi32>) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires image-block ids of type tensor<?xi32>, got 'tensor<?x1xi32>'}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p blocks(%b) {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<?x1xi32>) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c8: the ids are i32, not i64.
+func.func @sliding_attn_c8_blocks_i64(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64, %b: tensor<?xi64>) -> tensor<?x4x16xbf16> {
+  // expected-error @+1 {{requires image-block ids of type tensor<?xi32>, got 'tensor<?xi64>'}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p blocks(%b) {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<?xi64>) -> tensor<?x4x16xbf16>
+  return %a : tensor<?x4x16xbf16>
+}
+
+// -----
+// sliding_attn_c9: one block id per query token.
+func.func @sliding_attn_c9_blocks_tokens(%q: tensor<6x4x16xbf16>, %k: tensor<6x2x16xbf16>, %v: tensor<6x2x16xbf16>, %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>, %p: i64, %b: tensor<5xi32>) -> tensor<6x4x16xbf16> {
+  // expected-error @+1 {{requires one image-block id per query token (6), got 5}}
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %p blocks(%b) {window = 4 : i64, scale = 1.0 : f64}
+      : (tensor<6x4x16xbf16>, tensor<6x2x16xbf16>, tensor<6x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<5xi32>) -> tensor<6x4x16xbf16>
+  return %a : tensor<6x4x16xbf16>
+}
+
+// -----
 // full_attn_c1: rank-3 operands.
 func.func @full_attn_c1_rank(%q: tensor<?x4x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64) -> tensor<?x4x64xbf16> {
   // expected-error @+1 {{requires rank-3 q, k, v and caches, got a rank-2 operand}}
@@ -351,6 +378,24 @@ func.func @full_attn_c7_result_width(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64x
   %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64}
       : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x32xbf16>
   return %a : tensor<?x4x32xbf16>
+}
+
+// -----
+// full_attn_c8: image-block ids are a rank-1 i32 tensor.
+func.func @full_attn_c8_blocks_i16(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %p: i64, %b: tensor<?xi16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires image-block ids of type tensor<?xi32>, got 'tensor<?xi16>'}}
+  %a = sg.full_attn %q, %k, %k cache(%kc, %kc) at %p blocks(%b) {scale = 1.0 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<?xi16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c9: one block id per query token.
+func.func @full_attn_c9_blocks_tokens(%q: tensor<3x4x64xbf16>, %k: tensor<3x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %p: i64, %b: tensor<4xi32>) -> tensor<3x4x64xbf16> {
+  // expected-error @+1 {{requires one image-block id per query token (3), got 4}}
+  %a = sg.full_attn %q, %k, %k cache(%kc, %kc) at %p blocks(%b) {scale = 1.0 : f64}
+      : (tensor<3x4x64xbf16>, tensor<3x1x64xbf16>, tensor<3x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<4xi32>) -> tensor<3x4x64xbf16>
+  return %a : tensor<3x4x64xbf16>
 }
 
 // -----

@@ -70,6 +70,23 @@ func.func @attention(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tenso
   return %a, %kc2, %f, %kcf2 : tensor<?x4x16xbf16>, tensor<4x2x16xbf16>, tensor<?x4x64xbf16>, tensor<512x1x64xbf16>
 }
 
+// Image-block ids (prefill with an image): one i32 per query row, after the
+// position; absent, the ops print as above.
+// CHECK-LABEL: func.func @attention_blocks
+func.func @attention_blocks(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tensor<?x2x16xbf16>,
+                            %kc: tensor<4x2x16xbf16>, %vc: tensor<4x2x16xbf16>,
+                            %kcf: tensor<512x2x16xbf16>, %vcf: tensor<512x2x16xbf16>,
+                            %pos: i64, %blocks: tensor<?xi32>)
+    -> (tensor<?x4x16xbf16>, tensor<?x4x16xbf16>) {
+  // CHECK: sg.sliding_attn %{{.*}}, %{{.*}}, %{{.*}} cache(%{{.*}}, %{{.*}}) at %{{.*}} blocks(%{{.*}}) {scale = 6.250000e-02 : f64, window = 4 : i64} : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<?xi32>) -> tensor<?x4x16xbf16>
+  %a = sg.sliding_attn %q, %k, %v cache(%kc, %vc) at %pos blocks(%blocks) {window = 4 : i64, scale = 0.0625 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<?xi32>) -> tensor<?x4x16xbf16>
+  // CHECK: sg.full_attn %{{.*}}, %{{.*}}, %{{.*}} cache(%{{.*}}, %{{.*}}) at %{{.*}} blocks(%{{.*}}) {scale = 2.500000e-01 : f64} : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<512x2x16xbf16>, tensor<512x2x16xbf16>, i64, tensor<?xi32>) -> tensor<?x4x16xbf16>
+  %f = sg.full_attn %q, %k, %v cache(%kcf, %vcf) at %pos blocks(%blocks) {scale = 0.25 : f64}
+      : (tensor<?x4x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<512x2x16xbf16>, tensor<512x2x16xbf16>, i64, tensor<?xi32>) -> tensor<?x4x16xbf16>
+  return %a, %f : tensor<?x4x16xbf16>, tensor<?x4x16xbf16>
+}
+
 // CHECK-LABEL: func.func @elementwise
 func.func @elementwise(%g: tensor<?x192xbf16>, %u: tensor<?x192xbf16>, %h: tensor<?x96xbf16>, %s: tensor<1xbf16>) -> (tensor<?x192xbf16>, tensor<?x96xbf16>) {
   // CHECK: %[[G:.*]] = sg.gelu_tanh %{{.*}} : tensor<?x192xbf16>
