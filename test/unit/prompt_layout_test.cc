@@ -369,6 +369,11 @@ TEST(PromptText, CountsMustAgree) {
          "<start_of_image>", "<end_of_image>", {256}, &error);
   EXPECT_EQ(error, "the prompt text has 0 image placeholders "
                    "('<start_of_image>') but 1 image was given");
+  expand(SGC_IMAGE_FAMILY_GEMMA3, "<start_of_image><start_of_image>",
+         "<image_soft_token>", "<start_of_image>", "<end_of_image>", {4},
+         &error);
+  EXPECT_EQ(error, "the prompt text has 2 image placeholders "
+                   "('<start_of_image>') but 1 image was given");
   // Gemma 4's placeholder is the image token, not the BOI.
   expand(SGC_IMAGE_FAMILY_GEMMA4, "<|image>", "<|image|>", "<|image>",
          "<image|>", {4}, &error);
