@@ -200,11 +200,12 @@ void makeContext(MLIRContext &ctx) {
 /// Loads the input as an sg module; emits diagnostics and returns null on a
 /// bad file.
 OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
-                                ComputeDtype computeDtype,
+                                ComputeDtype computeDtype, const Target &target,
                                 llvm::SourceMgr &sourceMgr) {
   ImportOptions importOptions;
   importOptions.strictGraph = opts.strictGraph;
   importOptions.computeDtype = computeDtype;
+  importOptions.buildVisionTower = target.lowersVisionTower();
   if (llvm::sys::fs::is_directory(opts.input)) {
     std::string fileName;
     FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
@@ -286,7 +287,7 @@ int runCompile(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   OwningOpRef<ModuleOp> module =
-      loadInput(ctx, opts, *computeDtype, sourceMgr);
+      loadInput(ctx, opts, *computeDtype, *target, sourceMgr);
   if (!module)
     return kExitBadInput;
 

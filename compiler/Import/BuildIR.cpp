@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Import/BuildIR.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Importer.h"
 #include "dialects/SG/IR/SGOps.h"
@@ -22,11 +23,10 @@ namespace {
 /// Builds the ops of `@forward` into one block.
 class ForwardBuilder {
 public:
-  ForwardBuilder(OpBuilder &b, const GraphSpec &graph, ComputeDtype dtype)
+  ForwardBuilder(OpBuilder &b, const GraphSpec &graph, ComputeDtype dtype,
+                 bool withImages)
       : b(b), graph(graph), text(graph.text), dtype(dtype),
-        ct(dtype == ComputeDtype::F32 ? Type(b.getF32Type())
-                                      : Type(b.getBF16Type())),
-        weightType(b.getBF16Type()) {}
+        ct(computeType(b, dtype)), withImages(withImages) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -40,7 +40,9 @@ private:
     shape.append(dims.begin(), dims.end());
     return RankedTensorType::get(shape, ct);
   }
-  Value weight(Location at, const std::string &name, ArrayRef<int64_t> shape);
+  Value weight(Location at, const std::string &name, ArrayRef<int64_t> shape) {
+    return buildWeight(b, graph, at, name, shape);
+  }
   Value layerWeight(unsigned layer, Location at, StringRef suffix,
                     ArrayRef<int64_t> shape) {
     return weight(at, text.layersPrefix + "." + std::to_string(layer) + "." +
@@ -66,17 +68,17 @@ private:
   const TextSpec &text;
   ComputeDtype dtype;
   Type ct;
-  Type weightType;
+  /// The prompt may hold images: @forward takes their soft tokens and
+  /// block ids (after the caches) and merges and masks them.
+  bool withImages;
+  Value imageBlocks;
 };
 
 } // namespace
 
-/// Tags every op after `before` in `block` with the block it belongs to:
-/// `sg.block = "embed" | "layer" | "head"`, and `sg.layer = l` on layers.
-/// sg-outline-layers groups ops by these tags. Weights stay untagged: one
-/// tensor may serve two blocks (the tied embedding) and is bound once.
-static void tagOps(Block *block, Operation *before, StringRef blockName,
-                   std::optional<unsigned> layer) {
+void mlir::sgc::import::tagOps(Block *block, Operation *before,
+                               StringRef blockName,
+                               std::optional<unsigned> layer) {
   Builder b(block->getParent()->getContext());
   sg::SGDialect::BlockAttrHelper blockAttr(b.getContext());
   sg::SGDialect::LayerAttrHelper layerAttr(b.getContext());
@@ -105,19 +107,21 @@ static StringRef objectOf(const GraphSpec &graph, StringRef name) {
   return best;
 }
 
-Value ForwardBuilder::weight(Location at, const std::string &name,
-                             ArrayRef<int64_t> shape) {
+Value mlir::sgc::import::buildWeight(OpBuilder &b, const GraphSpec &graph,
+                                     Location at, const std::string &name,
+                                     ArrayRef<int64_t> shape) {
   Location named = NameLoc::get(b.getStringAttr(name), at);
-  auto op = sg::WeightOp::create(b, named,
-                                 RankedTensorType::get(shape, weightType),
-                                 b.getStringAttr(name));
+  auto op = sg::WeightOp::create(
+      b, named, RankedTensorType::get(shape, b.getBF16Type()),
+      b.getStringAttr(name));
   // The graph object, for the runtime's diagnostics.
   StringRef object = objectOf(graph, name);
   if (!object.empty())
     sg::SGDialect::ObjectAttrHelper(b.getContext())
         .setAttr(op, b.getStringAttr(object));
   // The family's other spellings, for the runtime's binding (ABI manifest).
-  SmallVector<std::string, 1> alt = alternativeTensorNames(text.family, name);
+  SmallVector<std::string, 1> alt =
+      alternativeTensorNames(graph.text.family, name);
   if (!alt.empty())
     sg::SGDialect::AltNamesAttrHelper(b.getContext())
         .setAttr(op, b.getStrArrayAttr(
@@ -174,14 +178,20 @@ Value ForwardBuilder::layer(const LayerSpec &spec, Value h, Value pos0,
 
   Value attn;
   IntegerAttr window;
+  // An image block is bidirectional on sliding layers, and on Gemma 3's
+  // full layers too; Gemma 4's full layers stay causal (gemma-vision.md
+  // §G.9, transformers 5.24).
+  Value blocks = spec.span == Span::Sliding || text.family == Family::Gemma3
+                     ? imageBlocks
+                     : Value();
   if (spec.span == Span::Sliding) {
     window = b.getI64IntegerAttr(spec.window);
     attn = sg::SlidingAttnOp::create(b, at, act({hq, d}), qr, kr, vn, kCache,
-                                     vCache, pos0, window,
+                                     vCache, pos0, blocks, window,
                                      b.getF64FloatAttr(text.scoreScale));
   } else {
     attn = sg::FullAttnOp::create(b, at, act({hq, d}), qr, kr, vn, kCache,
-                                  vCache, pos0,
+                                  vCache, pos0, blocks,
                                   b.getF64FloatAttr(text.scoreScale),
                                   spec.vFromK ? b.getUnitAttr() : UnitAttr());
   }
@@ -231,6 +241,12 @@ func::FuncOp ForwardBuilder::build(ModuleOp module) {
     inputs.append({cache, cache});
     results.append({cache, cache});
   }
+  // The images' soft tokens per prompt row, and each row's image block (-1
+  // on text rows).
+  if (withImages)
+    inputs.append({act({text.hiddenSize}).clone(b.getF32Type()),
+                   RankedTensorType::get({ShapedType::kDynamic},
+                                         b.getI32Type())});
   b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(b, at, "forward",
                                    b.getFunctionType(inputs, results));
@@ -245,6 +261,12 @@ func::FuncOp ForwardBuilder::build(ModuleOp module) {
       b.getF64FloatAttr(text.castEmbedScale
                             ? roundToComputeDtype(text.embedScale, dtype)
                             : text.embedScale));
+  if (withImages) {
+    imageBlocks = body->getArguments().back();
+    Value embeds = body->getArgument(body->getNumArguments() - 2);
+    h = sg::MergeImageRowsOp::create(b, at, h.getType(), h, embeds,
+                                     imageBlocks);
+  }
 
   tagOps(body, nullptr, "embed", std::nullopt);
 
@@ -290,10 +312,24 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
   sg::SGDialect::ComputeDtypeAttrHelper(ctx).setAttr(
       *module, b.getStringAttr(computeDtypeName(options.computeDtype)));
 
-  ForwardBuilder(b, graph, options.computeDtype).build(*module);
+  const VisionSpec *tower = nullptr;
+  if (options.buildVisionTower)
+    for (const VisionSpec &component : graph.opaqueComponents)
+      if (component.modality == "image") {
+        tower = &component;
+        break;
+      }
+  ForwardBuilder(b, graph, options.computeDtype, tower != nullptr)
+      .build(*module);
 
-  // Components that are validated but not lowered stay visible as one op.
-  for (const OpaqueComponentSpec &component : graph.opaqueComponents) {
+  // The first image component becomes @encode_image where the target lowers
+  // towers; the others stay visible as one op each, validated, not lowered.
+  for (const VisionSpec &component : graph.opaqueComponents) {
+    if (&component == tower) {
+      import::buildEncodeImage(b, *module, graph, component,
+                               options.computeDtype);
+      continue;
+    }
     Location at = makeLoc(ctx, graph.fileName, component.pos);
     b.setInsertionPointToEnd(module->getBody());
     auto func = func::FuncOp::create(b, at, "component_" + component.id,

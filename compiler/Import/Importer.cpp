@@ -22,6 +22,15 @@ static LogicalResult checkBindings(ModuleOp module,
   llvm::StringMap<std::vector<int64_t>> table;
   for (const import::TensorSpec &tensor : import::textTensors(graph.text))
     table[tensor.name] = tensor.shape;
+  // The tower, when the importer built it.
+  if (module.lookupSymbol("encode_image"))
+    for (const import::VisionSpec &component : graph.opaqueComponents)
+      if (component.modality == "image") {
+        for (const import::TensorSpec &tensor : import::perceptionTensors(
+                 component, graph.text.hiddenSize))
+          table[tensor.name] = tensor.shape;
+        break;
+      }
   llvm::StringMap<bool> used;
   WalkResult result = module.walk([&](sg::WeightOp op) {
     auto it = table.find(op.getName());

@@ -24,6 +24,9 @@ struct ImportOptions {
   bool strictGraph = false;
   /// The activation dtype of the IR.
   ComputeDtype computeDtype = ComputeDtype::BF16;
+  /// Build the image component as `@encode_image`; false for a target that
+  /// has no kernels for it yet (it stays one opaque op).
+  bool buildVisionTower = true;
 };
 
 /// Parses and validates `text` (the contents of `fileName`). Every problem is
@@ -35,7 +38,8 @@ FailureOr<import::GraphSpec> parseSystemGraph(MLIRContext *ctx,
                                               const ImportOptions &options);
 
 /// Builds the sg module for a validated graph: `@forward` for the text
-/// component and one opaque function per other component.
+/// component, `@encode_image` for the image component, one opaque function
+/// per other component.
 OwningOpRef<ModuleOp> buildModule(MLIRContext *ctx,
                                   const import::GraphSpec &graph,
                                   const ImportOptions &options);

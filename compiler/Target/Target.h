@@ -44,6 +44,10 @@ public:
   virtual StringRef getName() const = 0;
   /// One line for `sgc compile --help`.
   virtual StringRef getDescription() const = 0;
+  /// Whether the lower phase has kernels for the vision towers' ops; a
+  /// target without them compiles the decoder alone (the importer keeps
+  /// the tower as an opaque component, with a remark).
+  virtual bool lowersVisionTower() const { return false; }
   /// Plan IR + sg bodies -> the target's kernel IR.
   virtual void buildLowerPipeline(OpPassManager &pm) const = 0;
   /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect).

@@ -1,6 +1,7 @@
 //===- ExtractPlan.cpp - the variant functions as plan IR -----------------===//
 //
-// Part of sgc. Turns each outlined variant (`@decode`, `@prefill`: weights,
+// Part of sgc. Turns each outlined variant (`@decode`, `@prefill`, the
+// vision tower's `@encode_image`: weights,
 // calls of bodies, a return) into a `plan.entry`, and the weights and KV
 // caches they name into the module's `plan.tensor` and `plan.kv_layer`
 // tables (dialects/Plan/IR).
@@ -99,16 +100,29 @@ private:
 LogicalResult Extractor::extractVariant(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  unsigned numLayers = (body.getNumArguments() - 2) / 2;
-  if (body.getNumArguments() != 2 + 2 * numLayers ||
-      ret.getNumOperands() != 1 + 2 * numLayers)
-    return func.emitError("sg-extract-plan: expected (tokens, pos0, caches) "
-                          "-> (logits, caches)");
   auto variant = SG::VariantAttrHelper(b.getContext()).getAttr(func);
   std::optional<plan::EntryKind> kind =
       plan::symbolizeEntryKind(variant.getValue());
   if (!kind)
     return func.emitError("sg-extract-plan: unknown variant ") << variant;
+  bool image = *kind == plan::EntryKind::encode_image;
+  // A prefill of a model with an image component ends with the prompt's
+  // soft tokens and image blocks (sg-specialize drops them from decode).
+  unsigned imageInputs =
+      *kind == plan::EntryKind::prefill &&
+              SG::ImageAttrHelper(b.getContext()).getAttr(module)
+          ? 2
+          : 0;
+  unsigned numLayers =
+      image ? 0 : (body.getNumArguments() - 2 - imageInputs) / 2;
+  if (image && (body.getNumArguments() != 2 || ret.getNumOperands() != 1))
+    return func.emitError("sg-extract-plan: expected (pixels, patch "
+                          "positions) -> (soft tokens)");
+  if (!image && (body.getNumArguments() != 2 + 2 * numLayers + imageInputs ||
+                 ret.getNumOperands() != 1 + 2 * numLayers))
+    return func.emitError("sg-extract-plan: expected (tokens, pos0, caches")
+           << (imageInputs ? ", soft tokens, image blocks" : "")
+           << ") -> (logits, caches)";
   auto maxTokens = SG::MaxTokensAttrHelper(b.getContext()).getAttr(func);
 
   b.setInsertionPointToEnd(module.getBody());
@@ -123,8 +137,10 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
   map.map(body.getArgument(0),
           block->addArgument(bufferOf(body.getArgument(0).getType()),
                              func.getLoc()));
+  Type second = body.getArgument(1).getType();
   map.map(body.getArgument(1),
-          block->addArgument(b.getI64Type(), func.getLoc()));
+          block->addArgument(image ? Type(bufferOf(second)) : b.getI64Type(),
+                             func.getLoc()));
   for (unsigned l = 0; l < numLayers; ++l)
     for (auto [i, half] : llvm::enumerate(kHalves)) {
       Value arg = body.getArgument(2 + 2 * l + i);
@@ -136,6 +152,11 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
       // A call result returned as a cache is that cache, updated in place.
       map.map(ret.getOperand(1 + 2 * l + i), cache);
     }
+  for (unsigned i = body.getNumArguments() - imageInputs;
+       i < body.getNumArguments(); ++i)
+    map.map(body.getArgument(i),
+            block->addArgument(bufferOf(body.getArgument(i).getType()),
+                               func.getLoc()));
 
   SG::ObjectAttrHelper objectAttr(b.getContext());
   SG::AltNamesAttrHelper altNamesAttr(b.getContext());
@@ -187,7 +208,8 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
   }
   Value logits = map.lookup(ret.getOperand(0));
   if (!logits || !logits.getDefiningOp<plan::AllocOp>())
-    return func.emitError("sg-extract-plan: logits must come from a call");
+    return func.emitError("sg-extract-plan: the result must come from a "
+                          "call");
   plan::ReturnOp::create(b, ret.getLoc(), logits);
   return success();
 }
@@ -241,7 +263,7 @@ struct ExtractPlanPass
     // Decode first: its first-use order is the weight table's order.
     SmallVector<func::FuncOp> variants;
     SG::VariantAttrHelper variantAttr(&getContext());
-    for (StringRef name : {"decode", "prefill"})
+    for (StringRef name : {"decode", "prefill", "encode_image"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
         if (variantAttr.getAttr(func))
           variants.push_back(func);
@@ -255,8 +277,8 @@ struct ExtractPlanPass
         return signalPassFailure();
     }
     extractor.writeTables(variants.front());
-    // Components validated but not lowered (the vision tower) have no entry
-    // point yet; they leave the module with a remark.
+    // Components validated but not lowered (a target without the vision
+    // tower's kernels) have no entry point; they leave with a remark.
     SmallVector<func::FuncOp> opaque;
     for (auto func : module.getOps<func::FuncOp>())
       func.walk([&](sg::OpaqueComponentOp op) {

@@ -49,6 +49,29 @@ static void setTokenCount(func::FuncOp func, int64_t tokens) {
   func.setFunctionType(FunctionType::get(func.getContext(), inputs, results));
 }
 
+/// Decode is causal and has no image rows (an image is prefilled whole):
+/// the merge and the block masks go, and with them the image inputs (soft
+/// tokens, blocks) that @forward ends with when the module has an image
+/// component (its `sg.image` facts).
+static void dropImageInputs(ModuleOp module, func::FuncOp func) {
+  if (!sg::SGDialect::ImageAttrHelper(module.getContext()).getAttr(module))
+    return;
+  func.walk([](sg::MergeImageRowsOp merge) {
+    merge.replaceAllUsesWith(merge.getX());
+    merge.erase();
+  });
+  func.walk([](Operation *op) {
+    if (auto attn = dyn_cast<sg::SlidingAttnOp>(op))
+      attn.getBlocksMutable().clear();
+    else if (auto attn = dyn_cast<sg::FullAttnOp>(op))
+      attn.getBlocksMutable().clear();
+  });
+  unsigned n = func.getNumArguments();
+  llvm::BitVector erase(n);
+  erase.set(n - 2, n);
+  (void)func.eraseArguments(erase);
+}
+
 namespace {
 struct SpecializePass : public sgc::impl::SpecializePassBase<SpecializePass> {
   using Base::Base;
@@ -76,6 +99,7 @@ struct SpecializePass : public sgc::impl::SpecializePassBase<SpecializePass> {
     variantAttr.setAttr(decode, b.getStringAttr("decode"));
     maxTokensAttr.setAttr(decode, b.getI64IntegerAttr(1));
     setTokenCount(decode, 1);
+    dropImageInputs(module, decode);
     forward.erase();
     if (failed(verify(decode)))
       return signalPassFailure();

@@ -324,6 +324,35 @@ void sgc_model_get_info(const sgc_model_t *m, sgc_model_info_t *out) {
   *out = info;
 }
 
+int sgc_model_image_info(const sgc_model_t *m, sgc_model_image_info_t *out) {
+  if (!m || !out)
+    return 0;
+  const sgc_abi_image_t *img = m->impl->image();
+  const sgc_abi_phase_t *phase =
+      m->impl->phase(SGC_ABI_PHASE_ENCODE_IMAGE);
+  if (!img || !phase)
+    return 0;
+  sgc_model_image_info_t info{};
+  info.tokens = {img->image_token_id, img->boi_token_id, img->eoi_token_id};
+  const bool gemma4 = std::strcmp(m->impl->table().family, "gemma4") == 0;
+  sgc_image_options_default(gemma4 ? SGC_IMAGE_FAMILY_GEMMA4
+                                   : SGC_IMAGE_FAMILY_GEMMA3,
+                            &info.options);
+  if (gemma4) {
+    info.options.patch_size = img->patch_size;
+    info.options.pooling_kernel_size = img->pooling_kernel;
+    info.options.max_soft_tokens = static_cast<int32_t>(img->soft_tokens);
+  } else {
+    info.options.image_size = img->image_size;
+  }
+  info.soft_tokens = img->soft_tokens;
+  info.hidden_size = phase->logits.shape[1];
+  info.patches = m->impl->image_patches();
+  info.patch_values = m->impl->image_patch_values();
+  *out = info;
+  return 1;
+}
+
 int sgc_model_tensor(const sgc_model_t *m, size_t index,
                      sgc_tensor_info_t *out) {
   if (!m || !out || index >= m->impl->table().num_tensors)
@@ -515,6 +544,19 @@ sgc_status_t *sgc_session_decode(sgc_session_t *s, int32_t token, int64_t pos,
   if (!s)
     return null_argument("session");
   return to_c(s->impl->decode(token, pos, logits_out));
+  SGC_API_CATCH
+}
+
+sgc_status_t *sgc_session_encode_image(sgc_session_t *s,
+                                       const sgc_image_t *image,
+                                       float *out_soft_tokens,
+                                       int64_t *out_count) {
+  SGC_API_TRY
+  if (!s)
+    return null_argument("session");
+  if (!image)
+    return null_argument("image");
+  return to_c(s->impl->encode_image(*image, out_soft_tokens, out_count));
   SGC_API_CATCH
 }
 

@@ -13,6 +13,7 @@
 #include <sgc/abi.h>
 
 #include <cstdint>
+#include <string>
 
 namespace sgc {
 namespace runtime {
@@ -35,6 +36,27 @@ public:
   virtual status run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                      int64_t n, int64_t pos0, float *logits,
                      bool all_positions) = 0;
+
+  /// Replays an ENCODE_IMAGE |phase| on one image: |pixels| [patches,
+  /// values] and |positions| [patches, 2] as the phase's operands say
+  /// (already checked), then writes its soft tokens as float32 [soft
+  /// tokens, hidden]. A device without the tower's code says so.
+  virtual status encode_image(const sgc_abi_phase_t & /*phase*/,
+                              const float * /*pixels*/,
+                              const int32_t * /*positions*/,
+                              float * /*soft_tokens*/) {
+    return device_error(std::string("the ") + variant_name() +
+                        " variant cannot run the vision tower");
+  }
+
+  /// The buffers a prefill of a model with images reads its image rows
+  /// from ([max_prefill_chunk, hidden] soft tokens, [max_prefill_chunk]
+  /// blocks); the session fills them before each prefill call.
+  virtual status bind_image_rows(const float * /*embeds*/,
+                                 const int32_t * /*blocks*/) {
+    return device_error(std::string("the ") + variant_name() +
+                        " variant cannot merge images into a prompt");
+  }
 
   virtual const char *variant_name() const = 0;
   virtual uint64_t kv_cache_bytes() const = 0;

@@ -362,6 +362,43 @@ status model_library::validate_plan() {
                      std::to_string(t.workspace_bytes) + " bytes");
         return status();
       }
+      case SGC_ABI_OPERAND_PIXELS:
+      case SGC_ABI_OPERAND_PATCH_POSITIONS: {
+        const bool pixels = o.kind == SGC_ABI_OPERAND_PIXELS;
+        if (pixels && image_patch_values_ != 0 &&
+            image_patch_values_ != o.shape[1])
+          return bad(ow + "pixels of two widths in one phase");
+        if (pixels) {
+          image_patches_ = o.shape[0];
+          image_patch_values_ = o.shape[1];
+        }
+        if (ph.kind != SGC_ABI_PHASE_ENCODE_IMAGE || o.rank != 2 ||
+            o.dtype != (pixels ? SGC_ABI_DTYPE_F32 : SGC_ABI_DTYPE_I32) ||
+            o.shape[0] != ph.max_tokens ||
+            (pixels ? o.shape[1] < 1 : o.shape[1] != 2))
+          return bad(ow + (pixels ? "pixels" : "patch positions") +
+                     " must be an encode_image operand of " +
+                     (pixels ? "F32 [patches, values]" : "I32 [patches, 2]") +
+                     " with patches = max_tokens");
+        return status();
+      }
+      case SGC_ABI_OPERAND_IMAGE_EMBEDS:
+      case SGC_ABI_OPERAND_IMAGE_BLOCKS: {
+        const bool embeds = o.kind == SGC_ABI_OPERAND_IMAGE_EMBEDS;
+        if (ph.kind != SGC_ABI_PHASE_PREFILL ||
+            o.rank != (embeds ? 2u : 1u) ||
+            o.dtype != (embeds ? SGC_ABI_DTYPE_F32 : SGC_ABI_DTYPE_I32) ||
+            o.shape[0] != SGC_ABI_DIM_TOKENS || (embeds && o.shape[1] < 1) ||
+            (embeds && image_embed_width_ != 0 &&
+             image_embed_width_ != o.shape[1]))
+          return bad(ow + (embeds ? "image soft tokens" : "image blocks") +
+                     " must be a prefill operand of " +
+                     (embeds ? "F32 [tokens, hidden]" : "I32 [tokens]"));
+        if (embeds)
+          image_embed_width_ = o.shape[1];
+        prefill_takes_images_ = true;
+        return status();
+      }
       default:
         return bad(ow + "unknown operand kind " + std::to_string(o.kind));
       }
@@ -383,10 +420,21 @@ status model_library::validate_plan() {
       any_step = true;
     }
     const sgc_abi_operand_t &logits = ph.logits;
-    if (logits.kind != SGC_ABI_OPERAND_WORKSPACE || logits.rank != 2 ||
-        logits.shape[1] != t.vocab_size ||
-        (logits.dtype != SGC_ABI_DTYPE_F32 &&
-         logits.dtype != SGC_ABI_DTYPE_BF16))
+    const bool encode = ph.kind == SGC_ABI_PHASE_ENCODE_IMAGE;
+    const sgc_abi_image_t *img = image();
+    if (encode &&
+        (!img || logits.kind != SGC_ABI_OPERAND_WORKSPACE ||
+         logits.rank != 2 || logits.shape[0] != img->soft_tokens ||
+         logits.shape[1] < 1 ||
+         (logits.dtype != SGC_ABI_DTYPE_F32 &&
+          logits.dtype != SGC_ABI_DTYPE_BF16)))
+      return bad(pw + "an encode_image phase needs the image record and "
+                      "writes [soft_tokens, hidden] F32 or BF16 soft tokens");
+    if (!encode &&
+        (logits.kind != SGC_ABI_OPERAND_WORKSPACE || logits.rank != 2 ||
+         logits.shape[1] != t.vocab_size ||
+         (logits.dtype != SGC_ABI_DTYPE_F32 &&
+          logits.dtype != SGC_ABI_DTYPE_BF16)))
       return bad(pw + "logits must be a [tokens, vocab_size] workspace "
                       "buffer of F32 or BF16");
     status err = check_operand(logits, pw + "logits: ");
@@ -395,6 +443,25 @@ status model_library::validate_plan() {
   }
   if (!phase(SGC_ABI_PHASE_PREFILL) || !phase(SGC_ABI_PHASE_DECODE))
     return bad("the model needs a prefill and a decode phase");
+  if (image() && !phase(SGC_ABI_PHASE_ENCODE_IMAGE))
+    return bad("the model has an image record but no encode_image phase");
+  if (prefill_takes_images_ != (image() != nullptr))
+    return bad("the prefill phase takes image rows exactly when the model "
+               "has an image record");
+  if (image() && image_embed_width_ !=
+                     phase(SGC_ABI_PHASE_ENCODE_IMAGE)->logits.shape[1])
+    return bad("the prefill's image soft tokens and the encode_image output "
+               "differ in width");
+  if (const sgc_abi_image_t *img = image()) {
+    auto token_ok = [&](int32_t id) { return id >= 0 && id < t.vocab_size; };
+    if (image_patch_values_ < 1 || img->patch_size < 1 ||
+        img->pooling_kernel < 1 || img->image_size < 0 ||
+        !token_ok(img->image_token_id) || !token_ok(img->boi_token_id) ||
+        !token_ok(img->eoi_token_id))
+      return bad("the image record (patch size, pooling kernel, token ids "
+                 "within the vocabulary) or the encode_image pixels operand "
+                 "is malformed");
+  }
 
   for (uint32_t i = 0; i < t.num_variants; ++i) {
     const sgc_abi_variant_t &v = t.variants[i];

@@ -29,8 +29,14 @@ public:
   uint32_t abi_minor() const { return table_->header.version_minor; }
   /// The 2.2 emulator table, or null (absent, or a 2.0/2.1 table).
   const sgc_abi_cuda_emu_t *cuda_emu() const {
-    return table_->header.struct_size >= sizeof(sgc_model_v2_t)
+    return table_->header.struct_size >= SGC_ABI_MODEL_V2_2_SIZE
                ? table_->cuda_emu
+               : nullptr;
+  }
+  /// The 2.3 image component, or null (none, or an older table).
+  const sgc_abi_image_t *image() const {
+    return table_->header.struct_size >= sizeof(sgc_model_v2_t)
+               ? table_->image
                : nullptr;
   }
 
@@ -54,6 +60,12 @@ public:
   const sgc_abi_phase_t *phase(uint32_t kind) const;
   /// The most operands any step has.
   uint32_t max_step_operands() const { return max_step_operands_; }
+  /// The encode_image phase's input: patches and values per patch (0, 0
+  /// without a tower).
+  int64_t image_patches() const { return image_patches_; }
+  int64_t image_patch_values() const { return image_patch_values_; }
+  /// Whether prefill takes image rows (soft tokens and blocks per row).
+  bool prefill_takes_images() const { return prefill_takes_images_; }
 
   /// A short description for messages: 'id' ('path').
   std::string describe() const;
@@ -69,6 +81,9 @@ private:
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
   uint32_t max_step_operands_ = 0;
+  int64_t image_patches_ = 0, image_patch_values_ = 0;
+  int64_t image_embed_width_ = 0;
+  bool prefill_takes_images_ = false;
   std::vector<uint64_t> k_bytes_;
   std::vector<uint64_t> v_bytes_;
 };

@@ -4,6 +4,8 @@
  */
 #include "runtime/src/session.h"
 
+#include "runtime/src/image/tower_input.h"
+
 #include "runtime/src/cpu/cpu_executor.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/cuda/cuda_executor.h"
@@ -87,6 +89,17 @@ status session::create(std::shared_ptr<model_library> model,
     st = s->executor_->allocate(s->context_);
   if (st.ok())
     st = s->executor_->bind(*weights);
+  // A prefill of a model with images reads each row's soft token and block
+  // from these (text rows: block -1).
+  if (st.ok() && model->prefill_takes_images()) {
+    const int64_t width =
+        model->phase(SGC_ABI_PHASE_ENCODE_IMAGE)->logits.shape[1];
+    s->image_embeds_.assign(static_cast<size_t>(t.max_prefill_chunk * width),
+                            0.0f);
+    s->image_blocks_.assign(static_cast<size_t>(t.max_prefill_chunk), -1);
+    st = s->executor_->bind_image_rows(s->image_embeds_.data(),
+                                       s->image_blocks_.data());
+  }
   if (!st.ok())
     return st;
   *out = std::move(s);
@@ -114,7 +127,8 @@ status session::check_tokens(const int32_t *tokens, int64_t n) const {
 }
 
 status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
-                        float *logits, bool all_positions) {
+                        float *logits, bool all_positions,
+                        const image_rows *images) {
   const sgc_model_v2_t &t = model_->table();
   if (!tokens || !logits)
     return usage_error("prefill needs tokens and a logits buffer");
@@ -129,6 +143,11 @@ status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
   status st = check_tokens(tokens, n);
   if (!st.ok())
     return st;
+  if (images && !model_->prefill_takes_images())
+    return usage_error(model_->describe() + " has no vision tower to take "
+                                            "images");
+  if (model_->prefill_takes_images())
+    set_image_rows(images, n);
   return executor_->run(*model_->phase(SGC_ABI_PHASE_PREFILL), tokens, n, pos0,
                         logits, all_positions);
 }
@@ -144,6 +163,46 @@ status session::decode(int32_t token, int64_t pos, float *logits) {
     return st;
   return executor_->run(*model_->phase(SGC_ABI_PHASE_DECODE), &token, 1, pos,
                         logits, false);
+}
+
+void session::set_image_rows(const image_rows *images, int64_t n) {
+  std::fill(image_blocks_.begin(), image_blocks_.begin() + n, -1);
+  if (!images)
+    return;
+  const int64_t width =
+      static_cast<int64_t>(image_embeds_.size()) / model_->table().max_prefill_chunk;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t slot = images->soft_slots[i];
+    if (slot < 0)
+      continue;
+    image_blocks_[static_cast<size_t>(i)] = images->blocks[i];
+    std::copy(images->soft_tokens + slot * width,
+              images->soft_tokens + (slot + 1) * width,
+              image_embeds_.begin() + i * width);
+  }
+}
+
+status session::encode_image(const sgc_image_t &image, float *soft_tokens,
+                             int64_t *count) {
+  const sgc_abi_image_t *facts = model_->image();
+  const sgc_abi_phase_t *phase = model_->phase(SGC_ABI_PHASE_ENCODE_IMAGE);
+  if (!facts || !phase)
+    return usage_error(model_->describe() +
+                       " has no vision tower (compiled without its image "
+                       "component, or the graph has none)");
+  if (!soft_tokens)
+    return usage_error("encode_image needs a soft-token buffer");
+  image::tower_input in;
+  status st = image::make_tower_input(
+      image, model_->table().family, *facts, model_->image_patches(),
+      model_->image_patch_values(), &in);
+  if (!st.ok())
+    return st;
+  st = executor_->encode_image(*phase, in.patches.data(), in.positions.data(),
+                               soft_tokens);
+  if (st.ok() && count)
+    *count = in.soft_tokens;
+  return st;
 }
 
 status session::generate(const int32_t *prompt, int64_t n_prompt,
@@ -202,13 +261,38 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
       stops.insert(t.stop_tokens[i]);
   }
 
+  const bool images = o.prompt_image_blocks != nullptr;
+  if (images && (!o.prompt_soft_slots || !o.image_soft_tokens))
+    return usage_error("image blocks need their soft-token slots and soft "
+                       "tokens");
   const bool all = o.prefill_all_logits != 0;
   std::vector<float> logits(static_cast<size_t>((all ? chunk : 1) * vocab));
-  for (int64_t pos = 0; pos < n_prompt; pos += chunk) {
-    const int64_t n = std::min(chunk, n_prompt - pos);
-    st = prefill(prompt + pos, n, start + pos, logits.data(), all);
+  int64_t last_rows = 0;
+  for (int64_t pos = 0; pos < n_prompt; pos += last_rows) {
+    int64_t n = std::min(chunk, n_prompt - pos);
+    // A chunk never splits an image block: it ends before the block.
+    if (images) {
+      const int32_t *blocks = o.prompt_image_blocks + pos;
+      if (pos + n < n_prompt && blocks[n] >= 0 && blocks[n - 1] == blocks[n]) {
+        int64_t end = n - 1;
+        while (end > 0 && blocks[end - 1] == blocks[n])
+          --end;
+        if (end == 0)
+          return usage_error("the image block at prompt row " +
+                             std::to_string(pos) +
+                             " is longer than the prefill chunk of " +
+                             std::to_string(chunk) + " rows");
+        n = end;
+      }
+    }
+    image_rows rows{o.image_soft_tokens,
+                    images ? o.prompt_soft_slots + pos : nullptr,
+                    images ? o.prompt_image_blocks + pos : nullptr};
+    st = prefill(prompt + pos, n, start + pos, logits.data(), all,
+                 images ? &rows : nullptr);
     if (!st.ok())
       return st;
+    last_rows = n;
     if (o.on_logits) {
       if (all) {
         for (int64_t i = 0; i < n; ++i)
@@ -222,7 +306,7 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   }
   // The last position's row is the last row written.
   const float *last =
-      all ? logits.data() + ((n_prompt - 1) % chunk) * vocab : logits.data();
+      all ? logits.data() + (last_rows - 1) * vocab : logits.data();
   std::vector<float> row(last, last + vocab);
 
   sampling how;

@@ -15,6 +15,8 @@
 #include <memory>
 #include <vector>
 
+struct sgc_image_t;
+
 namespace sgc {
 namespace runtime {
 
@@ -26,9 +28,19 @@ public:
                        const sgc_session_options_t &options,
                        std::unique_ptr<session> *out);
 
+  /// A prefill call's image rows: per row its slot in |soft_tokens| ([*,
+  /// hidden] f32) or -1, and its image block.
+  struct image_rows {
+    const float *soft_tokens;
+    const int64_t *soft_slots;
+    const int32_t *blocks;
+  };
   status prefill(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
-                 bool all_positions);
+                 bool all_positions, const image_rows *images = nullptr);
   status decode(int32_t token, int64_t pos, float *logits);
+  /// The vision tower on |image| (sgc_session_encode_image).
+  status encode_image(const sgc_image_t &image, float *soft_tokens,
+                      int64_t *count);
   status generate(const int32_t *prompt, int64_t n_prompt,
                   const sgc_generate_options_t &options,
                   int64_t *out_num_generated);
@@ -44,6 +56,8 @@ private:
   status check_tokens(const int32_t *tokens, int64_t n) const;
   /// "context length 512", or "context of 40 (--max-context; ...)".
   std::string context_name() const;
+  /// Fills the image-row buffers for a prefill of |n| rows (none: text).
+  void set_image_rows(const image_rows *images, int64_t n);
 
   std::shared_ptr<model_library> model_;
   std::shared_ptr<bound_weights> weights_;
@@ -51,6 +65,9 @@ private:
   /// Positions this session holds (the model's, or fewer by max_context).
   int64_t context_ = 0;
   bool context_limited_ = false;
+  /// The image rows of the prefill call being run (models with a tower).
+  std::vector<float> image_embeds_;
+  std::vector<int32_t> image_blocks_;
 };
 
 } // namespace runtime

@@ -16,7 +16,7 @@ all; a tensor that is absent, of another dtype or inconsistent with its
 header fails with a message naming it.
 
 usage: compare-logits.py --golden DIR --dtype f32|bf16 --ours FILE
-                         [--ours-ref FILE] [--prefill-only]
+                         [--ours-ref FILE] [--prefill-only] [--soft-tokens]
        compare-logits.py --rows FILE --dtype f32 --ours FILE
 With --rows FILE (a sampled golden such as examples/tiny-gemma4/
 long.golden.safetensors: prompt_ids I32 [S], feed_ids I32 [N], positions
@@ -212,12 +212,35 @@ def run(args, checks):
         check_greedy(checks, rows(our_decode), expected,
                      lambda got: f"greedy tokens of {len(got)} decode steps "
                                  f"equal the reference's")
+    if args.soft_tokens:
+        compare_soft_tokens(args, checks, golden, golden_file, ours)
     if args.ours_ref:
         other = read_safetensors(args.ours_ref)
         compare_rows(checks, "prefill logits vs our single-chunk run",
                      our_prefill,
                      tensor(other, "prefill_logits", "F32", 2, args.ours_ref),
                      1e-4)
+
+
+def compare_soft_tokens(args, checks, golden, golden_file, ours):
+    """--soft-tokens: the vision tower's output (our image_soft_tokens)
+    against the golden's soft_tokens_<dtype>. f32: 1e-4 of each row's
+    range; bf16: the reference's own bf16-vs-f32 difference of its soft
+    tokens, per row over the bf16 row's range, times --bf16-factor."""
+    dt = args.dtype
+    ref = tensor(golden, f"soft_tokens_{dt}", "F32", 2, golden_file)
+    bound = 1e-4
+    if dt == "bf16":
+        f32 = tensor(golden, "soft_tokens_f32", "F32", 2, golden_file)
+        own = 0.0
+        for a, b in zip(rows(ref), rows(f32)):
+            span = max(a) - min(a)
+            if span > 0:
+                own = max(own, max(abs(x - y) for x, y in zip(a, b)) / span)
+        bound = args.bf16_factor * own
+    compare_rows(checks, f"image soft tokens ({dt})",
+                 tensor(ours, "image_soft_tokens", "F32", 2, args.ours), ref,
+                 bound)
 
 
 def run_sampled(args, checks):
@@ -268,6 +291,8 @@ def main():
     p.add_argument("--ours", required=True)
     p.add_argument("--ours-ref", help="another run of ours to match (f32 bound)")
     p.add_argument("--prefill-only", action="store_true")
+    p.add_argument("--soft-tokens", action="store_true",
+                   help="also compare the vision tower's output")
     p.add_argument("--bf16-factor", type=float, default=1.0)
     args = p.parse_args()
     if (args.golden is None) == (args.rows is None):

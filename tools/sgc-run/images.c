@@ -12,15 +12,17 @@
 #include <unistd.h>
 
 int model_vision_facts(const sgc_model_t *model, vision_facts *out) {
-  /* TODO(issue 12, lead): VISION_FACTS_HOOK. The C API has no query yet for
-   * a model's ENCODE_IMAGE phase nor for its image facts (family options:
-   * image size / patch / pooling kernel / compiled soft-token budget; the
-   * image, BOI and EOI ids; Gemma 3's soft tokens per image). Until
-   * sgc_model_* answers them, every model counts as one without a vision
-   * component. */
-  (void)model;
-  (void)out;
-  return 0;
+  sgc_model_image_info_t info;
+  if (!sgc_model_image_info(model, &info))
+    return 0;
+  memset(out, 0, sizeof *out);
+  out->options = info.options;
+  out->tokens = info.tokens;
+  out->soft_tokens_per_image =
+      info.options.family == SGC_IMAGE_FAMILY_GEMMA3 ? info.soft_tokens : 0;
+  out->tower_soft_tokens = info.soft_tokens;
+  out->hidden_size = info.hidden_size;
+  return 1;
 }
 
 const string_list *image_files(const options *o) {
@@ -152,6 +154,45 @@ int images_expand_text(const image_inputs *in,
   return st ? report(st) : 0;
 }
 
+int images_encode(image_inputs *in, sgc_session_t *session,
+                  sgc_generate_options_t *gopts) {
+  const int64_t hidden = in->facts.hidden_size;
+  const int64_t total = sgc_prompt_layout_soft_tokens(in->layout);
+  float *one = (float *)malloc(sizeof(float) *
+                               (size_t)(in->facts.tower_soft_tokens * hidden));
+  int64_t at = 0;
+  size_t i;
+  in->embeds = (float *)malloc(sizeof(float) * (size_t)(total * hidden));
+  if (!one || !in->embeds) {
+    free(one);
+    return out_of_memory();
+  }
+  for (i = 0; i < in->count; ++i) {
+    int64_t count = 0;
+    sgc_status_t *st =
+        sgc_session_encode_image(session, in->images[i], one, &count);
+    if (st) {
+      free(one);
+      return report(st);
+    }
+    if (count != in->soft_tokens[i] || at + count > total) {
+      free(one);
+      fprintf(stderr, "error: image %zu gave %lld soft tokens, its prompt "
+                      "block has %lld\n",
+              i + 1, (long long)count, (long long)in->soft_tokens[i]);
+      return SGC_STATUS_INTERNAL;
+    }
+    memcpy(in->embeds + at * hidden, one,
+           sizeof(float) * (size_t)(count * hidden));
+    at += count;
+  }
+  free(one);
+  gopts->prompt_image_blocks = sgc_prompt_layout_blocks(in->layout);
+  gopts->prompt_soft_slots = sgc_prompt_layout_soft_slots(in->layout);
+  gopts->image_soft_tokens = in->embeds;
+  return 0;
+}
+
 void images_free(image_inputs *in) {
   size_t i;
   for (i = 0; i < in->count; ++i)
@@ -159,5 +200,6 @@ void images_free(image_inputs *in) {
   free(in->images);
   free(in->soft_tokens);
   sgc_prompt_layout_release(in->layout);
+  free(in->embeds);
   memset(in, 0, sizeof *in);
 }

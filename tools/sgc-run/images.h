@@ -18,6 +18,10 @@ typedef struct vision_facts {
   /* Gemma 3: soft tokens per image (the model's fixed count); Gemma 4: 0
    * (each image's own count). */
   int64_t soft_tokens_per_image;
+  /* The tower's output: soft tokens it writes per image (Gemma 4: the
+   * budget) and floats per soft token. */
+  int64_t tower_soft_tokens;
+  int64_t hidden_size;
 } vision_facts;
 
 /* A run's images, in command-line order, and the laid-out prompt. */
@@ -27,6 +31,9 @@ typedef struct image_inputs {
   int64_t *soft_tokens; /* per image */
   size_t count;
   sgc_prompt_layout_t *layout; /* ids, soft-token slots, blocks; or NULL */
+  /* After images_encode: every image's own soft tokens, in order
+   * ([sgc_prompt_layout_soft_tokens, hidden_size]). */
+  float *embeds;
 } image_inputs;
 
 /* 1 and |out| filled when |model| has a vision component, else 0. */
@@ -61,6 +68,12 @@ int images_layout(image_inputs *in, const int32_t *prompt, size_t n,
 int images_expand_text(const image_inputs *in,
                        const sgc_tokenizer_t *tokenizer, const char *text,
                        char **out);
+
+/* Runs the vision tower on every image and gathers their soft tokens into
+ * in->embeds; points |gopts| at them and at the layout's slots and blocks.
+ * 0 or the exit code (printed). */
+int images_encode(image_inputs *in, sgc_session_t *session,
+                  sgc_generate_options_t *gopts);
 
 void images_free(image_inputs *in);
 

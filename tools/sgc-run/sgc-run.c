@@ -130,6 +130,9 @@ typedef struct run_state {
   const int32_t *generated;
   int64_t n_generated;
   int failed; /* out of memory while collecting */
+  /* The images' soft tokens ([soft_rows, hidden]), or NULL. */
+  const float *soft_tokens;
+  int64_t soft_rows, hidden;
 } run_state;
 
 static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
@@ -160,7 +163,8 @@ static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
 static int write_logits(const char *path, const run_state *s,
                         const int32_t *prompt) {
   int64_t prefill_shape[2], decode_shape[2], prompt_shape[1], gen_shape[1];
-  sgc_tensor_view_t views[4];
+  int64_t soft_shape[2];
+  sgc_tensor_view_t views[5];
   sgc_status_t *st;
   prefill_shape[0] = s->n_prompt;
   prefill_shape[1] = s->vocab;
@@ -188,7 +192,15 @@ static int write_logits(const char *path, const run_state *s,
   views[3].rank = 1;
   views[3].shape = gen_shape;
   views[3].data = s->generated;
-  st = sgc_safetensors_write(path, views, 4);
+  /* A prompt with images: the tower's output too. */
+  soft_shape[0] = s->soft_rows;
+  soft_shape[1] = s->hidden;
+  views[4].name = "image_soft_tokens";
+  views[4].dtype = SGC_DTYPE_F32;
+  views[4].rank = 2;
+  views[4].shape = soft_shape;
+  views[4].data = s->soft_tokens;
+  st = sgc_safetensors_write(path, views, s->soft_tokens ? 5 : 4);
   return st ? report(st) : 0;
 }
 
@@ -470,13 +482,8 @@ static int run(options *o) {
       goto done;
     prompt = sgc_prompt_layout_ids(images.layout);
     n_prompt = (int64_t)sgc_prompt_layout_length(images.layout);
-    /* TODO(issue 12, lead): IMAGES_GENERATE_HOOK. Run encode_image on
-     * images.images and merge the soft tokens at the layout's slots. */
-    end_progress_line();
-    fputs("error: running a prompt with images is not implemented yet\n",
-          stderr);
-    rc = SGC_STATUS_INTERNAL;
-    goto done;
+    if ((rc = images_encode(&images, session, &gopts)))
+      goto done;
   }
   /* Text runs until the end of the turn unless told otherwise: at most
    * what the context holds. */
@@ -492,6 +499,11 @@ static int run(options *o) {
   state.vocab = info.vocab_size;
   state.n_prompt = n_prompt;
   state.dump = o->dump_logits_path != NULL;
+  if (images.embeds) {
+    state.soft_tokens = images.embeds;
+    state.soft_rows = sgc_prompt_layout_soft_tokens(images.layout);
+    state.hidden = images.facts.hidden_size;
+  }
   if (state.dump) {
     state.prefill = (float *)calloc(
         (size_t)state.n_prompt * (size_t)info.vocab_size, sizeof(float));

@@ -61,7 +61,8 @@ static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
   if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::EncoderAttnOp, sg::KVWriteOp>(op))
     return lowerAttentionFamily(op, state);
   if (isa<sg::LayerNormOp, sg::AffineOp, sg::StandardizeOp, sg::AxialRopeOp,
-          sg::AddPositionEmbeddingOp, sg::AvgPool2DOp, sg::PositionPoolOp>(op))
+          sg::AddPositionEmbeddingOp, sg::AvgPool2DOp, sg::PositionPoolOp,
+          sg::MergeImageRowsOp>(op))
     return lowerVisionFamily(op, state);
   if (isa<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp, sg::MergeHeadsOp,
           sg::RopeOp, sg::PartialRopeOp, sg::GeluTanhOp, sg::MulOp, sg::AddOp,

@@ -353,7 +353,40 @@ static LogicalResult lowerPositionPool(sg::PositionPoolOp op,
   return success();
 }
 
+/// Image rows (blocks[i] >= 0) take round(embeds[i]), text rows keep x[i].
+static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
+                                         FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value out = state.bufferFor(loc, op.getResult());
+  Type ct = elementTypeOf(out);
+  MLIRContext *ctx = b.getContext();
+  AffineMap full = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap row = AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx);
+  SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc,
+      ValueRange{state.lookup(op.getX()), state.lookup(op.getEmbeds()),
+                 state.lookup(op.getBlocks())},
+      ValueRange{out}, ArrayRef<AffineMap>{full, full, row, full}, parallel,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+        Value image = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                            args[2], zero);
+        // The select is on f32 (a text row's value round-trips exactly): an
+        // x86 select of bf16 is promoted to f32 and rounded back by a
+        // __truncsfbf2 call, which no model links.
+        Value y = arith::SelectOp::create(b, loc, image, toF32(b, loc, args[1]),
+                                          toF32(b, loc, args[0]));
+        linalg::YieldOp::create(b, loc, roundTo(b, loc, y, ct));
+      });
+  state.buffers.map(op.getResult(), out);
+  return success();
+}
+
 LogicalResult lowering::lowerVisionFamily(Operation *op, FunctionLowering &state) {
+  if (auto merge = dyn_cast<sg::MergeImageRowsOp>(op))
+    return lowerMergeImageRows(merge, state);
   if (auto norm = dyn_cast<sg::LayerNormOp>(op))
     return lowerLayerNorm(norm, state);
   if (auto affine = dyn_cast<sg::AffineOp>(op))

@@ -60,7 +60,11 @@ enum OperandKind : unsigned {
   kWeight = 2,
   kKCache = 3,
   kVCache = 4,
-  kWorkspace = 5
+  kWorkspace = 5,
+  kPixels = 6,
+  kPatchPositions = 7,
+  kImageEmbeds = 8,
+  kImageBlocks = 9
 };
 
 /// Index of every symbol of op type `OpT` in the module, in order.
@@ -101,15 +105,23 @@ LogicalResult PlanSerializer::readEntries() {
              << layer.getHeadDim() << " and " << layer.getVHeadDim();
   llvm::raw_string_ostream ops(operands), sts(steps), phs(phases);
 
-  // One operand record; returns its kind.
-  auto writeOperand = [&](llvm::raw_ostream &os, Value v, Value tokens,
-                          Value position) -> FailureOr<unsigned> {
+  // One operand record; returns its kind. An encode_image entry's two
+  // arguments are its pixels and patch positions.
+  auto writeOperand = [&](llvm::raw_ostream &os, Value v,
+                          plan::EntryOp entry) -> FailureOr<unsigned> {
     unsigned kind = kWorkspace, index = 0;
     int64_t offset = 0;
-    if (v == tokens) {
-      kind = kTokens;
-    } else if (v == position) {
-      kind = kPosition;
+    bool image = entry && entry.getKind() == plan::EntryKind::encode_image;
+    if (entry && v == entry.getBlock().getArgument(0)) {
+      kind = image ? kPixels : kTokens;
+    } else if (entry && v == entry.getBlock().getArgument(1)) {
+      kind = image ? kPatchPositions : kPosition;
+    } else if (entry && entry.getBlock().getNumArguments() == 4 &&
+               v == entry.getBlock().getArgument(2)) {
+      kind = kImageEmbeds;
+    } else if (entry && entry.getBlock().getNumArguments() == 4 &&
+               v == entry.getBlock().getArgument(3)) {
+      kind = kImageBlocks;
     } else if (auto weight = v.getDefiningOp<plan::WeightOp>()) {
       kind = kWeight;
       index = tensorIndex.lookup(weight.getTensor());
@@ -127,10 +139,12 @@ LogicalResult PlanSerializer::readEntries() {
     static const char *const kindNames[] = {
         "SGC_ABI_OPERAND_TOKENS",  "SGC_ABI_OPERAND_POSITION",
         "SGC_ABI_OPERAND_WEIGHT",  "SGC_ABI_OPERAND_K_CACHE",
-        "SGC_ABI_OPERAND_V_CACHE", "SGC_ABI_OPERAND_WORKSPACE"};
+        "SGC_ABI_OPERAND_V_CACHE", "SGC_ABI_OPERAND_WORKSPACE",
+        "SGC_ABI_OPERAND_PIXELS",  "SGC_ABI_OPERAND_PATCH_POSITIONS",
+        "SGC_ABI_OPERAND_IMAGE_EMBEDS", "SGC_ABI_OPERAND_IMAGE_BLOCKS"};
     os << "{" << kindNames[kind] << ", " << index << ", " << offset << "ull, ";
     auto buffer = dyn_cast<plan::BufferType>(v.getType());
-    if (kind == kWorkspace) {
+    if (kind >= kWorkspace) {
       ArrayRef<int64_t> shape = buffer.getShape();
       if (shape.empty() || shape.size() > 4)
         return emitError(v.getLoc(), "emit: workspace buffers have rank 1..4");
@@ -185,7 +199,7 @@ LogicalResult PlanSerializer::readEntries() {
       for (Value v : values) {
         ops << "  ";
         FailureOr<unsigned> kind =
-            writeOperand(ops, v, entry.getTokens(), entry.getPosition());
+            writeOperand(ops, v, entry);
         if (failed(kind))
           return failure();
         ops << ",\n";
@@ -226,9 +240,11 @@ LogicalResult PlanSerializer::readEntries() {
       return ret.emitError("emit: logits must be bf16 or f32");
     if (entry.getKind() == plan::EntryKind::decode)
       vocab = logitsType.getShape().back();
+    if (entry.getKind() == plan::EntryKind::encode_image)
+      imageSoftTokens = logitsType.getShape().front();
     phs << "  {" << phaseName(entry.getKind()) << ", " << firstStep << ", "
         << numSteps - firstStep << ", 0, " << entry.getMaxTokens() << ", ";
-    if (failed(writeOperand(phs, ret.getLogits(), Value(), Value())))
+    if (failed(writeOperand(phs, ret.getLogits(), plan::EntryOp())))
       return failure();
     phs << "},\n";
     ++numPhases;
@@ -306,6 +322,21 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
      << (numSteps ? steps : std::string("  {0},\n"))
      << "};\n\nstatic const sgc_abi_phase_t sgc_phases[] = {\n"
      << phases << "};\n\n";
+  if (imageSoftTokens > 0)
+    writeImage(os);
+}
+
+void PlanSerializer::writeImage(llvm::raw_ostream &os) const {
+  auto facts = sg::SGDialect::ImageAttrHelper(module.getContext()).getAttr(module);
+  auto get = [&](StringRef key) -> int64_t {
+    auto attr = facts ? dyn_cast_or_null<IntegerAttr>(facts.get(key))
+                      : IntegerAttr();
+    return attr ? attr.getInt() : 0;
+  };
+  os << "static const sgc_abi_image_t sgc_image = {" << get("image_token_id")
+     << ", " << get("boi_token_id") << ", " << get("eoi_token_id") << ", "
+     << get("patch_size") << ", " << get("image_size") << ", "
+     << get("pooling_kernel") << ", " << imageSoftTokens << ", 0};\n\n";
 }
 
 void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
@@ -337,6 +368,8 @@ void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
      << ",\n";
   if (!cudaEmu.empty())
     os << "  .cuda_emu = &" << cudaEmu << ",\n";
+  if (imageSoftTokens > 0)
+    os << "  .image = &sgc_image,\n";
   os << "};\n\n"
      << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
      << "sgc_model_query(uint32_t runtime_major, uint32_t runtime_minor) {\n"

@@ -50,6 +50,8 @@ public:
   static std::string cString(StringRef s);
 
 private:
+  /// The image component record (sgc_abi_image_t).
+  void writeImage(llvm::raw_ostream &os) const;
   explicit PlanSerializer(ModuleOp module) : module(module) {}
   LogicalResult readEntries();
 
@@ -60,6 +62,8 @@ private:
   std::string operands, steps, phases;
   size_t numOperands = 0, numSteps = 0, numPhases = 0;
   int64_t vocab = 0, context = 0, maxPrefillChunk = 1, workspace = 0;
+  /// Soft tokens per image of the encode_image entry; 0 without one.
+  int64_t imageSoftTokens = 0;
 };
 
 } // namespace mlir::sgc

@@ -26,6 +26,7 @@ public:
   StringRef getDescription() const override {
     return "a model .so for the host CPU and an x86-64-v3 baseline";
   }
+  bool lowersVisionTower() const override { return true; }
 
   void buildLowerPipeline(OpPassManager &pm) const override {
     pm.addPass(createConvertSGToLinalgPass());

@@ -63,30 +63,90 @@ LogicalResult KVLayerOp::verify() {
 
 void EntryOp::getAsmBlockArgumentNames(Region &region,
                                        OpAsmSetValueNameFn setNameFn) {
-  if (region.empty() || region.front().getNumArguments() != 2)
+  if (region.empty() || region.front().getNumArguments() < 2)
     return;
-  setNameFn(region.front().getArgument(0), "tokens");
-  setNameFn(region.front().getArgument(1), "pos");
+  bool image = getKind() == EntryKind::encode_image;
+  setNameFn(region.front().getArgument(0), image ? "pixels" : "tokens");
+  setNameFn(region.front().getArgument(1), image ? "patch_pos" : "pos");
+  if (region.front().getNumArguments() == 4) {
+    setNameFn(region.front().getArgument(2), "soft_tokens");
+    setNameFn(region.front().getArgument(3), "image_blocks");
+  }
 }
 
-LogicalResult EntryOp::verifyRegions() {
-  Block &block = getBlock();
+/// entry_c1 and entry_c2 of an encode_image entry: (pixels [N, P] f32,
+/// patch positions [N, 2] i32), N static and equal to max_tokens.
+static LogicalResult verifyImageArguments(EntryOp entry) {
+  Block &block = entry.getBlock();
+  auto pixels = block.getNumArguments() == 2
+                    ? dyn_cast<BufferType>(block.getArgument(0).getType())
+                    : BufferType();
+  auto positions = block.getNumArguments() == 2
+                       ? dyn_cast<BufferType>(block.getArgument(1).getType())
+                       : BufferType();
+  if (!pixels || !positions || pixels.getShape().size() != 2 ||
+      !pixels.getElementType().isF32() || positions.getShape().size() != 2 ||
+      positions.getShape()[1] != 2 ||
+      !positions.getElementType().isInteger(32) ||
+      pixels.getShape()[0] != positions.getShape()[0])
+    return entry.emitOpError("requires encode_image block arguments (pixels: "
+                             "!plan.buffer<NxPxf32>, patch positions: "
+                             "!plan.buffer<Nx2xi32>)");
+  if (pixels.getShape()[0] != static_cast<int64_t>(entry.getMaxTokens()))
+    return entry.emitOpError("requires max_tokens to be the patch count ")
+           << pixels.getShape()[0] << ", got " << entry.getMaxTokens();
+  return success();
+}
+
+/// entry_c1 and entry_c2 of a prefill or decode entry.
+static LogicalResult verifyTextArguments(EntryOp entry) {
+  Block &block = entry.getBlock();
   // entry_c1
-  auto tokens = block.getNumArguments() == 2
+  unsigned n = block.getNumArguments();
+  bool images = n == 4 && entry.getKind() == EntryKind::prefill;
+  auto tokens = n == 2 || images
                     ? dyn_cast<BufferType>(block.getArgument(0).getType())
                     : BufferType();
   if (!tokens || tokens.getShape().size() != 1 ||
       !tokens.getElementType().isInteger(32) ||
       !block.getArgument(1).getType().isInteger(64))
-    return emitOpError("requires block arguments (tokens: "
-                       "!plan.buffer<?xi32>, position: i64)");
+    return entry.emitOpError("requires block arguments (tokens: "
+                             "!plan.buffer<?xi32>, position: i64)");
+  if (images) {
+    auto embeds = dyn_cast<BufferType>(block.getArgument(2).getType());
+    auto blocks = dyn_cast<BufferType>(block.getArgument(3).getType());
+    if (!embeds || !blocks || embeds.getShape().size() != 2 ||
+        !embeds.getElementType().isF32() || blocks.getShape().size() != 1 ||
+        !blocks.getElementType().isInteger(32) ||
+        embeds.getShape()[0] != tokens.getShape()[0] ||
+        blocks.getShape()[0] != tokens.getShape()[0])
+      return entry.emitOpError("requires image arguments (soft tokens: "
+                               "!plan.buffer<?xHxf32>, image blocks: "
+                               "!plan.buffer<?xi32>) after the position");
+  }
   // entry_c2
-  int64_t maxTokens = getMaxTokens();
+  int64_t maxTokens = entry.getMaxTokens();
   if (maxTokens < 1 || (!ShapedType::isDynamic(tokens.getShape()[0]) &&
                         tokens.getShape()[0] > maxTokens))
-    return emitOpError("requires max_tokens >= 1 and at least the static "
-                       "token count, got max_tokens(")
+    return entry.emitOpError("requires max_tokens >= 1 and at least the "
+                             "static token count, got max_tokens(")
            << maxTokens << ") for tokens " << shapeStr(tokens.getShape());
+  return success();
+}
+
+LogicalResult EntryOp::verifyRegions() {
+  if (getKind() == EntryKind::encode_image) {
+    if (failed(verifyImageArguments(*this)))
+      return failure();
+  } else if (failed(verifyTextArguments(*this))) {
+    return failure();
+  }
+  return verifyBuffers();
+}
+
+LogicalResult EntryOp::verifyBuffers() {
+  Block &block = getBlock();
+  int64_t maxTokens = getMaxTokens();
 
   // Live ranges of the allocs, in steps: first write to last read.
   struct Range {

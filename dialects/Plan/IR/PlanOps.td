@@ -92,13 +92,21 @@ def Plan_EntryOp : Plan_Op<"entry", [Symbol, IsolatedFromAbove,
   let summary = "One entry point of the model: its buffers and steps";
   let description = [{
     The block's arguments are the call's tokens (`!plan.buffer<?xi32>`, or
-    `<1xi32>` for decode) and its start position (`i64`). `max_tokens` bounds
-    the token count; `workspace` (set by sg-plan-memory) is the bytes of
+    `<1xi32>` for decode) and its start position (`i64`); an `encode_image`
+    entry (the vision tower) takes one image's patches instead
+    (`!plan.buffer<NxPxf32>`, P values per patch) and their (column, row)
+    positions (`!plan.buffer<Nx2xi32>`, −1 for padding), and returns its
+    soft tokens `[T, text hidden]` where the others return logits.
+    `max_tokens` bounds the token count (the patch count N for images); `workspace` (set by sg-plan-memory) is the bytes of
     scratch memory the entry's `plan.alloc` buffers occupy.
 
     Constraints:
-    - C1: the block has two arguments: a rank-1 i32 buffer and an i64.
-    - C2: `max_tokens` ≥ 1, and a static token dimension does not exceed it.
+    - C1: the block has two arguments: a rank-1 i32 buffer and an i64;
+      a `prefill` of a model with images two more, the prompt rows' soft
+      tokens `[?, H]` f32 and image blocks `[?]` i32 (−1 on text rows);
+      for `encode_image`, an `[N, P]` f32 buffer and an `[N, 2]` i32 buffer.
+    - C2: `max_tokens` ≥ 1, and a static token dimension does not exceed it;
+      for `encode_image`, `max_tokens` is N.
     - C3: every buffer a call reads was written before: an alloc is an
       output of an earlier call before any call takes it as an input.
     - C4: either every alloc has an offset or none has; with offsets, the
@@ -133,6 +141,11 @@ def Plan_EntryOp : Plan_Op<"entry", [Symbol, IsolatedFromAbove,
     ::mlir::Block &getBlock() { return getBody().front(); }
     ::mlir::Value getTokens() { return getBlock().getArgument(0); }
     ::mlir::Value getPosition() { return getBlock().getArgument(1); }
+    /// The same two arguments of an encode_image entry.
+    ::mlir::Value getPixels() { return getBlock().getArgument(0); }
+    ::mlir::Value getPatchPositions() { return getBlock().getArgument(1); }
+    /// entry_c3 to entry_c6 (every kind).
+    ::mlir::LogicalResult verifyBuffers();
   }];
 }
 

@@ -61,6 +61,10 @@ def SG_Dialect : Dialect {
     "::mlir::IntegerAttr":$context_length,
     // Importer, on the module: the activation dtype (bf16, f32).
     "::mlir::StringAttr":$compute_dtype,
+    // Importer, on the module when it builds @encode_image: the image
+    // token ids and geometry the runtime needs (image_token_id,
+    // boi_token_id, eoi_token_id, patch_size, image_size, pooling_kernel).
+    "::mlir::DictionaryAttr":$image,
     // sg-plan-kv-cache, on an entry function: the per-layer KV cache plan.
     "::mlir::ArrayAttr":$kv_plan,
     // sg-plan-kv-cache, on an entry function: the context the plan covers.

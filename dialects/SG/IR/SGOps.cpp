@@ -774,5 +774,26 @@ LogicalResult StandardizeOp::verify() {
   return success();
 }
 
+LogicalResult MergeImageRowsOp::verify() {
+  RankedTensorType x = getX().getType();
+  // merge_image_rows_c1
+  if (x.getRank() != 2)
+    return emitOpError("requires x of rank 2 [tokens, H], got ")
+           << shapeStr(x.getShape());
+  // merge_image_rows_c2
+  if (shapesConflict(getEmbeds().getType().getShape(), x.getShape()))
+    return emitOpError("requires embeds of the shape of x ")
+           << shapeStr(x.getShape()) << ", got "
+           << shapeStr(getEmbeds().getType().getShape());
+  // merge_image_rows_c3
+  RankedTensorType blocks = getBlocks().getType();
+  if (blocks.getRank() != 1 || !blocks.getElementType().isInteger(32) ||
+      shapesConflict(blocks.getShape(), x.getShape().take_front()))
+    return emitOpError("requires blocks of i32 [tokens] with the tokens of x, "
+                       "got ")
+           << blocks;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/SG/IR/SGOps.cpp.inc"

@@ -793,6 +793,36 @@ def SG_StandardizeOp : SG_Op<"standardize",
   let hasVerifier = 1;
 }
 
+def SG_MergeImageRowsOp : SG_Op<"merge_image_rows",
+    [SG_RowWise, Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "image soft tokens in place of their placeholder rows";
+  let description = [{
+    The merge of a prompt's images into the text stream (gemma-vision.md
+    §G3.5, §G4.7): `result[i] = round(embeds[i])` where `blocks[i] ≥ 0` (row
+    `i` is an image placeholder; `embeds[i]` is its soft token, as the tower
+    wrote it), else `x[i]` (the scaled text embedding). No embedding scale
+    on image rows.
+
+    Constraints:
+    - C1: `x` is `[tokens, H]`.
+    - C2: `embeds` has the shape of `x`.
+    - C3: `blocks` is a rank-1 i32 tensor with the tokens of `x`.
+
+    ```mlir
+    %m = sg.merge_image_rows %h, %soft rows(%blocks)
+        : (tensor<?x96xbf16>, tensor<?x96xf32>, tensor<?xi32>) -> tensor<?x96xbf16>
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$x, SG_FloatTensor:$embeds,
+                       SG_IntTensor:$blocks);
+  let results = (outs SG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $embeds `rows` `(` $blocks `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fused ops (made by the fusion phase; compiler/Transforms/Fuse*.cpp)
 //===----------------------------------------------------------------------===//

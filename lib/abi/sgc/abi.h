@@ -1,6 +1,6 @@
 /*
  * sgc/abi.h - the versioned contract between a compiled model (.so) and the
- * sgc runtime. ABI version 2.2.
+ * sgc runtime. ABI version 2.3.
  *
  * Dependency-free C (C99/C11 and C++ can include it). The compiler emits a
  * generated C file that defines the tables below as static constant data and
@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 2u
+#define SGC_ABI_VERSION_MINOR 3u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -264,7 +264,22 @@ enum {
   SGC_ABI_OPERAND_V_CACHE = 4,
   /** Workspace bytes at |offset| with |dtype|, |rank| and |shape|. */
   SGC_ABI_OPERAND_WORKSPACE = 5,
-  SGC_ABI_OPERAND_KIND_COUNT = 6
+  /** (2.3, ENCODE_IMAGE) the image's patches, F32 [patches, values per
+      patch] as |dtype|, |rank| and |shape| say (the phase's max_tokens is
+      the patch count). */
+  SGC_ABI_OPERAND_PIXELS = 6,
+  /** (2.3, ENCODE_IMAGE) each patch's (column, row), I32 [patches, 2];
+      (-1, -1) marks a padding patch. */
+  SGC_ABI_OPERAND_PATCH_POSITIONS = 7,
+  /** (2.3, PREFILL of a model with an image component) per prompt row of
+      the call, the soft token that replaces it: F32 [n_tokens, hidden]
+      (rows of text rows are ignored). */
+  SGC_ABI_OPERAND_IMAGE_EMBEDS = 8,
+  /** (2.3, PREFILL) per prompt row, its image block (0, 1, ...: one per
+      image), -1 on text rows: I32 [n_tokens]. A call never splits a
+      block. */
+  SGC_ABI_OPERAND_IMAGE_BLOCKS = 9,
+  SGC_ABI_OPERAND_KIND_COUNT = 10
 };
 
 /** A dimension of a workspace operand that is the call's token count. */
@@ -327,7 +342,9 @@ enum {
   SGC_ABI_PHASE_PREFILL = 0,
   /** One token at position pos. */
   SGC_ABI_PHASE_DECODE = 1,
-  /** Reserved for the vision tower. */
+  /** (2.3) The vision tower on one image's patches (PIXELS and
+      PATCH_POSITIONS operands); its |logits| operand holds the image's
+      soft tokens instead, [soft tokens, text hidden size]. */
   SGC_ABI_PHASE_ENCODE_IMAGE = 2
 };
 
@@ -560,6 +577,35 @@ typedef struct sgc_abi_variant_t {
 } sgc_abi_variant_t;
 
 /*===----------------------------------------------------------------------===*
+ * The image component (2.3)
+ *===----------------------------------------------------------------------===*/
+
+/**
+ * What the runtime needs to feed the ENCODE_IMAGE phase and to merge its
+ * soft tokens into a prompt. The phase's PIXELS operand gives the patch
+ * count and the values per patch; its output [soft_tokens, hidden] the
+ * rest.
+ */
+typedef struct sgc_abi_image_t {
+  /** The placeholder token each soft token replaces, and the tokens that
+      open and close an image block in the prompt. */
+  int32_t image_token_id;
+  int32_t boi_token_id;
+  int32_t eoi_token_id;
+  /** Side of a square patch, in pixels. */
+  int32_t patch_size;
+  /** Gemma 3: the square side every image is resized to; 0 for an
+      aspect-preserving family (Gemma 4). */
+  int32_t image_size;
+  /** Patches pooled into one soft token, per side. */
+  int32_t pooling_kernel;
+  /** Soft tokens per image: exact (Gemma 3) or the budget (Gemma 4). */
+  int64_t soft_tokens;
+  /** Zero in 2.3. */
+  uint64_t reserved;
+} sgc_abi_image_t;
+
+/*===----------------------------------------------------------------------===*
  * The model table, ABI major 2
  *===----------------------------------------------------------------------===*/
 
@@ -624,11 +670,18 @@ typedef struct sgc_model_v2_t {
   /** A CUDA model's kernels for the host emulator (--device cuda-emu), or
       NULL. */
   const sgc_abi_cuda_emu_t *cuda_emu;
+
+  /* 2.3 */
+  /** The image component when the plan has an ENCODE_IMAGE phase, else
+      NULL. */
+  const sgc_abi_image_t *image;
 } sgc_model_v2_t;
 
 /** sizeof(sgc_model_v2_t) in ABI 2.0 and 2.1, which a runtime still reads
     (the 2.2 fields are then absent: treat them as zero). */
 #define SGC_ABI_MODEL_V2_1_SIZE offsetof(sgc_model_v2_t, cuda_emu)
+/** sizeof(sgc_model_v2_t) in ABI 2.2 (the 2.3 fields absent: zero). */
+#define SGC_ABI_MODEL_V2_2_SIZE offsetof(sgc_model_v2_t, image)
 
 /**
  * What the compiler emits, in the generated C file:

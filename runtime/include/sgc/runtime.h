@@ -517,6 +517,17 @@ typedef struct sgc_generate_options_t {
    */
   const int32_t *cached_tokens;
   size_t num_cached_tokens;
+  /**
+   * A prompt with images (a model with a vision tower): per prompt row its
+   * image block (-1 on text rows; sgc_prompt_layout_blocks) and its slot in
+   * |image_soft_tokens| (sgc_prompt_layout_soft_slots), the images' soft
+   * tokens from sgc_session_encode_image concatenated in order ([slots,
+   * hidden] floats). Prefill chunks end before a block they would split.
+   * NULL: a text prompt.
+   */
+  const int32_t *prompt_image_blocks;
+  const int64_t *prompt_soft_slots;
+  const float *image_soft_tokens;
 } sgc_generate_options_t;
 
 /** max_new_tokens 16, chunk 0, greedy, top_k 0, top_p 1, seed 0, min_p 0,
@@ -793,6 +804,43 @@ sgc_status_t *sgc_prompt_expand_images(sgc_image_family_t family,
                                        const int64_t *soft_tokens,
                                        size_t num_images, char **out_text,
                                        size_t *out_len);
+
+/*===----------------------------------------------------------------------===*
+ * The vision tower (the model's encode_image phase)
+ *===----------------------------------------------------------------------===*/
+
+/** A vision model's image component. */
+typedef struct sgc_model_image_info_t {
+  sgc_image_tokens_t tokens;
+  /** What sgc_image_load / sgc_image_load_tensors need for this model. */
+  sgc_image_options_t options;
+  /** Soft tokens the tower writes per image (Gemma 4: the budget; an
+   *  image's own count, sgc_image_soft_token_count, may be fewer). */
+  int64_t soft_tokens;
+  /** Floats per soft token (the text hidden size). */
+  int64_t hidden_size;
+  /** The tower's input: patches and values per patch. */
+  int64_t patches;
+  int64_t patch_values;
+} sgc_model_image_info_t;
+
+/** 1 and |*out_info| when the model was compiled with its vision tower,
+ *  else 0. */
+int sgc_model_image_info(const sgc_model_t *model,
+                         sgc_model_image_info_t *out_info);
+
+/**
+ * Runs the vision tower on |image|, preprocessed for this model (the
+ * options of sgc_model_image_info). |out_soft_tokens| receives soft_tokens x
+ * hidden_size floats, in the order they replace the image's placeholder
+ * tokens; |*out_count| (may be NULL) the image's own soft tokens (Gemma 4:
+ * the rows after them are padding). SGC_STATUS_USAGE for a model without a
+ * tower or an image made for another one (naming both shapes).
+ */
+sgc_status_t *sgc_session_encode_image(sgc_session_t *session,
+                                       const sgc_image_t *image,
+                                       float *out_soft_tokens,
+                                       int64_t *out_count);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -149,10 +149,38 @@ void cpu_executor::describe(sgc_abi_memref_t *desc, const void *data,
 status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                          int64_t n, int64_t pos0, float *logits,
                          bool all_positions) {
-  const sgc_model_v2_t &t = model_->table();
   if (!weights_)
     return internal_error("no weights are bound");
+  call_inputs in;
+  in.tokens = tokens;
+  in.n = n;
+  in.pos0 = pos0;
+  in.last_row_only = !all_positions && n > 1;
+  run_steps(phase, in);
+  // The logits to f32: the last row, or every row.
+  rows_to_f32(phase.logits, all_positions ? 0 : n - 1, n, logits);
+  return status();
+}
+
+status cpu_executor::encode_image(const sgc_abi_phase_t &phase,
+                                  const float *pixels,
+                                  const int32_t *positions,
+                                  float *soft_tokens) {
+  if (!weights_)
+    return internal_error("no weights are bound");
+  call_inputs in;
+  in.n = phase.max_tokens;
+  in.pixels = pixels;
+  in.patch_positions = positions;
+  run_steps(phase, in);
+  rows_to_f32(phase.logits, 0, phase.logits.shape[0], soft_tokens);
+  return status();
+}
+
+void cpu_executor::run_steps(const sgc_abi_phase_t &phase, call_inputs &in) {
+  const sgc_model_v2_t &t = model_->table();
   uint8_t *workspace = workspace_.data();
+  const int64_t n = in.n;
   // A workspace operand's shape with the call's token count.
   auto workspace_shape = [&](const sgc_abi_operand_t &o, int64_t *shape) {
     for (uint32_t d = 0; d < o.rank; ++d)
@@ -164,7 +192,7 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
     // A row-wise step (the LM head) runs on the last row alone when only the
     // last position's logits are wanted: a one-row view at that row.
     const bool last_row_only =
-        (step.flags & SGC_ABI_STEP_ROWWISE) && !all_positions && n > 1;
+        (step.flags & SGC_ABI_STEP_ROWWISE) && in.last_row_only;
     for (uint32_t j = 0; j < step.num_operands; ++j) {
       const sgc_abi_operand_t &o = t.operands[step.first_operand + j];
       sgc_abi_memref_t *desc = &descriptors_[j];
@@ -172,10 +200,23 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
       int64_t shape[SGC_ABI_MAX_OPERAND_RANK];
       switch (o.kind) {
       case SGC_ABI_OPERAND_TOKENS:
-        describe(desc, tokens, 1, &n);
+        describe(desc, in.tokens, 1, &n);
         break;
       case SGC_ABI_OPERAND_POSITION:
-        operands_[j] = &pos0;
+        operands_[j] = &in.pos0;
+        break;
+      case SGC_ABI_OPERAND_PIXELS:
+        describe(desc, in.pixels, 2, o.shape);
+        break;
+      case SGC_ABI_OPERAND_PATCH_POSITIONS:
+        describe(desc, in.patch_positions, 2, o.shape);
+        break;
+      case SGC_ABI_OPERAND_IMAGE_EMBEDS:
+        workspace_shape(o, shape);
+        describe(desc, image_embeds_, 2, shape);
+        break;
+      case SGC_ABI_OPERAND_IMAGE_BLOCKS:
+        describe(desc, image_blocks_, 1, &n);
         break;
       case SGC_ABI_OPERAND_WEIGHT: {
         const sgc_abi_tensor_t &w = t.tensors[o.index];
@@ -209,24 +250,23 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
     }
     variant_->functions[step.function](&exec_, operands_.data());
   }
+}
 
-  // The logits to f32: the last row, or every row.
-  const sgc_abi_operand_t &lo = phase.logits;
-  const int64_t vocab = t.vocab_size;
-  const uint8_t *rows = workspace + lo.offset;
-  const int64_t first = all_positions ? 0 : n - 1;
+void cpu_executor::rows_to_f32(const sgc_abi_operand_t &o, int64_t first,
+                               int64_t n, float *out) const {
+  const int64_t width = o.shape[1];
+  const uint8_t *rows = workspace_.data() + o.offset;
   for (int64_t r = first; r < n; ++r) {
-    float *out = logits + (r - first) * vocab;
-    if (lo.dtype == SGC_ABI_DTYPE_BF16) {
-      const uint16_t *in = reinterpret_cast<const uint16_t *>(rows) + r * vocab;
-      for (int64_t i = 0; i < vocab; ++i)
-        out[i] = bf16_to_f32(in[i]);
+    float *dst = out + (r - first) * width;
+    if (o.dtype == SGC_ABI_DTYPE_BF16) {
+      const uint16_t *in = reinterpret_cast<const uint16_t *>(rows) + r * width;
+      for (int64_t i = 0; i < width; ++i)
+        dst[i] = bf16_to_f32(in[i]);
     } else {
-      std::memcpy(out, reinterpret_cast<const float *>(rows) + r * vocab,
-                  static_cast<size_t>(vocab) * sizeof(float));
+      std::memcpy(dst, reinterpret_cast<const float *>(rows) + r * width,
+                  static_cast<size_t>(width) * sizeof(float));
     }
   }
-  return status();
 }
 
 } // namespace runtime

@@ -36,6 +36,13 @@ public:
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
              int64_t pos0, float *logits, bool all_positions) override;
+  status encode_image(const sgc_abi_phase_t &phase, const float *pixels,
+                      const int32_t *positions, float *soft_tokens) override;
+  status bind_image_rows(const float *embeds, const int32_t *blocks) override {
+    image_embeds_ = embeds;
+    image_blocks_ = blocks;
+    return status();
+  }
 
   const char *variant_name() const override { return variant_->name; }
   uint64_t kv_cache_bytes() const override { return kv_bytes_; }
@@ -43,7 +50,23 @@ public:
   int32_t num_threads() const override { return pool_->size(); }
 
 private:
+  /// What one call of a phase passes: tokens and position (prefill,
+  /// decode) or an image's pixels and patch positions (encode_image).
+  struct call_inputs {
+    const int32_t *tokens = nullptr;
+    int64_t n = 1;
+    int64_t pos0 = 0;
+    const float *pixels = nullptr;
+    const int32_t *patch_positions = nullptr;
+    bool last_row_only = false;
+  };
   cpu_executor() = default;
+  /// Runs the steps of |phase| on |in|.
+  void run_steps(const sgc_abi_phase_t &phase, call_inputs &in);
+  /// Rows [first, n) of workspace operand |o| ([n, width], F32 or BF16) as
+  /// float32 into |out|.
+  void rows_to_f32(const sgc_abi_operand_t &o, int64_t first, int64_t n,
+                   float *out) const;
   /// Points |desc| at |data| with |shape|, row-major.
   static void describe(sgc_abi_memref_t *desc, const void *data, uint32_t rank,
                        const int64_t *shape);
@@ -57,6 +80,8 @@ private:
   anon_memory workspace_;
   std::vector<void *> k_cache_, v_cache_;
   const std::vector<const void *> *weights_ = nullptr;
+  const float *image_embeds_ = nullptr;
+  const int32_t *image_blocks_ = nullptr;
   /// Per operand of the step being run: its descriptor and what it passes.
   std::vector<sgc_abi_memref_t> descriptors_;
   std::vector<void *> operands_;
