@@ -90,6 +90,12 @@ struct Options {
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
                "keys are errors")};
+  cl::opt<int64_t> maxSoftTokens{
+      "max-soft-tokens",
+      cl::desc("Gemma 4: the vision tower's soft-token budget per image, one "
+               "of 70, 140, 280, 560, 1120 (default: the graph's, 280 for "
+               "the family); its shapes are static"),
+      cl::init(0)};
 };
 
 /// Options of `sgc explain`.
@@ -206,6 +212,7 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   importOptions.strictGraph = opts.strictGraph;
   importOptions.computeDtype = computeDtype;
   importOptions.buildVisionTower = target.lowersVisionTower();
+  importOptions.maxSoftTokens = opts.maxSoftTokens;
   if (llvm::sys::fs::is_directory(opts.input)) {
     std::string fileName;
     FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
@@ -268,6 +275,12 @@ int runCompile(int argc, char **argv) {
       parseComputeDtype(opts.computeDtype);
   if (!computeDtype)
     return failComputeDtype(opts.computeDtype);
+  if (opts.maxSoftTokens != 0 &&
+      !llvm::is_contained({70, 140, 280, 560, 1120}, opts.maxSoftTokens))
+    return fail(kExitUsage, "--max-soft-tokens=" +
+                                std::to_string(opts.maxSoftTokens) +
+                                " is not a Gemma 4 budget (expected 70, 140, "
+                                "280, 560 or 1120)");
 
   MLIRContext ctx;
   makeContext(ctx);

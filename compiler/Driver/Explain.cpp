@@ -190,7 +190,7 @@ void printVision(llvm::raw_ostream &os, const GraphSpec &graph,
   bool g3 = c.family == Family::Gemma3;
   os << "component '" << c.id << "': " << c.role << " (" << c.modality << "), "
      << c.sourceArtifact << " (family " << familyName(c.family)
-     << "), validated, not lowered yet\n";
+     << "), @encode_image on the cpu target (cuda: not lowered yet)\n";
   os << "  " << c.numLayers << " layers, hidden " << withCommas(c.hiddenSize)
      << ", " << c.numHeads << " heads x " << c.headDim << ", " << c.numKvHeads
      << " kv heads, ffn " << withCommas(c.intermediateSize) << " ("

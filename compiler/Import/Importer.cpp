@@ -60,6 +60,17 @@ OwningOpRef<ModuleOp> mlir::sgc::importSystemGraph(
       parseSystemGraph(ctx, fileName, text, options);
   if (failed(graph))
     return nullptr;
+  if (options.maxSoftTokens > 0)
+    for (import::VisionSpec &component : graph->opaqueComponents) {
+      if (component.family != import::Family::Gemma4) {
+        emitError(import::makeLoc(ctx, fileName, component.pos))
+            << "--max-soft-tokens: component '" << component.id
+            << "' is not a Gemma 4 tower (its soft tokens per image are "
+               "fixed by its image size)";
+        return nullptr;
+      }
+      component.softTokensPerImage = options.maxSoftTokens;
+    }
   OwningOpRef<ModuleOp> module = buildModule(ctx, *graph, options);
   if (!module || failed(verify(*module)) ||
       failed(checkBindings(*module, *graph)))

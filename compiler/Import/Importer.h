@@ -27,6 +27,8 @@ struct ImportOptions {
   /// Build the image component as `@encode_image`; false for a target that
   /// has no kernels for it yet (it stays one opaque op).
   bool buildVisionTower = true;
+  /// Gemma 4: the tower's soft-token budget per image (0: the graph's).
+  int64_t maxSoftTokens = 0;
 };
 
 /// Parses and validates `text` (the contents of `fileName`). Every problem is
