@@ -484,6 +484,12 @@ static int run(options *o) {
     n_prompt = (int64_t)sgc_prompt_layout_length(images.layout);
     if ((rc = images_encode(&images, session, &gopts)))
       goto done;
+    if (o->verbose) {
+      size_t i;
+      for (i = 0; i < images.count; ++i)
+        fprintf(stderr, "image %zu: %lld soft tokens from the tower\n", i + 1,
+                (long long)images.soft_tokens[i]);
+    }
   }
   /* Text runs until the end of the turn unless told otherwise: at most
    * what the context holds. */

@@ -1,11 +1,13 @@
 /* Prints the ABI table of a compiled model: one line per KV layer and per CPU
- * variant, the plan's size per phase, and the totals. Used by the anti-shortcut tests to read what the
+ * variant, the plan's size per phase, the manifest's tensors and bytes per
+ * graph object, the image record, and the totals. Used by the anti-shortcut tests to read what the
  * compiler promised the runtime. Usage: abi-dump MODEL.so */
 #include "sgc/abi.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -47,8 +49,34 @@ int main(int argc, char **argv) {
            m->variants[i].num_functions);
   for (uint32_t i = 0; i < m->num_phases; ++i)
     printf("phase %s steps %u\n",
-           m->phases[i].kind == SGC_ABI_PHASE_DECODE ? "decode" : "prefill",
+           m->phases[i].kind == SGC_ABI_PHASE_DECODE    ? "decode"
+           : m->phases[i].kind == SGC_ABI_PHASE_PREFILL ? "prefill"
+                                                        : "encode_image",
            m->phases[i].num_steps);
   printf("tensors %u\n", m->num_tensors);
+  /* Per graph object, in first-use order. */
+  for (uint32_t i = 0; i < m->num_tensors; ++i) {
+    const char *object = m->tensors[i].graph_object ? m->tensors[i].graph_object : "";
+    int seen = 0;
+    for (uint32_t j = 0; j < i && !seen; ++j)
+      seen = m->tensors[j].graph_object &&
+             strcmp(m->tensors[j].graph_object, object) == 0;
+    if (seen)
+      continue;
+    uint64_t count = 0, bytes = 0;
+    for (uint32_t j = i; j < m->num_tensors; ++j)
+      if (m->tensors[j].graph_object &&
+          strcmp(m->tensors[j].graph_object, object) == 0) {
+        ++count;
+        bytes += m->tensors[j].bytes;
+      }
+    printf("object %s tensors %" PRIu64 " bytes %" PRIu64 "\n", object, count,
+           bytes);
+  }
+  if (m->header.struct_size >= sizeof(sgc_model_v2_t) && m->image)
+    printf("image tokens %d %d %d patch %d image %d kernel %d soft %" PRId64 "\n",
+           m->image->image_token_id, m->image->boi_token_id,
+           m->image->eoi_token_id, m->image->patch_size, m->image->image_size,
+           m->image->pooling_kernel, m->image->soft_tokens);
   return 0;
 }
