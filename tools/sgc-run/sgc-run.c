@@ -160,46 +160,34 @@ static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
   ++s->decode_rows;
 }
 
+static sgc_tensor_view_t view(const char *name, sgc_dtype_t dtype,
+                              uint32_t rank, const int64_t *shape,
+                              const void *data) {
+  sgc_tensor_view_t v;
+  v.name = name;
+  v.dtype = dtype;
+  v.rank = rank;
+  v.shape = shape;
+  v.data = data;
+  return v;
+}
+
 static int write_logits(const char *path, const run_state *s,
                         const int32_t *prompt) {
-  int64_t prefill_shape[2], decode_shape[2], prompt_shape[1], gen_shape[1];
-  int64_t soft_shape[2];
+  const int64_t prefill_shape[2] = {s->n_prompt, s->vocab};
+  const int64_t decode_shape[2] = {s->decode_rows, s->vocab};
+  const int64_t prompt_shape[1] = {s->n_prompt};
+  const int64_t gen_shape[1] = {s->n_generated};
+  const int64_t soft_shape[2] = {s->soft_rows, s->hidden};
   sgc_tensor_view_t views[5];
   sgc_status_t *st;
-  prefill_shape[0] = s->n_prompt;
-  prefill_shape[1] = s->vocab;
-  decode_shape[0] = s->decode_rows;
-  decode_shape[1] = s->vocab;
-  prompt_shape[0] = s->n_prompt;
-  gen_shape[0] = s->n_generated;
-  views[0].name = "prefill_logits";
-  views[0].dtype = SGC_DTYPE_F32;
-  views[0].rank = 2;
-  views[0].shape = prefill_shape;
-  views[0].data = s->prefill;
-  views[1].name = "decode_logits";
-  views[1].dtype = SGC_DTYPE_F32;
-  views[1].rank = 2;
-  views[1].shape = decode_shape;
-  views[1].data = s->decode;
-  views[2].name = "prompt_ids";
-  views[2].dtype = SGC_DTYPE_I32;
-  views[2].rank = 1;
-  views[2].shape = prompt_shape;
-  views[2].data = prompt;
-  views[3].name = "generated_ids";
-  views[3].dtype = SGC_DTYPE_I32;
-  views[3].rank = 1;
-  views[3].shape = gen_shape;
-  views[3].data = s->generated;
+  views[0] = view("prefill_logits", SGC_DTYPE_F32, 2, prefill_shape, s->prefill);
+  views[1] = view("decode_logits", SGC_DTYPE_F32, 2, decode_shape, s->decode);
+  views[2] = view("prompt_ids", SGC_DTYPE_I32, 1, prompt_shape, prompt);
+  views[3] = view("generated_ids", SGC_DTYPE_I32, 1, gen_shape, s->generated);
   /* A prompt with images: the tower's output too. */
-  soft_shape[0] = s->soft_rows;
-  soft_shape[1] = s->hidden;
-  views[4].name = "image_soft_tokens";
-  views[4].dtype = SGC_DTYPE_F32;
-  views[4].rank = 2;
-  views[4].shape = soft_shape;
-  views[4].data = s->soft_tokens;
+  views[4] = view("image_soft_tokens", SGC_DTYPE_F32, 2, soft_shape,
+                  s->soft_tokens);
   st = sgc_safetensors_write(path, views, s->soft_tokens ? 5 : 4);
   return st ? report(st) : 0;
 }
