@@ -33,10 +33,14 @@ std::string shapeOf(plan::BufferType type) {
 
 /// A buffer as a reader of the plan would name it.
 std::string describe(Value v, plan::EntryOp entry) {
-  if (v == entry.getTokens())
-    return "tokens";
-  if (v == entry.getPosition())
-    return "pos";
+  // The entry's arguments, by the names the plan's printer gives them.
+  static const char *const textArgs[] = {"tokens", "pos", "soft_tokens",
+                                         "image_blocks"};
+  static const char *const imageArgs[] = {"pixels", "patch_pos"};
+  bool image = entry.getKind() == plan::EntryKind::encode_image;
+  for (auto [i, arg] : llvm::enumerate(entry.getBlock().getArguments()))
+    if (v == arg && i < (image ? 2u : 4u))
+      return image ? imageArgs[i] : textArgs[i];
   if (auto cache = v.getDefiningOp<plan::KVCacheOp>())
     return (cache.getLayer() + "." + stringifyCacheHalf(cache.getHalf())).str();
   if (auto alloc = v.getDefiningOp<plan::AllocOp>())
@@ -51,9 +55,11 @@ std::string describe(Value v, plan::EntryOp entry) {
 void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
   Block &block = entry.getBlock();
   size_t steps = llvm::range_size(block.getOps<plan::CallOp>());
-  os << "\nentry " << entry.getSymName() << ": up to "
-     << withCommas(entry.getMaxTokens()) << " token"
-     << (entry.getMaxTokens() == 1 ? "" : "s") << " a call, " << steps
+  bool image = entry.getKind() == plan::EntryKind::encode_image;
+  os << "\nentry " << entry.getSymName() << ": "
+     << (image ? "" : "up to ") << withCommas(entry.getMaxTokens())
+     << (image ? " patches (one image)" : " token")
+     << (image || entry.getMaxTokens() == 1 ? "" : "s") << " a call, " << steps
      << " steps, workspace "
      << (entry.getWorkspace() ? withCommas(*entry.getWorkspace()) : "?")
      << " B\n";
@@ -92,7 +98,8 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
     os << "\n";
   }
   auto ret = cast<plan::ReturnOp>(block.getTerminator());
-  os << "  logits: " << describe(ret.getLogits(), entry) << "\n";
+  os << (image ? "  soft tokens: " : "  logits: ")
+     << describe(ret.getLogits(), entry) << "\n";
 }
 
 } // namespace
