@@ -208,8 +208,19 @@ static const sgc_abi_variant_t fake_variants[2] = {
 
 static const int32_t fake_stop_tokens[1] = {15};
 
+#ifdef FAKE_IMAGE_NO_PHASE
+/* An image record without the encode_image phase it describes. */
+static const sgc_abi_image_t fake_image = {10, 11, 12, 14, 56, 2, 4, 0};
+#endif
+#ifdef FAKE_V22
+/* A table as ABI 2.2 wrote it: it ends before the 2.3 image field. */
+#define FAKE_STRUCT_SIZE SGC_ABI_MODEL_V2_2_SIZE
+#else
+#define FAKE_STRUCT_SIZE sizeof(sgc_model_v2_t)
+#endif
+
 static const sgc_model_v2_t fake_model = {
-    {FAKE_MAGIC, FAKE_MAJOR, SGC_ABI_VERSION_MINOR, sizeof(sgc_model_v2_t)},
+    {FAKE_MAGIC, FAKE_MAJOR, SGC_ABI_VERSION_MINOR, FAKE_STRUCT_SIZE},
     "fake-gemma3-toy",
     "cpu",
     "gemma3",
@@ -241,6 +252,10 @@ static const sgc_model_v2_t fake_model = {
     2,
     0,
     fake_variants,
+#ifdef FAKE_IMAGE_NO_PHASE
+    0, /* cuda_emu */
+    &fake_image,
+#endif
 };
 
 SGC_ABI_EXPORT const sgc_abi_header_t *sgc_model_query(uint32_t major,

@@ -232,6 +232,20 @@ TEST(ModelOpen, GoodModelInfo) {
   EXPECT_FALSE(sgc_model_variant(m.get(), 2, &v));
 }
 
+// A table as ABI 2.2 wrote it ends before the 2.3 image field: it opens, has
+// no vision tower, and a session on it still encodes nothing.
+TEST(ModelOpen, Abi22TableHasNoTower) {
+  sgc_model_t *raw = nullptr;
+  status_holder h(sgc_model_open(SGC_TEST_FAKE_MODEL_V22, &raw));
+  ASSERT_EQ(h.s, nullptr) << h.all();
+  model_ptr m(raw);
+  sgc_model_image_info_t info;
+  EXPECT_EQ(sgc_model_image_info(m.get(), &info), 0);
+  model_ptr current = open_fake_model();
+  ASSERT_TRUE(current);
+  EXPECT_EQ(sgc_model_image_info(current.get(), &info), 0);
+}
+
 TEST(ModelOpen, Errors) {
   temp_dir dir;
   sgc_test::write_file(dir.file("text.so"), "this is not an ELF file\n");
@@ -267,6 +281,10 @@ TEST(ModelOpen, Errors) {
       {SGC_TEST_FAKE_MODEL_BAD_TABLE,
        SGC_STATUS_BAD_INPUT,
        {"invalid model table", "embed_tokens", "bytes is 258"}},
+      {SGC_TEST_FAKE_MODEL_IMAGE_NO_PHASE,
+       SGC_STATUS_BAD_INPUT,
+       {"invalid model table",
+        "an image record but no encode_image phase"}},
   };
   for (const error_case &c : cases) {
     SCOPED_TRACE(c.path);
