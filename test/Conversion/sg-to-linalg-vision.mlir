@@ -178,6 +178,23 @@ func.func @standardize(%x: tensor<2x32xbf16>, %b: tensor<32xbf16>, %s: tensor<32
   return %y : tensor<2x32xbf16>
 }
 
+// merge_image_rows: rows with block >= 0 take round(soft token), the others
+// keep x; the select is on f32 and one truncf rounds (a bf16 select would
+// become a __truncsfbf2 call on x86).
+// CHECK-LABEL: func.func @merge_image_rows(
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.*]]: bf16, %[[E:.*]]: f32, %[[B:.*]]: i32, %{{.*}}: bf16):
+// CHECK: %[[IMG:.*]] = arith.cmpi sge, %[[B]], %{{.*}} : i32
+// CHECK: %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK: %[[S:.*]] = arith.select %[[IMG]], %[[E]], %[[XF]] : f32
+// CHECK: %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK: linalg.yield %[[R]] : bf16
+func.func @merge_image_rows(%x: tensor<6x32xbf16>, %e: tensor<6x32xf32>, %b: tensor<6xi32>) -> tensor<6x32xbf16> {
+  %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<6x32xbf16>, tensor<6x32xf32>, tensor<6xi32>) -> tensor<6x32xbf16>
+  return %m : tensor<6x32xbf16>
+}
+
+
 // The biased kernel: the tile path adds 16 biases to 16 f32 sums and the
 // row path one, each before the one truncf.
 // CHECK-LABEL: func.func @sgc_linear_32x32_bf16_bf16_bbf16(
@@ -213,3 +230,4 @@ func.func @standardize(%x: tensor<2x32xbf16>, %b: tensor<32xbf16>, %s: tensor<32
 // CHECK: arith.select %[[ANY]], %[[INV]], %{{.*}} : f32
 // CHECK-LABEL: func.func private @sgc_dispatch_encoder_attn_4x2x12x12_bf16_mask_3FF0000000000000(
 // CHECK-SAME: sg.parallel_rows = 2 : i64, sg.rows = 4 : i64
+

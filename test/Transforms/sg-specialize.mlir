@@ -27,3 +27,28 @@ func.func @forward(%ids: tensor<?xi32>, %pos: i64) -> tensor<?x64xbf16> {
 func.func @negative_no_forward(%x: tensor<?x96xbf16>) -> tensor<?x96xbf16> {
   return %x : tensor<?x96xbf16>
 }
+
+// -----
+// A model with an image component (`sg.image` on the module): @forward ends
+// with the rows' soft tokens and image blocks. Prefill keeps the merge and
+// the blocks; decode (causal, never an image row) loses both, and the two
+// inputs with them.
+// CHECK-LABEL: func.func @prefill
+// CHECK-SAME: (%{{.*}}: tensor<?xi32>, %{{.*}}: i64, %{{.*}}: tensor<4x2x16xbf16>, %{{.*}}: tensor<?x32xf32>, %[[B:.*]]: tensor<?xi32>)
+// CHECK: sg.merge_image_rows
+// CHECK: sg.sliding_attn {{.*}} blocks(%[[B]])
+// CHECK-LABEL: func.func @decode
+// CHECK-SAME: (%{{.*}}: tensor<1xi32>, %{{.*}}: i64, %{{.*}}: tensor<4x2x16xbf16>) -> tensor<1x2x16xbf16>
+// CHECK-NOT: sg.merge_image_rows
+// CHECK-NOT: blocks(
+// CHECK: return
+module attributes {sg.image = {image_token_id = 9 : i64}} {
+func.func @forward(%ids: tensor<?xi32>, %pos: i64, %kc: tensor<4x2x16xbf16>, %soft: tensor<?x32xf32>, %blocks: tensor<?xi32>) -> tensor<?x2x16xbf16> {
+  %t = sg.weight "embed" : tensor<512x32xbf16>
+  %h = sg.embed %t[%ids] scale(1.0) : (tensor<512x32xbf16>, tensor<?xi32>) -> tensor<?x32xbf16>
+  %m = sg.merge_image_rows %h, %soft rows(%blocks) : (tensor<?x32xbf16>, tensor<?x32xf32>, tensor<?xi32>) -> tensor<?x32xbf16>
+  %q = sg.split_heads %m : tensor<?x32xbf16> -> tensor<?x2x16xbf16>
+  %a = sg.sliding_attn %q, %q, %q cache(%kc, %kc) at %pos blocks(%blocks) {window = 4 : i64, scale = 0.25 : f64} : (tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<?x2x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, i64, tensor<?xi32>) -> tensor<?x2x16xbf16>
+  return %a : tensor<?x2x16xbf16>
+}
+}

@@ -27,6 +27,43 @@ plan.entry @decode decode max_tokens(1) {
 }
 
 // -----
+// entry_c1: a prefill of a model with images takes the rows' soft tokens
+// [?, H] f32 and image blocks [?] i32 after the position.
+// expected-error @+1 {{requires image arguments (soft tokens: !plan.buffer<?xHxf32>, image blocks: !plan.buffer<?xi32>) after the position}}
+plan.entry @prefill prefill max_tokens(8) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64, %soft: !plan.buffer<?x8xbf16>, %blocks: !plan.buffer<?xi32>):
+  %l = plan.alloc : !plan.buffer<?x8xf32>
+  plan.return %l : !plan.buffer<?x8xf32>
+}
+
+// -----
+// entry_c1: decode takes no image rows.
+// expected-error @+1 {{requires block arguments (tokens: !plan.buffer<?xi32>, position: i64)}}
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64, %soft: !plan.buffer<1x8xf32>, %blocks: !plan.buffer<1xi32>):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c1: encode_image takes f32 pixels [N, P] and i32 positions [N, 2].
+// expected-error @+1 {{requires encode_image block arguments (pixels: !plan.buffer<NxPxf32>, patch positions: !plan.buffer<Nx2xi32>)}}
+plan.entry @encode_image encode_image max_tokens(16) {
+^bb0(%pixels: !plan.buffer<16x48xbf16>, %pos: !plan.buffer<16x2xi32>):
+  %l = plan.alloc : !plan.buffer<4x8xf32>
+  plan.return %l : !plan.buffer<4x8xf32>
+}
+
+// -----
+// entry_c2: encode_image's max_tokens is its patch count.
+// expected-error @+1 {{requires max_tokens to be the patch count 16, got 8}}
+plan.entry @encode_image encode_image max_tokens(8) {
+^bb0(%pixels: !plan.buffer<16x48xf32>, %pos: !plan.buffer<16x2xi32>):
+  %l = plan.alloc : !plan.buffer<4x8xf32>
+  plan.return %l : !plan.buffer<4x8xf32>
+}
+
+// -----
 // entry_c2: the static token count fits max_tokens.
 // expected-error @+1 {{requires max_tokens >= 1 and at least the static token count, got max_tokens(1) for tokens [2]}}
 plan.entry @decode decode max_tokens(1) {

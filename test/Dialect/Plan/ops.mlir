@@ -51,3 +51,18 @@ plan.entry @decode decode max_tokens(1) {
   plan.call @body(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x512xbf16>)
   plan.return %l : !plan.buffer<1x512xbf16>
 }
+
+// The vision tower's entry: one image's patches and positions in, its soft
+// tokens out; the block arguments print under their roles' names.
+func.func private @tower(tensor<16x48xf32>, tensor<16x2xi32>) -> tensor<4x96xbf16>
+// CHECK-LABEL: plan.entry @encode_image encode_image max_tokens(16) workspace(768) {
+// CHECK-NEXT: ^bb0(%[[PX:pixels]]: !plan.buffer<16x48xf32>, %[[PP:patch_pos]]: !plan.buffer<16x2xi32>):
+// CHECK-NEXT: %[[S:.*]] = plan.alloc offset(0) : !plan.buffer<4x96xbf16>
+// CHECK-NEXT: plan.call @tower(%[[PX]], %[[PP]]) -> (%[[S]])
+// CHECK-NEXT: plan.return %[[S]] : !plan.buffer<4x96xbf16>
+plan.entry @encode_image encode_image max_tokens(16) workspace(768) {
+^bb0(%pixels: !plan.buffer<16x48xf32>, %patch_pos: !plan.buffer<16x2xi32>):
+  %s = plan.alloc offset(0) : !plan.buffer<4x96xbf16>
+  plan.call @tower(%pixels, %patch_pos) -> (%s) : (!plan.buffer<16x48xf32>, !plan.buffer<16x2xi32>) -> (!plan.buffer<4x96xbf16>)
+  plan.return %s : !plan.buffer<4x96xbf16>
+}

@@ -733,3 +733,27 @@ func.func @standardize_c3_result(%x: tensor<2x32xbf16>) -> tensor<4x32xbf16> {
   %s = sg.standardize %x {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>) -> tensor<4x32xbf16>
   return %s : tensor<4x32xbf16>
 }
+
+// -----
+// merge_image_rows_c1: rows of hidden vectors.
+func.func @merge_image_rows_c1(%x: tensor<?x2x16xbf16>, %e: tensor<?x2x16xf32>, %b: tensor<?xi32>) -> tensor<?x2x16xbf16> {
+  // expected-error @+1 {{requires x of rank 2 [tokens, H], got [?, 2, 16]}}
+  %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<?x2x16xbf16>, tensor<?x2x16xf32>, tensor<?xi32>) -> tensor<?x2x16xbf16>
+  return %m : tensor<?x2x16xbf16>
+}
+
+// -----
+// merge_image_rows_c2: one soft token per row, of the hidden width.
+func.func @merge_image_rows_c2(%x: tensor<?x32xbf16>, %e: tensor<?x16xf32>, %b: tensor<?xi32>) -> tensor<?x32xbf16> {
+  // expected-error @+1 {{requires embeds of the shape of x [?, 32], got [?, 16]}}
+  %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<?x32xbf16>, tensor<?x16xf32>, tensor<?xi32>) -> tensor<?x32xbf16>
+  return %m : tensor<?x32xbf16>
+}
+
+// -----
+// merge_image_rows_c3: one i32 block id per row.
+func.func @merge_image_rows_c3(%x: tensor<4x32xbf16>, %e: tensor<4x32xf32>, %b: tensor<3xi32>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{requires blocks of i32 [tokens] with the tokens of x, got 'tensor<3xi32>'}}
+  %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<4x32xbf16>, tensor<4x32xf32>, tensor<3xi32>) -> tensor<4x32xbf16>
+  return %m : tensor<4x32xbf16>
+}

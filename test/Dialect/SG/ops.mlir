@@ -167,3 +167,10 @@ func.func @gemma4_vision(%pv: tensor<18x48xf32>, %pos: tensor<18x2xi32>, %t: ten
   %s2 = sg.standardize %y {pre_scale = 5.656854249492381 : f64} : (tensor<2x32xbf16>) -> tensor<2x32xbf16>
   return %a, %s, %s2, %c, %io : tensor<18x2x16xbf16>, tensor<2x32xbf16>, tensor<2x32xbf16>, tensor<18x32xbf16>, tensor<18x32xbf16>
 }
+
+// CHECK-LABEL: func.func @merge_image_rows
+// CHECK: sg.merge_image_rows %{{.*}}, %{{.*}} rows(%{{.*}}) : (tensor<?x32xbf16>, tensor<?x32xf32>, tensor<?xi32>) -> tensor<?x32xbf16>
+func.func @merge_image_rows(%x: tensor<?x32xbf16>, %e: tensor<?x32xf32>, %b: tensor<?xi32>) -> tensor<?x32xbf16> {
+  %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<?x32xbf16>, tensor<?x32xf32>, tensor<?xi32>) -> tensor<?x32xbf16>
+  return %m : tensor<?x32xbf16>
+}
