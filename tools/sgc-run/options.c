@@ -218,12 +218,14 @@ static int set_ids(const option_spec *spec, void *dest, const char *value) {
 static int set_string_list(const option_spec *spec, void *dest,
                            const char *value) {
   string_list *list = (string_list *)dest;
-  const char **items = (const char **)realloc(
-      (void *)list->items, (list->count + 1) * sizeof *items);
-  if (!items)
-    return out_of_memory();
+  const char **items;
+  /* Refused before the list grows: the grown block would be lost. */
   if (!*value)
     return usage_error("%s needs a non-empty string", spec->name);
+  items = (const char **)realloc((void *)list->items,
+                                 (list->count + 1) * sizeof *items);
+  if (!items)
+    return out_of_memory();
   items[list->count++] = value;
   list->items = items;
   return 0;
