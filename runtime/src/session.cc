@@ -4,6 +4,7 @@
  */
 #include "runtime/src/session.h"
 
+#include "runtime/src/image/prompt_layout.h"
 #include "runtime/src/image/tower_input.h"
 
 #include "runtime/src/cpu/cpu_executor.h"
@@ -272,18 +273,14 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     int64_t n = std::min(chunk, n_prompt - pos);
     // A chunk never splits an image block: it ends before the block.
     if (images) {
-      const int32_t *blocks = o.prompt_image_blocks + pos;
-      if (pos + n < n_prompt && blocks[n] >= 0 && blocks[n - 1] == blocks[n]) {
-        int64_t end = n - 1;
-        while (end > 0 && blocks[end - 1] == blocks[n])
-          --end;
-        if (end == 0)
-          return usage_error("the image block at prompt row " +
-                             std::to_string(pos) +
-                             " is longer than the prefill chunk of " +
-                             std::to_string(chunk) + " rows");
-        n = end;
-      }
+      const int64_t end = image::chunk_end_before_block(
+          o.prompt_image_blocks, n_prompt, pos, chunk);
+      if (end < 0)
+        return usage_error("the image block at prompt row " +
+                           std::to_string(pos) +
+                           " is longer than the prefill chunk of " +
+                           std::to_string(chunk) + " rows");
+      n = end - pos;
     }
     image_rows rows{o.image_soft_tokens,
                     images ? o.prompt_soft_slots + pos : nullptr,

@@ -96,6 +96,17 @@ status layout_prompt(const std::vector<int32_t> &ids, const image_tokens &t,
   return {};
 }
 
+int64_t chunk_end_before_block(const int32_t *block, int64_t rows,
+                               int64_t start, int64_t max_chunk) {
+  int64_t end = std::min(rows, start + std::min(max_chunk, rows));
+  if (end >= rows || block[end] < 0 || block[end - 1] != block[end])
+    return end;
+  const int32_t split = block[end];
+  while (end > start && block[end - 1] == split)
+    --end;
+  return end > start ? end : -1;
+}
+
 status chunk_end(const prompt_layout &layout, int64_t start, int64_t max_chunk,
                  int64_t *out_end) {
   const int64_t rows = int64_t(layout.ids.size());
@@ -117,18 +128,14 @@ status chunk_end(const prompt_layout &layout, int64_t start, int64_t max_chunk,
       b >= 0 && layout.blocks[size_t(b)].start < start)
     return usage_error("prefill chunk start " + std::to_string(start) +
                        " is inside " + describe(b));
-  int64_t end = std::min(rows, start + std::min(max_chunk, rows));
-  if (end < rows) {
-    const int32_t b = layout.block[size_t(end)];
-    if (b >= 0 && layout.block[size_t(end - 1)] == b) {
-      if (layout.blocks[size_t(b)].start <= start)
-        return usage_error(describe(b) +
-                           " is longer than the prefill chunk of " +
-                           plural(max_chunk, "token", "tokens") +
-                           ": a chunk may not split an image block");
-      end = layout.blocks[size_t(b)].start;
-    }
-  }
+  const int64_t end =
+      chunk_end_before_block(layout.block.data(), rows, start, max_chunk);
+  if (end < 0)
+    return usage_error(
+        describe(layout.block[size_t(start + std::min(max_chunk, rows))]) +
+        " is longer than the prefill chunk of " +
+        plural(max_chunk, "token", "tokens") +
+        ": a chunk may not split an image block");
   *out_end = end;
   return {};
 }

@@ -62,6 +62,12 @@ status layout_prompt(const std::vector<int32_t> &ids, const image_tokens &t,
 /// start of the image block it would split. An error (usage) when that
 /// block starts at or before |start|: it is longer than |max_chunk| (the
 /// message names its length and |max_chunk|).
+/// The rule under chunk_end, on per-row block ids (-1 on text) of |rows|
+/// rows: min(start + max_chunk, rows), moved back to the start of the block
+/// it would split; -1 when that block starts at or before |start|.
+int64_t chunk_end_before_block(const int32_t *block, int64_t rows,
+                               int64_t start, int64_t max_chunk);
+
 status chunk_end(const prompt_layout &layout, int64_t start, int64_t max_chunk,
                  int64_t *out_end);
 
