@@ -2,7 +2,8 @@
  * chat_test.cc - sgc-run's chat renderer (tools/sgc-run/chat.c) against what
  * Hugging Face's apply_chat_template made of the real templates
  * (test/Inputs/chat/chat-templates.json, written by
- * tools/gen-golden/gen_chat.py): every case, both families.
+ * tools/gen-golden/gen_chat.py): every case, both families, images in a
+ * turn included.
  */
 extern "C" {
 #include "tools/sgc-run/chat.h"
@@ -32,13 +33,26 @@ void check_family(const std::string &family, chat_format format) {
   for (const nlohmann::json &c : cases) {
     SCOPED_TRACE(family + ": " + c.at("name").get<std::string>());
     std::vector<std::string> roles, contents;
+    std::vector<size_t> images;
     for (const nlohmann::json &m : c.at("messages")) {
       roles.push_back(m.at("role"));
-      contents.push_back(m.at("content"));
+      const nlohmann::json &content = m.at("content");
+      if (content.is_string()) {
+        contents.push_back(content);
+        images.push_back(0);
+        continue;
+      }
+      // A content list: image items, then one text item.
+      ASSERT_GE(content.size(), 2u);
+      ASSERT_EQ(content.back().at("type"), "text");
+      for (size_t k = 0; k + 1 < content.size(); ++k)
+        ASSERT_EQ(content[k].at("type"), "image");
+      contents.push_back(content.back().at("text"));
+      images.push_back(content.size() - 1);
     }
     std::vector<chat_message> messages;
     for (size_t i = 0; i < roles.size(); ++i)
-      messages.push_back({roles[i].c_str(), contents[i].c_str()});
+      messages.push_back({roles[i].c_str(), contents[i].c_str(), images[i]});
     char *out = nullptr;
     const char *error = nullptr;
     const int rc = chat_render(format, bos.c_str(), messages.data(),

@@ -16,7 +16,9 @@ bos_token "<bos>" there.
 The templates are the tiny models' chat_template.jinja (examples/tiny-gemma{3,4}/), copies of
 the published ones (see SOURCES below). Each is set as the chat_template of a tokenizer object
 and rendered with tokenize=False, as a user of transformers would; a conversation the template
-refuses (raise_exception) is recorded with "error" instead of "text".
+refuses (raise_exception) is recorded with "error" instead of "text". A message's content is a
+string or, for the cases with images, a content list of {"type": "image"} items and then one
+{"type": "text"} item.
 """
 
 import argparse
@@ -63,6 +65,12 @@ SOURCES = {
 S = "system"
 U = "user"
 A = "assistant"
+IMG = {"type": "image"}  # an image content item: the template writes its marker
+
+
+def txt(text):
+    return {"type": "text", "text": text}
+
 
 # (name, messages, add_generation_prompt)
 CASES = [
@@ -91,6 +99,11 @@ CASES = [
     ("conversation starting with the model", [(A, "I start."), (U, "ok")], True),
     ("two model turns in a row", [(U, "q"), (A, "first"), (A, "second"), (U, "r")], True),
     ("system role later on", [(U, "q"), (S, "late system")], True),
+    # Content lists [image..., text], as a user of a vision model writes a turn: sgc-run renders
+    # the images as the template's marker (then expanded by the processor's rule).
+    ("an image before the text", [(U, [IMG, txt("  What is this? ")])], True),
+    ("two images and a system prompt", [(S, "Be brief."), (U, [IMG, IMG, txt("Compare.")])], True),
+    ("an image in a later turn", [(U, "Hi"), (A, "Hello."), (U, [IMG, txt("And this?")])], True),
 ]
 
 

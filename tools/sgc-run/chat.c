@@ -1,7 +1,7 @@
 /*
  * chat.c - the Gemma 3 and Gemma 4 chat formats, written from what their
- * templates do (examples/tiny-gemma{3,4}/chat_template.jinja) for plain
- * text messages: no images, tools or thinking.
+ * templates do (examples/tiny-gemma{3,4}/chat_template.jinja) for text
+ * messages, with images before the text: no tools or thinking.
  */
 #include "tools/sgc-run/chat.h"
 
@@ -130,6 +130,26 @@ const char *chat_end_of_turn(chat_format format) {
   }
 }
 
+const char *chat_image_marker(chat_format format) {
+  switch (format) {
+  case CHAT_GEMMA3:
+    return "<start_of_image>";
+  case CHAT_GEMMA4:
+    return "<|image|>";
+  default:
+    return "";
+  }
+}
+
+/* A message's content as the templates render a list [image..., text]:
+ * the markers as they are, the text trimmed. */
+static void append_content(text *t, chat_format format, const chat_message *m) {
+  size_t i;
+  for (i = 0; i < m->images; ++i)
+    append_str(t, chat_image_marker(format));
+  append_trimmed(t, m->content, strlen(m->content));
+}
+
 static int is_role(const chat_message *m, const char *role) {
   return strcmp(m->role, role) == 0;
 }
@@ -157,7 +177,7 @@ static const char *render_gemma3(text *t, const chat_message *m, size_t n,
       append_str(t, prefix);
       append_str(t, "\n\n");
     }
-    append_trimmed(t, m[i].content, strlen(m[i].content));
+    append_content(t, CHAT_GEMMA3, &m[i]);
     append_str(t, "<end_of_turn>\n");
   }
   if (generation_prompt)
@@ -211,7 +231,7 @@ static const char *render_gemma4(text *t, const chat_message *m, size_t n,
     if (model)
       append_without_thinking(t, m[i].content);
     else
-      append_trimmed(t, m[i].content, strlen(m[i].content));
+      append_content(t, CHAT_GEMMA4, &m[i]);
     append_str(t, "<turn|>\n");
     previous = m[i].role;
   }

@@ -22,6 +22,10 @@ typedef enum chat_format {
 typedef struct chat_message {
   const char *role; /* "system", "user", "assistant" (others as given) */
   const char *content;
+  /* Image items before the text (a content list [image, ..., text]): each
+   * rendered as the template's image marker (chat_image_marker), which the
+   * processor then expands. */
+  size_t images;
 } chat_message;
 
 /* The format of a model family ("gemma3", "gemma4"); CHAT_NONE otherwise. */
@@ -33,6 +37,10 @@ chat_format chat_format_of_template(const char *template_text);
 const char *chat_format_name(chat_format format);
 /* The token that ends a turn: "<end_of_turn>" or "<turn|>" (static). */
 const char *chat_end_of_turn(chat_format format);
+
+/* The text the family's template renders for an image content item:
+ * "<start_of_image>" or "<|image|>" (static; "" for CHAT_NONE). */
+const char *chat_image_marker(chat_format format);
 
 /* Renders |count| messages: |bos| first (the tokenizer's BOS text; NULL or
  * "" for none), then every turn, then the generation prompt when
