@@ -145,16 +145,29 @@ def added_token(id_, content, special, lstrip=False, rstrip=False, normalized=Fa
             "rstrip": rstrip, "normalized": normalized, "special": special}
 
 
-def build_tokenizer_json(path, seed, learned, markers, extra_flags, layout):
+def build_tokenizer_json(path, seed, learned, markers, extra_flags, layout, fixed=None,
+                         config_extra=None):
     """A tokenizer.json in Gemma's layout: ids 0..4 the Gemma specials, then the markers, the 256
     byte pieces and the learned pieces; added tokens for specials and markers (and, with
-    extra_flags, tokens beyond the model's vocabulary with every flag)."""
+    extra_flags, tokens beyond the model's vocabulary with every flag). fixed: {id: content} of
+    special tokens at given ids (a vision model's image tokens), the other pieces around them;
+    config_extra: more keys of tokenizer_config.json (a processor's extra_special_tokens)."""
     pieces, merges = train_bpe_vocab(seed, learned)
+    fixed = fixed or {}
     vocab = {}
+    next_id = 0
     for p in GEMMA_SPECIALS + markers + BYTES + pieces:
         if p not in vocab:
-            vocab[p] = len(vocab)
+            while next_id in fixed:
+                next_id += 1
+            vocab[p] = next_id
+            next_id += 1
+    for i, c in fixed.items():
+        assert c not in vocab, c
+        vocab[c] = i
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
     added = [added_token(vocab[c], c, True) for c in GEMMA_SPECIALS + markers]
+    added += [added_token(i, c, True) for i, c in sorted(fixed.items())]
     if extra_flags:
         n = len(vocab)
         added += [
@@ -206,6 +219,7 @@ def build_tokenizer_json(path, seed, learned, markers, extra_flags, layout):
     # (For tiny-gemma4 the same bytes as the file gen_chat.py's fixture was made with.)
     config = {"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>", "unk_token": "<unk>",
               "tokenizer_class": "GemmaTokenizer" if layout == "gemma" else "PreTrainedTokenizerFast"}
+    config.update(config_extra or {})
     write_json(os.path.join(os.path.dirname(path), "tokenizer_config.json"), config)
 
 
