@@ -245,6 +245,60 @@ TEST(SgcRunImages, TextPlaceholdersFromTheTokenizer) {
   sgc_tokenizer_release(tok);
 }
 
+TEST(SgcRunImages, ChatTurnPlaceholders) {
+  // As above: <|image|> (19) the image token, 5 and 6 BOI and EOI.
+  sgc_tokenizer_t *tok = nullptr;
+  sgc_status_t *st = sgc_tokenizer_open(
+      (std::string(SGC_SOURCE_DIR) + "/test/Inputs/tokenizers/bpe").c_str(),
+      &tok);
+  ASSERT_EQ(st, nullptr) << sgc_status_message(st);
+  image_inputs in{};
+  in.facts = tiny_facts(SGC_IMAGE_FAMILY_GEMMA4);
+  in.facts.tokens = {19, 5, 6};
+  int64_t soft[] = {2, 1};
+  in.soft_tokens = soft;
+  in.count = 2;
+  // The template writes the markers before a text without one.
+  EXPECT_EQ(images_before_text(&in, tok, "Compare."), 2u);
+  EXPECT_EQ(images_before_text(&in, tok, "Compare <|image|>."), 0u);
+  char *out = nullptr;
+  ASSERT_EQ(images_expand_rendered(&in, tok, "<|turn>user\n<|image|><|image|>x",
+                                   &out),
+            0);
+  EXPECT_STREQ(out, "<|turn>user\n<start_of_turn><|image|><|image|>"
+                    "<end_of_turn><start_of_turn><|image|><end_of_turn>x");
+  std::free(out);
+  // A rendered turn without its markers is refused, not given them in
+  // front (before the BOS).
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(images_expand_rendered(&in, tok, "<bos>x", &out), 2);
+  expect_one_error(testing::internal::GetCapturedStderr(),
+                   "the prompt text has 0 image placeholders");
+  sgc_tokenizer_release(tok);
+}
+
+TEST(SgcRunImages, ImagesAddedOneByOne) {
+  // /image FILE: a bad file leaves the images as they were.
+  run_images r;
+  r.in.facts = tiny_facts(SGC_IMAGE_FAMILY_GEMMA4);
+  const std::string png = examples + "tiny-gemma4-vision/image.png";
+  ASSERT_EQ(images_add(&r.in, png.c_str(), 0), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(images_add(&r.in, (examples + "tiny-gemma4-vision/meta.json").c_str(),
+                       0),
+            1);
+  expect_one_error(testing::internal::GetCapturedStderr(),
+                   "meta.json: not a PNG or JPEG file");
+  ASSERT_EQ(images_add(&r.in, png.c_str(), 0), 0);
+  ASSERT_EQ(r.in.count, 2u);
+  EXPECT_EQ(r.in.soft_tokens[0], 65);
+  EXPECT_EQ(r.in.soft_tokens[1], 65);
+  // Cleared for the next turn, the facts kept.
+  images_clear(&r.in);
+  EXPECT_EQ(r.in.count, 0u);
+  EXPECT_EQ(r.in.facts.options.max_soft_tokens, 70);
+}
+
 TEST(SgcRunImages, TheBinaryRefusesImagesForATextModel) {
   // fake_model has no encode_image phase; the image itself is fine.
   for (const char *flag : {"--image", "--pixel-values"}) {

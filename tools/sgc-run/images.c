@@ -53,6 +53,7 @@ int images_load_with(const options *o, const char *model_path,
                      const vision_facts *f, image_inputs *out) {
   const string_list *files = image_files(o);
   size_t i;
+  int rc;
   memset(out, 0, sizeof *out);
   if (!f) {
     end_progress_line();
@@ -63,23 +64,37 @@ int images_load_with(const options *o, const char *model_path,
     return SGC_STATUS_BAD_INPUT;
   }
   out->facts = *f;
-  out->images = (sgc_image_t **)calloc(files->count, sizeof *out->images);
-  out->soft_tokens = (int64_t *)calloc(files->count, sizeof *out->soft_tokens);
-  if (!out->images || !out->soft_tokens)
+  for (i = 0; i < files->count; ++i)
+    if ((rc = images_add(out, files->items[i], o->pixel_values.count > 0)))
+      return rc;
+  return 0;
+}
+
+int images_add(image_inputs *in, const char *path, int pixel_values) {
+  const vision_facts *f = &in->facts;
+  sgc_image_t *image = NULL, **images;
+  int64_t *soft, n;
+  sgc_status_t *st =
+      pixel_values ? sgc_image_load_tensors(path, &f->options, &image)
+                   : sgc_image_load(path, &f->options, &image);
+  if (st)
+    return report(st);
+  images = (sgc_image_t **)realloc(in->images,
+                                   (in->count + 1) * sizeof *in->images);
+  if (images)
+    in->images = images;
+  soft = (int64_t *)realloc(in->soft_tokens,
+                            (in->count + 1) * sizeof *in->soft_tokens);
+  if (soft)
+    in->soft_tokens = soft;
+  if (!images || !soft) {
+    sgc_image_release(image);
     return out_of_memory();
-  for (i = 0; i < files->count; ++i) {
-    sgc_status_t *st =
-        o->pixel_values.count
-            ? sgc_image_load_tensors(files->items[i], &f->options,
-                                     &out->images[i])
-            : sgc_image_load(files->items[i], &f->options, &out->images[i]);
-    int64_t n;
-    if (st)
-      return report(st);
-    ++out->count;
-    n = sgc_image_soft_token_count(out->images[i]);
-    out->soft_tokens[i] = n > 0 ? n : f->soft_tokens_per_image;
   }
+  n = sgc_image_soft_token_count(image);
+  in->images[in->count] = image;
+  in->soft_tokens[in->count] = n > 0 ? n : f->soft_tokens_per_image;
+  ++in->count;
   return 0;
 }
 
@@ -118,9 +133,27 @@ static size_t count_of(const char *text, const char *needle) {
   return n;
 }
 
-int images_expand_text(const image_inputs *in,
-                       const sgc_tokenizer_t *tokenizer, const char *text,
-                       char **out) {
+/* The text the processor expands: Gemma 3's BOI piece, Gemma 4's image
+ * token; NULL when the tokenizer has no such piece. */
+static const char *placeholder_piece(const image_inputs *in,
+                                     const sgc_tokenizer_t *tokenizer) {
+  const sgc_image_tokens_t *t = &in->facts.tokens;
+  return sgc_tokenizer_piece(tokenizer,
+                             in->facts.options.family == SGC_IMAGE_FAMILY_GEMMA3
+                                 ? t->boi_token_id
+                                 : t->image_token_id);
+}
+
+size_t images_before_text(const image_inputs *in,
+                          const sgc_tokenizer_t *tokenizer, const char *text) {
+  const char *placeholder = placeholder_piece(in, tokenizer);
+  return placeholder && count_of(text, placeholder) > 0 ? 0 : in->count;
+}
+
+/* The expansion; |prepend|: text without a placeholder gets one per image
+ * in front. */
+static int expand(const image_inputs *in, const sgc_tokenizer_t *tokenizer,
+                  const char *text, int prepend, char **out) {
   const vision_facts *f = &in->facts;
   const char *image, *boi, *eoi, *placeholder;
   char *with_placeholders = NULL;
@@ -137,7 +170,7 @@ int images_expand_text(const image_inputs *in,
                        (int)f->tokens.eoi_token_id);
   placeholder =
       f->options.family == SGC_IMAGE_FAMILY_GEMMA3 ? boi : image;
-  if (in->count > 0 && count_of(text, placeholder) == 0) {
+  if (prepend && in->count > 0 && count_of(text, placeholder) == 0) {
     size_t i, p = strlen(placeholder), t = strlen(text);
     with_placeholders = (char *)malloc(in->count * p + t + 1);
     if (!with_placeholders)
@@ -152,6 +185,18 @@ int images_expand_text(const image_inputs *in,
                                 &len);
   free(with_placeholders);
   return st ? report(st) : 0;
+}
+
+int images_expand_text(const image_inputs *in,
+                       const sgc_tokenizer_t *tokenizer, const char *text,
+                       char **out) {
+  return expand(in, tokenizer, text, 1, out);
+}
+
+int images_expand_rendered(const image_inputs *in,
+                           const sgc_tokenizer_t *tokenizer, const char *text,
+                           char **out) {
+  return expand(in, tokenizer, text, 0, out);
 }
 
 int images_encode(image_inputs *in, sgc_session_t *session,
@@ -193,7 +238,7 @@ int images_encode(image_inputs *in, sgc_session_t *session,
   return 0;
 }
 
-void images_free(image_inputs *in) {
+void images_clear(image_inputs *in) {
   size_t i;
   for (i = 0; i < in->count; ++i)
     sgc_image_release(in->images[i]);
@@ -201,5 +246,14 @@ void images_free(image_inputs *in) {
   free(in->soft_tokens);
   sgc_prompt_layout_release(in->layout);
   free(in->embeds);
+  in->images = NULL;
+  in->soft_tokens = NULL;
+  in->count = 0;
+  in->layout = NULL;
+  in->embeds = NULL;
+}
+
+void images_free(image_inputs *in) {
+  images_clear(in);
   memset(in, 0, sizeof *in);
 }

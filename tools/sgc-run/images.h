@@ -54,6 +54,11 @@ int images_load(const options *o, const sgc_model_t *model, image_inputs *out);
 int images_load_with(const options *o, const char *model_path,
                      const vision_facts *f, image_inputs *out);
 
+/* Loads one more image (a chat turn's /image FILE; |pixel_values|: a
+ * safetensors file) with in->facts. 0, or the exit code (printed) and |in|
+ * as it was. */
+int images_add(image_inputs *in, const char *path, int pixel_values);
+
 /* Lays out |n| prompt ids with the images (each BOI takes the next one) and
  * checks that prefill chunks of |max_chunk| rows never split a block. The
  * prompt to run is then sgc_prompt_layout_ids(in->layout). 0 or the exit
@@ -69,12 +74,25 @@ int images_expand_text(const image_inputs *in,
                        const sgc_tokenizer_t *tokenizer, const char *text,
                        char **out);
 
+/* How many images a chat turn with |text| renders before its text: all of
+ * them, unless the text places them itself (holds a placeholder). */
+size_t images_before_text(const image_inputs *in,
+                          const sgc_tokenizer_t *tokenizer, const char *text);
+
+/* The same for a rendered chat turn, whose template wrote one placeholder
+ * per image already: a count that differs is an error. */
+int images_expand_rendered(const image_inputs *in,
+                           const sgc_tokenizer_t *tokenizer, const char *text,
+                           char **out);
+
 /* Runs the vision tower on every image and gathers their soft tokens into
  * in->embeds; points |gopts| at them and at the layout's slots and blocks.
  * 0 or the exit code (printed). */
 int images_encode(image_inputs *in, sgc_session_t *session,
                   sgc_generate_options_t *gopts);
 
+/* Drops the images, their layout and soft tokens; the facts stay. */
+void images_clear(image_inputs *in);
 void images_free(image_inputs *in);
 
 #endif /* SGC_TOOLS_SGC_RUN_IMAGES_H */

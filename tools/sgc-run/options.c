@@ -368,7 +368,8 @@ static const option_spec option_table[] = {
      .min = 1,
      .help = "interactive multi-turn chat on stdin (the KV cache is kept "
              "across turns; Ctrl-C stops an answer, Ctrl-D quits, /reset "
-             "starts over)"},
+             "starts over; --image files go with the first message, a line "
+             "'/image FILE' attaches one to the next)"},
     {.name = "--tokenizer",
      .metavar = "PATH",
      .set = set_string,
@@ -387,8 +388,8 @@ static const option_spec option_table[] = {
      .offset = FIELD(images),
      .help = "an image for the prompt, PNG or JPEG (repeatable); each "
              "image placeholder takes the next one (--prompt-ids: each BOI "
-             "id; --prompt: Gemma 3's BOI text, Gemma 4's image token, else "
-             "the images go first)"},
+             "id; --prompt and --chat's first message: Gemma 3's BOI text, "
+             "Gemma 4's image token, else the images go before the text)"},
     {.name = "--pixel-values",
      .metavar = "FILE",
      .set = set_string_list,

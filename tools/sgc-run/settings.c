@@ -280,16 +280,25 @@ int settings_encode(const settings *s, const char *text, int32_t **ids,
   return encode(s, text, 0, ids, n);
 }
 
-int settings_tokenize(const settings *s, const chat_message *messages,
-                      size_t count, char **rendered, int32_t **ids,
-                      size_t *n) {
+int settings_render(const settings *s, const chat_message *messages,
+                    size_t count, char **rendered) {
   const char *error = NULL;
   *rendered = NULL;
-  if (s->format == CHAT_NONE)
-    return encode(s, messages[count - 1].content, 1, ids, n);
   if (chat_render(s->format, s->bos_text, messages, count, 1, rendered,
                   &error))
     return error_line(SGC_STATUS_USAGE, error);
+  return 0;
+}
+
+int settings_tokenize(const settings *s, const chat_message *messages,
+                      size_t count, char **rendered, int32_t **ids,
+                      size_t *n) {
+  int rc;
+  *rendered = NULL;
+  if (s->format == CHAT_NONE)
+    return encode(s, messages[count - 1].content, 1, ids, n);
+  if ((rc = settings_render(s, messages, count, rendered)))
+    return rc;
   /* The rendered text holds its BOS already, as apply_chat_template's. */
   return encode(s, *rendered, 0, ids, n);
 }

@@ -36,6 +36,12 @@ int settings_tokenize(const settings *s, const chat_message *messages,
                       size_t count, char **rendered, int32_t **ids,
                       size_t *n);
 
+/* Renders a conversation in the chat format (|s->format| != CHAT_NONE)
+ * with its BOS text and the generation prompt; |*rendered| is malloc'ed.
+ * Returns 0 or an exit code (printed). */
+int settings_render(const settings *s, const chat_message *messages,
+                    size_t count, char **rendered);
+
 /* Tokenizes |text| without BOS; 0 or an exit code (printed). */
 int settings_encode(const settings *s, const char *text, int32_t **ids,
                     size_t *n);

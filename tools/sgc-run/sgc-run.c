@@ -422,7 +422,14 @@ static int run(options *o) {
   gopts.feed_tokens = o->feed.ids;
   gopts.num_feed_tokens = o->feed.count;
   if (o->chat) {
-    rc = chat_repl(o, &set, session, &gopts, &gen);
+    /* --image files go with the first user turn; /image adds more. */
+    vision_facts facts;
+    int vision = model_vision_facts(model, &facts);
+    if (vision && !images.count)
+      images.facts = facts;
+    rc = chat_repl(o, &set, session, &gopts, &gen, vision ? &images : NULL,
+                   o->prefill_chunk ? o->prefill_chunk
+                                    : info.max_prefill_chunk);
     goto done;
   }
 
@@ -431,19 +438,34 @@ static int run(options *o) {
     size_t count = 0;
     if (o->system_prompt) {
       m[count].role = "system";
+      m[count].images = 0;
       m[count++].content = o->system_prompt;
     }
     m[count].role = "user";
+    m[count].images = 0;
     m[count++].content = o->prompt_text;
-    if (images.count &&
-        (rc = images_expand_text(&images, set.tokenizer, o->prompt_text,
-                                 &image_text)))
-      goto done;
-    if (image_text)
-      m[count - 1].content = image_text;
-    if ((rc = settings_tokenize(&set, m, count, &rendered, &text_ids,
-                                &n_text_ids)) != 0)
-      goto done;
+    if (images.count && set.format != CHAT_NONE) {
+      /* As transformers' processor: the template writes the images'
+       * markers (before the text unless it holds them), then each marker
+       * expands. */
+      m[count - 1].images =
+          images_before_text(&images, set.tokenizer, o->prompt_text);
+      if ((rc = settings_render(&set, m, count, &image_text)) ||
+          (rc = images_expand_rendered(&images, set.tokenizer, image_text,
+                                       &rendered)) ||
+          (rc = settings_encode(&set, rendered, &text_ids, &n_text_ids)))
+        goto done;
+    } else {
+      if (images.count &&
+          (rc = images_expand_text(&images, set.tokenizer, o->prompt_text,
+                                   &image_text)))
+        goto done;
+      if (image_text)
+        m[count - 1].content = image_text;
+      if ((rc = settings_tokenize(&set, m, count, &rendered, &text_ids,
+                                  &n_text_ids)) != 0)
+        goto done;
+    }
     prompt = text_ids;
     n_prompt = (int64_t)n_text_ids;
     if (n_prompt == 0) {
@@ -585,8 +607,9 @@ static int dispatch(options *o) {
     return usage_error("--raw and --chat exclude each other");
   if (o->images.count && o->pixel_values.count)
     return usage_error("--image and --pixel-values exclude each other");
-  if (image_files(o)->count && !o->prompt.count && !o->prompt_text)
-    return usage_error("%s applies to --prompt and --prompt-ids only",
+  if (image_files(o)->count && !o->prompt.count && !o->prompt_text &&
+      !o->chat)
+    return usage_error("%s applies to --prompt, --prompt-ids and --chat only",
                        o->images.count ? "--image" : "--pixel-values");
   if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
     return usage_error("--weights and --load-format=dummy exclude each other");
