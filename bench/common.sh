@@ -144,6 +144,10 @@ build_sgc_decode() {
     grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && tok=(-lsentencepiece)
     # Runtimes with images decode through libpng and libjpeg.
     grep -q 'sgc_image_load' "$src/runtime/include/sgc/runtime.h" && tok+=(-lpng -ljpeg)
+    # Runtimes with the CUDA kernel emulator (--device cuda-emu) run it on
+    # Boost.Context fibers.
+    [[ -f $build/runtime/libsgc_cuda_emu.a ]] &&
+      tok=("$build/runtime/libsgc_cuda_emu.a" "$build/lib/libsgc_support.a" "${tok[@]}" -lboost_context)
     "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" "${tok[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"
   fi

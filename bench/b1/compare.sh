@@ -12,6 +12,8 @@
 #   MODEL_DIR  system_graph.json + weights (default B1_DIR, else /tmp/sgc-b1)
 #   DTYPE      --compute-dtype (default bf16)
 #   STEPS      timed decode steps a process (default 64); PROMPT tokens (32)
+#   PREFILL    also time a prefill of this many tokens (default 0: none; B2
+#              is 512), PREFILL_REPS calls a process (default 3, median)
 #
 # The B1 model (Gemma-3-shaped ~270M, random bf16 weights, ~1 GiB) is written
 # by `tools/gen-golden/gen-golden --b1 /tmp/sgc-b1` (after
@@ -38,6 +40,8 @@ MODEL_DIR=${MODEL_DIR:-${B1_DIR:-/tmp/sgc-b1}}
 DTYPE=${DTYPE:-bf16}
 STEPS=${STEPS:-64}
 PROMPT=${PROMPT:-32}
+PREFILL=${PREFILL:-0}
+PREFILL_REPS=${PREFILL_REPS:-3}
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS must be a positive integer" >&2; exit 2; }
 
 if [[ ! -f $MODEL_DIR/system_graph.json ]]; then
@@ -71,7 +75,8 @@ results=$(mktemp)
 out=$(mktemp)
 trap 'rm -f "$results" "$out"' EXIT
 run_one() { # BUILD THREADS ROUND
-  "${harness[$1]}" "${so[$1]}" "$MODEL_DIR" "$2" "$PROMPT" "$STEPS" >"$out"
+  "${harness[$1]}" "${so[$1]}" "$MODEL_DIR" "$2" "$PROMPT" "$STEPS" \
+    "$PREFILL" "$PREFILL_REPS" >"$out"
   sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
     while read -r k v; do echo "$1 $2 $3 $k ${v// /_}"; done >>"$results"
 }
@@ -92,10 +97,23 @@ get() { # BUILD THREADS ROUND KEY
   awk -v x="$1" -v t="$2" -v r="$3" -v k="$4" \
     '$1 == x && $2 == t && $3 == r && $4 == k { print $5 }' "$results"
 }
-toks() { # BUILD THREADS: tok/s of every round, one a line
+toks() { # BUILD THREADS: decode tok/s of every round, one a line
   for ((r = 0; r < ROUNDS; ++r)); do
     get "$1" "$2" $r decode_ms_median | awk '{ print 1000 / $1 }'
   done
+}
+prefill_toks() { # BUILD THREADS: prefill tok/s of every round, one a line
+  for ((r = 0; r < ROUNDS; ++r)); do
+    get "$1" "$2" $r prefill_s_median | awk -v n="$PREFILL" '{ print n / $1 }'
+  done
+}
+ratios() { # THREADS KEY: median (range) of A/B of KEY (a time) over rounds
+  for ((r = 0; r < ROUNDS; ++r)); do
+    awk -v a="$(get A "$1" $r "$2")" -v b="$(get B "$1" $r "$2")" \
+      'BEGIN { print a / b }' # speed B / speed A = time A / time B
+  done | sort -g | awk '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.3f (%.3f-%.3f)\n", m, v[1], v[NR] }'
 }
 
 machine_note
@@ -108,18 +126,24 @@ printf "$fmt" threads "A tok/s min/med/max" "B tok/s min/med/max" "B/A median (r
 printf '|%s|%s|%s|%s|%s|\n' --------- ------------------------ ------------------------ \
   ----------------------- -----------
 for t in $THREADS; do
-  ratio=$(for ((r = 0; r < ROUNDS; ++r)); do
-    awk -v a="$(get A "$t" $r decode_ms_median)" -v b="$(get B "$t" $r decode_ms_median)" \
-      'BEGIN { print a / b }' # tok/s B / tok/s A = ms A / ms B
-  done | sort -g | awk '{ v[NR] = $1 } END {
-    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%.3f (%.3f-%.3f)\n", m, v[1], v[NR] }')
+  ratio=$(ratios "$t" decode_ms_median)
   other=$(for x in A B; do
     for ((r = 0; r < ROUNDS; ++r)); do get $x "$t" $r other_load; done | median | xargs printf %.1f
     echo
   done | paste -sd/)
   printf "$fmt" "$t" "$(toks A "$t" | stats)" "$(toks B "$t" | stats)" "$ratio" "$other"
 done
+if ((PREFILL > 0)); then
+  echo
+  echo "B2 prefill of $PREFILL tokens (median of $PREFILL_REPS calls a process), same processes"
+  printf "$fmt" threads "A tok/s min/med/max" "B tok/s min/med/max" "B/A median (range)" ""
+  printf '|%s|%s|%s|%s|%s|\n' --------- ------------------------ ------------------------ \
+    ----------------------- -----------
+  for t in $THREADS; do
+    printf "$fmt" "$t" "$(prefill_toks A "$t" | stats)" "$(prefill_toks B "$t" | stats)" \
+      "$(ratios "$t" prefill_s_median)" ""
+  done
+fi
 
 # The two builds should generate the same tokens; a difference is worth a
 # look before trusting the speed-up (it can also be rounding in a new kernel).
