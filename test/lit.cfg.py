@@ -29,7 +29,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.sgc_tools_dir, config.llvm_tools_dir]
-tools = ["sgc", "sgc-opt", "sgc-run", "not", "count", "FileCheck"]
+tools = ["sgc", "sgc-opt", "sgc-run", "sgc-emu-sample", "not", "count",
+         "FileCheck"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 llvm_config.with_environment("PATH", config.sgc_tools_dir, append_path=True)
@@ -38,6 +39,11 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # sgc-run is part of the build unless the runtime is configured out.
 if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
     config.available_features.add("sgc-run")
+
+# The sampled-CTA checks of the full seeds' CUDA kernels
+# (test/Target/CUDA/emu-sample), built with the runtime's tests.
+if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-emu-sample")):
+    config.available_features.add("sgc-emu-sample")
 
 # The ASan + UBSan build (scripts/test-sanitized) runs this suite again.
 if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):

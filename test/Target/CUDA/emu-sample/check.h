@@ -1,0 +1,101 @@
+/*
+ * check.h - one sampled-CTA check of a kernel: what a family's check gets
+ * (the step, its operands, the spec, the options), the seeded inputs, the
+ * emulator launch of the sampled blocks, and the comparison of every
+ * output element of those blocks with the reference's interval.
+ */
+#ifndef SGC_TEST_TARGET_CUDA_EMU_SAMPLE_CHECK_H
+#define SGC_TEST_TARGET_CUDA_EMU_SAMPLE_CHECK_H
+
+#include "test/Target/CUDA/emu-sample/interval.h"
+#include "test/Target/CUDA/emu-sample/model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace emu_sample {
+
+struct options {
+  uint64_t seed = 1;
+  int schedules = 3;
+  /// Random CTAs sampled besides the first, the last and the boundaries.
+  int random_ctas = 2;
+  /// Decode position and the session's full-cache slots.
+  int64_t position = 1500;
+  int64_t full_position = 1300;
+  int64_t full_slots = 2048;
+  /// The reference sees one input element changed (the check must fail).
+  bool plant_bug = false;
+};
+
+/// Seeded normal values (splitmix64 + Box-Muller: the same on every libc).
+class normal_source {
+public:
+  explicit normal_source(uint64_t seed) : state_(seed) {}
+  double next();
+  /// |n| bf16 values of N(0, sigma) at |out|.
+  void fill_bf16(uint16_t *out, uint64_t n, double sigma);
+  uint64_t bits();
+
+private:
+  uint64_t state_;
+  bool have_spare_ = false;
+  double spare_ = 0;
+};
+
+double bf16_value(uint16_t v);
+uint16_t to_bf16(double v);
+
+/// The case a family's check works on.
+struct kernel_case {
+  const model *m = nullptr;
+  uint32_t step_index = 0;
+  const sgc_abi_step_t *step = nullptr;
+  std::string kernel;
+  const kernel_spec *spec = nullptr;
+  std::vector<operand> ops;
+  options opt;
+  normal_source *random = nullptr;
+};
+
+/// What a check found, printed as one line per kernel.
+struct check_result {
+  std::vector<uint32_t> ctas;
+  int64_t outputs = 0;
+  double max_error = 0;     ///< max |kernel - reference point|
+  double bound_at_max = 0;  ///< the interval's half on that side there
+  double worst_ratio = 0;   ///< max error / bound over all outputs
+  double max_bound = 0;
+  int64_t outside = 0;      ///< outputs outside their interval
+  std::string first_bad;    ///< where the first one is, with values
+  int64_t untouched_bad = 0; ///< elements of other CTAs written
+  std::string error;        ///< the emulator's error, if any
+  double seconds = 0;
+};
+
+/// |kernel| compared with |range| (range.pt is the reference's value);
+/// |where| names the element for the first failure.
+void compare(double kernel, interval range, const std::string &where,
+             check_result *r);
+
+/// The sampled blocks of a grid of |blocks|: 0, the last, |extra| (each
+/// block holding a boundary), and opt.random_ctas seeded others; sorted,
+/// distinct.
+std::vector<uint32_t> sample_blocks(uint32_t blocks,
+                                    std::vector<uint32_t> extra,
+                                    const kernel_case &c);
+
+/// Runs the step's sampled |blocks| in the emulator under opt.schedules;
+/// operands listed in |outputs| are writable, every other is read-only.
+/// Returns the emulator's error message, or "".
+std::string run_blocks(const kernel_case &c, const std::vector<uint32_t> &blocks,
+                       const std::vector<uint32_t> &outputs);
+
+/// Family checks (gemv_check.cc, attention_check.cc).
+check_result check_gemv_rows(kernel_case &c);
+check_result check_attention(kernel_case &c);
+
+} // namespace emu_sample
+
+#endif // SGC_TEST_TARGET_CUDA_EMU_SAMPLE_CHECK_H

@@ -1,0 +1,269 @@
+/*
+ * gemv_check.cc - gemv_rows (CUDA.md §1.2): y[r] = sum_k W[r,k] xs[k] for
+ * the sampled CTAs' rows, xs the input row or its RMSNorm (the prologue:
+ * x * rsqrt(mean(x^2) + eps) * (offset + w), rounded to the compute dtype),
+ * the epilogue softcap (the LM head) or GELU(gate) x up, each with the
+ * rounding points of the CPU path (Conversion/SGToLinalg/Linear.cpp).
+ *
+ * Error bounds (interval.h): the exact sums in double, widened by Higham's
+ * gamma_n * sum |terms| with n the longest chain of f32 roundings in the
+ * kernel's order (a lane's K / (8 * 32) FMAs of 8-wide chunks, then 8 adds
+ * of the vector and 5 shuffle adds; the prologue's K / 128 squares per
+ * thread and the block sum); exp/tanh/rsqrt by interval.h's function
+ * error; bf16 rounding on both ends.
+ */
+#include "test/Target/CUDA/emu-sample/check.h"
+
+#include "lib/support/half.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace emu_sample {
+
+namespace {
+
+constexpr double gelu_beta = 0.7978845608028654; // sqrt(2 / pi)
+/// Where GELU(tanh) has its minimum (it is not monotone below it).
+constexpr double gelu_argmin = -0.7517916;
+
+double gelu(double z) {
+  return 0.5 * z * (1 + std::tanh(gelu_beta * (z + 0.044715 * z * z * z)));
+}
+
+/// The kernel's rounding of a value stored (or rounded) as |dtype|.
+interval round_to(interval v, uint32_t dtype) {
+  return dtype == SGC_ABI_DTYPE_BF16 ? round_bf16(v) : f32_rounded(v);
+}
+
+/// GELU on an interval, with the f32 evaluation's error: 1 + tanh(...)
+/// cancels for negative z, so the error is absolute, |z| * function_error.
+interval gelu_of(interval z) {
+  double lo = std::min(gelu(z.lo), gelu(z.hi));
+  double hi = std::max(gelu(z.lo), gelu(z.hi));
+  if (z.lo < gelu_argmin && gelu_argmin < z.hi)
+    lo = gelu(gelu_argmin);
+  interval g(lo, hi, gelu(z.pt));
+  return widen(g, 2 * function_error * (z.magnitude() + g.magnitude()) + 1e-30);
+}
+
+interval softcap_of(interval y, double cap, uint32_t dtype) {
+  interval t1 = round_to(f32_rounded(increasing(y, [&](double v) {
+                           return v / cap;
+                         })),
+                         dtype);
+  interval t2 = round_to(
+      function_rounded(increasing(t1, [](double v) { return std::tanh(v); })),
+      dtype);
+  return round_to(f32_rounded(t2 * interval(cap)), dtype);
+}
+
+double element(const operand &o, int64_t i) {
+  return o.dtype == SGC_ABI_DTYPE_BF16 ? bf16_value(o.bf16()[i]) : o.f32()[i];
+}
+
+void fill(const operand &o, int64_t begin, int64_t n, double mean,
+          double sigma, normal_source &random) {
+  for (int64_t i = begin; i < begin + n; ++i) {
+    const double v = mean + sigma * random.next();
+    if (o.dtype == SGC_ABI_DTYPE_BF16)
+      o.bf16()[i] = to_bf16(v);
+    else
+      o.f32()[i] = static_cast<float>(v);
+  }
+}
+
+bool is_sentinel(const operand &o, int64_t i) {
+  return o.dtype == SGC_ABI_DTYPE_BF16 ? o.bf16()[i] == 0xFFFF
+                                       : sgc::float_bits(o.f32()[i]) == ~0u;
+}
+
+} // namespace
+
+check_result check_gemv_rows(kernel_case &c) {
+  check_result r;
+  const std::string &name = c.kernel;
+  const kernel_spec &s = *c.spec;
+  const int64_t k = static_cast<int64_t>(s.number(name, "k"));
+  const std::vector<int64_t> rows = s.integers(name, "rows");
+  const std::string epilogue = s.text(name, "epilogue");
+  const int64_t warps = static_cast<int64_t>(s.number(name, "warps"));
+  const int64_t vec = static_cast<int64_t>(s.number(name, "vector"));
+  const bool norm = s.has("norm_eps");
+  const bool norm_weight = norm && s.number(name, "norm_weight") != 0;
+  const bool gated = epilogue == "gated_gelu";
+  const size_t num_weights = rows.size();
+  const size_t num_outputs = gated ? 1 : num_weights;
+  const size_t first_weight = 2 + (norm_weight ? 1 : 0);
+  if (c.ops.size() != first_weight + num_weights + num_outputs) {
+    r.error = "the step has " + std::to_string(c.ops.size()) +
+              " operands, the spec asks for " +
+              std::to_string(first_weight + num_weights + num_outputs);
+    return r;
+  }
+  const operand &x = c.ops[1];
+  int64_t total_rows = 0;
+  std::vector<int64_t> row_begin;
+  for (int64_t n : rows) {
+    row_begin.push_back(total_rows);
+    total_rows += gated ? 0 : n;
+  }
+  if (gated)
+    total_rows = rows[0];
+  const uint32_t blocks = c.step->grid[0];
+
+  // The CTAs: first, last, random, and the ones holding a weight's first
+  // and last rows (where a row-offset bug shows).
+  std::vector<uint32_t> edges;
+  for (size_t i = 1; i < num_weights && !gated; ++i) {
+    edges.push_back(static_cast<uint32_t>(row_begin[i] / warps));
+    edges.push_back(static_cast<uint32_t>((row_begin[i] - 1) / warps));
+  }
+  r.ctas = sample_blocks(blocks, edges, c);
+
+  // Inputs: the state, the row, the norm weight, the sampled rows of W.
+  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
+  state->position = c.opt.position;
+  state->num_tokens = 1;
+  state->full_slots = c.opt.full_slots;
+  // A hidden state's spread before the norm (large), otherwise an
+  // activation's (attention output, GELU x up).
+  fill(x, 0, k, 0, norm ? 8.0 : 1.0, *c.random);
+  const int64_t offset = norm ? static_cast<int64_t>(s.number(name, "norm_offset")) : 0;
+  if (norm_weight) // the norm's scale offset + w around 1.5
+    fill(c.ops[2], 0, k, offset ? 0.5 : 1.5, 0.5, *c.random);
+  const double w_sigma = 1 / std::sqrt(static_cast<double>(k));
+  auto weight_row = [&](int64_t global, size_t *which, int64_t *local) {
+    *which = 0;
+    if (!gated)
+      while (*which + 1 < num_weights && global >= row_begin[*which + 1])
+        ++*which;
+    *local = global - (gated ? 0 : row_begin[*which]);
+  };
+  for (uint32_t b : r.ctas)
+    for (int64_t wr = 0; wr < warps; ++wr) {
+      const int64_t g = b * warps + wr;
+      if (g >= total_rows)
+        continue;
+      size_t which = 0;
+      int64_t local = 0;
+      weight_row(g, &which, &local);
+      for (size_t i = 0; i < (gated ? 2u : 1u); ++i)
+        fill(c.ops[first_weight + which + i], local * k, k, 0, w_sigma,
+             *c.random);
+    }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const operand &o = c.ops[first_weight + num_weights + i];
+    std::memset(o.memory->data(), 0xFF, o.memory->bytes());
+  }
+
+  std::vector<uint32_t> outputs;
+  for (size_t i = 0; i < num_outputs; ++i)
+    outputs.push_back(static_cast<uint32_t>(first_weight + num_weights + i));
+  const auto start = std::chrono::steady_clock::now();
+  r.error = run_blocks(c, r.ctas, outputs);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start).count();
+  if (!r.error.empty())
+    return r;
+
+  // The prologue: xs, each element an interval.
+  std::vector<interval> xs(k);
+  const bool round_xs = x.dtype == SGC_ABI_DTYPE_BF16;
+  if (norm) {
+    const double eps = s.number(name, "norm_eps");
+    double sum = 0;
+    for (int64_t i = 0; i < k; ++i)
+      sum += element(x, i) * element(x, i);
+    const int64_t threads = warps * 32;
+    interval ss = f32_rounded(interval(sum), k / threads + 16);
+    interval mean = f32_rounded(increasing(ss, [&](double v) { return v / k; }));
+    interval scale = function_rounded(decreasing(
+        f32_rounded(mean + interval(static_cast<float>(eps))),
+        [](double v) { return 1 / std::sqrt(v); }));
+    for (int64_t i = 0; i < k; ++i) {
+      interval v = f32_rounded(interval(element(x, i)) * scale);
+      if (norm_weight) {
+        interval w = f32_rounded(interval(element(c.ops[2], i) + offset));
+        v = f32_rounded(v * w);
+      }
+      xs[i] = round_xs ? round_bf16(v) : v;
+    }
+  } else {
+    for (int64_t i = 0; i < k; ++i)
+      xs[i] = interval(element(x, i));
+  }
+
+  // The planted bug: the reference doubles the weight of the largest term
+  // of the first sampled row.
+  int64_t bug_row = -1, bug_k = -1;
+  // dot(W row, xs) as an interval.
+  const double chain = k % vec == 0 ? k / (vec * 32) + vec + 5 : k / 32 + 5;
+  const double gamma = chain * f32_unit / (1 - chain * f32_unit);
+  auto dot = [&](const operand &w, int64_t local, int64_t global) {
+    const int64_t base = local * k;
+    if (c.opt.plant_bug && bug_row < 0) {
+      bug_row = global;
+      double best = -1;
+      for (int64_t i = 0; i < k; ++i) {
+        const double t = std::fabs(element(w, base + i) * xs[i].pt);
+        if (t > best)
+          best = t, bug_k = i;
+      }
+    }
+    interval acc(0.0);
+    double terms = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      double wv = element(w, base + i);
+      if (global == bug_row && i == bug_k)
+        wv *= 2;
+      const interval t = interval(wv) * xs[i];
+      acc = acc + t;
+      terms += t.magnitude();
+    }
+    return widen(acc, gamma * terms);
+  };
+
+  for (uint32_t b : r.ctas)
+    for (int64_t wr = 0; wr < warps; ++wr) {
+      const int64_t g = b * warps + wr;
+      if (g >= total_rows)
+        continue;
+      size_t which = 0;
+      int64_t local = 0;
+      weight_row(g, &which, &local);
+      const operand &out = c.ops[first_weight + num_weights + which];
+      interval y;
+      if (gated) {
+        interval gr = round_to(dot(c.ops[first_weight], local, g), out.dtype);
+        interval ur = round_to(dot(c.ops[first_weight + 1], local, g), out.dtype);
+        interval act = round_to(gelu_of(gr), out.dtype);
+        y = round_to(f32_rounded(act * ur), out.dtype);
+      } else {
+        y = round_to(dot(c.ops[first_weight + which], local, g), out.dtype);
+        if (epilogue == "softcap")
+          y = softcap_of(y, s.number(name, "cap"), out.dtype);
+      }
+      compare(element(out, local), y,
+              "CTA " + std::to_string(b) + " row " + std::to_string(g), &r);
+    }
+
+  // Rows of the CTAs that did not run must be untouched.
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const operand &out = c.ops[first_weight + num_weights + i];
+    const int64_t n = out.shape.back();
+    const int64_t base = gated ? 0 : row_begin[i];
+    for (int64_t j = 0; j < n; ++j) {
+      const uint32_t b = static_cast<uint32_t>((base + j) / warps);
+      const bool sampled =
+          std::find(r.ctas.begin(), r.ctas.end(), b) != r.ctas.end();
+      if (!sampled && !is_sentinel(out, j))
+        ++r.untouched_bad;
+    }
+  }
+  return r;
+}
+
+} // namespace emu_sample
