@@ -22,7 +22,7 @@
 # A second build of another revision, e.g. HEAD~1, next to build/:
 #   git worktree add /tmp/sgc-prev HEAD~1
 #   cmake -S /tmp/sgc-prev -B /tmp/sgc-prev/build -G Ninja -DCMAKE_BUILD_TYPE=Release
-#   ninja -C /tmp/sgc-prev/build sgc sgc_runtime
+#   ninja -C /tmp/sgc-prev/build
 #   bench/b1/compare.sh /tmp/sgc-prev/build build
 # Ratios are what to read on a shared host (bench/README.md); "other" is the
 # median CPUs other processes kept busy during the timed part: a 2-thread row
