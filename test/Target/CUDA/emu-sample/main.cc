@@ -8,8 +8,8 @@
  *
  * MODEL.so is `sgc compile --target=cuda:sm_90a`; SPECS is kernel-specs.py
  * on the same graph's `--compile-to=lower` output. For the first decode
- * step of every distinct gemv_rows and attention kernel: seeded random
- * inputs (bf16 weights of spread 1/sqrt(K), the caches full of keys, the
+ * step of every distinct gemv_rows, attention and qknorm_rope_append
+ * kernel: seeded random inputs (bf16 weights of spread 1/sqrt(K), the caches full of keys, the
  * step state at a position past the ring's wrap-around), the sampled CTAs
  * run in the emulator under its schedules, every output element of them
  * checked against the reference's interval (check.h) and every element of
@@ -32,7 +32,8 @@ namespace {
   std::fprintf(stderr,
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
-               "[--family gemv_rows|attention]... [--plant-bug]\n",
+               "[--family gemv_rows|attention|qknorm_rope_append]... "
+               "[--plant-bug]\n",
                why);
   std::exit(2);
 }
@@ -71,7 +72,22 @@ std::string summary(const std::string &family, const kernel_spec &s) {
     if (it != s.fields.end())
       out += std::string(out.empty() ? "" : " ") + key + "=" + it->second;
   };
-  if (family == "gemv_rows")
+  if (family == "qknorm_rope_append") {
+    // One group per fused job: heads x head_dim, what it does, its window.
+    const int jobs = std::atoi(s.fields.count("jobs") ? s.fields.at("jobs").c_str() : "0");
+    for (int j = 0; j < jobs; ++j) {
+      auto get = [&](const char *key) {
+        auto it = s.fields.find("job" + std::to_string(j) + "." + key);
+        return it == s.fields.end() ? std::string() : it->second;
+      };
+      std::string what = !get("copy").empty() ? "copy"
+                         : get("inv_freq").empty() ? "norm" : "norm+rope";
+      if (get("append") == "1")
+        what += "+append";
+      out += std::string(out.empty() ? "" : " ") + get("heads") + "x" +
+             get("head_dim") + ":" + what + ":w" + get("window");
+    }
+  } else if (family == "gemv_rows")
     for (const char *k : keys_gemv)
       add(k);
   else
@@ -108,10 +124,10 @@ int main(int argc, char **argv) {
   if (model_path.empty() || specs_path.empty())
     usage("a model and --specs are required");
   for (const std::string &f : families)
-    if (f != "gemv_rows" && f != "attention")
+    if (f != "gemv_rows" && f != "attention" && f != "qknorm_rope_append")
       usage(("no check for family '" + f + "'").c_str());
   if (families.empty())
-    families = {"gemv_rows", "attention"};
+    families = {"gemv_rows", "attention", "qknorm_rope_append"};
 
   std::string error;
   std::map<std::string, kernel_spec> specs;
@@ -158,8 +174,9 @@ int main(int argc, char **argv) {
     c.ops = m.operands(step, opt.full_slots);
     c.opt = opt;
     c.random = &random;
-    check_result r =
-        family == "gemv_rows" ? check_gemv_rows(c) : check_attention(c);
+    check_result r = family == "gemv_rows" ? check_gemv_rows(c)
+                     : family == "attention" ? check_attention(c)
+                                             : check_qknorm_rope(c);
     const bool ok = r.error.empty() && r.outside == 0 && r.untouched_bad == 0 &&
                     r.outputs > 0;
     ++checked;
