@@ -2,8 +2,8 @@
 //
 // Part of sgc. Translates the lowered module to LLVM IR, gives every symbol
 // the variant's prefix (so several variants link into one library), runs
-// LLVM's O3 pipeline for the variant's CPU and emits an object file in
-// memory.
+// LLVM's O3 pipeline (without its loop unroller) for the variant's CPU and
+// emits an object file in memory.
 //
 //===----------------------------------------------------------------------===//
 
