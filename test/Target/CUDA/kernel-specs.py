@@ -4,7 +4,7 @@ output, one line per gpu.func: `NAME key=value ...`, for the scalar and
 integer-array entries of its sg.kernel_spec (nested entries are left out,
 except a `jobs` list of dictionaries, printed as `jobs=N` and `jobI.key=value`
 for each job's scalar entries, a unit entry as 1 and a float array as its
-length). sgc-emu-sample reads these lines to know what each kernel computes."""
+length, and a `steps` list of strings as `steps=A;B`). sgc-emu-sample reads these lines to know what each kernel computes."""
 import re
 import sys
 
@@ -71,6 +71,18 @@ def job_fields(spec):
     return [f"jobs={len(jobs)}"] + out
 
 
+# steps = ["rms_norm(eps=...,offset=1,w)", "add"] (row_chain: its ops in order)
+STEPS = re.compile(r'steps = \[((?:"[^"]*"(?:, )?)*)\]')
+
+
+def step_fields(spec):
+    """steps=A;B;C for a `steps` list of strings."""
+    m = STEPS.search(spec)
+    if not m:
+        return []
+    return ["steps=" + ";".join(re.findall(r'"([^"]*)"', m.group(1)))]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: kernel-specs.py LOWERED.mlir")
@@ -80,7 +92,7 @@ def main():
         if not m:
             continue
         fields = [f"{k}={v}" for k, v in entries(top_level(m.group(2)))]
-        fields += job_fields(m.group(2))
+        fields += job_fields(m.group(2)) + step_fields(m.group(2))
         print(m.group(1), " ".join(fields))
         found += 1
     if not found:

@@ -8,8 +8,8 @@
  *
  * MODEL.so is `sgc compile --target=cuda:sm_90a`; SPECS is kernel-specs.py
  * on the same graph's `--compile-to=lower` output. For the first decode
- * step of every distinct gemv_rows, attention and qknorm_rope_append
- * kernel: seeded random inputs (bf16 weights of spread 1/sqrt(K), the caches full of keys, the
+ * step of every distinct gemv_rows, attention, qknorm_rope_append,
+ * row_chain and embed kernel: seeded random inputs (bf16 weights of spread 1/sqrt(K), the caches full of keys, the
  * step state at a position past the ring's wrap-around), the sampled CTAs
  * run in the emulator under its schedules, every output element of them
  * checked against the reference's interval (check.h) and every element of
@@ -32,7 +32,8 @@ namespace {
   std::fprintf(stderr,
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
-               "[--family gemv_rows|attention|qknorm_rope_append]... "
+               "[--family gemv_rows|attention|qknorm_rope_append|row_chain|"
+               "embed]... "
                "[--plant-bug]\n",
                why);
   std::exit(2);
@@ -48,6 +49,17 @@ long number_arg(int argc, char **argv, int *i, long lo, long hi) {
            std::to_string(lo) + ", " + std::to_string(hi) + "]")
               .c_str());
   return v;
+}
+
+/// The families with a check and their checks.
+const std::map<std::string, check_result (*)(kernel_case &)> &checks() {
+  static const std::map<std::string, check_result (*)(kernel_case &)> all = {
+      {"gemv_rows", check_gemv_rows},
+      {"attention", check_attention},
+      {"qknorm_rope_append", check_qknorm_rope},
+      {"row_chain", check_row_chain},
+      {"embed", check_embed}};
+  return all;
 }
 
 std::string family_of(const std::string &kernel) {
@@ -90,6 +102,11 @@ std::string summary(const std::string &family, const kernel_spec &s) {
   } else if (family == "gemv_rows")
     for (const char *k : keys_gemv)
       add(k);
+  else if (family == "row_chain")
+    for (const char *k : {"width", "steps"})
+      add(k);
+  else if (family == "embed")
+    add("scale");
   else
     for (const char *k : keys_attn)
       add(k);
@@ -124,10 +141,11 @@ int main(int argc, char **argv) {
   if (model_path.empty() || specs_path.empty())
     usage("a model and --specs are required");
   for (const std::string &f : families)
-    if (f != "gemv_rows" && f != "attention" && f != "qknorm_rope_append")
+    if (!checks().count(f))
       usage(("no check for family '" + f + "'").c_str());
   if (families.empty())
-    families = {"gemv_rows", "attention", "qknorm_rope_append"};
+    for (const auto &[f, fn] : checks())
+      families.insert(f);
 
   std::string error;
   std::map<std::string, kernel_spec> specs;
@@ -174,9 +192,7 @@ int main(int argc, char **argv) {
     c.ops = m.operands(step, opt.full_slots);
     c.opt = opt;
     c.random = &random;
-    check_result r = family == "gemv_rows" ? check_gemv_rows(c)
-                     : family == "attention" ? check_attention(c)
-                                             : check_qknorm_rope(c);
+    check_result r = checks().at(family)(c);
     const bool ok = r.error.empty() && r.outside == 0 && r.untouched_bad == 0 &&
                     r.outputs > 0;
     ++checked;

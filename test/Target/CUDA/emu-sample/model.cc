@@ -186,6 +186,11 @@ std::vector<operand> model::operands(const sgc_abi_step_t &s,
     std::string key = std::to_string(o.kind) + ":" + std::to_string(o.index) +
                       ":" + std::to_string(o.offset);
     switch (o.kind) {
+    case SGC_ABI_OPERAND_TOKENS: // int32 [n_tokens], one in decode
+      op.what = "the token ids";
+      op.shape = {1};
+      op.dtype = SGC_ABI_DTYPE_I32;
+      break;
     case SGC_ABI_OPERAND_POSITION:
       op.what = "the step state";
       op.shape = {4};

@@ -1,0 +1,172 @@
+/*
+ * row_chain_check.cc - decode row_chain (RowChain.cpp): one block per token
+ * row runs the spec's steps in order over the row: an RMSNorm first
+ * (x * rsqrt(mean(x^2) + eps) * (offset + w), rounded to bf16), then each
+ * add / mul / layer_scalar in f32 with its side input (a [width] row or a
+ * [1] scalar), rounded to bf16 after each step, as the CPU path rounds.
+ *
+ * Error bounds (interval.h): the sum of squares by width/128 terms per
+ * thread + 16 for the block sum; rsqrt by the function error; one f32
+ * rounding per operation, bf16 rounding on both ends.
+ */
+#include "test/Target/CUDA/emu-sample/check.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace emu_sample {
+
+namespace {
+
+struct step {
+  std::string op;
+  double eps = 0;
+  int64_t offset = 0;
+  bool weight = false;
+  int side = -1; ///< its side input's operand
+};
+
+double element(const operand &o, int64_t i) { return bf16_value(o.bf16()[i]); }
+
+/// "rms_norm(eps=1e-06,offset=1,w)" -> the step; false if it is malformed.
+bool parse_step(const std::string &text, step *s) {
+  const size_t paren = text.find('(');
+  s->op = text.substr(0, paren);
+  if (paren == std::string::npos)
+    return true;
+  if (text.back() != ')')
+    return false;
+  std::stringstream args(text.substr(paren + 1, text.size() - paren - 2));
+  std::string a;
+  while (std::getline(args, a, ',')) {
+    if (a.rfind("eps=", 0) == 0)
+      s->eps = std::strtod(a.c_str() + 4, nullptr);
+    else if (a.rfind("offset=", 0) == 0)
+      s->offset = std::strtoll(a.c_str() + 7, nullptr, 10);
+    else if (a == "w")
+      s->weight = true;
+    else
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+check_result check_row_chain(kernel_case &c) {
+  check_result r;
+  const std::string &name = c.kernel;
+  const kernel_spec &sp = *c.spec;
+  const int64_t width = static_cast<int64_t>(sp.number(name, "width"));
+  const int64_t threads = static_cast<int64_t>(sp.number(name, "threads"));
+  std::vector<step> steps;
+  std::stringstream list(sp.text(name, "steps"));
+  std::string item;
+  int next = 2; // the state, x, then each step's side input
+  while (std::getline(list, item, ';')) {
+    step s;
+    if (!parse_step(item, &s)) {
+      r.error = "step '" + item + "' is malformed";
+      return r;
+    }
+    const bool first = steps.empty();
+    if (s.op == "rms_norm" ? !first
+                           : s.op != "add" && s.op != "mul" &&
+                                 s.op != "layer_scalar") {
+      r.error = "no reference for step '" + item + "'" +
+                (first ? "" : " at this place");
+      return r;
+    }
+    if (s.op != "rms_norm" || s.weight)
+      s.side = next++;
+    steps.push_back(s);
+  }
+  if (static_cast<int>(c.ops.size()) != next + 1) {
+    r.error = "the step has " + std::to_string(c.ops.size()) +
+              " operands, the spec asks for " + std::to_string(next + 1);
+    return r;
+  }
+  for (const operand &o : c.ops)
+    if (&o != &c.ops[0] && o.dtype != SGC_ABI_DTYPE_BF16) {
+      r.error = o.what + " is not bf16";
+      return r;
+    }
+  const operand &x = c.ops[1], &out = c.ops.back();
+  r.ctas = sample_blocks(c.step->grid[0], {}, c);
+
+  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
+  state->position = c.opt.position;
+  state->num_tokens = 1;
+  state->full_slots = c.opt.full_slots;
+  // A projection's output of spread 1, the residual stream's of 8, norm
+  // scales offset + w around 1.5, a layer scalar around 0.7.
+  c.random->fill_bf16(x.bf16(), width, 1);
+  for (const step &s : steps) {
+    if (s.side < 0)
+      continue;
+    const operand &o = c.ops[s.side];
+    const int64_t n = o.memory->bytes() / 2;
+    if (s.op == "rms_norm")
+      for (int64_t i = 0; i < n; ++i)
+        o.bf16()[i] = to_bf16((s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
+    else if (s.op == "layer_scalar")
+      o.bf16()[0] = to_bf16(0.7 + 0.1 * c.random->next());
+    else
+      c.random->fill_bf16(o.bf16(), n, 8);
+  }
+  std::memset(out.memory->data(), 0xFF, out.memory->bytes());
+
+  const auto start = std::chrono::steady_clock::now();
+  r.error = run_blocks(c, r.ctas, {static_cast<uint32_t>(c.ops.size() - 1)});
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start).count();
+  if (!r.error.empty())
+    return r;
+
+  std::vector<interval> v(width);
+  for (int64_t i = 0; i < width; ++i)
+    v[i] = interval(element(x, i));
+  // The planted bug: the reference doubles the row's largest input.
+  if (c.opt.plant_bug) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < width; ++i)
+      if (std::fabs(v[i].pt) > std::fabs(v[best].pt))
+        best = i;
+    v[best] = interval(2 * v[best].pt);
+  }
+  for (const step &s : steps) {
+    if (s.op == "rms_norm") {
+      double ss = 0;
+      for (const interval &e : v)
+        ss += e.pt * e.pt;
+      const interval sum = f32_rounded(interval(ss), width / threads + 16);
+      const interval mean =
+          f32_rounded(increasing(sum, [&](double t) { return t / width; }));
+      const interval scale = function_rounded(decreasing(
+          f32_rounded(mean + interval(static_cast<float>(s.eps))),
+          [](double t) { return 1 / std::sqrt(t); }));
+      for (int64_t i = 0; i < width; ++i) {
+        interval e = f32_rounded(v[i] * scale);
+        if (s.weight)
+          e = f32_rounded(
+              e * f32_rounded(interval(element(c.ops[s.side], i) + s.offset)));
+        v[i] = round_bf16(e);
+      }
+      continue;
+    }
+    const operand &o = c.ops[s.side];
+    const bool scalar = o.memory->bytes() == 2;
+    for (int64_t i = 0; i < width; ++i) {
+      const interval side(element(o, scalar ? 0 : i));
+      v[i] = round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
+    }
+  }
+  for (int64_t i = 0; i < width; ++i)
+    compare(element(out, i), v[i], "column " + std::to_string(i), &r);
+  return r;
+}
+
+} // namespace emu_sample
