@@ -91,7 +91,8 @@ std::string run_blocks(const kernel_case &c, const std::vector<uint32_t> &blocks
   namespace emu = sgc::runtime::emu;
   emu::launch l;
   l.kernel = c.kernel;
-  l.where = c.m->path() + ": decode step " + std::to_string(c.step_index);
+  l.where = c.m->path() + ": " + c.phase + " step " +
+            std::to_string(c.step_index);
   l.fn = c.m->kernel_fn(*c.step);
   for (int d = 0; d < 3; ++d) {
     l.grid[d] = c.step->grid[d];

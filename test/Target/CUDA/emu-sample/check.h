@@ -21,10 +21,12 @@ struct options {
   int schedules = 3;
   /// Random CTAs sampled besides the first, the last and the boundaries.
   int random_ctas = 2;
-  /// Decode position and the session's full-cache slots.
+  /// Decode position and the session's full-cache slots; a prefill call
+  /// is |prefill_tokens| tokens ending there (of the phase's max_tokens).
   int64_t position = 1500;
   int64_t full_position = 1300;
   int64_t full_slots = 2048;
+  int64_t prefill_tokens = 300;
   /// The reference sees one input element changed (the check must fail).
   bool plant_bug = false;
 };
@@ -52,6 +54,10 @@ struct kernel_case {
   const model *m = nullptr;
   uint32_t step_index = 0;
   const sgc_abi_step_t *step = nullptr;
+  /// The call's tokens (1 in decode) and the phase's max_tokens (the
+  /// grid's token blocks).
+  int64_t tokens = 1, max_tokens = 1;
+  std::string phase = "decode";
   std::string kernel;
   const kernel_spec *spec = nullptr;
   std::vector<operand> ops;
@@ -63,14 +69,14 @@ struct kernel_case {
 struct check_result {
   std::vector<uint32_t> ctas;
   int64_t outputs = 0;
-  double max_error = 0;     ///< max |kernel - reference point|
-  double bound_at_max = 0;  ///< the interval's half on that side there
-  double worst_ratio = 0;   ///< max error / bound over all outputs
+  double max_error = 0;    ///< max |kernel - reference point|
+  double bound_at_max = 0; ///< the interval's half on that side there
+  double worst_ratio = 0;  ///< max error / bound over all outputs
   double max_bound = 0;
-  int64_t outside = 0;      ///< outputs outside their interval
-  std::string first_bad;    ///< where the first one is, with values
+  int64_t outside = 0;       ///< outputs outside their interval
+  std::string first_bad;     ///< where the first one is, with values
   int64_t untouched_bad = 0; ///< elements of other CTAs written
-  std::string error;        ///< the emulator's error, if any
+  std::string error;         ///< the emulator's error, if any
   double seconds = 0;
 };
 
@@ -89,7 +95,8 @@ std::vector<uint32_t> sample_blocks(uint32_t blocks,
 /// Runs the step's sampled |blocks| in the emulator under opt.schedules;
 /// operands listed in |outputs| are writable, every other is read-only.
 /// Returns the emulator's error message, or "".
-std::string run_blocks(const kernel_case &c, const std::vector<uint32_t> &blocks,
+std::string run_blocks(const kernel_case &c,
+                       const std::vector<uint32_t> &blocks,
                        const std::vector<uint32_t> &outputs);
 
 /// Family checks (gemv_check.cc, attention_check.cc, qknorm_check.cc,

@@ -9,15 +9,16 @@
  * MODEL.so is `sgc compile --target=cuda:sm_90a`; SPECS is kernel-specs.py
  * on the same graph's `--compile-to=lower` output. For the first decode
  * step of every distinct gemv_rows, attention, qknorm_rope_append,
- * row_chain and embed kernel: seeded random inputs (bf16 weights of spread 1/sqrt(K), the caches full of keys, the
- * step state at a position past the ring's wrap-around), the sampled CTAs
- * run in the emulator under its schedules, every output element of them
- * checked against the reference's interval (check.h) and every element of
- * the other CTAs checked untouched. One line per kernel; exit 1 when any
- * fails.
+ * row_chain and embed kernel: seeded random inputs (bf16 weights of spread
+ * 1/sqrt(K), the caches full of keys, the step state at a position past the
+ * ring's wrap-around), the sampled CTAs run in the emulator under its
+ * schedules, every output element of them checked against the reference's
+ * interval (check.h) and every element of the other CTAs checked untouched. One
+ * line per kernel; exit 1 when any fails.
  */
 #include "test/Target/CUDA/emu-sample/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -86,14 +87,16 @@ std::string summary(const std::string &family, const kernel_spec &s) {
   };
   if (family == "qknorm_rope_append") {
     // One group per fused job: heads x head_dim, what it does, its window.
-    const int jobs = std::atoi(s.fields.count("jobs") ? s.fields.at("jobs").c_str() : "0");
+    const int jobs =
+        std::atoi(s.fields.count("jobs") ? s.fields.at("jobs").c_str() : "0");
     for (int j = 0; j < jobs; ++j) {
       auto get = [&](const char *key) {
         auto it = s.fields.find("job" + std::to_string(j) + "." + key);
         return it == s.fields.end() ? std::string() : it->second;
       };
-      std::string what = !get("copy").empty() ? "copy"
-                         : get("inv_freq").empty() ? "norm" : "norm+rope";
+      std::string what = !get("copy").empty()      ? "copy"
+                         : get("inv_freq").empty() ? "norm"
+                                                   : "norm+rope";
       if (get("append") == "1")
         what += "+append";
       out += std::string(out.empty() ? "" : " ") + get("heads") + "x" +
@@ -155,78 +158,108 @@ int main(int argc, char **argv) {
     return 1;
   }
   const sgc_model_v2_t &t = m.table();
-  const sgc_abi_phase_t *decode = m.decode();
+  const sgc_abi_phase_t *decode = m.phase(SGC_ABI_PHASE_DECODE);
+  const sgc_abi_phase_t *prefill = m.phase(SGC_ABI_PHASE_PREFILL);
   if (!decode) {
     std::fprintf(stderr, "sgc-emu-sample: %s: no decode phase\n",
                  model_path.c_str());
     return 1;
   }
-  std::printf("model %s: vocab %lld, decode %u steps, seed %llu, %d "
+  std::string prefill_text;
+  if (prefill)
+    prefill_text = ", prefill " + std::to_string(prefill->num_steps) +
+                   " steps (" +
+                   std::to_string(std::min<int64_t>(opt.prefill_tokens,
+                                                    prefill->max_tokens)) +
+                   " of " + std::to_string(prefill->max_tokens) + " tokens)";
+  std::printf("model %s: vocab %lld, decode %u steps%s, seed %llu, %d "
               "schedules\n",
               t.model_id, static_cast<long long>(t.vocab_size),
-              decode->num_steps, static_cast<unsigned long long>(opt.seed),
-              opt.schedules);
+              decode->num_steps, prefill_text.c_str(),
+              static_cast<unsigned long long>(opt.seed), opt.schedules);
   normal_source random(opt.seed);
   std::set<std::string> seen;
   int checked = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (uint32_t si = decode->first_step;
-       si < decode->first_step + decode->num_steps; ++si) {
-    const sgc_abi_step_t &step = t.steps[si];
-    const std::string kernel = m.kernel_name(step);
-    const std::string family = family_of(kernel);
-    if (!families.count(family) || !seen.insert(kernel).second)
+  // The decode phase, then the prefill's own kernels of the families whose
+  // checks take a token count (the other families' prefill kernels are
+  // other families: gemm, flash attention).
+  struct phase_run {
+    const sgc_abi_phase_t *phase;
+    const char *name;
+  };
+  for (const phase_run &ph :
+       {phase_run{decode, "decode"}, phase_run{prefill, "prefill"}}) {
+    if (!ph.phase)
       continue;
-    auto it = specs.find(kernel);
-    if (it == specs.end()) {
-      std::fprintf(stderr, "sgc-emu-sample: %s: kernel %s has no spec in %s\n",
-                   model_path.c_str(), kernel.c_str(), specs_path.c_str());
-      return 1;
+    const bool is_prefill = ph.phase == prefill;
+    for (uint32_t si = ph.phase->first_step;
+         si < ph.phase->first_step + ph.phase->num_steps; ++si) {
+      const sgc_abi_step_t &step = t.steps[si];
+      const std::string kernel = m.kernel_name(step);
+      const std::string family = family_of(kernel);
+      if (!families.count(family) || !seen.insert(kernel).second)
+        continue;
+      if (is_prefill && family != "qknorm_rope_append" &&
+          family != "row_chain" && family != "embed")
+        continue;
+      auto it = specs.find(kernel);
+      if (it == specs.end()) {
+        std::fprintf(stderr,
+                     "sgc-emu-sample: %s: kernel %s has no spec in %s\n",
+                     model_path.c_str(), kernel.c_str(), specs_path.c_str());
+        return 1;
+      }
+      kernel_case c;
+      c.m = &m;
+      c.step_index = si - ph.phase->first_step;
+      c.step = &step;
+      c.kernel = kernel;
+      c.spec = &it->second;
+      c.max_tokens = ph.phase->max_tokens;
+      c.tokens =
+          is_prefill ? std::min<int64_t>(opt.prefill_tokens, c.max_tokens) : 1;
+      c.phase = ph.name;
+      c.ops = m.operands(step, opt.full_slots, c.max_tokens);
+      c.opt = opt;
+      c.random = &random;
+      check_result r = checks().at(family)(c);
+      const bool ok = r.error.empty() && r.outside == 0 &&
+                      r.untouched_bad == 0 && r.outputs > 0;
+      ++checked;
+      failed += !ok;
+      std::printf("%s: %s (%s)\n  %s step %u (layer %d), grid %ux%ux%u, "
+                  "block %u, sampled CTAs %s\n",
+                  ok ? "ok" : "FAIL", kernel.c_str(),
+                  summary(family, it->second).c_str(), ph.name, c.step_index,
+                  step.layer, step.grid[0], step.grid[1], step.grid[2],
+                  step.block[0], list(r.ctas).c_str());
+      if (!r.error.empty()) {
+        std::printf("  emulator: %s\n", r.error.c_str());
+        continue;
+      }
+      std::printf("  %lld outputs: max |err| %.3g (bound there %.3g), worst "
+                  "err/bound %.3f, largest bound %.3g, %.2f s\n",
+                  static_cast<long long>(r.outputs), r.max_error,
+                  r.bound_at_max, r.worst_ratio, r.max_bound, r.seconds);
+      if (r.outside)
+        std::printf("  %lld outside their bound; first: %s\n",
+                    static_cast<long long>(r.outside), r.first_bad.c_str());
+      if (r.untouched_bad)
+        std::printf("  %lld elements of CTAs that did not run were written\n",
+                    static_cast<long long>(r.untouched_bad));
     }
-    kernel_case c;
-    c.m = &m;
-    c.step_index = si - decode->first_step;
-    c.step = &step;
-    c.kernel = kernel;
-    c.spec = &it->second;
-    c.ops = m.operands(step, opt.full_slots);
-    c.opt = opt;
-    c.random = &random;
-    check_result r = checks().at(family)(c);
-    const bool ok = r.error.empty() && r.outside == 0 && r.untouched_bad == 0 &&
-                    r.outputs > 0;
-    ++checked;
-    failed += !ok;
-    std::printf("%s: %s (%s)\n  decode step %u (layer %d), grid %ux%ux%u, "
-                "block %u, sampled CTAs %s\n",
-                ok ? "ok" : "FAIL", kernel.c_str(),
-                summary(family, it->second).c_str(), c.step_index, step.layer,
-                step.grid[0], step.grid[1], step.grid[2], step.block[0],
-                list(r.ctas).c_str());
-    if (!r.error.empty()) {
-      std::printf("  emulator: %s\n", r.error.c_str());
-      continue;
-    }
-    std::printf("  %lld outputs: max |err| %.3g (bound there %.3g), worst "
-                "err/bound %.3f, largest bound %.3g, %.2f s\n",
-                static_cast<long long>(r.outputs), r.max_error, r.bound_at_max,
-                r.worst_ratio, r.max_bound, r.seconds);
-    if (r.outside)
-      std::printf("  %lld outside their bound; first: %s\n",
-                  static_cast<long long>(r.outside), r.first_bad.c_str());
-    if (r.untouched_bad)
-      std::printf("  %lld elements of CTAs that did not run were written\n",
-                  static_cast<long long>(r.untouched_bad));
   }
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!checked) {
     std::printf("FAILED: no kernel of the families asked for\n");
     return 1;
   }
   if (failed)
-    std::printf("FAILED: %d of %d kernels (%.1f s)\n", failed, checked, seconds);
+    std::printf("FAILED: %d of %d kernels (%.1f s)\n", failed, checked,
+                seconds);
   else
     std::printf("PASSED: %d kernels (%.1f s)\n", checked, seconds);
   return failed ? 1 : 0;

@@ -127,8 +127,8 @@ bool model::open(const std::string &path, std::string *error) {
     *error = path + ": cannot be loaded: " + (why ? why : "dlopen failed");
     return false;
   }
-  auto query = reinterpret_cast<sgc_abi_query_fn_t>(
-      dlsym(handle_, "sgc_model_query"));
+  auto query =
+      reinterpret_cast<sgc_abi_query_fn_t>(dlsym(handle_, "sgc_model_query"));
   const sgc_abi_header_t *h =
       query ? query(SGC_ABI_VERSION_MAJOR, SGC_ABI_VERSION_MINOR) : nullptr;
   if (!h || h->magic != SGC_ABI_MAGIC || h->version_major != 2 ||
@@ -144,7 +144,8 @@ bool model::open(const std::string &path, std::string *error) {
     return false;
   }
   for (uint32_t v = 0; v < table_->num_variants; ++v)
-    if (emu_->variant && std::strcmp(table_->variants[v].name, emu_->variant) == 0)
+    if (emu_->variant &&
+        std::strcmp(table_->variants[v].name, emu_->variant) == 0)
       variant_ = &table_->variants[v];
   if (!variant_ || emu_->num_kernels != variant_->num_functions) {
     *error = path + ": the emulator's kernels match no CUDA variant";
@@ -165,15 +166,15 @@ uint32_t model::static_shared_bytes(const sgc_abi_step_t &s) const {
   return emu_->static_shared_bytes ? emu_->static_shared_bytes[s.function] : 0;
 }
 
-const sgc_abi_phase_t *model::decode() const {
+const sgc_abi_phase_t *model::phase(uint32_t kind) const {
   for (uint32_t p = 0; p < table_->num_phases; ++p)
-    if (table_->phases[p].kind == SGC_ABI_PHASE_DECODE)
+    if (table_->phases[p].kind == kind)
       return &table_->phases[p];
   return nullptr;
 }
 
 std::vector<operand> model::operands(const sgc_abi_step_t &s,
-                                     int64_t full_slots) const {
+                                     int64_t full_slots, int64_t tokens) const {
   const sgc_model_v2_t &t = *table_;
   std::vector<operand> out;
   // One block per distinct buffer: an operand passed twice (V read from
@@ -186,9 +187,9 @@ std::vector<operand> model::operands(const sgc_abi_step_t &s,
     std::string key = std::to_string(o.kind) + ":" + std::to_string(o.index) +
                       ":" + std::to_string(o.offset);
     switch (o.kind) {
-    case SGC_ABI_OPERAND_TOKENS: // int32 [n_tokens], one in decode
+    case SGC_ABI_OPERAND_TOKENS: // int32 [n_tokens]
       op.what = "the token ids";
-      op.shape = {1};
+      op.shape = {tokens};
       op.dtype = SGC_ABI_DTYPE_I32;
       break;
     case SGC_ABI_OPERAND_POSITION:
@@ -207,8 +208,8 @@ std::vector<operand> model::operands(const sgc_abi_step_t &s,
     case SGC_ABI_OPERAND_V_CACHE: {
       const sgc_abi_kv_layer_t &l = t.kv_layers[o.index];
       const bool k = o.kind == SGC_ABI_OPERAND_K_CACHE;
-      op.what = "layer " + std::to_string(o.index) + (k ? " K" : " V") +
-                " cache";
+      op.what =
+          "layer " + std::to_string(o.index) + (k ? " K" : " V") + " cache";
       const int64_t slots = l.kind == SGC_ABI_KV_FULL ? full_slots : l.slots;
       op.shape = {slots, l.kv_heads, l.head_dim};
       op.dtype = l.dtype;
@@ -218,7 +219,8 @@ std::vector<operand> model::operands(const sgc_abi_step_t &s,
       op.what = "workspace operand " + std::to_string(j);
       op.dtype = o.dtype;
       for (uint32_t d = 0; d < o.rank; ++d)
-        op.shape.push_back(o.shape[d] == SGC_ABI_DIM_TOKENS ? 1 : o.shape[d]);
+        op.shape.push_back(o.shape[d] == SGC_ABI_DIM_TOKENS ? tokens
+                                                            : o.shape[d]);
       break;
     }
     uint64_t bytes = dtype_bytes(op.dtype);

@@ -52,7 +52,7 @@ private:
 struct operand {
   const sgc_abi_operand_t *abi = nullptr;
   uint32_t dtype = 0;
-  std::vector<int64_t> shape; ///< token dimension at 1 (decode)
+  std::vector<int64_t> shape; ///< token dimension at the phase's max
   std::string what;           ///< for messages
   std::shared_ptr<lazy_memory> memory;
   uint16_t *bf16() const { return static_cast<uint16_t *>(memory->data()); }
@@ -71,13 +71,14 @@ public:
   sgc_abi_emu_kernel_fn_t kernel_fn(const sgc_abi_step_t &s) const;
   uint32_t static_shared_bytes(const sgc_abi_step_t &s) const;
   const sgc_abi_cuda_emu_t &emu() const { return *emu_; }
-  /// The decode phase, or null.
-  const sgc_abi_phase_t *decode() const;
+  /// The phase of |kind| (SGC_ABI_PHASE_*), or null.
+  const sgc_abi_phase_t *phase(uint32_t kind) const;
   /// Memory for every operand of |s| (one block per distinct buffer; a
-  /// full-attention cache with |full_slots| slots). Operand 0 of a CUDA
-  /// step is the step state.
-  std::vector<operand> operands(const sgc_abi_step_t &s,
-                                int64_t full_slots) const;
+  /// full-attention cache with |full_slots| slots; the token dimension at
+  /// |tokens|, the phase's max_tokens). Operand 0 of a CUDA step is the
+  /// step state.
+  std::vector<operand> operands(const sgc_abi_step_t &s, int64_t full_slots,
+                                int64_t tokens) const;
 
 private:
   std::string path_;

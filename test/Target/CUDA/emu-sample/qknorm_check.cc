@@ -5,10 +5,12 @@
  * norm weight (q and k on both families) then rotated by RoPE (rotate_half,
  * cos/sin of pos * inv_freq rounded to bf16, each product rounded, the sum
  * rounded: gemma-text.md §6), and an appending job's head written into
- * cache slot pos mod window (ring) or pos (full). The reference's
- * frequencies are its own, from the HF configs (gemma-text.md §6.3-6.4):
- * sliding theta 1e4; full Gemma 3 theta 1e6 / 8, Gemma 4 theta 1e6 with
- * 64 of 256 frequencies (basis the head width 512), the rest zero.
+ * cache slot pos mod window (ring) or pos (full). Prefill (no appending
+ * job: kv_write writes those caches) runs the call's tokens of the phase's
+ * max, token t at position pos0 + t; blocks past them write nothing. The
+ * reference's frequencies are its own, from the HF configs (gemma-text.md
+ * §6.3-6.4): sliding theta 1e4; full Gemma 3 theta 1e6 / 8, Gemma 4 theta 1e6
+ * with 64 of 256 frequencies (basis the head width 512), the rest zero.
  *
  * Error bounds (interval.h): the sum of squares by d/32 terms per lane + 5
  * shuffle adds; rsqrt by the function error; inv_freq as HF's f32 (pow of
@@ -47,7 +49,9 @@ interval trig(interval a, double (*f)(double)) {
   return {std::max(-1.0, p - r), std::min(1.0, p + r), p};
 }
 
-interval product(interval a, interval b) { return round_bf16(f32_rounded(a * b)); }
+interval product(interval a, interval b) {
+  return round_bf16(f32_rounded(a * b));
+}
 
 } // namespace
 
@@ -55,10 +59,10 @@ check_result check_qknorm_rope(kernel_case &c) {
   check_result r;
   const std::string &name = c.kernel;
   const kernel_spec &s = *c.spec;
-  const int64_t n = static_cast<int64_t>(s.number(name, "jobs"));
-  std::vector<job> jobs(n);
+  const int64_t num_jobs = static_cast<int64_t>(s.number(name, "jobs"));
+  std::vector<job> jobs(num_jobs);
   int next = 1, total_heads = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < num_jobs; ++i) {
     const std::string p = "job" + std::to_string(i) + ".";
     job &j = jobs[i];
     j.heads = static_cast<int64_t>(s.number(name, p + "heads"));
@@ -95,18 +99,21 @@ check_result check_qknorm_rope(kernel_case &c) {
               " operands, the spec asks for " + std::to_string(next);
     return r;
   }
-  // The layer's kind: a cache operand's kv layer (decode always appends).
-  bool full = false, found = false;
-  for (const job &j : jobs)
-    if (j.cache >= 0) {
-      const sgc_abi_operand_t &o = *c.ops[j.cache].abi;
-      full = c.m->table().kv_layers[o.index].kind == SGC_ABI_KV_FULL;
-      found = true;
-    }
-  if (!found) {
-    r.error = "no job appends to a cache (not a decode kernel)";
+  // The layer's kind: the step's layer's kv layer (a cache operand's
+  // index is that layer).
+  if (c.step->layer < 0) {
+    r.error = "the step has no layer";
     return r;
   }
+  const bool full =
+      c.m->table().kv_layers[c.step->layer].kind == SGC_ABI_KV_FULL;
+  for (const job &j : jobs)
+    if (j.cache >= 0 &&
+        c.ops[j.cache].abi->index != static_cast<uint32_t>(c.step->layer)) {
+      r.error = c.ops[j.cache].what + " in a step of layer " +
+                std::to_string(c.step->layer);
+      return r;
+    }
   for (const operand &o : c.ops)
     if (&o != &c.ops[0] && o.dtype != SGC_ABI_DTYPE_BF16) {
       r.error = o.what + " is not bf16";
@@ -118,8 +125,7 @@ check_result check_qknorm_rope(kernel_case &c) {
     if (j.cache >= 0 && !j.copy && !j.rope &&
         c.m->table().kv_layers[c.ops[j.cache].abi->index].v_from_k)
       for (const job &k : jobs)
-        if (k.cache >= 0 && k.rope &&
-            c.ops[k.x].memory != c.ops[j.x].memory) {
+        if (k.cache >= 0 && k.rope && c.ops[k.x].memory != c.ops[j.x].memory) {
           r.error = "V's norm reads " + c.ops[j.x].what + ", K's " +
                     c.ops[k.x].what + " (V from K reads K's projection)";
           return r;
@@ -131,26 +137,32 @@ check_result check_qknorm_rope(kernel_case &c) {
     r.error = "no RoPE configuration for model " + id;
     return r;
   }
-  const int64_t pos = full ? c.opt.full_position : c.opt.position;
+  // The call's tokens end at the position (decode: one token there).
+  const int64_t n = c.tokens;
+  const int64_t pos0 = (full ? c.opt.full_position : c.opt.position) - (n - 1);
 
-  // Heads: first, last, random, and both sides of every job boundary.
-  const uint32_t blocks = c.step->grid[0] * c.step->grid[1];
+  // Blocks (token x, head y): heads first, last, random, and both sides
+  // of every job boundary; tokens first, the call's last, the first past it
+  // and the grid's last.
+  const uint32_t gx = c.step->grid[0];
+  const uint32_t blocks = gx * c.step->grid[1];
   std::vector<uint32_t> edges;
-  for (const job &j : jobs) {
-    edges.push_back(static_cast<uint32_t>(j.first_head));
-    edges.push_back(static_cast<uint32_t>(j.first_head + j.heads - 1));
-  }
+  for (const job &j : jobs)
+    for (int64_t h : {j.first_head, j.first_head + j.heads - 1})
+      for (int64_t t : {int64_t{0}, n - 1, n, int64_t{gx} - 1})
+        if (t < gx)
+          edges.push_back(static_cast<uint32_t>(t + gx * h));
   r.ctas = sample_blocks(blocks, edges, c);
 
   auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = pos;
-  state->num_tokens = 1;
+  state->position = pos0;
+  state->num_tokens = n;
   state->full_slots = c.opt.full_slots;
   // Projection outputs of spread 2, norm scales offset + w around 1.5; the
   // caches and outputs all sentinels (0xFFFF, a NaN), so a write anywhere
   // but the step's slot shows.
   for (const job &j : jobs) {
-    c.random->fill_bf16(c.ops[j.x].bf16(), j.heads * j.d, 2);
+    c.random->fill_bf16(c.ops[j.x].bf16(), n * j.heads * j.d, 2);
     if (j.w >= 0)
       for (int64_t i = 0; i < j.d; ++i)
         c.ops[j.w].bf16()[i] =
@@ -166,8 +178,9 @@ check_result check_qknorm_rope(kernel_case &c) {
 
   const auto start = std::chrono::steady_clock::now();
   r.error = run_blocks(c, r.ctas, outputs);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start).count();
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!r.error.empty())
     return r;
 
@@ -193,18 +206,20 @@ check_result check_qknorm_rope(kernel_case &c) {
 
   bool planted = false;
   for (uint32_t b : r.ctas) {
+    const int64_t t = b % gx, head = b / gx;
     const job *jp = nullptr;
     for (const job &j : jobs)
-      if (b >= j.first_head && b < j.first_head + j.heads)
+      if (head >= j.first_head && head < j.first_head + j.heads)
         jp = &j;
-    if (!jp)
+    if (!jp || t >= n)
       continue;
     const job &j = *jp;
-    const int64_t h = b - j.first_head, d = j.d, half = d / 2;
+    const int64_t h = head - j.first_head, d = j.d, half = d / 2;
+    const int64_t pos = pos0 + t, row = (t * j.heads + h) * d;
     const operand &x = c.ops[j.x];
     std::vector<double> xv(d);
     for (int64_t i = 0; i < d; ++i)
-      xv[i] = element(x, h * d + i);
+      xv[i] = element(x, row + i);
     // The planted bug: the reference doubles the first sampled head's
     // largest input element.
     if (c.opt.plant_bug && !planted) {
@@ -226,9 +241,9 @@ check_result check_qknorm_rope(kernel_case &c) {
       const interval sum = f32_rounded(interval(ss), d / 32 + 5);
       const interval mean =
           f32_rounded(increasing(sum, [&](double v) { return v / d; }));
-      const interval scale = function_rounded(decreasing(
-          f32_rounded(mean + interval(static_cast<float>(j.eps))),
-          [](double v) { return 1 / std::sqrt(v); }));
+      const interval scale = function_rounded(
+          decreasing(f32_rounded(mean + interval(static_cast<float>(j.eps))),
+                     [](double v) { return 1 / std::sqrt(v); }));
       for (int64_t i = 0; i < d; ++i) {
         interval v = f32_rounded(interval(xv[i]) * scale);
         if (j.weight)
@@ -246,16 +261,18 @@ check_result check_qknorm_rope(kernel_case &c) {
               round_bf16(trig(angle, [](double v) { return std::sin(v); }));
           const interval lo = y[k], hi = y[k + half];
           y[k] = round_bf16(f32_rounded(product(lo, cs) - product(hi, sn)));
-          y[k + half] = round_bf16(f32_rounded(product(hi, cs) + product(lo, sn)));
+          y[k + half] =
+              round_bf16(f32_rounded(product(hi, cs) + product(lo, sn)));
         }
       }
     }
     const int64_t slot = j.window > 0 ? pos % j.window : pos;
     for (int64_t i = 0; i < d; ++i) {
       const std::string where =
-          "head " + std::to_string(b) + " dim " + std::to_string(i);
+          (n > 1 ? "token " + std::to_string(t) + " " : "") + "head " +
+          std::to_string(head) + " dim " + std::to_string(i);
       if (j.out >= 0)
-        compare(element(c.ops[j.out], h * d + i), y[i], where + " (out)", &r);
+        compare(element(c.ops[j.out], row + i), y[i], where + " (out)", &r);
       if (j.cache >= 0)
         compare(element(c.ops[j.cache], (slot * j.heads + h) * d + i), y[i],
                 where + " (cache slot " + std::to_string(slot) + ")", &r);
@@ -264,21 +281,26 @@ check_result check_qknorm_rope(kernel_case &c) {
 
   // Every other element of the outputs and caches must be unwritten: the
   // heads that did not run, and every slot but the step's.
-  auto sampled = [&](const job &j, int64_t h) {
-    return std::find(r.ctas.begin(), r.ctas.end(),
-                     static_cast<uint32_t>(j.first_head + h)) != r.ctas.end();
+  auto ran = [&](const job &j, int64_t t, int64_t h) {
+    return t < n &&
+           std::find(r.ctas.begin(), r.ctas.end(),
+                     static_cast<uint32_t>(t + gx * (j.first_head + h))) !=
+               r.ctas.end();
   };
   for (const job &j : jobs) {
     if (j.out >= 0)
-      for (int64_t h = 0; h < j.heads; ++h)
-        for (int64_t i = 0; !sampled(j, h) && i < j.d; ++i)
-          r.untouched_bad += c.ops[j.out].bf16()[h * j.d + i] != 0xFFFF;
+      for (int64_t t = 0; t < gx; ++t)
+        for (int64_t h = 0; h < j.heads; ++h)
+          for (int64_t i = 0; !ran(j, t, h) && i < j.d; ++i)
+            r.untouched_bad +=
+                c.ops[j.out].bf16()[(t * j.heads + h) * j.d + i] != 0xFFFF;
     if (j.cache >= 0) {
+      // Decode only (one token at pos0): the slot it writes.
       const operand &cache = c.ops[j.cache];
-      const int64_t slot = j.window > 0 ? pos % j.window : pos;
+      const int64_t slot = j.window > 0 ? pos0 % j.window : pos0;
       for (int64_t t = 0; t < cache.shape[0]; ++t)
         for (int64_t h = 0; h < j.heads; ++h) {
-          if (t == slot && sampled(j, h))
+          if (t == slot && ran(j, 0, h))
             continue;
           const uint16_t *row = cache.bf16() + (t * j.heads + h) * j.d;
           for (int64_t i = 0; i < j.d; ++i)

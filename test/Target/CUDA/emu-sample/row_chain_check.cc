@@ -4,6 +4,8 @@
  * (x * rsqrt(mean(x^2) + eps) * (offset + w), rounded to bf16), then each
  * add / mul / layer_scalar in f32 with its side input (a [width] row or a
  * [1] scalar), rounded to bf16 after each step, as the CPU path rounds.
+ * Prefill: the call's tokens of the phase's max, one row each; the blocks
+ * past them must write nothing.
  *
  * Error bounds (interval.h): the sum of squares by width/128 terms per
  * thread + 16 for the block sum; rsqrt by the function error; one f32
@@ -11,6 +13,7 @@
  */
 #include "test/Target/CUDA/emu-sample/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -73,9 +76,9 @@ check_result check_row_chain(kernel_case &c) {
       return r;
     }
     const bool first = steps.empty();
-    if (s.op == "rms_norm" ? !first
-                           : s.op != "add" && s.op != "mul" &&
-                                 s.op != "layer_scalar") {
+    if (s.op == "rms_norm"
+            ? !first
+            : s.op != "add" && s.op != "mul" && s.op != "layer_scalar") {
       r.error = "no reference for step '" + item + "'" +
                 (first ? "" : " at this place");
       return r;
@@ -95,77 +98,101 @@ check_result check_row_chain(kernel_case &c) {
       return r;
     }
   const operand &x = c.ops[1], &out = c.ops.back();
-  r.ctas = sample_blocks(c.step->grid[0], {}, c);
+  const int64_t n = c.tokens;
+  // Token rows: first, last, the call's last token and the first past it.
+  r.ctas = sample_blocks(
+      c.step->grid[0], {static_cast<uint32_t>(n - 1), static_cast<uint32_t>(n)},
+      c);
 
   auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = c.opt.position;
-  state->num_tokens = 1;
+  state->position = c.opt.position - (n - 1);
+  state->num_tokens = n;
   state->full_slots = c.opt.full_slots;
   // A projection's output of spread 1, the residual stream's of 8, norm
   // scales offset + w around 1.5, a layer scalar around 0.7.
-  c.random->fill_bf16(x.bf16(), width, 1);
+  c.random->fill_bf16(x.bf16(), n * width, 1);
   for (const step &s : steps) {
     if (s.side < 0)
       continue;
     const operand &o = c.ops[s.side];
-    const int64_t n = o.memory->bytes() / 2;
+    const int64_t count = static_cast<int64_t>(o.memory->bytes() / 2);
     if (s.op == "rms_norm")
-      for (int64_t i = 0; i < n; ++i)
+      for (int64_t i = 0; i < count; ++i)
         o.bf16()[i] = to_bf16((s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
     else if (s.op == "layer_scalar")
       o.bf16()[0] = to_bf16(0.7 + 0.1 * c.random->next());
     else
-      c.random->fill_bf16(o.bf16(), n, 8);
+      c.random->fill_bf16(o.bf16(), count, 8);
   }
   std::memset(out.memory->data(), 0xFF, out.memory->bytes());
 
   const auto start = std::chrono::steady_clock::now();
   r.error = run_blocks(c, r.ctas, {static_cast<uint32_t>(c.ops.size() - 1)});
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start).count();
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!r.error.empty())
     return r;
 
-  std::vector<interval> v(width);
-  for (int64_t i = 0; i < width; ++i)
-    v[i] = interval(element(x, i));
-  // The planted bug: the reference doubles the row's largest input.
-  if (c.opt.plant_bug) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < width; ++i)
-      if (std::fabs(v[i].pt) > std::fabs(v[best].pt))
-        best = i;
-    v[best] = interval(2 * v[best].pt);
-  }
-  for (const step &s : steps) {
-    if (s.op == "rms_norm") {
-      double ss = 0;
-      for (const interval &e : v)
-        ss += e.pt * e.pt;
-      const interval sum = f32_rounded(interval(ss), width / threads + 16);
-      const interval mean =
-          f32_rounded(increasing(sum, [&](double t) { return t / width; }));
-      const interval scale = function_rounded(decreasing(
-          f32_rounded(mean + interval(static_cast<float>(s.eps))),
-          [](double t) { return 1 / std::sqrt(t); }));
-      for (int64_t i = 0; i < width; ++i) {
-        interval e = f32_rounded(v[i] * scale);
-        if (s.weight)
-          e = f32_rounded(
-              e * f32_rounded(interval(element(c.ops[s.side], i) + s.offset)));
-        v[i] = round_bf16(e);
-      }
+  bool planted = false;
+  for (uint32_t t : r.ctas) {
+    if (t >= n)
       continue;
+    std::vector<interval> v(width);
+    for (int64_t i = 0; i < width; ++i)
+      v[i] = interval(element(x, t * width + i));
+    // The planted bug: the reference doubles the first row's largest input.
+    if (c.opt.plant_bug && !planted) {
+      planted = true;
+      int64_t best = 0;
+      for (int64_t i = 1; i < width; ++i)
+        if (std::fabs(v[i].pt) > std::fabs(v[best].pt))
+          best = i;
+      v[best] = interval(2 * v[best].pt);
     }
-    const operand &o = c.ops[s.side];
-    const bool scalar = o.memory->bytes() == 2;
-    for (int64_t i = 0; i < width; ++i) {
-      const interval side(element(o, scalar ? 0 : i));
-      v[i] = round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
+    for (const step &s : steps) {
+      if (s.op == "rms_norm") {
+        double ss = 0;
+        for (const interval &e : v)
+          ss += e.pt * e.pt;
+        const interval sum = f32_rounded(interval(ss), width / threads + 16);
+        const interval mean =
+            f32_rounded(increasing(sum, [&](double t) { return t / width; }));
+        const interval scale = function_rounded(
+            decreasing(f32_rounded(mean + interval(static_cast<float>(s.eps))),
+                       [](double t) { return 1 / std::sqrt(t); }));
+        for (int64_t i = 0; i < width; ++i) {
+          interval e = f32_rounded(v[i] * scale);
+          if (s.weight)
+            e = f32_rounded(e * f32_rounded(interval(element(c.ops[s.side], i) +
+                                                     s.offset)));
+          v[i] = round_bf16(e);
+        }
+        continue;
+      }
+      const operand &o = c.ops[s.side];
+      // A [1] scalar, a [width] vector, or [tokens, width] rows.
+      const int64_t elements = static_cast<int64_t>(o.memory->bytes() / 2);
+      for (int64_t i = 0; i < width; ++i) {
+        const interval side(element(o, elements == 1       ? 0
+                                       : elements == width ? i
+                                                           : t * width + i));
+        v[i] =
+            round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
+      }
     }
+    for (int64_t i = 0; i < width; ++i)
+      compare(element(out, t * width + i), v[i],
+              "token " + std::to_string(t) + " column " + std::to_string(i),
+              &r);
   }
-  for (int64_t i = 0; i < width; ++i)
-    compare(element(out, i), v[i], "column " + std::to_string(i), &r);
+  // Rows of tokens that did not run (or are past the call) unwritten.
+  for (int64_t t = 0; t < out.shape[0]; ++t) {
+    if (t < n && std::find(r.ctas.begin(), r.ctas.end(), t) != r.ctas.end())
+      continue;
+    for (int64_t i = 0; i < width; ++i)
+      r.untouched_bad += out.bf16()[t * width + i] != 0xFFFF;
+  }
   return r;
 }
 
