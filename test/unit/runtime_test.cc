@@ -9,6 +9,7 @@
 
 #include "fake_model_reference.h"
 #include "lib/safetensors/safetensors.h"
+#include "runtime/src/cpu/heap_settings.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/dummy.h"
 #include "runtime/src/sampler.h"
@@ -17,6 +18,10 @@
 #include "test_util.h"
 
 #include <gtest/gtest.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -385,6 +390,43 @@ TEST(Run, LowLevelPrefillAndDecode) {
   EXPECT_EQ(too_long.code(), SGC_STATUS_USAGE);
   status_holder past_end(sgc_session_prefill(s.get(), nine, 2, 63, logits, 0));
   EXPECT_EQ(past_end.code(), SGC_STATUS_USAGE);
+}
+
+// A CPU session makes glibc keep blocks up to heap_block_limit in its heap:
+// a compiled body's per-call temporaries then cost no new mmap and page
+// faults per call.
+TEST(Run, CpuSessionKeepsBlocksInTheHeap) {
+#if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__) ||                     \
+    defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "glibc's own malloc only";
+#else
+  const size_t size = 8 << 20; // over glibc's default mmap threshold
+  static_assert(size <= sgc::runtime::heap_block_limit);
+  // Written through volatile: an unused malloc/free pair may be elided.
+  auto touch = [](void *p) { static_cast<volatile char *>(p)[0] = 1; };
+  // Not freed until the end: freeing an mmapped block raises glibc's
+  // dynamic threshold by itself.
+  void *first = malloc(size);
+  touch(first);
+  const size_t mapped = mallinfo2().hblks;
+  if (mapped == 0) {
+    free(first);
+    GTEST_SKIP() << "8 MiB blocks come from the heap already (a session "
+                    "earlier in this process; ctest runs this test alone)";
+  }
+
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(3);
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  session_ptr s = make_session(m.get(), wt.get(), 1);
+  void *second = malloc(size);
+  touch(second);
+  EXPECT_EQ(mallinfo2().hblks, mapped) << "the block after the session was mmapped";
+  free(second);
+  free(first);
+#endif
 }
 
 TEST(Run, ThreadCountsAgree) {

@@ -9,6 +9,7 @@
 #include "lib/support/dtype.h"
 #include "lib/support/half.h"
 #include "runtime/src/cpu/cpu_features.h"
+#include "runtime/src/cpu/heap_settings.h"
 #include "runtime/src/weights.h"
 
 #include <cstring>
@@ -74,6 +75,7 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
     return device_error(
         "the kernel refused AMX tile state, needed by variant " +
         quote(e->variant_->name));
+  keep_freed_blocks();
   e->model_ = std::move(model);
   e->pool_ = std::make_unique<thread_pool>(
       num_threads > 0 ? num_threads : physical_core_count());
