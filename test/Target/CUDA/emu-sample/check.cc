@@ -44,6 +44,17 @@ uint16_t to_bf16(double v) {
   return sgc::f32_to_bf16(static_cast<float>(round_bf16(v)));
 }
 
+void count_unwritten_rows(const operand &out, int64_t width, int64_t tokens,
+                          check_result *r) {
+  for (int64_t t = 0; t < out.shape[0]; ++t) {
+    if (t < tokens &&
+        std::find(r->ctas.begin(), r->ctas.end(), t) != r->ctas.end())
+      continue;
+    for (int64_t i = 0; i < width; ++i)
+      r->untouched_bad += out.bf16()[t * width + i] != 0xFFFF;
+  }
+}
+
 void compare(double kernel, interval range, const std::string &where,
              check_result *r) {
   const double ref = range.pt;

@@ -85,6 +85,12 @@ struct check_result {
 void compare(double kernel, interval range, const std::string &where,
              check_result *r);
 
+/// Counts into r->untouched_bad the elements of |out| ([rows, width] bf16,
+/// filled with 0xFFFF) written in rows no sampled CTA owns: one CTA per
+/// token row, rows at or past |tokens| belong to none.
+void count_unwritten_rows(const operand &out, int64_t width, int64_t tokens,
+                          check_result *r);
+
 /// The sampled blocks of a grid of |blocks|: 0, the last, |extra| (each
 /// block holding a boundary), and opt.random_ctas seeded others; sorted,
 /// distinct.

@@ -187,12 +187,7 @@ check_result check_row_chain(kernel_case &c) {
               &r);
   }
   // Rows of tokens that did not run (or are past the call) unwritten.
-  for (int64_t t = 0; t < out.shape[0]; ++t) {
-    if (t < n && std::find(r.ctas.begin(), r.ctas.end(), t) != r.ctas.end())
-      continue;
-    for (int64_t i = 0; i < width; ++i)
-      r.untouched_bad += out.bf16()[t * width + i] != 0xFFFF;
-  }
+  count_unwritten_rows(out, width, n, &r);
   return r;
 }
 
