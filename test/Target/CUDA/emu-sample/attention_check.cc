@@ -78,10 +78,7 @@ check_result check_attention(kernel_case &c) {
                           static_cast<uint32_t>(group)},
                          c);
 
-  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = p;
-  state->num_tokens = 1;
-  state->full_slots = c.opt.full_slots;
+  set_step_state(c, p, 1);
   // q and v of unit spread; keys scaled so that the scaled scores spread
   // by about 3 (a peaked softmax that is not one-hot).
   const double k_sigma = 3 / (scale * std::sqrt(static_cast<double>(d)));

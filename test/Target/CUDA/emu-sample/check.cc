@@ -44,6 +44,13 @@ uint16_t to_bf16(double v) {
   return sgc::f32_to_bf16(static_cast<float>(round_bf16(v)));
 }
 
+void set_step_state(const kernel_case &c, int64_t position, int64_t tokens) {
+  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
+  state->position = position;
+  state->num_tokens = tokens;
+  state->full_slots = c.opt.full_slots;
+}
+
 void count_unwritten_rows(const operand &out, int64_t width, int64_t tokens,
                           check_result *r) {
   for (int64_t t = 0; t < out.shape[0]; ++t) {

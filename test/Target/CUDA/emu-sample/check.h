@@ -98,6 +98,10 @@ std::vector<uint32_t> sample_blocks(uint32_t blocks,
                                     std::vector<uint32_t> extra,
                                     const kernel_case &c);
 
+/// The step state of the call: the first token at |position|, |tokens|
+/// tokens, the options' full-cache slots.
+void set_step_state(const kernel_case &c, int64_t position, int64_t tokens);
+
 /// Runs the step's sampled |blocks| in the emulator under opt.schedules;
 /// operands listed in |outputs| are writable, every other is read-only.
 /// Returns the emulator's error message, or "".

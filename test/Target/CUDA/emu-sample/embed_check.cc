@@ -33,10 +33,7 @@ check_result check_embed(kernel_case &c) {
   r.ctas = sample_blocks(
       c.step->grid[0], {static_cast<uint32_t>(n - 1), static_cast<uint32_t>(n)},
       c);
-  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = c.opt.position - (n - 1);
-  state->num_tokens = n;
-  state->full_slots = c.opt.full_slots;
+  set_step_state(c, c.opt.position - (n - 1), n);
 
   // Each sampled token's ids, one a launch: a seeded one, the last, and one
   // past the table; row 0 and the rows read filled (the rest of the table

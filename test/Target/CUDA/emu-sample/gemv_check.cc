@@ -124,10 +124,7 @@ check_result check_gemv_rows(kernel_case &c) {
   r.ctas = sample_blocks(blocks, edges, c);
 
   // Inputs: the state, the row, the norm weight, the sampled rows of W.
-  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = c.opt.position;
-  state->num_tokens = 1;
-  state->full_slots = c.opt.full_slots;
+  set_step_state(c, c.opt.position, 1);
   // A hidden state's spread before the norm (large), otherwise an
   // activation's (attention output, GELU x up).
   fill(x, 0, k, 0, norm ? 8.0 : 1.0, *c.random);
@@ -135,25 +132,26 @@ check_result check_gemv_rows(kernel_case &c) {
   if (norm_weight) // the norm's scale offset + w around 1.5
     fill(c.ops[2], 0, k, offset ? 0.5 : 1.5, 0.5, *c.random);
   const double w_sigma = 1 / std::sqrt(static_cast<double>(k));
-  auto weight_row = [&](int64_t global, size_t *which, int64_t *local) {
-    *which = 0;
-    if (!gated)
-      while (*which + 1 < num_weights && global >= row_begin[*which + 1])
-        ++*which;
-    *local = global - (gated ? 0 : row_begin[*which]);
+  // fn(cta, global row g, which weight, its local row) for every row the
+  // sampled CTAs own (a warp a row).
+  auto for_sampled_rows = [&](auto fn) {
+    for (uint32_t b : r.ctas)
+      for (int64_t wr = 0; wr < warps; ++wr) {
+        const int64_t g = b * warps + wr;
+        if (g >= total_rows)
+          continue;
+        size_t which = 0;
+        if (!gated)
+          while (which + 1 < num_weights && g >= row_begin[which + 1])
+            ++which;
+        fn(b, g, which, g - (gated ? 0 : row_begin[which]));
+      }
   };
-  for (uint32_t b : r.ctas)
-    for (int64_t wr = 0; wr < warps; ++wr) {
-      const int64_t g = b * warps + wr;
-      if (g >= total_rows)
-        continue;
-      size_t which = 0;
-      int64_t local = 0;
-      weight_row(g, &which, &local);
-      for (size_t i = 0; i < (gated ? 2u : 1u); ++i)
-        fill(c.ops[first_weight + which + i], local * k, k, 0, w_sigma,
-             *c.random);
-    }
+  for_sampled_rows([&](uint32_t, int64_t, size_t which, int64_t local) {
+    for (size_t i = 0; i < (gated ? 2u : 1u); ++i)
+      fill(c.ops[first_weight + which + i], local * k, k, 0, w_sigma,
+           *c.random);
+  });
   for (size_t i = 0; i < num_outputs; ++i) {
     const operand &o = c.ops[first_weight + num_weights + i];
     std::memset(o.memory->data(), 0xFF, o.memory->bytes());
@@ -226,29 +224,22 @@ check_result check_gemv_rows(kernel_case &c) {
     return widen(acc, gamma * terms);
   };
 
-  for (uint32_t b : r.ctas)
-    for (int64_t wr = 0; wr < warps; ++wr) {
-      const int64_t g = b * warps + wr;
-      if (g >= total_rows)
-        continue;
-      size_t which = 0;
-      int64_t local = 0;
-      weight_row(g, &which, &local);
-      const operand &out = c.ops[first_weight + num_weights + which];
-      interval y;
-      if (gated) {
-        interval gr = round_to(dot(c.ops[first_weight], local, g), out.dtype);
-        interval ur = round_to(dot(c.ops[first_weight + 1], local, g), out.dtype);
-        interval act = round_to(gelu_of(gr), out.dtype);
-        y = round_to(f32_rounded(act * ur), out.dtype);
-      } else {
-        y = round_to(dot(c.ops[first_weight + which], local, g), out.dtype);
-        if (epilogue == "softcap")
-          y = softcap_of(y, s.number(name, "cap"), out.dtype);
-      }
-      compare(element(out, local), y,
-              "CTA " + std::to_string(b) + " row " + std::to_string(g), &r);
+  for_sampled_rows([&](uint32_t b, int64_t g, size_t which, int64_t local) {
+    const operand &out = c.ops[first_weight + num_weights + which];
+    interval y;
+    if (gated) {
+      interval gr = round_to(dot(c.ops[first_weight], local, g), out.dtype);
+      interval ur = round_to(dot(c.ops[first_weight + 1], local, g), out.dtype);
+      interval act = round_to(gelu_of(gr), out.dtype);
+      y = round_to(f32_rounded(act * ur), out.dtype);
+    } else {
+      y = round_to(dot(c.ops[first_weight + which], local, g), out.dtype);
+      if (epilogue == "softcap")
+        y = softcap_of(y, s.number(name, "cap"), out.dtype);
     }
+    compare(element(out, local), y,
+            "CTA " + std::to_string(b) + " row " + std::to_string(g), &r);
+  });
 
   // Rows of the CTAs that did not run must be untouched.
   for (size_t i = 0; i < num_outputs; ++i) {

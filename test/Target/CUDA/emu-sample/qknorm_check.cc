@@ -154,10 +154,7 @@ check_result check_qknorm_rope(kernel_case &c) {
           edges.push_back(static_cast<uint32_t>(t + gx * h));
   r.ctas = sample_blocks(blocks, edges, c);
 
-  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = pos0;
-  state->num_tokens = n;
-  state->full_slots = c.opt.full_slots;
+  set_step_state(c, pos0, n);
   // Projection outputs of spread 2, norm scales offset + w around 1.5; the
   // caches and outputs all sentinels (0xFFFF, a NaN), so a write anywhere
   // but the step's slot shows.

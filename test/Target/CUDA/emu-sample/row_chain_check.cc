@@ -104,10 +104,7 @@ check_result check_row_chain(kernel_case &c) {
       c.step->grid[0], {static_cast<uint32_t>(n - 1), static_cast<uint32_t>(n)},
       c);
 
-  auto *state = static_cast<sgc_abi_step_state_t *>(c.ops[0].memory->data());
-  state->position = c.opt.position - (n - 1);
-  state->num_tokens = n;
-  state->full_slots = c.opt.full_slots;
+  set_step_state(c, c.opt.position - (n - 1), n);
   // A projection's output of spread 1, the residual stream's of 8, norm
   // scales offset + w around 1.5, a layer scalar around 0.7.
   c.random->fill_bf16(x.bf16(), n * width, 1);
