@@ -209,21 +209,33 @@ TEST(SgcRunImages, CountsAndChunks) {
   EXPECT_EQ(sgc_prompt_layout_length(r.in.layout), 4u + 2 * 66);
 }
 
-TEST(SgcRunImages, TextPlaceholdersFromTheTokenizer) {
-  // The BPE fixture's pieces stand in for a Gemma 4 tokenizer's: its
-  // <|image|> (19) as the image token, <start_of_turn> (5) and
-  // <end_of_turn> (6) as BOI and EOI.
+/// Two images of 2 and 1 soft tokens and the BPE fixture's tokenizer,
+/// whose pieces stand in for a Gemma 4 tokenizer's: its <|image|> (19) as
+/// the image token, <start_of_turn> (5) and <end_of_turn> (6) as BOI and
+/// EOI.
+struct bpe_images {
   sgc_tokenizer_t *tok = nullptr;
-  sgc_status_t *st = sgc_tokenizer_open(
-      (std::string(SGC_SOURCE_DIR) + "/test/Inputs/tokenizers/bpe").c_str(),
-      &tok);
-  ASSERT_EQ(st, nullptr) << sgc_status_message(st);
+  int64_t soft[2] = {2, 1};
   image_inputs in{};
-  in.facts = tiny_facts(SGC_IMAGE_FAMILY_GEMMA4);
-  in.facts.tokens = {19, 5, 6};
-  int64_t soft[] = {2, 1};
-  in.soft_tokens = soft;
-  in.count = 2;
+
+  bpe_images() {
+    sgc_status_t *st = sgc_tokenizer_open(
+        (std::string(SGC_SOURCE_DIR) + "/test/Inputs/tokenizers/bpe").c_str(),
+        &tok);
+    EXPECT_EQ(st, nullptr) << sgc_status_message(st);
+    in.facts = tiny_facts(SGC_IMAGE_FAMILY_GEMMA4);
+    in.facts.tokens = {19, 5, 6};
+    in.soft_tokens = soft;
+    in.count = 2;
+  }
+  ~bpe_images() { sgc_tokenizer_release(tok); }
+};
+
+TEST(SgcRunImages, TextPlaceholdersFromTheTokenizer) {
+  bpe_images f;
+  ASSERT_NE(f.tok, nullptr);
+  image_inputs &in = f.in;
+  sgc_tokenizer_t *tok = f.tok;
   char *out = nullptr;
   ASSERT_EQ(images_expand_text(&in, tok, "Compare <|image|> and <|image|>.",
                                &out),
@@ -242,22 +254,13 @@ TEST(SgcRunImages, TextPlaceholdersFromTheTokenizer) {
   expect_one_error(testing::internal::GetCapturedStderr(),
                    "the prompt text has 1 image placeholder ('<|image|>') but "
                    "2 images were given");
-  sgc_tokenizer_release(tok);
 }
 
 TEST(SgcRunImages, ChatTurnPlaceholders) {
-  // As above: <|image|> (19) the image token, 5 and 6 BOI and EOI.
-  sgc_tokenizer_t *tok = nullptr;
-  sgc_status_t *st = sgc_tokenizer_open(
-      (std::string(SGC_SOURCE_DIR) + "/test/Inputs/tokenizers/bpe").c_str(),
-      &tok);
-  ASSERT_EQ(st, nullptr) << sgc_status_message(st);
-  image_inputs in{};
-  in.facts = tiny_facts(SGC_IMAGE_FAMILY_GEMMA4);
-  in.facts.tokens = {19, 5, 6};
-  int64_t soft[] = {2, 1};
-  in.soft_tokens = soft;
-  in.count = 2;
+  bpe_images f;
+  ASSERT_NE(f.tok, nullptr);
+  image_inputs &in = f.in;
+  sgc_tokenizer_t *tok = f.tok;
   // The template writes the markers before a text without one.
   EXPECT_EQ(images_before_text(&in, tok, "Compare."), 2u);
   EXPECT_EQ(images_before_text(&in, tok, "Compare <|image|>."), 0u);
@@ -274,7 +277,6 @@ TEST(SgcRunImages, ChatTurnPlaceholders) {
   EXPECT_EQ(images_expand_rendered(&in, tok, "<bos>x", &out), 2);
   expect_one_error(testing::internal::GetCapturedStderr(),
                    "the prompt text has 0 image placeholders");
-  sgc_tokenizer_release(tok);
 }
 
 TEST(SgcRunImages, ImagesAddedOneByOne) {
