@@ -168,8 +168,7 @@ static int expand(const image_inputs *in, const sgc_tokenizer_t *tokenizer,
                        (int)f->tokens.image_token_id,
                        (int)f->tokens.boi_token_id,
                        (int)f->tokens.eoi_token_id);
-  placeholder =
-      f->options.family == SGC_IMAGE_FAMILY_GEMMA3 ? boi : image;
+  placeholder = placeholder_piece(in, tokenizer);
   if (prepend && in->count > 0 && count_of(text, placeholder) == 0) {
     size_t i, p = strlen(placeholder), t = strlen(text);
     with_placeholders = (char *)malloc(in->count * p + t + 1);
