@@ -140,15 +140,15 @@ build_sgc_decode() {
     "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
       -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
     # Runtimes with tokenizers read tokenizer.model through libsentencepiece.
-    local tok=()
-    grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && tok=(-lsentencepiece)
+    local extra=()
+    grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && extra=(-lsentencepiece)
     # Runtimes with images decode through libpng and libjpeg.
-    grep -q 'sgc_image_load' "$src/runtime/include/sgc/runtime.h" && tok+=(-lpng -ljpeg)
+    grep -q 'sgc_image_load' "$src/runtime/include/sgc/runtime.h" && extra+=(-lpng -ljpeg)
     # Runtimes with the CUDA kernel emulator (--device cuda-emu) run it on
-    # Boost.Context fibers.
+    # Boost.Context fibers (libsgc_support again after it: static order).
     [[ -f $build/runtime/libsgc_cuda_emu.a ]] &&
-      tok=("$build/runtime/libsgc_cuda_emu.a" "$build/lib/libsgc_support.a" "${tok[@]}" -lboost_context)
-    "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" "${tok[@]}" -ldl -lpthread -static-libstdc++
+      extra=("$build/runtime/libsgc_cuda_emu.a" "$build/lib/libsgc_support.a" "${extra[@]}" -lboost_context)
+    "${CXX:-c++}" -o "$out" "$out.o" "${libs[@]}" "${extra[@]}" -ldl -lpthread -static-libstdc++
     rm -f "$out.o"
   fi
 }
