@@ -2,6 +2,7 @@
 # lit configuration of the sgc test suite (lit + FileCheck from llvm-22-tools).
 
 import os
+import platform
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -44,6 +45,10 @@ if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
 # (test/Target/CUDA/emu-sample), built with the runtime's tests.
 if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-emu-sample")):
     config.available_features.add("sgc-emu-sample")
+
+# An x86-64 Linux host: checks that read /proc/cpuinfo and x86 code.
+if platform.machine() == "x86_64" and platform.system() == "Linux":
+    config.available_features.add("x86_64-linux")
 
 # The ASan + UBSan build (scripts/test-sanitized) runs this suite again.
 if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):

@@ -49,7 +49,8 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
-    "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"
+    "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::x86vector::X86VectorDialect"
   ];
 }
 

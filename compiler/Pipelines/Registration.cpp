@@ -31,6 +31,7 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -45,7 +46,7 @@ void mlir::sgc::registerSgcDialects(DialectRegistry &registry) {
                   tensor::TensorDialect, linalg::LinalgDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   vector::VectorDialect, LLVM::LLVMDialect, gpu::GPUDialect,
-                  NVVM::NVVMDialect>();
+                  NVVM::NVVMDialect, x86vector::X86VectorDialect>();
   // The CUDA target's device pipeline: convert-gpu-to-nvvm collects its
   // patterns through these interfaces (CUDA.md §2.7), and
   // gpu-module-to-binary translates with the NVVM target.

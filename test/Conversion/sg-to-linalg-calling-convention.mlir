@@ -10,14 +10,14 @@
 // slots count the sg arguments, not the context); the projection has an
 // output buffer (-1).
 // CHECK-SAME: sg.result_slots = [-1, 2]
-// The input rows go to f32 once per op (the kernels take f32 rows).
-// CHECK: call @sgc_rows_8_bf16(%[[X]], %[[XS:.*]]) :
-// CHECK: call @sgc_dispatch_linear_16x8_bf16_bf16(%[[EXEC]], %[[XS]], %[[W]], %{{.*}})
-// CHECK: call @sgc_dispatch_linear_8x8_bf16_bf16(%[[EXEC]],
-// CHECK-LABEL: func.func @sgc_linear_16x8_bf16_bf16(
+// The input rows go to f32 (and bf16, for the bf16 tiles) once per op.
+// CHECK: call @sgc_rows_8_bf16_b(%[[X]], %[[XS:.*]], %[[XB:.*]]) :
+// CHECK: call @sgc_dispatch_linear_16x8_bf16_bf16_dot(%[[EXEC]], %[[XS]], %[[XB]], %[[W]], %{{.*}})
+// CHECK: call @sgc_dispatch_linear_8x8_bf16_bf16_dot(%[[EXEC]],
+// CHECK-LABEL: func.func @sgc_linear_16x8_bf16_bf16_dot(
 // CHECK-SAME: index, %{{.*}}: index)
-// CHECK-LABEL: func.func private @sgc_dispatch_linear_16x8_bf16_bf16(!llvm.ptr, memref<?x8xf32>, memref<16x8xbf16>, memref<?x16xbf16>)
-// CHECK-SAME: sg.dispatch = @sgc_linear_16x8_bf16_bf16, sg.rows = 16 : i64
+// CHECK-LABEL: func.func private @sgc_dispatch_linear_16x8_bf16_bf16_dot(!llvm.ptr, memref<?x8xf32>, memref<?x8xbf16>, memref<16x8xbf16>, memref<?x16xbf16>)
+// CHECK-SAME: sg.dispatch = @sgc_linear_16x8_bf16_bf16_dot, sg.rows = 16 : i64
 func.func @layer(%x: tensor<?x8xbf16>, %pos: i64, %k: tensor<4x1x8xbf16>, %w: tensor<16x8xbf16>, %kw: tensor<8x8xbf16>)
     -> (tensor<?x16xbf16>, tensor<4x1x8xbf16>) {
   %y = sg.linear %x, %w : (tensor<?x8xbf16>, tensor<16x8xbf16>) -> tensor<?x16xbf16>

@@ -10,7 +10,7 @@
 // A bias is a kernel variant of its own (the decoder's kernels keep their
 // names and code) and one more buffer for the dispatcher.
 // CHECK-LABEL: func.func @bias_linear(
-// CHECK: call @sgc_dispatch_linear_32x32_bf16_bf16_bbf16(%arg0, %{{.*}}, %arg2, %arg3, %{{.*}})
+// CHECK: call @sgc_dispatch_linear_32x32_bf16_bf16_dot_bbf16(%arg0, %{{.*}}, %{{.*}}, %arg2, %arg3, %{{.*}})
 func.func @bias_linear(%x: tensor<18x32xbf16>, %w: tensor<32x32xbf16>, %b: tensor<32xbf16>) -> tensor<18x32xbf16> {
   %y = sg.linear %x, %w bias(%b) : (tensor<18x32xbf16>, tensor<32x32xbf16>, tensor<32xbf16>) -> tensor<18x32xbf16>
   return %y : tensor<18x32xbf16>
@@ -19,7 +19,7 @@ func.func @bias_linear(%x: tensor<18x32xbf16>, %w: tensor<32x32xbf16>, %b: tenso
 // A convolution weight is viewed as [out, c·ky·kx], row-major.
 // CHECK-LABEL: func.func @conv_linear(
 // CHECK: %[[W:.*]] = memref.collapse_shape %arg2 {{\[\[}}0], [1, 2, 3]] : memref<32x3x4x4xbf16> into memref<32x48xbf16>
-// CHECK: call @sgc_dispatch_linear_32x48_bf16_bf16_bbf16(%arg0, %{{.*}}, %[[W]], %arg3, %{{.*}})
+// CHECK: call @sgc_dispatch_linear_32x48_bf16_bf16_dot_bbf16(%arg0, %{{.*}}, %{{.*}}, %[[W]], %arg3, %{{.*}})
 func.func @conv_linear(%x: tensor<16x48xbf16>, %w: tensor<32x3x4x4xbf16>, %b: tensor<32xbf16>) -> tensor<16x32xbf16> {
   %y = sg.linear %x, %w bias(%b) : (tensor<16x48xbf16>, tensor<32x3x4x4xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
   return %y : tensor<16x32xbf16>
@@ -195,19 +195,19 @@ func.func @merge_image_rows(%x: tensor<6x32xbf16>, %e: tensor<6x32xf32>, %b: ten
 }
 
 
-// The biased kernel: the tile path adds 16 biases to 16 f32 sums and the
+// The biased kernel: the tile paths add 16 biases to 16 f32 sums and the
 // row path one, each before the one truncf.
-// CHECK-LABEL: func.func @sgc_linear_32x32_bf16_bf16_bbf16(
+// CHECK-LABEL: func.func @sgc_linear_32x32_bf16_bf16_dot_bbf16(
 // CHECK-SAME: %{{.*}}: memref<32xbf16>, %{{.*}}: memref<?x32xbf16>, %{{.*}}: index, %{{.*}}: index)
-// CHECK: %[[BV:.*]] = vector.load %arg2[%{{.*}}] : memref<32xbf16>, vector<16xbf16>
+// CHECK: %[[BV:.*]] = vector.load %arg3[%{{.*}}] : memref<32xbf16>, vector<16xbf16>
 // CHECK: %[[BVF:.*]] = arith.extf %[[BV]] : vector<16xbf16> to vector<16xf32>
 // CHECK: %[[SV:.*]] = arith.addf %{{.*}}, %[[BVF]] : vector<16xf32>
 // CHECK: arith.truncf %[[SV]] : vector<16xf32> to vector<16xbf16>
-// CHECK: %[[B:.*]] = memref.load %arg2[%{{.*}}] : memref<32xbf16>
+// CHECK: %[[B:.*]] = memref.load %arg3[%{{.*}}] : memref<32xbf16>
 // CHECK: %[[BF:.*]] = arith.extf %[[B]] : bf16 to f32
 // CHECK: %[[S:.*]] = arith.addf %{{.*}}, %[[BF]] : f32
 // CHECK: arith.truncf %[[S]] : f32 to bf16
-// CHECK-LABEL: func.func private @sgc_dispatch_linear_32x32_bf16_bf16_bbf16(!llvm.ptr, memref<?x32xf32>, memref<32x32xbf16>, memref<32xbf16>, memref<?x32xbf16>)
+// CHECK-LABEL: func.func private @sgc_dispatch_linear_32x32_bf16_bf16_dot_bbf16(!llvm.ptr, memref<?x32xf32>, memref<?x32xbf16>, memref<32x32xbf16>, memref<32xbf16>, memref<?x32xbf16>)
 
 // The encoder attention kernel: a key whose column is negative scores −inf
 // (no dot product), its exponential is exactly 0, and a query with no

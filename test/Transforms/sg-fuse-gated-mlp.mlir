@@ -10,8 +10,8 @@
 // CHECK-NOT: sg.mul
 // CHECK: return %[[P]]
 // LOWERED-LABEL: func.func @mlp
-// LOWERED: call @sgc_rows_96_bf16_n0wbf16_
-// LOWERED-NEXT: call @sgc_dispatch_gated_mlp_192_192x96_bf16_bf16(
+// LOWERED: call @sgc_rows_96_bf16_b_n0wbf16_
+// LOWERED-NEXT: call @sgc_dispatch_gated_mlp_192_192x96_bf16_bf16_dot(
 // LOWERED-NOT: call
 // The kernel computes gate, up, GELU and the product in one row loop.
 // LOWERED: func.func @sgc_gated_mlp_192_192x96

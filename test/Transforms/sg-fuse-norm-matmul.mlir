@@ -9,15 +9,17 @@
 // CHECK-NOT: sg.linear
 // CHECK: %[[R:.*]]:3 = sg.norm_linear %[[X]] norm(%[[N]]) weights(%[[WQ]], %[[WK]], %[[WV]]) {eps = {{.*}} : f64, sg.block = "layer", sg.layer = 3 : i64, weight_offset = 1 : i64}
 // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
-// One fused op is one kernel behind one dispatch; the normalized rows never
-// become a bf16 buffer of the body: the norm is applied while the rows are
-// widened to the kernel's f32 input (@sgc_rows_…_n1w…).
+// One fused op is one kernel behind one dispatch; the normalized rows are
+// no separate step of the body: the norm is applied while the rows are
+// written to the kernel's inputs (@sgc_rows_…_n1w…), f32 and, for the bf16
+// tiles, bf16 (_b).
 // LOWERED-LABEL: func.func @qkv
-// LOWERED-NOT: memref.alloc{{.*}}bf16
-// LOWERED: %[[XS:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x96xf32>
 // LOWERED-NOT: memref.alloc
-// LOWERED: call @sgc_rows_96_bf16_n1wbf16_{{[0-9A-F]+}}(%arg1, %arg2, %[[XS]])
-// LOWERED-NEXT: call @sgc_dispatch_linear_64_32_32x96_bf16_bf16(%arg0, %[[XS]],
+// LOWERED: %[[XS:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x96xf32>
+// LOWERED-NEXT: %[[XB:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x96xbf16>
+// LOWERED-NOT: memref.alloc
+// LOWERED: call @sgc_rows_96_bf16_b_n1wbf16_{{[0-9A-F]+}}(%arg1, %arg2, %[[XS]], %[[XB]])
+// LOWERED-NEXT: call @sgc_dispatch_linear_64_32_32x96_bf16_bf16_dot(%arg0, %[[XS]], %[[XB]],
 // LOWERED-NOT: call
 // LOWERED: return
 func.func @qkv(%x: tensor<?x96xbf16>, %n: tensor<96xbf16>, %wq: tensor<64x96xbf16>, %wk: tensor<32x96xbf16>, %wv: tensor<32x96xbf16>) -> (tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>) {

@@ -22,7 +22,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -152,6 +154,154 @@ void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
           });
 }
 
+/// Vectors of kLanes values the weighted sum over values keeps in registers
+/// while it walks the keys (8 x 16 f32: 8 independent FMA chains).
+constexpr int64_t kSumVectors = 8;
+/// Independent accumulators of a score's dot product.
+constexpr int64_t kDotChains = 4;
+
+/// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
+void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
+                  ValueRange idx, Value dst) {
+  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, n),
+          [&](OpBuilder &b, Location loc, Value dd) {
+            SmallVector<Value> indices(idx);
+            indices.push_back(dd);
+            memref::StoreOp::create(
+                b, loc, toF32(b, loc, memref::LoadOp::create(b, loc, src, indices)),
+                dst, ValueRange{dd});
+          });
+}
+
+/// sum_d qf[d] · f32(k[kIdx..., d]) over d in [0, n): kDotChains 16-lane
+/// FMA chains along d (a query row against one key without waiting on one
+/// chain's latency), their sum, one reassociating horizontal add, a scalar
+/// tail. With bf16 rows every product is exact in f32.
+Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qf, Value kBuf,
+                      ValueRange kIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Type elem = cast<MemRefType>(kBuf.getType()).getElementType();
+  auto indices = [&](Value col) {
+    SmallVector<Value> idx(kIdx);
+    idx.push_back(col);
+    return idx;
+  };
+  auto fma = [&](OpBuilder &b, Location loc, Value col, Value acc) -> Value {
+    Value kv = toF32(b, loc, vector::LoadOp::create(
+                                 b, loc, VectorType::get({kLanes}, elem), kBuf,
+                                 indices(col)));
+    Value qv = vector::LoadOp::create(b, loc, vecF32, qf, ValueRange{col});
+    return vector::FMAOp::create(b, loc, qv, kv, acc);
+  };
+  int64_t step = kLanes * kDotChains;
+  int64_t nMain = n - n % step, nVec = n - n % kLanes;
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> inits(kDotChains, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
+      constIndex(b, loc, step), inits,
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < kDotChains; ++c)
+          next.push_back(fma(b, loc,
+                             arith::AddIOp::create(b, loc, col,
+                                                   constIndex(b, loc, c * kLanes)),
+                             accs[c]));
+        scf::YieldOp::create(b, loc, next);
+      });
+  Value acc = main.getResult(0);
+  for (int64_t c = 1; c < kDotChains; ++c)
+    acc = arith::AddFOp::create(b, loc, acc, main.getResult(c));
+  auto vecTail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, nMain), constIndex(b, loc, nVec),
+      constIndex(b, loc, kLanes), ValueRange{acc},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        scf::YieldOp::create(b, loc, fma(b, loc, col, accs[0]));
+      });
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          vecTail.getResult(0),
+                                          arith::FastMathFlags::reassoc);
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
+      constIndex(b, loc, 1), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        Value qv = memref::LoadOp::create(b, loc, qf, ValueRange{col});
+        Value kv = toF32(b, loc, memref::LoadOp::create(b, loc, kBuf, indices(col)));
+        scf::YieldOp::create(b, loc,
+                             Value(math::FmaOp::create(b, loc, qv, kv, accs[0])));
+      });
+  return tail.getResult(0);
+}
+
+/// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
+/// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
+struct ValueRun {
+  Value tBegin, tEnd, vBuf;
+  std::function<SmallVector<Value>(OpBuilder &, Location, Value)> rowOf;
+};
+
+/// out[i, h, :] = round(sum_t probs[t] · f32(v_t[:])) over the runs in
+/// order: per column block of kSumVectors x kLanes, the block's f32 sums stay
+/// in registers across every key (one FMA per value, exact products with bf16
+/// probabilities and values, in key order); columns past whole vectors one
+/// at a time.
+void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
+                     ArrayRef<ValueRun> runs, Value out, Value i, Value h,
+                     Type ct) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  int64_t dVec = dv - dv % kLanes;
+  for (int64_t c0 = 0; c0 < dVec; c0 += kSumVectors * kLanes) {
+    int64_t vectors = std::min(kSumVectors, (dVec - c0) / kLanes);
+    SmallVector<Value> accs(vectors, zeroVec);
+    for (const ValueRun &run : runs) {
+      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            Value pv = vector::BroadcastOp::create(
+                b, loc, vecF32, memref::LoadOp::create(b, loc, probs, ValueRange{t}));
+            SmallVector<Value> row = run.rowOf(b, loc, t);
+            SmallVector<Value> next;
+            for (int64_t v = 0; v < vectors; ++v) {
+              SmallVector<Value> idx(row);
+              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
+              Value vv = toF32(b, loc, vector::LoadOp::create(
+                                           b, loc, VectorType::get({kLanes}, elem),
+                                           run.vBuf, idx));
+              next.push_back(vector::FMAOp::create(b, loc, pv, vv, iter[v]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      accs.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    for (int64_t v = 0; v < vectors; ++v)
+      vector::StoreOp::create(
+          b, loc, roundTo(b, loc, accs[v], ct), out,
+          ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+  }
+  for (int64_t col = dVec; col < dv; ++col) {
+    Value sum = constF32(b, loc, 0.0f);
+    for (const ValueRun &run : runs) {
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), ValueRange{sum},
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            Value pt = memref::LoadOp::create(b, loc, probs, ValueRange{t});
+            SmallVector<Value> idx = run.rowOf(b, loc, t);
+            idx.push_back(constIndex(b, loc, col));
+            Value vv = toF32(b, loc, memref::LoadOp::create(b, loc, run.vBuf, idx));
+            scf::YieldOp::create(b, loc,
+                                 Value(math::FmaOp::create(b, loc, pt, vv, iter[0])));
+          });
+      sum = loop.getResult(0);
+    }
+    memref::StoreOp::create(b, loc, roundTo(b, loc, sum, ct), out,
+                            ValueRange{i, h, constIndex(b, loc, col)});
+  }
+}
+
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
 Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
                  llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
@@ -164,18 +314,6 @@ Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
   b.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, elseFn(b, loc));
   return ifOp.getResult(0);
-}
-
-/// `cond ? thenFn() : elseFn()` for code without results.
-void emitIfElse(OpBuilder &b, Location loc, Value cond,
-                llvm::function_ref<void(OpBuilder &, Location)> thenFn,
-                llvm::function_ref<void(OpBuilder &, Location)> elseFn) {
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  thenFn(b, loc);
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  elseFn(b, loc);
 }
 
 /// Whether key `j` (a position of the chunk, j > p) is masked for query row
@@ -241,8 +379,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Value scores = memref::AllocOp::create(b, loc, scoresType, ValueRange{capacity},
                                          b.getI64IntegerAttr(64));
-  Value acc = memref::AllocOp::create(b, loc, MemRefType::get({spec.dv}, b.getF32Type()),
-                                      ValueRange{}, b.getI64IntegerAttr(64));
+  Value qf = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, b.getF32Type()),
+                                     ValueRange{}, b.getI64IntegerAttr(64));
 
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
   Value pos0 = arith::IndexCastOp::create(
@@ -281,29 +419,39 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
       auto slotOf = [&](OpBuilder &b, Location loc, Value j) -> Value {
         return ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
       };
-      // Pass 1: scores and their maximum.
-      auto scoreLoop = scf::ForOp::create(
-          b, loc, zero, numKeys, one, ValueRange{negInf},
+      // Keys [lo, cacheEnd) come from the cache, [cacheEnd, hi) from the
+      // chunk; score t belongs to key lo + t.
+      Value cacheEnd = arith::MaxSIOp::create(
+          b, loc, lo, Value(arith::MinSIOp::create(b, loc, hi, pos0)));
+      Value tCache = arith::SubIOp::create(b, loc, cacheEnd, lo);
+      emitRowToF32(b, loc, spec.d, q, ValueRange{i, h}, qf);
+      // The reference rounds q·k and the scaled score to its dtype.
+      auto finishScore = [&](OpBuilder &b, Location loc, Value qk) -> Value {
+        Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+        return toF32(b, loc,
+                     roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
+      };
+      // Pass 1: scores and their maximum, the cached keys then the chunk's.
+      auto cacheScores = scf::ForOp::create(
+          b, loc, zero, tCache, one, ValueRange{negInf},
+          [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
+            Value j = arith::AddIOp::create(b, loc, lo, t);
+            Value s = finishScore(b, loc,
+                                  emitQueryKeyDot(b, loc, spec.d, qf, kc,
+                                                  ValueRange{slotOf(b, loc, j), g}));
+            memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+            scf::YieldOp::create(b, loc,
+                                 Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
+          });
+      auto chunkScores = scf::ForOp::create(
+          b, loc, tCache, numKeys, one, cacheScores.getResults(),
           [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
             auto score = [&](OpBuilder &b, Location loc) -> Value {
-              Value fromCache = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::ult, j, pos0);
-              Value qk = emitIfElse(
-                  b, loc, b.getF32Type(), fromCache,
-                  [&](OpBuilder &b, Location loc) {
-                    return emitDot(b, loc, spec.d, q, ValueRange{i, h}, kc,
-                                   ValueRange{slotOf(b, loc, j), g});
-                  },
-                  [&](OpBuilder &b, Location loc) {
-                    Value row = arith::SubIOp::create(b, loc, j, pos0);
-                    return emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
-                                   ValueRange{row, g});
-                  });
-              // The reference rounds q·k and the scaled score to its dtype.
-              Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-              return toF32(b, loc,
-                           roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
+              Value row = arith::SubIOp::create(b, loc, j, pos0);
+              return finishScore(b, loc,
+                                 emitQueryKeyDot(b, loc, spec.d, qf, k,
+                                                 ValueRange{row, g}));
             };
             Value s;
             if (blocks) {
@@ -317,7 +465,7 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
             scf::YieldOp::create(b, loc,
                                  Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
           });
-      Value maxScore = scoreLoop.getResult(0);
+      Value maxScore = chunkScores.getResult(0);
       // Pass 2: exponentials and their sum (softmax in f32).
       auto sumLoop = scf::ForOp::create(
           b, loc, zero, numKeys, one, ValueRange{constF32(b, loc, 0.0f)},
@@ -336,27 +484,29 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
             scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, sum[0], e)));
           });
       Value inv = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), sumLoop.getResult(0));
-      // Pass 3: out = round(sum_t round(p_t) * v_t).
-      linalg::FillOp::create(b, loc, constF32(b, loc, 0.0f), acc);
+      // The probabilities, rounded to the dtype as the reference's are.
       emitFor(b, loc, zero, numKeys, [&](OpBuilder &b, Location loc, Value t) {
         Value e = memref::LoadOp::create(b, loc, scores, ValueRange{t});
-        Value pt = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
-        Value j = arith::AddIOp::create(b, loc, lo, t);
-        Value fromCache = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, pos0);
-        emitIfElse(
-            b, loc, fromCache,
-            [&](OpBuilder &b, Location loc) {
-              emitAxpy(b, loc, spec.dv, pt, acc, vc, ValueRange{slotOf(b, loc, j), g});
-            },
-            [&](OpBuilder &b, Location loc) {
-              Value row = arith::SubIOp::create(b, loc, j, pos0);
-              emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{row, g});
-            });
+        memref::StoreOp::create(
+            b, loc,
+            toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct)),
+            scores, ValueRange{t});
       });
-      storeRoundedRow(b, loc, zero, acc, out, i, h, spec.dv, ct);
+      // Pass 3: out = round(sum_t p_t · v_t), keys in order.
+      ValueRun cached{zero, tCache, vc,
+                      [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                        Value j = arith::AddIOp::create(b, loc, lo, t);
+                        return {slotOf(b, loc, j), g};
+                      }};
+      ValueRun fresh{tCache, numKeys, v,
+                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                       Value j = arith::AddIOp::create(b, loc, lo, t);
+                       return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
+                     }};
+      emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
     });
   });
-  memref::DeallocOp::create(b, loc, acc);
+  memref::DeallocOp::create(b, loc, qf);
   memref::DeallocOp::create(b, loc, scores);
   func::ReturnOp::create(b, loc);
   return func;

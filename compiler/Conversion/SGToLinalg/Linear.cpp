@@ -16,6 +16,20 @@
 // each loaded value feeds 6 or 2 FMAs instead of one. The sum over K runs in
 // order k = 0..K-1 per output.
 //
+// With bf16 activations and weights (the bf16 compute dtype) and an even K,
+// the kernel also carries a second tile path for CPUs with AVX512-BF16:
+// each step is one vdpbf16ps (x86vector.avx512.dot) per token, 16 rows x
+// one K pair, over a panel of the weights' bf16 pairs [K/2][kTileRows x 2]
+// and the activation pair of each token broadcast from a bf16 copy of the
+// rows. A bf16 x bf16 product is exact in f32 and the activations already
+// are bf16 values, so only the order of the f32 sum changes (pairs). Tiles
+// are kDotTileTokens x kTileRows; a block of fewer than kTileRows rows is
+// computed with zero rows and only its rows stored, so every row sums alike
+// however the rows were split over the threads. Which path runs is the
+// global @sgc_cpu_bf16_dot, which the object emitter defines per CPU variant
+// (LLVM folds the branch away; the baseline variant never sees the
+// instruction).
+//
 // Fewer tokens (decode), and the rows of a range that fill no whole block,
 // walk one weight row at a time (row-major bf16, as the checkpoint stores
 // it) with 4 independent vector<16xf32> accumulators along K: the structure
@@ -37,6 +51,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cstring>
@@ -53,8 +68,16 @@ static constexpr int64_t kPrefetchElements = 512;
 /// The register tile of the token path: tokens x output rows (one vector).
 static constexpr int64_t kTileTokens = 6;
 static constexpr int64_t kTileRows = 16;
-/// K steps per iteration of the tile loop (K % kUnroll run one at a time).
+/// K steps per iteration of the tile loop (K % kUnroll run one at a time);
+/// K pairs in the bf16 path.
 static constexpr int64_t kUnroll = 4;
+/// Tokens of a bf16 tile: 12 accumulators cover vdpbf16ps's latency at two
+/// a cycle, one 64-byte panel load and 12 broadcast pairs feed them.
+static constexpr int64_t kDotTileTokens = 12;
+static_assert(kDotTileTokens % kTileTokens == 0, "xs pads to both tiles");
+/// The i8 global, defined per CPU variant, that is 1 where the bf16 tiles
+/// may run (compiler/Target/CPU/ObjectEmitter.cpp).
+static constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
 
 namespace {
 
@@ -67,11 +90,13 @@ struct InputSpec {
   bool norm = false, normWeight = false;
   double eps = 0;
   int64_t offset = 0;
+  /// Also write the rows as bf16 (the bf16 tiles' activations).
+  bool bf16Copy = false;
 
   std::string name() const {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "rows_" << k << "_" << xType;
+    os << "rows_" << k << "_" << xType << (bf16Copy ? "_b" : "");
     if (norm) {
       uint64_t u;
       std::memcpy(&u, &eps, sizeof u);
@@ -95,6 +120,9 @@ struct KernelSpec {
   double cap = 0;
   /// The element type of the bias (one plain weight only); null without.
   Type biasType;
+  /// bf16 activations and weights, K even: the kernel has the bf16 tiles
+  /// and takes the bf16 copy of its input rows after the f32 one.
+  bool bf16Dot = false;
 
   int64_t totalRows() const {
     if (epilogue == Epilogue::GatedGelu)
@@ -115,7 +143,7 @@ struct KernelSpec {
     os << (epilogue == Epilogue::GatedGelu ? "gated_mlp" : "linear");
     for (int64_t r : rows)
       os << "_" << r;
-    os << "x" << k << "_" << wType << "_" << yType;
+    os << "x" << k << "_" << wType << "_" << yType << (bf16Dot ? "_dot" : "");
     if (biasType)
       os << "_b" << biasType;
     if (epilogue == Epilogue::Softcap) {
@@ -198,7 +226,8 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
 /// input row s, normalized first when the op carries the norm (sum of
 /// squares in order, mean, rsqrt, x·r·(offset + w), rounded to the input
 /// type: what sg.rms_norm computes); xs's rows past x's are zeroed (the
-/// padding of the last token tile).
+/// padding of the last token tile). With `bf16Copy`, xb gets the same rows
+/// as bf16 (exact: they are bf16 values).
 func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
                                   const InputSpec &spec) {
   std::string name = "sgc_" + spec.name();
@@ -210,6 +239,8 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
   if (spec.normWeight)
     args.push_back(MemRefType::get({spec.k}, spec.normType));
   args.push_back(MemRefType::get({dyn, spec.k}, b.getF32Type()));
+  if (spec.bf16Copy)
+    args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
@@ -218,7 +249,14 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
   b.setInsertionPointToStart(entry);
   Value x = entry->getArgument(0);
   Value normWeight = spec.normWeight ? entry->getArgument(1) : Value();
-  Value xs = entry->getArguments().back();
+  Value xs = entry->getArgument(spec.normWeight ? 2 : 1);
+  Value xb = spec.bf16Copy ? entry->getArguments().back() : Value();
+  auto storeRow = [&](OpBuilder &b, Location loc, Value v, Value s, Value col) {
+    memref::StoreOp::create(b, loc, toF32(b, loc, v), xs, ValueRange{s, col});
+    if (xb)
+      memref::StoreOp::create(b, loc, roundTo(b, loc, v, b.getBF16Type()), xb,
+                              ValueRange{s, col});
+  };
 
   Value zero = constIndex(b, loc, 0);
   Value kIdx = constIndex(b, loc, spec.k);
@@ -236,14 +274,13 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
                              : Value();
         v = emitNormalize(b, loc, v, r, w, spec.offset == 1, spec.xType);
       }
-      memref::StoreOp::create(b, loc, toF32(b, loc, v), xs, ValueRange{s, col});
+      storeRow(b, loc, v, s, col);
     });
   });
   emitFor(b, loc, tokens, dimOf(b, loc, xs, 0),
           [&](OpBuilder &b, Location loc, Value s) {
             emitFor(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value col) {
-              memref::StoreOp::create(b, loc, constF32(b, loc, 0.0f), xs,
-                                      ValueRange{s, col});
+              storeRow(b, loc, constF32(b, loc, 0.0f), s, col);
             });
           });
   func::ReturnOp::create(b, loc);
@@ -314,6 +351,98 @@ SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
   return SmallVector<Value>(tail.getResults());
 }
 
+/// panel[p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for rows at
+/// or past `hi`: the bf16 pairs of one block of rows, K-pair-major.
+void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
+                       Value panel, int64_t k) {
+  Value zero = constIndex(b, loc, 0);
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  Value zeroPair = arith::ConstantOp::create(
+      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
+  emitFor(b, loc, zero, constIndex(b, loc, kTileRows),
+          [&](OpBuilder &b, Location loc, Value j) {
+            Value row = arith::AddIOp::create(b, loc, n0, j);
+            Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, 2));
+            Value valid = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, row, hi);
+            emitFor(b, loc, zero, constIndex(b, loc, k / 2),
+                    [&](OpBuilder &b, Location loc, Value p) {
+                      auto pair = scf::IfOp::create(
+                          b, loc, valid,
+                          [&](OpBuilder &b, Location loc) {
+                            Value k0 = arith::MulIOp::create(
+                                b, loc, p, constIndex(b, loc, 2));
+                            scf::YieldOp::create(
+                                b, loc,
+                                Value(vector::LoadOp::create(
+                                    b, loc, pairType, w, ValueRange{row, k0})));
+                          },
+                          [&](OpBuilder &b, Location loc) {
+                            scf::YieldOp::create(b, loc, zeroPair);
+                          });
+                      vector::StoreOp::create(b, loc, pair.getResult(0), panel,
+                                              ValueRange{p, col});
+                    });
+          });
+}
+
+/// The bf16 tile: for tokens t0..t0+kDotTileTokens-1, kTileRows dot products
+/// each, one vdpbf16ps per token and K pair (its pair of activations
+/// broadcast to every row), K pairs in order.
+SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
+                               Value panel, Value t0, int64_t k) {
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  auto wordsType = VectorType::get({kTileRows}, b.getI32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf;
+  for (int64_t i = 0; i < kDotTileTokens; ++i)
+    rowsOf.push_back(arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i)));
+  auto step = [&](OpBuilder &b, Location loc, Value p,
+                  SmallVector<Value> &accs) {
+    Value wv = vector::LoadOp::create(b, loc, vecPairs, panel,
+                                      ValueRange{p, constIndex(b, loc, 0)});
+    Value col = arith::MulIOp::create(b, loc, p, constIndex(b, loc, 2));
+    for (int64_t i = 0; i < kDotTileTokens; ++i) {
+      Value pair = vector::LoadOp::create(b, loc, pairType, xb,
+                                          ValueRange{rowsOf[i], col});
+      Value word = vector::ExtractOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, wordType, pair),
+          ArrayRef<int64_t>{0});
+      Value xv = vector::BitCastOp::create(
+          b, loc, vecPairs, vector::BroadcastOp::create(b, loc, wordsType, word));
+      accs[i] = x86vector::DotBF16Op::create(b, loc, vecF32, accs[i], xv, wv);
+    }
+  };
+  int64_t pairs = k / 2;
+  int64_t pMain = pairs - pairs % kUnroll;
+  SmallVector<Value> inits(kDotTileTokens, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, pMain),
+      constIndex(b, loc, kUnroll), inits,
+      [&](OpBuilder &b, Location loc, Value p, ValueRange iter) {
+        SmallVector<Value> accs(iter);
+        for (int64_t u = 0; u < kUnroll; ++u)
+          step(b, loc,
+               u ? Value(arith::AddIOp::create(b, loc, p, constIndex(b, loc, u)))
+                 : p,
+               accs);
+        scf::YieldOp::create(b, loc, accs);
+      });
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, pMain), constIndex(b, loc, pairs),
+      constIndex(b, loc, 1), main.getResults(),
+      [&](OpBuilder &b, Location loc, Value p, ValueRange iter) {
+        SmallVector<Value> accs(iter);
+        step(b, loc, p, accs);
+        scf::YieldOp::create(b, loc, accs);
+      });
+  return SmallVector<Value>(tail.getResults());
+}
+
 /// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
 /// fused multiply-add per k, in order.
 Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
@@ -346,17 +475,93 @@ void emitForTileTokens(OpBuilder &b, Location loc, Value t0, Value tokens,
   }
 }
 
-/// The rows [lo, hi) of weight `w` (local row numbers) for every token,
-/// written to `out`: whole blocks of kTileRows through the tiles when the
-/// chunk has enough tokens, every other row one at a time.
-/// `epilogue(b, loc, dots, n)` turns f32 dot products (scalar, or a vector
-/// of the rows from n on) of local row `n` into the stored values.
-void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
-              ArrayRef<Value> weights, Value out, Value lo, Value hi,
-              Value tokens, ArrayRef<Value> panels,
-              llvm::function_ref<Value(OpBuilder &, Location, ValueRange,
-                                       Value)>
-                  epilogue) {
+/// What the tile paths of one kernel call work in, allocated once a call.
+struct TileBuffers {
+  /// The input rows in f32 and (bf16 tiles only) in bf16.
+  Value xs, xb;
+  /// Per weight: the f32 panel of the f32 tiles; the pair panel and a
+  /// [kDotTileTokens][kTileRows] spill of the bf16 tiles.
+  SmallVector<Value> panels, pairPanels, spills;
+  /// i1, true where the bf16 tiles run; null in a kernel without them.
+  Value useDot;
+};
+
+using EpilogueFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+
+/// Stores `v` (scalar or the vector of rows from n on) at out[t, n].
+void storeOutput(OpBuilder &b, Location loc, Value v, Value out, Value t,
+                 Value n) {
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+  else
+    memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+}
+
+/// The rows [lo, hi) of the weights through the bf16 tiles, blocks of
+/// kTileRows (the last one padded with zero rows) x kDotTileTokens tokens.
+/// Each tile's dot products go through the spill, so the epilogue is one
+/// loop over the tile's tokens, not one copy per token.
+void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+                 Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  Value zero = constIndex(b, loc, 0);
+  Value tileRows = constIndex(b, loc, kTileRows);
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  auto blocks = scf::ForOp::create(b, loc, lo, hi, tileRows);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(blocks.getBody());
+  Value n0 = blocks.getInductionVar();
+  for (auto [w, panel] : llvm::zip_equal(weights, bufs.pairPanels))
+    emitPackPairPanel(b, loc, w, n0, hi, panel, spec.k);
+  Value whole = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, n0, tileRows), hi);
+  Value blockRows = arith::SubIOp::create(b, loc, hi, n0);
+  auto tiles = scf::ForOp::create(b, loc, zero, dimOf(b, loc, bufs.xb, 0),
+                                  constIndex(b, loc, kDotTileTokens));
+  b.setInsertionPointToStart(tiles.getBody());
+  Value t0 = tiles.getInductionVar();
+  for (auto [panel, spill] : llvm::zip_equal(bufs.pairPanels, bufs.spills)) {
+    SmallVector<Value> dots = emitDotTile(b, loc, bufs.xb, panel, t0, spec.k);
+    for (auto [i, dot] : llvm::enumerate(dots))
+      vector::StoreOp::create(
+          b, loc, dot, spill,
+          ValueRange{constIndex(b, loc, i), zero});
+  }
+  Value count = arith::MinSIOp::create(
+      b, loc, constIndex(b, loc, kDotTileTokens),
+      arith::SubIOp::create(b, loc, tokens, t0));
+  auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+  b.setInsertionPointToStart(ifWhole.thenBlock());
+  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
+    SmallVector<Value> perWeight;
+    for (Value spill : bufs.spills)
+      perWeight.push_back(
+          vector::LoadOp::create(b, loc, vecF32, spill, ValueRange{i, zero}));
+    storeOutput(b, loc, epilogue(b, loc, perWeight, n0), out,
+                arith::AddIOp::create(b, loc, t0, i), n0);
+  });
+  b.setInsertionPointToStart(ifWhole.elseBlock());
+  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
+    emitFor(b, loc, zero, blockRows, [&](OpBuilder &b, Location loc, Value j) {
+      SmallVector<Value> perWeight;
+      for (Value spill : bufs.spills)
+        perWeight.push_back(
+            memref::LoadOp::create(b, loc, spill, ValueRange{i, j}));
+      Value n = arith::AddIOp::create(b, loc, n0, j);
+      storeOutput(b, loc, epilogue(b, loc, perWeight, n), out,
+                  arith::AddIOp::create(b, loc, t0, i), n);
+    });
+  });
+}
+
+/// The f32 tiles and the row path (see the file comment).
+void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+                 Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  Value xs = bufs.xs;
+  ArrayRef<Value> panels = bufs.panels;
   Value zero = constIndex(b, loc, 0);
   Value tileRows = constIndex(b, loc, kTileRows);
   Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
@@ -369,10 +574,7 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
   Value blockEnd = arith::SelectOp::create(
       b, loc, useTiles, Value(arith::AddIOp::create(b, loc, lo, whole)), lo);
   auto store = [&](OpBuilder &b, Location loc, Value v, Value t, Value n) {
-    if (isa<VectorType>(v.getType()))
-      vector::StoreOp::create(b, loc, v, out, ValueRange{t, n});
-    else
-      memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+    storeOutput(b, loc, v, out, t, n);
   };
 
   auto blocks = scf::ForOp::create(b, loc, lo, blockEnd, tileRows);
@@ -425,12 +627,51 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec, Value xs,
   });
 }
 
+/// The rows [lo, hi) of the weights (local row numbers) for every token,
+/// written to `out`, through whichever path the call takes.
+/// `epilogue(b, loc, dots, n)` turns f32 dot products (scalar, or a vector
+/// of the rows from n on) of local row `n` into the stored values.
+void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+              const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+              Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  if (!bufs.useDot) {
+    emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+    return;
+  }
+  auto path = scf::IfOp::create(b, loc, bufs.useDot, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(path.thenBlock());
+  emitDotRows(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+  b.setInsertionPointToStart(path.elseBlock());
+  emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+}
+
+/// i1: whether this CPU variant runs the bf16 tiles. Declares the flag
+/// global on first use; the object emitter defines it per variant.
+Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
+  auto i8 = b.getI8Type();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(kBf16DotFlag);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(b, loc, i8, /*isConstant=*/true,
+                                    LLVM::Linkage::External, kBf16DotFlag,
+                                    Attribute());
+  }
+  Value flag = LLVM::LoadOp::create(
+      b, loc, i8, LLVM::AddressOfOp::create(b, loc, global));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag,
+                               arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+}
+
 /// Emits the kernel function for `spec`.
 func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
                          StringRef name) {
   Location loc = module.getLoc();
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
+  if (spec.bf16Dot)
+    args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
   for (int64_t rows : spec.rows)
     args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
   if (spec.biasType)
@@ -448,7 +689,10 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   unsigned next = 0;
-  Value xs = entry->getArgument(next++);
+  TileBuffers bufs;
+  bufs.xs = entry->getArgument(next++);
+  if (spec.bf16Dot)
+    bufs.xb = entry->getArgument(next++);
   SmallVector<Value> weights, outputs;
   for (size_t i = 0; i < spec.rows.size(); ++i)
     weights.push_back(entry->getArgument(next++));
@@ -459,23 +703,39 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
   Value rowEnd = entry->getArgument(next++);
 
   Value tokens = dimOf(b, loc, outputs.front(), 0);
-  // One f32 panel per weight a block reads (the gated MLP's gate and up);
-  // empty when the chunk is too short for tiles (decode allocates nothing
-  // worth a system call).
+  // One panel per weight a block reads (the gated MLP's gate and up), of
+  // the path that runs; empty when the chunk is too short for tiles (decode
+  // allocates nothing worth a system call).
   Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                          tokens, constIndex(b, loc, kTileTokens));
-  Value panelRows = arith::SelectOp::create(b, loc, useTiles,
-                                            constIndex(b, loc, spec.k),
-                                            constIndex(b, loc, 0));
-  SmallVector<Value> panels;
-  for (unsigned i = 0; i < (spec.epilogue == Epilogue::GatedGelu ? 2 : 1); ++i)
-    panels.push_back(memref::AllocOp::create(
+  Value f32Tiles = useTiles;
+  if (spec.bf16Dot) {
+    bufs.useDot = arith::AndIOp::create(b, loc, useTiles,
+                                        loadBf16DotFlag(b, loc, module));
+    f32Tiles = arith::XOrIOp::create(b, loc, useTiles, bufs.useDot);
+  }
+  auto rowsIf = [&](Value cond, int64_t rows) -> Value {
+    return arith::SelectOp::create(b, loc, cond, constIndex(b, loc, rows),
+                                   constIndex(b, loc, 0));
+  };
+  unsigned numPanels = spec.epilogue == Epilogue::GatedGelu ? 2 : 1;
+  for (unsigned i = 0; i < numPanels; ++i) {
+    bufs.panels.push_back(memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic, kTileRows}, b.getF32Type()),
-        ValueRange{panelRows}, b.getI64IntegerAttr(64)));
+        ValueRange{rowsIf(f32Tiles, spec.k)}, b.getI64IntegerAttr(64)));
+    if (!spec.bf16Dot)
+      continue;
+    bufs.pairPanels.push_back(memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
+        ValueRange{rowsIf(bufs.useDot, spec.k / 2)}, b.getI64IntegerAttr(64)));
+    bufs.spills.push_back(memref::AllocaOp::create(
+        b, loc, MemRefType::get({kDotTileTokens, kTileRows}, b.getF32Type()),
+        b.getI64IntegerAttr(64)));
+  }
   Type yType = spec.yType;
   if (spec.epilogue == Epilogue::GatedGelu) {
-    emitRows(b, loc, spec, xs, weights, outputs[0], rowBegin, rowEnd, tokens,
-             panels,
+    emitRows(b, loc, spec, bufs, weights, outputs[0], rowBegin, rowEnd, tokens,
              [&](OpBuilder &b, Location loc, ValueRange dots, Value) -> Value {
                Value g = roundTo(b, loc, dots[0], yType);
                Value u = roundTo(b, loc, dots[1], yType);
@@ -497,8 +757,8 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
       hi = arith::MaxSIOp::create(b, loc, hi, lo);
       Value localLo = arith::SubIOp::create(b, loc, lo, off);
       Value localHi = arith::SubIOp::create(b, loc, hi, off);
-      emitRows(b, loc, spec, xs, {weights[i]}, outputs[i], localLo, localHi,
-               tokens, panels.front(),
+      emitRows(b, loc, spec, bufs, {weights[i]}, outputs[i], localLo, localHi,
+               tokens,
                [&](OpBuilder &b, Location loc, ValueRange dots,
                    Value n) -> Value {
                  Value dot = dots[0];
@@ -520,7 +780,7 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
       offset += rows;
     }
   }
-  for (Value panel : panels)
+  for (Value panel : llvm::concat<Value>(bufs.panels, bufs.pairPanels))
     memref::DeallocOp::create(b, loc, panel);
   func::ReturnOp::create(b, loc);
   return func;
@@ -632,30 +892,43 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   }
   for (Value w : weightBuffers)
     spec.rows.push_back(cast<MemRefType>(w.getType()).getDimSize(0));
+  // The bf16 tiles where they can run: bf16 rows and weights, K in pairs, a
+  // chunk that may be long enough for tiles.
+  bool shortChunk = !xType.isDynamicDim(0) && xType.getDimSize(0) < kTileTokens;
+  spec.bf16Dot = input.bf16Copy = input.xType.isBF16() && spec.wType.isBF16() &&
+                                  spec.k % 2 == 0 && !shortChunk;
 
-  // xs: the input rows in f32, padded to whole token tiles when the kernel
-  // will use tiles.
-  Value tiles = constIndex(b, loc, kTileTokens);
+  // xs (and xb): the input rows, padded to whole token tiles of either path
+  // when the kernel will use tiles (kDotTileTokens is a multiple of
+  // kTileTokens).
   Value tokens = dimOf(b, loc, state.lookup(x), 0);
+  Value pad = constIndex(b, loc, spec.bf16Dot ? kDotTileTokens : kTileTokens);
   Value padded = arith::SelectOp::create(
       b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens, tiles),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
+                            constIndex(b, loc, kTileTokens)),
       arith::MulIOp::create(
-          b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, tiles)), tiles),
+          b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, pad)), pad),
       tokens);
-  Value xs = memref::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic, input.k}, b.getF32Type()),
-      ValueRange{padded}, b.getI64IntegerAttr(64));
-  state.allocated.push_back(xs);
+  SmallVector<Value> inputRows;
+  for (Type type : {b.getF32Type(), b.getBF16Type()}) {
+    if (type.isBF16() && !spec.bf16Dot)
+      break;
+    inputRows.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, input.k}, type),
+        ValueRange{padded}, b.getI64IntegerAttr(64)));
+    state.allocated.push_back(inputRows.back());
+  }
   SmallVector<Value> rowArgs = {withDynamicTokens(b, loc, state.lookup(x))};
   if (normWeight)
     rowArgs.push_back(state.lookup(normWeight));
-  rowArgs.push_back(xs);
+  llvm::append_range(rowArgs, inputRows);
   func::CallOp::create(b, loc, getOrCreateInputRows(b, state.module, input),
                        rowArgs);
 
   func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
-  SmallVector<Value> args = {state.exec, xs};
+  SmallVector<Value> args = {state.exec};
+  llvm::append_range(args, inputRows);
   llvm::append_range(args, weightBuffers);
   if (bias)
     args.push_back(state.lookup(bias));

@@ -61,6 +61,8 @@ void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
   pm.addPass(arith::createArithExpandOpsPass(expand));
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.reassociateFPReductions = true;
+  // x86vector.avx512.dot (the bf16 tiles of Linear.cpp) -> its intrinsic.
+  vectorOptions.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcOptions;

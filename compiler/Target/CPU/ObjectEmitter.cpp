@@ -1,7 +1,8 @@
 //===- ObjectEmitter.cpp - LLVM dialect -> object file per CPU variant ----===//
 //
 // Part of sgc. Translates the lowered module to LLVM IR, gives every symbol
-// the variant's prefix (so several variants link into one library), runs
+// the variant's prefix (so several variants link into one library), defines
+// the flags the kernels branch on for the variant's features, runs
 // LLVM's O3 pipeline (without its loop unroller) for the variant's CPU and
 // emits an object file in memory.
 //
@@ -13,8 +14,11 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -60,6 +64,29 @@ static OwningOpRef<ModuleOp> stripForTranslation(ModuleOp module) {
   return copy;
 }
 
+/// Whether `variant` generates code with the LLVM feature `name`.
+static bool hasFeature(const CPUVariant &variant, StringRef name) {
+  SmallVector<StringRef> features;
+  StringRef(variant.features).split(features, ',');
+  return llvm::is_contained(features, ("+" + name).str());
+}
+
+/// The bf16 tiles' flag (compiler/Conversion/SGToLinalg/Linear.cpp): an
+/// internal constant, 1 where the variant has AVX512-BF16, so O3 keeps only
+/// the path the variant can run.
+static constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
+
+static void defineFeatureFlags(llvm::Module &module,
+                               const CPUVariant &variant) {
+  llvm::GlobalVariable *flag = module.getGlobalVariable(kBf16DotFlag);
+  if (!flag)
+    return;
+  flag->setInitializer(llvm::ConstantInt::get(
+      flag->getValueType(), hasFeature(variant, "avx512bf16") ? 1 : 0));
+  flag->setConstant(true);
+  flag->setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
 namespace {
 /// One variant on its way to an object file: its own LLVM context and module
 /// (so variants optimize on separate threads) and the target machine.
@@ -69,6 +96,10 @@ struct VariantJob {
   std::unique_ptr<llvm::TargetMachine> machine;
   llvm::SmallVector<char, 0> object;
   bool emitted = false;
+  /// The variant lacks AVX512-BF16 and yet its optimized code still calls
+  /// vdpbf16ps (the flag's branch did not fold): not emitted, it would not
+  /// select.
+  bool strayBf16Dot = false;
 };
 } // namespace
 
@@ -100,6 +131,7 @@ static LogicalResult translateVariant(ModuleOp module,
            << variant.cpu << "'";
   job.module->setDataLayout(job.machine->createDataLayout());
   job.module->setTargetTriple(triple);
+  defineFeatureFlags(*job.module, variant);
 
   for (llvm::Function &f : *job.module) {
     if (!f.isDeclaration()) {
@@ -136,6 +168,13 @@ static void optimizeAndEmit(VariantJob &job) {
   llvm::ModulePassManager mpm =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(*job.module, mam);
+  if (llvm::Function *dot = llvm::Intrinsic::getDeclarationIfExists(
+          job.module.get(), llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512);
+      dot && !dot->use_empty() &&
+      !job.machine->getMCSubtargetInfo()->checkFeatures("+avx512bf16")) {
+    job.strayBf16Dot = true;
+    return;
+  }
 
   llvm::raw_svector_ostream os(job.object);
   llvm::legacy::PassManager codegen;
@@ -174,6 +213,9 @@ mlir::sgc::emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants) {
 
   std::vector<std::string> objects;
   for (auto [variant, job] : llvm::zip_equal(variants, jobs)) {
+    if (job.strayBf16Dot)
+      return emitError(module.getLoc(), "internal error: the code for '")
+             << variant.cpu << "' still has bf16 dot products it cannot run";
     if (!job.emitted)
       return emitError(module.getLoc(), "the target cannot emit object files "
                                         "for '")

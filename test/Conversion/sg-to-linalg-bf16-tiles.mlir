@@ -1,0 +1,80 @@
+// RUN: sgc-opt %s -split-input-file -convert-sg-to-linalg | FileCheck %s
+
+// bf16 rows and weights with an even K: the rows are written as f32 and as
+// bf16, and the kernel carries the bf16 tiles behind the per-variant flag.
+// CHECK: llvm.mlir.global external constant @sgc_cpu_bf16_dot() {{.*}} : i8
+// CHECK-LABEL: func.func @proj(
+// CHECK: %[[XS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x96xf32>
+// CHECK: %[[XB:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x96xbf16>
+// CHECK: call @sgc_rows_96_bf16_b(%{{.*}}, %[[XS]], %[[XB]])
+// CHECK: call @sgc_dispatch_linear_64x96_bf16_bf16_dot(%{{.*}}, %[[XS]], %[[XB]], %{{.*}}, %{{.*}})
+// The rows, once: f32 for the f32 tiles and rows, bf16 for the bf16 tiles.
+// CHECK-LABEL: func.func private @sgc_rows_96_bf16_b(
+// CHECK-SAME: %[[RX:[a-z0-9]+]]: memref<?x96xbf16>, %[[RXS:[a-z0-9]+]]: memref<?x96xf32>, %[[RXB:[a-z0-9]+]]: memref<?x96xbf16>)
+// CHECK: %[[V:.*]] = memref.load %[[RX]]
+// CHECK: %[[VF:.*]] = arith.extf %[[V]] : bf16 to f32
+// CHECK: memref.store %[[VF]], %[[RXS]]
+// CHECK: memref.store %[[V]], %[[RXB]]
+// The kernel: the flag and the tile condition choose the path.
+// CHECK-LABEL: func.func @sgc_linear_64x96_bf16_bf16_dot(
+// CHECK-SAME: %{{.*}}: memref<?x96xf32>, %[[KXB:[a-z0-9]+]]: memref<?x96xbf16>, %[[W:[a-z0-9]+]]: memref<64x96xbf16>
+// CHECK: %[[ADDR:.*]] = llvm.mlir.addressof @sgc_cpu_bf16_dot : !llvm.ptr
+// CHECK: %[[FLAG:.*]] = llvm.load %[[ADDR]] : !llvm.ptr -> i8
+// CHECK: %[[ON:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i8
+// CHECK: %[[DOT:.*]] = arith.andi %[[TILES:.*]], %[[ON]] : i1
+// CHECK: %[[PANEL:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
+// CHECK: %[[SPILL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<12x16xf32>
+// CHECK: scf.if %[[DOT]] {
+// The pair panel: each row's bf16 pairs, zero past the rows' end.
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}] : memref<64x96xbf16>, vector<2xbf16>
+// CHECK: vector.store %{{.*}}, %[[PANEL]][%{{.*}}, %{{.*}}] : memref<?x32xbf16>, vector<2xbf16>
+// One step: 16 rows x 2 K from the panel, each token's pair broadcast, one
+// dot product per token of the 12.
+// CHECK: %[[WV:.*]] = vector.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<?x32xbf16>, vector<32xbf16>
+// CHECK: %[[PAIR:.*]] = vector.load %[[KXB]][%{{.*}}, %{{.*}}] : memref<?x96xbf16>, vector<2xbf16>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[X:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK: %[[XV:.*]] = vector.bitcast %[[X]] : vector<16xi32> to vector<32xbf16>
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[XV]], %[[WV]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-11: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[WV]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: %[[WV]]
+// CHECK: vector.load %[[PANEL]]
+// Spilled once per tile, the epilogue loops over the tile's tokens.
+// CHECK: vector.store %{{.*}}, %[[SPILL]][%{{.*}}, %{{.*}}] : memref<12x16xf32>, vector<16xf32>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// The other path: the f32 tiles and the row kernel.
+// CHECK: } else {
+// CHECK: vector.fma
+// CHECK-LABEL: func.func private @sgc_dispatch_linear_64x96_bf16_bf16_dot(
+func.func @proj(%x: tensor<?x96xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x64xbf16> {
+  %y = sg.linear %x, %w : (tensor<?x96xbf16>, tensor<64x96xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// f32 rows (--compute-dtype=f32), an odd K, or a chunk too short for tiles:
+// no bf16 tiles, no bf16 copy, no flag.
+// CHECK-LABEL: func.func @no_tiles(
+// CHECK: call @sgc_rows_96_f32(
+// CHECK: call @sgc_dispatch_linear_64x96_bf16_f32(
+// CHECK: call @sgc_rows_95_bf16(
+// CHECK: call @sgc_dispatch_linear_64x95_bf16_bf16(
+// CHECK: call @sgc_rows_96_bf16(
+// CHECK: call @sgc_dispatch_linear_64x96_bf16_bf16(
+// CHECK-LABEL: func.func @sgc_linear_64x96_bf16_f32(
+// CHECK-NOT: x86vector
+// CHECK-LABEL: func.func @sgc_linear_64x95_bf16_bf16(
+// CHECK-NOT: x86vector
+// CHECK-LABEL: func.func @sgc_linear_64x96_bf16_bf16(
+// CHECK-NOT: x86vector
+// CHECK-NOT: sgc_cpu_bf16_dot
+// CHECK: return
+func.func @no_tiles(%xf: tensor<?x96xf32>, %xo: tensor<?x95xbf16>, %x1: tensor<1x96xbf16>,
+                    %w: tensor<64x96xbf16>, %wo: tensor<64x95xbf16>)
+    -> (tensor<?x64xf32>, tensor<?x64xbf16>, tensor<1x64xbf16>) {
+  %a = sg.linear %xf, %w : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
+  %b = sg.linear %xo, %wo : (tensor<?x95xbf16>, tensor<64x95xbf16>) -> tensor<?x64xbf16>
+  %c = sg.linear %x1, %w : (tensor<1x96xbf16>, tensor<64x96xbf16>) -> tensor<1x64xbf16>
+  return %a, %b, %c : tensor<?x64xf32>, tensor<?x64xbf16>, tensor<1x64xbf16>
+}
