@@ -18,6 +18,8 @@
 
 #include <cmath>
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
@@ -66,62 +68,50 @@ static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
 // RMSNorm
 //===----------------------------------------------------------------------===//
 
-/// n = x * rsqrt(mean(x^2) + eps) in f32; result = round(n * (offset + w)).
+/// n = x * rsqrt(mean(x^2) + eps) in f32; result = round(n * (offset + w)),
+/// row by row over the last dimension with the helpers the fused norms use
+/// (emitRmsScale, emitNormalize), so fused and unfused norms agree bit for
+/// bit.
 static LogicalResult lowerRMSNorm(sg::RMSNormOp op, FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op.getLoc();
   Value x = state.lookup(op.getX());
   auto xType = cast<MemRefType>(x.getType());
-  unsigned rank = xType.getRank();
   int64_t width = xType.getShape().back();
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
-
-  // Sum of squares over the last dimension into an f32 buffer.
-  SmallVector<int64_t> rowShape(xType.getShape().drop_back());
-  Value sums = state.allocTemp(loc, rowShape, b.getF32Type());
-  linalg::FillOp::create(b, loc, constF32(b, loc, 0.0f), sums);
-  MLIRContext *ctx = b.getContext();
-  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  AffineMap rows = AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1);
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  iterators.back() = utils::IteratorType::reduction;
-  linalg::GenericOp::create(
-      b, loc, ValueRange{x}, ValueRange{sums}, ArrayRef<AffineMap>{full, rows},
-      iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value v = toF32(b, loc, args[0]);
-        Value sq = arith::MulFOp::create(b, loc, v, v);
-        linalg::YieldOp::create(b, loc,
-                                Value(arith::AddFOp::create(b, loc, args[1], sq)));
-      });
-
-  Value invWidth = constF32(b, loc, static_cast<float>(width));
-  Value eps = constF32(b, loc, static_cast<float>(op.getEps().convertToDouble()));
+  double eps = op.getEps().convertToDouble();
   Value weight = op.getWeight() ? state.lookup(op.getWeight()) : Value();
   bool plusOne = op.getWeightOffsetAttr().getInt() == 1;
-  SmallVector<Value> inputs = {x, sums};
-  SmallVector<AffineMap> maps = {full, rows};
-  if (weight) {
-    inputs.push_back(weight);
-    maps.push_back(AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1), ctx));
-  }
-  maps.push_back(full);
-  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
-  linalg::GenericOp::create(
-      b, loc, inputs, ValueRange{out}, maps, parallel,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value mean = arith::DivFOp::create(b, loc, args[1], invWidth);
-        Value r = math::RsqrtOp::create(
-            b, loc, Value(arith::AddFOp::create(b, loc, mean, eps)));
-        Value n = arith::MulFOp::create(b, loc, toF32(b, loc, args[0]), r);
-        if (weight) {
-          Value w = toF32(b, loc, args[2]);
-          if (plusOne)
-            w = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), w);
-          n = arith::MulFOp::create(b, loc, n, w);
+
+  // One loop per leading dimension, then the row.
+  std::function<void(OpBuilder &, Location, SmallVector<Value>)> rows =
+      [&](OpBuilder &b, Location loc, SmallVector<Value> idx) {
+        if (idx.size() + 1 < static_cast<size_t>(xType.getRank())) {
+          emitFor(b, loc, constIndex(b, loc, 0), dimOf(b, loc, x, idx.size()),
+                  [&](OpBuilder &b, Location loc, Value i) {
+                    SmallVector<Value> inner(idx);
+                    inner.push_back(i);
+                    rows(b, loc, inner);
+                  });
+          return;
         }
-        linalg::YieldOp::create(b, loc, roundTo(b, loc, n, ct));
-      });
+        auto load = [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+          return emitRowLoad(b, loc, x, idx, col, lanes);
+        };
+        Value r = emitRmsScale(b, loc, width, eps, load);
+        emitRowChunks(b, loc, width,
+                      [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+                        Value w = weight ? emitRowLoad(b, loc, weight, ValueRange{},
+                                                       col, lanes)
+                                         : Value();
+                        emitRowStore(b, loc,
+                                     emitNormalize(b, loc, load(b, loc, col, lanes),
+                                                   r, w, plusOne, ct),
+                                     out, idx, col);
+                      });
+      };
+  rows(b, loc, {});
   state.buffers.map(op.getResult(), out);
   return success();
 }

@@ -223,9 +223,9 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
 }
 
 /// The function `@sgc_rows_…(x, [norm weight], xs)`: xs[s, :] = f32 of
-/// input row s, normalized first when the op carries the norm (sum of
-/// squares in order, mean, rsqrt, x·r·(offset + w), rounded to the input
-/// type: what sg.rms_norm computes); xs's rows past x's are zeroed (the
+/// input row s, normalized first when the op carries the norm (emitRmsScale,
+/// then x·r·(offset + w) rounded to the input type: what sg.rms_norm
+/// computes), 16 columns at a time; xs's rows past x's are zeroed (the
 /// padding of the last token tile). With `bf16Copy`, xb gets the same rows
 /// as bf16 (exact: they are bf16 values).
 func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
@@ -252,30 +252,32 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
   Value xs = entry->getArgument(spec.normWeight ? 2 : 1);
   Value xb = spec.bf16Copy ? entry->getArguments().back() : Value();
   auto storeRow = [&](OpBuilder &b, Location loc, Value v, Value s, Value col) {
-    memref::StoreOp::create(b, loc, toF32(b, loc, v), xs, ValueRange{s, col});
+    emitRowStore(b, loc, toF32(b, loc, v), xs, ValueRange{s}, col);
     if (xb)
-      memref::StoreOp::create(b, loc, roundTo(b, loc, v, b.getBF16Type()), xb,
-                              ValueRange{s, col});
+      emitRowStore(b, loc, roundTo(b, loc, v, b.getBF16Type()), xb,
+                   ValueRange{s}, col);
   };
 
   Value zero = constIndex(b, loc, 0);
   Value kIdx = constIndex(b, loc, spec.k);
   Value tokens = dimOf(b, loc, x, 0);
   emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
-    auto load = [&](OpBuilder &b, Location loc, Value col) -> Value {
-      return memref::LoadOp::create(b, loc, x, ValueRange{s, col});
+    auto load = [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+      return emitRowLoad(b, loc, x, ValueRange{s}, col, lanes);
     };
     Value r = spec.norm ? emitRmsScale(b, loc, spec.k, spec.eps, load) : Value();
-    emitFor(b, loc, zero, kIdx, [&](OpBuilder &b, Location loc, Value col) {
-      Value v = load(b, loc, col);
-      if (spec.norm) {
-        Value w = normWeight ? Value(memref::LoadOp::create(b, loc, normWeight,
-                                                            ValueRange{col}))
-                             : Value();
-        v = emitNormalize(b, loc, v, r, w, spec.offset == 1, spec.xType);
-      }
-      storeRow(b, loc, v, s, col);
-    });
+    emitRowChunks(b, loc, spec.k,
+                  [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+                    Value v = load(b, loc, col, lanes);
+                    if (spec.norm) {
+                      Value w = normWeight ? emitRowLoad(b, loc, normWeight,
+                                                         ValueRange{}, col, lanes)
+                                           : Value();
+                      v = emitNormalize(b, loc, v, r, w, spec.offset == 1,
+                                        spec.xType);
+                    }
+                    storeRow(b, loc, v, s, col);
+                  });
   });
   emitFor(b, loc, tokens, dimOf(b, loc, xs, 0),
           [&](OpBuilder &b, Location loc, Value s) {

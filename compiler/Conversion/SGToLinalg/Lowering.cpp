@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -143,19 +144,51 @@ Value FunctionLowering::bufferFor(Location loc, Value result) {
   return allocTemp(loc, type.getShape(), type.getElementType());
 }
 
-Value lowering::emitRmsScale(
-    OpBuilder &b, Location loc, int64_t width, double eps,
-    llvm::function_ref<Value(OpBuilder &, Location, Value)> load) {
-  auto sum = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, width),
-      constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
-      [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
-        Value v = toF32(b, loc, load(b, loc, k));
-        Value sq = arith::MulFOp::create(b, loc, v, v);
-        scf::YieldOp::create(b, loc,
-                             Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+Value lowering::emitRmsScale(OpBuilder &b, Location loc, int64_t width,
+                             double eps, RowLoadFn load) {
+  constexpr int64_t chains = 4;
+  auto vecF32 = VectorType::get({kNormLanes}, b.getF32Type());
+  auto square = [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
+                    Value acc) -> Value {
+    Value v = toF32(b, loc, load(b, loc, col, lanes));
+    return arith::AddFOp::create(b, loc, acc,
+                                 Value(arith::MulFOp::create(b, loc, v, v)));
+  };
+  int64_t step = kNormLanes * chains;
+  int64_t wMain = width - width % step, wVec = width - width % kNormLanes;
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> inits(chains, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, wMain),
+      constIndex(b, loc, step), inits,
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < chains; ++c)
+          next.push_back(square(
+              b, loc,
+              arith::AddIOp::create(b, loc, col, constIndex(b, loc, c * kNormLanes)),
+              kNormLanes, accs[c]));
+        scf::YieldOp::create(b, loc, next);
       });
-  Value mean = arith::DivFOp::create(b, loc, sum.getResult(0),
+  auto vecTail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, wMain), constIndex(b, loc, wVec),
+      constIndex(b, loc, kNormLanes), ValueRange{main.getResult(0)},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        scf::YieldOp::create(b, loc, square(b, loc, col, kNormLanes, accs[0]));
+      });
+  Value pair0 = arith::AddFOp::create(b, loc, vecTail.getResult(0), main.getResult(1));
+  Value pair1 = arith::AddFOp::create(b, loc, main.getResult(2), main.getResult(3));
+  Value sum = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::ADD,
+      arith::AddFOp::create(b, loc, pair0, pair1), arith::FastMathFlags::reassoc);
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, wVec), constIndex(b, loc, width),
+      constIndex(b, loc, 1), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        scf::YieldOp::create(b, loc, square(b, loc, col, 1, acc[0]));
+      });
+  Value mean = arith::DivFOp::create(b, loc, tail.getResult(0),
                                      constF32(b, loc, static_cast<float>(width)));
   return math::RsqrtOp::create(
       b, loc,
@@ -165,12 +198,51 @@ Value lowering::emitRmsScale(
 
 Value lowering::emitNormalize(OpBuilder &b, Location loc, Value x, Value r,
                               Value w, bool plusOne, Type ct) {
-  Value v = arith::MulFOp::create(b, loc, toF32(b, loc, x), r);
+  Value xf = toF32(b, loc, x);
+  if (auto vec = dyn_cast<VectorType>(xf.getType()))
+    r = vector::BroadcastOp::create(b, loc, vec, r);
+  Value v = arith::MulFOp::create(b, loc, xf, r);
   if (w) {
     Value wf = toF32(b, loc, w);
     if (plusOne)
-      wf = arith::AddFOp::create(b, loc, constF32(b, loc, 1.0f), wf);
+      wf = arith::AddFOp::create(b, loc, constF32Like(b, loc, 1.0f, wf.getType()),
+                                 wf);
     v = arith::MulFOp::create(b, loc, v, wf);
   }
   return roundTo(b, loc, v, ct);
+}
+
+Value lowering::emitRowLoad(OpBuilder &b, Location loc, Value buf,
+                            ValueRange idx, Value col, int64_t lanes) {
+  SmallVector<Value> indices(idx);
+  indices.push_back(col);
+  if (lanes == 1)
+    return memref::LoadOp::create(b, loc, buf, indices);
+  Type elem = cast<MemRefType>(buf.getType()).getElementType();
+  return vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem), buf,
+                                indices);
+}
+
+void lowering::emitRowStore(OpBuilder &b, Location loc, Value v, Value buf,
+                            ValueRange idx, Value col) {
+  SmallVector<Value> indices(idx);
+  indices.push_back(col);
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, buf, indices);
+  else
+    memref::StoreOp::create(b, loc, v, buf, indices);
+}
+
+void lowering::emitRowChunks(
+    OpBuilder &b, Location loc, int64_t width,
+    llvm::function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
+  int64_t wVec = width - width % kNormLanes;
+  scf::ForOp::create(b, loc, constIndex(b, loc, 0), constIndex(b, loc, wVec),
+                     constIndex(b, loc, kNormLanes), ValueRange{},
+                     [&](OpBuilder &b, Location loc, Value col, ValueRange) {
+                       body(b, loc, col, kNormLanes);
+                       scf::YieldOp::create(b, loc);
+                     });
+  emitFor(b, loc, constIndex(b, loc, wVec), constIndex(b, loc, width),
+          [&](OpBuilder &b, Location loc, Value col) { body(b, loc, col, 1); });
 }

@@ -125,16 +125,43 @@ std::string getOrCreateInvFreqGlobal(OpBuilder &b, Operation *symbolTable,
 Value getInvFreqTable(FunctionLowering &state, Location loc,
                       ArrayRef<float> inv);
 
-/// RMSNorm's scale of one row as sg.rms_norm computes it: the f32 sum of
-/// squares in order k = 0..width-1, then rsqrt(sum / width + eps);
-/// `load(b, loc, k)` loads element k.
-Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
-                   llvm::function_ref<Value(OpBuilder &, Location, Value)> load);
+/// Loads `lanes` consecutive elements of a row from column `col`: a
+/// vector<lanes x T>, or the scalar T when lanes is 1.
+using RowLoadFn =
+    llvm::function_ref<Value(OpBuilder &, Location, Value col, int64_t lanes)>;
 
-/// One normalized element, round(f32(x)·r·(offset + f32(w))), or
-/// round(f32(x)·r) without a weight, in type `ct`.
+/// Lanes of the vectorized norm loops.
+constexpr int64_t kNormLanes = 16;
+
+/// RMSNorm's scale of one row, the one definition every norm of a model
+/// shares (so fused and unfused norms agree bit for bit): the f32 sum of
+/// squares in 4 chains of kNormLanes lanes (column c in chain (c / 16) % 4,
+/// the columns past whole 64s in chain 0), the chains added pairwise, one
+/// reassociating horizontal add, the columns past whole vectors in order;
+/// then rsqrt(sum / width + eps).
+Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
+                   RowLoadFn load);
+
+/// One normalized element (or vector of them), round(f32(x)·r·(offset +
+/// f32(w))), or round(f32(x)·r) without a weight, in type `ct`; `r` is the
+/// f32 scale.
 Value emitNormalize(OpBuilder &b, Location loc, Value x, Value r, Value w,
                     bool plusOne, Type ct);
+
+/// buf[idx..., col .. col + lanes): a vector load, or a scalar one for 1.
+Value emitRowLoad(OpBuilder &b, Location loc, Value buf, ValueRange idx,
+                  Value col, int64_t lanes);
+
+/// Stores `v` (vector or scalar) at buf[idx..., col].
+void emitRowStore(OpBuilder &b, Location loc, Value v, Value buf,
+                  ValueRange idx, Value col);
+
+/// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
+/// at a time, then one at a time (lanes 1).
+void emitRowChunks(OpBuilder &b, Location loc, int64_t width,
+                   llvm::function_ref<void(OpBuilder &, Location, Value col,
+                                           int64_t lanes)>
+                       body);
 
 /// cos and sin of `pf` · table[k] (f32), each rounded to `ct`, as f32: the
 /// reference casts its f32 tables to the activation dtype.

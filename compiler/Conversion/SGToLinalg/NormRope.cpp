@@ -73,8 +73,9 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
     if (window > 0)
       slot = arith::RemUIOp::create(b, loc, p, constIndex(b, loc, window));
     emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
-      auto load = [&](OpBuilder &b, Location loc, Value k) -> Value {
-        return memref::LoadOp::create(b, loc, x, ValueRange{s, h, k});
+      auto load = [&](OpBuilder &b, Location loc, Value k,
+                      int64_t lanes = 1) -> Value {
+        return emitRowLoad(b, loc, x, ValueRange{s, h}, k, lanes);
       };
       Value r = emitRmsScale(b, loc, d, op.getEps().convertToDouble(), load);
       emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
