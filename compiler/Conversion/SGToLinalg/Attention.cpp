@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <algorithm>
 #include <cstring>
@@ -234,6 +235,56 @@ Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qf, Value kBu
   return tail.getResult(0);
 }
 
+/// The same score from bf16 rows with vdpbf16ps (x86vector.avx512.dot):
+/// q[qIdx..., :] · k[kIdx..., :], 32 columns (16 pairs) a step in kDotChains
+/// chains of 16 f32 lanes, no widening; n a multiple of 32. Exact products,
+/// so only the order of the f32 sum differs from emitQueryKeyDot.
+Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, int64_t n, Value qBuf,
+                          ValueRange qIdx, Value kBuf, ValueRange kIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  auto load = [&](OpBuilder &b, Location loc, Value buf, ValueRange idx,
+                  Value col) -> Value {
+    SmallVector<Value> indices(idx);
+    indices.push_back(col);
+    return vector::LoadOp::create(b, loc, vecPairs, buf, indices);
+  };
+  auto dot = [&](OpBuilder &b, Location loc, Value col, Value acc) -> Value {
+    return x86vector::DotBF16Op::create(b, loc, vecF32, acc,
+                                        load(b, loc, qBuf, qIdx, col),
+                                        load(b, loc, kBuf, kIdx, col));
+  };
+  int64_t width = 2 * kLanes, step = width * kDotChains;
+  int64_t nMain = n - n % step;
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> inits(kDotChains, zeroVec);
+  auto main = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
+      constIndex(b, loc, step), inits,
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < kDotChains; ++c)
+          next.push_back(dot(b, loc,
+                             arith::AddIOp::create(b, loc, col,
+                                                   constIndex(b, loc, c * width)),
+                             accs[c]));
+        scf::YieldOp::create(b, loc, next);
+      });
+  Value acc = main.getResult(0);
+  for (int64_t c = 1; c < kDotChains; ++c)
+    acc = arith::AddFOp::create(b, loc, acc, main.getResult(c));
+  auto tail = scf::ForOp::create(
+      b, loc, constIndex(b, loc, nMain), constIndex(b, loc, n),
+      constIndex(b, loc, width), ValueRange{acc},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        scf::YieldOp::create(b, loc, dot(b, loc, col, accs[0]));
+      });
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                     tail.getResult(0),
+                                     arith::FastMathFlags::reassoc);
+}
+
 /// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
 /// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
 struct ValueRun {
@@ -389,6 +440,9 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value scale = constF32(b, loc, static_cast<float>(spec.scale));
   Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
   Value windowIdx = constIndex(b, loc, spec.window);
+  Value dotFlag;
+  if (ct.isBF16() && spec.cacheType.isBF16() && spec.d % (2 * kLanes) == 0)
+    dotFlag = loadBf16DotFlag(b, loc, module);
 
   emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
     Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
@@ -425,6 +479,21 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
           b, loc, lo, Value(arith::MinSIOp::create(b, loc, hi, pos0)));
       Value tCache = arith::SubIOp::create(b, loc, cacheEnd, lo);
       emitRowToF32(b, loc, spec.d, q, ValueRange{i, h}, qf);
+      // q·k of one key: vdpbf16ps where the variant has it (bf16 rows).
+      auto queryKey = [&](OpBuilder &b, Location loc, Value keys,
+                          ValueRange keyIdx) -> Value {
+        if (!dotFlag)
+          return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
+        return emitIfElse(
+            b, loc, b.getF32Type(), dotFlag,
+            [&](OpBuilder &b, Location loc) {
+              return emitQueryKeyDotBf16(b, loc, spec.d, q, ValueRange{i, h},
+                                         keys, keyIdx);
+            },
+            [&](OpBuilder &b, Location loc) {
+              return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
+            });
+      };
       // The reference rounds q·k and the scaled score to its dtype.
       auto finishScore = [&](OpBuilder &b, Location loc, Value qk) -> Value {
         Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
@@ -436,9 +505,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
           b, loc, zero, tCache, one, ValueRange{negInf},
           [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
-            Value s = finishScore(b, loc,
-                                  emitQueryKeyDot(b, loc, spec.d, qf, kc,
-                                                  ValueRange{slotOf(b, loc, j), g}));
+            Value s = finishScore(
+                b, loc, queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g}));
             memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
             scf::YieldOp::create(b, loc,
                                  Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
@@ -449,9 +517,7 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
             Value j = arith::AddIOp::create(b, loc, lo, t);
             auto score = [&](OpBuilder &b, Location loc) -> Value {
               Value row = arith::SubIOp::create(b, loc, j, pos0);
-              return finishScore(b, loc,
-                                 emitQueryKeyDot(b, loc, spec.d, qf, k,
-                                                 ValueRange{row, g}));
+              return finishScore(b, loc, queryKey(b, loc, k, ValueRange{row, g}));
             };
             Value s;
             if (blocks) {

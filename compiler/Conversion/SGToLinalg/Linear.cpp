@@ -75,9 +75,7 @@ static constexpr int64_t kUnroll = 4;
 /// a cycle, one 64-byte panel load and 12 broadcast pairs feed them.
 static constexpr int64_t kDotTileTokens = 12;
 static_assert(kDotTileTokens % kTileTokens == 0, "xs pads to both tiles");
-/// The i8 global, defined per CPU variant, that is 1 where the bf16 tiles
-/// may run (compiler/Target/CPU/ObjectEmitter.cpp).
-static constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
+
 
 namespace {
 
@@ -646,24 +644,6 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec,
   emitDotRows(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
   b.setInsertionPointToStart(path.elseBlock());
   emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
-}
-
-/// i1: whether this CPU variant runs the bf16 tiles. Declares the flag
-/// global on first use; the object emitter defines it per variant.
-Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
-  auto i8 = b.getI8Type();
-  auto global = module.lookupSymbol<LLVM::GlobalOp>(kBf16DotFlag);
-  if (!global) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    global = LLVM::GlobalOp::create(b, loc, i8, /*isConstant=*/true,
-                                    LLVM::Linkage::External, kBf16DotFlag,
-                                    Attribute());
-  }
-  Value flag = LLVM::LoadOp::create(
-      b, loc, i8, LLVM::AddressOfOp::create(b, loc, global));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag,
-                               arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
 }
 
 /// Emits the kernel function for `spec`.

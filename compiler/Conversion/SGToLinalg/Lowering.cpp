@@ -246,3 +246,20 @@ void lowering::emitRowChunks(
   emitFor(b, loc, constIndex(b, loc, wVec), constIndex(b, loc, width),
           [&](OpBuilder &b, Location loc, Value col) { body(b, loc, col, 1); });
 }
+
+Value lowering::loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
+  auto i8 = b.getI8Type();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(kBf16DotFlag);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(b, loc, i8, /*isConstant=*/true,
+                                    LLVM::Linkage::External, kBf16DotFlag,
+                                    Attribute());
+  }
+  Value flag = LLVM::LoadOp::create(
+      b, loc, i8, LLVM::AddressOfOp::create(b, loc, global));
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, flag,
+      arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+}

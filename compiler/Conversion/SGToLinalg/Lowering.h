@@ -156,6 +156,15 @@ Value emitRowLoad(OpBuilder &b, Location loc, Value buf, ValueRange idx,
 void emitRowStore(OpBuilder &b, Location loc, Value v, Value buf,
                   ValueRange idx, Value col);
 
+/// The i8 global, defined per CPU variant by the object emitter
+/// (compiler/Target/CPU/ObjectEmitter.cpp), that is 1 where the CPU has
+/// AVX512-BF16, so kernels may use x86vector.avx512.dot (vdpbf16ps).
+constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
+
+/// i1: whether this CPU variant runs bf16 dot products. Declares the flag
+/// global in `module` on first use; LLVM folds the load to a constant.
+Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module);
+
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
 void emitRowChunks(OpBuilder &b, Location loc, int64_t width,
