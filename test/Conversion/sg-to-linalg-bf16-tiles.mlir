@@ -22,12 +22,17 @@
 // CHECK: %[[FLAG:.*]] = llvm.load %[[ADDR]] : !llvm.ptr -> i8
 // CHECK: %[[ON:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i8
 // CHECK: %[[DOT:.*]] = arith.andi %[[TILES:.*]], %[[ON]] : i1
-// CHECK: %[[PANEL:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
 // CHECK: %[[SPILL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<12x16xf32>
 // CHECK: scf.if %[[DOT]] {
-// The pair panel: each row's bf16 pairs, zero past the rows' end.
+// The pair panels of the call's row blocks, packed once: each row's bf16
+// pairs, zero past the rows' end.
+// CHECK: %[[PANEL:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}] : memref<64x96xbf16>, vector<2xbf16>
 // CHECK: vector.store %{{.*}}, %[[PANEL]][%{{.*}}, %{{.*}}] : memref<?x32xbf16>, vector<2xbf16>
+// Then per super-block of tokens, per row block, its tiles.
+// CHECK: scf.for %[[TB:.*]] = %{{.*}} to %{{.*}} step %c2724
+// CHECK: scf.for %[[NB:.*]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: scf.for %{{.*}} = %[[TB]] to %{{.*}} step %c12
 // One step: 16 rows x 2 K from the panel, each token's pair broadcast, one
 // dot product per token of the 12.
 // CHECK: %[[WV:.*]] = vector.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<?x32xbf16>, vector<32xbf16>
@@ -42,6 +47,7 @@
 // Spilled once per tile, the epilogue loops over the tile's tokens.
 // CHECK: vector.store %{{.*}}, %[[SPILL]][%{{.*}}, %{{.*}}] : memref<12x16xf32>, vector<16xf32>
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: memref.dealloc %[[PANEL]] : memref<?x32xbf16>
 // The other path: the f32 tiles and the row kernel.
 // CHECK: } else {
 // CHECK: vector.fma

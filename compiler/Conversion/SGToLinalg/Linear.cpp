@@ -54,6 +54,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -351,10 +352,11 @@ SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
   return SmallVector<Value>(tail.getResults());
 }
 
-/// panel[p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for rows at
-/// or past `hi`: the bf16 pairs of one block of rows, K-pair-major.
+/// panel[base + p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for
+/// rows at or past `hi`: the bf16 pairs of one block of rows, K-pair-major,
+/// from row `base` of the panels.
 void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
-                       Value panel, int64_t k) {
+                       Value panel, Value base, int64_t k) {
   Value zero = constIndex(b, loc, 0);
   auto pairType = VectorType::get({2}, b.getBF16Type());
   Value zeroPair = arith::ConstantOp::create(
@@ -380,8 +382,9 @@ void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
                           [&](OpBuilder &b, Location loc) {
                             scf::YieldOp::create(b, loc, zeroPair);
                           });
-                      vector::StoreOp::create(b, loc, pair.getResult(0), panel,
-                                              ValueRange{p, col});
+                      vector::StoreOp::create(
+                          b, loc, pair.getResult(0), panel,
+                          ValueRange{arith::AddIOp::create(b, loc, base, p), col});
                     });
           });
 }
@@ -390,7 +393,7 @@ void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
 /// each, one vdpbf16ps per token and K pair (its pair of activations
 /// broadcast to every row), K pairs in order.
 SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
-                               Value panel, Value t0, int64_t k) {
+                               Value panel, Value base, Value t0, int64_t k) {
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
   auto pairType = VectorType::get({2}, b.getBF16Type());
@@ -403,8 +406,9 @@ SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
     rowsOf.push_back(arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i)));
   auto step = [&](OpBuilder &b, Location loc, Value p,
                   SmallVector<Value> &accs) {
-    Value wv = vector::LoadOp::create(b, loc, vecPairs, panel,
-                                      ValueRange{p, constIndex(b, loc, 0)});
+    Value wv = vector::LoadOp::create(
+        b, loc, vecPairs, panel,
+        ValueRange{arith::AddIOp::create(b, loc, base, p), constIndex(b, loc, 0)});
     Value col = arith::MulIOp::create(b, loc, p, constIndex(b, loc, 2));
     for (int64_t i = 0; i < kDotTileTokens; ++i) {
       Value pair = vector::LoadOp::create(b, loc, pairType, xb,
@@ -479,9 +483,9 @@ void emitForTileTokens(OpBuilder &b, Location loc, Value t0, Value tokens,
 struct TileBuffers {
   /// The input rows in f32 and (bf16 tiles only) in bf16.
   Value xs, xb;
-  /// Per weight: the f32 panel of the f32 tiles; the pair panel and a
-  /// [kDotTileTokens][kTileRows] spill of the bf16 tiles.
-  SmallVector<Value> panels, pairPanels, spills;
+  /// Per weight: the f32 panel of the f32 tiles; a [kDotTileTokens]
+  /// [kTileRows] spill of the bf16 tiles (which pack their own panels).
+  SmallVector<Value> panels, spills;
   /// i1, true where the bf16 tiles run; null in a kernel without them.
   Value useDot;
 };
@@ -498,32 +502,71 @@ void storeOutput(OpBuilder &b, Location loc, Value v, Value out, Value t,
     memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
 }
 
-/// The rows [lo, hi) of the weights through the bf16 tiles, blocks of
-/// kTileRows (the last one padded with zero rows) x kDotTileTokens tokens.
-/// Each tile's dot products go through the spill, so the epilogue is one
-/// loop over the tile's tokens, not one copy per token.
+/// Tokens of a super-block of the bf16 path: the activations of that many
+/// tokens (K bf16 each) stay within this much of L2 while every row block
+/// of the call passes over them.
+static constexpr int64_t kSuperBlockBytes = 512 * 1024;
+
+/// The rows [lo, hi) of the weights through the bf16 tiles: every block of
+/// kTileRows rows (the last one padded with zero rows) is packed once a
+/// call, then per super-block of tokens (sized for L2, whole tiles) every
+/// block runs its tiles of kDotTileTokens tokens over it. Each tile's dot
+/// products go through the spill, so the epilogue is one loop over the
+/// tile's tokens, not one copy per token. Every output still sums its K
+/// pairs in order in one tile, so the blocking changes no bit.
 void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
                  Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
   Value zero = constIndex(b, loc, 0);
   Value tileRows = constIndex(b, loc, kTileRows);
+  Value pairs = constIndex(b, loc, spec.k / 2);
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
-  auto blocks = scf::ForOp::create(b, loc, lo, hi, tileRows);
+  Value numBlocks = arith::CeilDivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, hi, lo), tileRows);
+  SmallVector<Value> panels;
+  for (Value w : weights) {
+    Value panel = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
+        ValueRange{arith::MulIOp::create(b, loc, numBlocks, pairs)},
+        b.getI64IntegerAttr(64));
+    emitFor(b, loc, zero, numBlocks, [&](OpBuilder &b, Location loc, Value nb) {
+      Value n0 = arith::AddIOp::create(
+          b, loc, lo, arith::MulIOp::create(b, loc, nb, tileRows));
+      emitPackPairPanel(b, loc, w, n0, hi, panel,
+                        arith::MulIOp::create(b, loc, nb, pairs), spec.k);
+    });
+    panels.push_back(panel);
+  }
+  int64_t superTokens =
+      std::max<int64_t>(1, kSuperBlockBytes / (spec.k * 2) / kDotTileTokens) *
+      kDotTileTokens;
+  Value padded = dimOf(b, loc, bufs.xb, 0);
+  auto supers = scf::ForOp::create(b, loc, zero, padded,
+                                   constIndex(b, loc, superTokens));
   OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(supers.getBody());
+  Value tb = supers.getInductionVar();
+  Value tbEnd = arith::MinSIOp::create(
+      b, loc, padded,
+      arith::AddIOp::create(b, loc, tb, constIndex(b, loc, superTokens)));
+  auto blocks = scf::ForOp::create(b, loc, zero, numBlocks, constIndex(b, loc, 1));
   b.setInsertionPointToStart(blocks.getBody());
-  Value n0 = blocks.getInductionVar();
-  for (auto [w, panel] : llvm::zip_equal(weights, bufs.pairPanels))
-    emitPackPairPanel(b, loc, w, n0, hi, panel, spec.k);
+  Value nb = blocks.getInductionVar();
+  Value n0 = arith::AddIOp::create(b, loc, lo,
+                                   arith::MulIOp::create(b, loc, nb, tileRows));
+  Value base = arith::MulIOp::create(b, loc, nb, pairs);
   Value whole = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::sle,
       arith::AddIOp::create(b, loc, n0, tileRows), hi);
   Value blockRows = arith::SubIOp::create(b, loc, hi, n0);
-  auto tiles = scf::ForOp::create(b, loc, zero, dimOf(b, loc, bufs.xb, 0),
+  auto tiles = scf::ForOp::create(b, loc, tb, tbEnd,
                                   constIndex(b, loc, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
   Value t0 = tiles.getInductionVar();
-  for (auto [panel, spill] : llvm::zip_equal(bufs.pairPanels, bufs.spills)) {
-    SmallVector<Value> dots = emitDotTile(b, loc, bufs.xb, panel, t0, spec.k);
+  for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills)) {
+    SmallVector<Value> dots =
+        emitDotTile(b, loc, bufs.xb, panel, base, t0, spec.k);
     for (auto [i, dot] : llvm::enumerate(dots))
       vector::StoreOp::create(
           b, loc, dot, spill,
@@ -554,6 +597,9 @@ void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
                   arith::AddIOp::create(b, loc, t0, i), n);
     });
   });
+  b.setInsertionPointAfter(supers);
+  for (Value panel : panels)
+    memref::DeallocOp::create(b, loc, panel);
 }
 
 /// The f32 tiles and the row path (see the file comment).
@@ -707,10 +753,6 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
         ValueRange{rowsIf(f32Tiles, spec.k)}, b.getI64IntegerAttr(64)));
     if (!spec.bf16Dot)
       continue;
-    bufs.pairPanels.push_back(memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
-        ValueRange{rowsIf(bufs.useDot, spec.k / 2)}, b.getI64IntegerAttr(64)));
     bufs.spills.push_back(memref::AllocaOp::create(
         b, loc, MemRefType::get({kDotTileTokens, kTileRows}, b.getF32Type()),
         b.getI64IntegerAttr(64)));
@@ -762,7 +804,7 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
       offset += rows;
     }
   }
-  for (Value panel : llvm::concat<Value>(bufs.panels, bufs.pairPanels))
+  for (Value panel : bufs.panels)
     memref::DeallocOp::create(b, loc, panel);
   func::ReturnOp::create(b, loc);
   return func;
