@@ -65,10 +65,16 @@ func.func @full(%q: tensor<?x2x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf
 // CHECK-NEXT: scf.yield %[[NEGINF]] : f32
 // CHECK: } else {
 // CHECK: memref.store %[[S]], %{{.*}}[%[[T]]]
-// A masked key weighs exactly 0.
+// A masked key weighs exactly 0: 16 keys at a time, then one at a time.
+// CHECK: %[[SV:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<?xf32>, vector<16xf32>
+// CHECK: %[[EV:.*]] = math.exp %{{.*}} : vector<16xf32>
+// CHECK: %[[NEGINFV:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK: %[[ISMASKEDV:.*]] = arith.cmpf oeq, %[[SV]], %[[NEGINFV]] : vector<16xf32>
+// CHECK: arith.select %[[ISMASKEDV]], %{{.*}}, %[[EV]] : vector<16xi1>, vector<16xf32>
 // CHECK: %[[SC:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK: %[[E:.*]] = math.exp
-// CHECK: %[[ISMASKED:.*]] = arith.cmpf oeq, %[[SC]], %[[NEGINF]] : f32
+// CHECK: %[[NEGINFS:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[ISMASKED:.*]] = arith.cmpf oeq, %[[SC]], %[[NEGINFS]] : f32
 // CHECK: arith.select %[[ISMASKED]], %{{.*}}, %[[E]] : f32
 
 // The text kernel has no ids and no predicate.

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -285,6 +286,74 @@ Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, int64_t n, Value qBuf,
                                      arith::FastMathFlags::reassoc);
 }
 
+/// Calls `body(t, lanes)` for t in [0, n), kLanes keys at a time (lanes =
+/// kLanes) and then the rest one at a time (lanes = 1).
+void emitKeyChunks(OpBuilder &b, Location loc, Value n,
+                   llvm::function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
+  Value lanes = constIndex(b, loc, kLanes);
+  Value nVec = arith::SubIOp::create(b, loc, n,
+                                     arith::RemUIOp::create(b, loc, n, lanes));
+  scf::ForOp::create(b, loc, constIndex(b, loc, 0), nVec, lanes, ValueRange{},
+                     [&](OpBuilder &b, Location loc, Value t, ValueRange) {
+                       body(b, loc, t, kLanes);
+                       scf::YieldOp::create(b, loc);
+                     });
+  emitFor(b, loc, nVec, n,
+          [&](OpBuilder &b, Location loc, Value t) { body(b, loc, t, 1); });
+}
+
+/// The `kind` reduction over t in [0, n) of `term(t, lanes)` (a vector of
+/// kLanes terms, or one): kLanes lanes folded into a vector accumulator,
+/// its horizontal reduction, then the rest one at a time; `init` is the
+/// identity.
+Value emitKeyReduction(OpBuilder &b, Location loc, Value n, float init,
+                       vector::CombiningKind kind,
+                       llvm::function_ref<Value(OpBuilder &, Location, Value,
+                                                int64_t)>
+                           term) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto combine = [&](OpBuilder &b, Location loc, Value a, Value x) -> Value {
+    if (kind == vector::CombiningKind::ADD)
+      return arith::AddFOp::create(b, loc, a, x);
+    return arith::MaximumFOp::create(b, loc, a, x);
+  };
+  Value lanes = constIndex(b, loc, kLanes);
+  Value nVec = arith::SubIOp::create(b, loc, n,
+                                     arith::RemUIOp::create(b, loc, n, lanes));
+  auto vec = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), nVec, lanes,
+      ValueRange{arith::ConstantOp::create(b, loc, vecF32,
+                                           DenseElementsAttr::get(vecF32, init))},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, loc,
+                             combine(b, loc, acc[0], term(b, loc, t, kLanes)));
+      });
+  Value folded = vector::ReductionOp::create(b, loc, kind, vec.getResult(0),
+                                             arith::FastMathFlags::reassoc);
+  auto tail = scf::ForOp::create(
+      b, loc, nVec, n, constIndex(b, loc, 1), ValueRange{folded},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, loc, combine(b, loc, acc[0], term(b, loc, t, 1)));
+      });
+  return tail.getResult(0);
+}
+
+/// scores[t .. t + lanes) as a vector (or the scalar for lanes 1).
+Value loadScores(OpBuilder &b, Location loc, Value scores, Value t,
+                 int64_t lanes) {
+  if (lanes == 1)
+    return memref::LoadOp::create(b, loc, scores, ValueRange{t});
+  return vector::LoadOp::create(
+      b, loc, VectorType::get({lanes}, b.getF32Type()), scores, ValueRange{t});
+}
+
+void storeScores(OpBuilder &b, Location loc, Value v, Value scores, Value t) {
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, scores, ValueRange{t});
+  else
+    memref::StoreOp::create(b, loc, v, scores, ValueRange{t});
+}
+
 /// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
 /// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
 struct ValueRun {
@@ -500,20 +569,14 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
         return toF32(b, loc,
                      roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
       };
-      // Pass 1: scores and their maximum, the cached keys then the chunk's.
-      auto cacheScores = scf::ForOp::create(
-          b, loc, zero, tCache, one, ValueRange{negInf},
-          [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
-            Value j = arith::AddIOp::create(b, loc, lo, t);
-            Value s = finishScore(
-                b, loc, queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g}));
-            memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
-            scf::YieldOp::create(b, loc,
-                                 Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
-          });
-      auto chunkScores = scf::ForOp::create(
-          b, loc, tCache, numKeys, one, cacheScores.getResults(),
-          [&](OpBuilder &b, Location loc, Value t, ValueRange maxArg) {
+      // Pass 1: scores, the cached keys then the chunk's; their maximum.
+      emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
+        Value j = arith::AddIOp::create(b, loc, lo, t);
+        Value s = finishScore(
+            b, loc, queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g}));
+        memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+      });
+      emitFor(b, loc, tCache, numKeys, [&](OpBuilder &b, Location loc, Value t) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
             auto score = [&](OpBuilder &b, Location loc) -> Value {
               Value row = arith::SubIOp::create(b, loc, j, pos0);
@@ -528,36 +591,51 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
               s = score(b, loc);
             }
             memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
-            scf::YieldOp::create(b, loc,
-                                 Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
           });
-      Value maxScore = chunkScores.getResult(0);
-      // Pass 2: exponentials and their sum (softmax in f32).
-      auto sumLoop = scf::ForOp::create(
-          b, loc, zero, numKeys, one, ValueRange{constF32(b, loc, 0.0f)},
-          [&](OpBuilder &b, Location loc, Value t, ValueRange sum) {
-            Value s = memref::LoadOp::create(b, loc, scores, ValueRange{t});
+      Value maxScore = emitKeyReduction(
+          b, loc, numKeys, -std::numeric_limits<float>::infinity(),
+          vector::CombiningKind::MAXIMUMF,
+          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+            return loadScores(b, loc, scores, t, lanes);
+          });
+      // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
+      // time.
+      Value sum = emitKeyReduction(
+          b, loc, numKeys, 0.0f, vector::CombiningKind::ADD,
+          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+            Value s = loadScores(b, loc, scores, t, lanes);
+            Value m = maxScore;
+            if (lanes > 1)
+              m = vector::BroadcastOp::create(b, loc, s.getType(), maxScore);
             Value e = math::ExpOp::create(b, loc,
-                                          Value(arith::SubFOp::create(b, loc, s, maxScore)));
+                                          Value(arith::SubFOp::create(b, loc, s, m)));
             // A masked key weighs exactly 0 (the query's own key is never
             // masked, so the maximum is finite).
             if (blocks)
               e = arith::SelectOp::create(
                   b, loc,
-                  Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf)),
-                  constF32(b, loc, 0.0f), e);
-            memref::StoreOp::create(b, loc, e, scores, ValueRange{t});
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, sum[0], e)));
+                  Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s,
+                                              constF32Like(b, loc, -INFINITY,
+                                                           s.getType()))),
+                  constF32Like(b, loc, 0.0f, s.getType()), e);
+            storeScores(b, loc, e, scores, t);
+            return e;
           });
-      Value inv = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), sumLoop.getResult(0));
+      Value inv = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), sum);
       // The probabilities, rounded to the dtype as the reference's are.
-      emitFor(b, loc, zero, numKeys, [&](OpBuilder &b, Location loc, Value t) {
-        Value e = memref::LoadOp::create(b, loc, scores, ValueRange{t});
-        memref::StoreOp::create(
-            b, loc,
-            toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct)),
-            scores, ValueRange{t});
-      });
+      emitKeyChunks(b, loc, numKeys,
+                    [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+                      Value e = loadScores(b, loc, scores, t, lanes);
+                      Value invV = inv;
+                      if (lanes > 1)
+                        invV = vector::BroadcastOp::create(b, loc, e.getType(), inv);
+                      storeScores(b, loc,
+                                  toF32(b, loc,
+                                        roundTo(b, loc,
+                                                arith::MulFOp::create(b, loc, e, invV),
+                                                ct)),
+                                  scores, t);
+                    });
       // Pass 3: out = round(sum_t p_t · v_t), keys in order.
       ValueRun cached{zero, tCache, vc,
                       [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {

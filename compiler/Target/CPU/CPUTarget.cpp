@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPUTarget.h"
-#include "compiler/Target/CPU/ApproximateTanh.h"
+#include "compiler/Target/CPU/ApproximateMath.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/CPULibrary.h"
 
@@ -50,9 +50,9 @@ void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // tanh: arithmetic that vectorizes (libm's is a call per lane); rsqrt,
-  // sqrt, exp, sin, cos: LLVM intrinsics (libm calls at worst).
-  pm.addPass(createApproximateTanhPass());
+  // tanh, exp: arithmetic that vectorizes (libm's is a call per lane);
+  // rsqrt, sqrt, sin, cos: LLVM intrinsics (libm calls at worst).
+  pm.addPass(createApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createSCFToControlFlowPass());

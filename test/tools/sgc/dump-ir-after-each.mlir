@@ -17,7 +17,7 @@
 // CHECK-NEXT: 12-sg-plan-memory.mlir
 // CHECK-NEXT: 13-convert-sg-to-linalg.mlir
 // CHECK-NEXT: 14-convert-linalg-to-loops.mlir
-// CHECK:      17-sgc-approximate-tanh.mlir
+// CHECK:      17-sgc-approximate-math.mlir
 // CHECK:      30-canonicalize.mlir
 // CHECK-NOT:  31-
 

@@ -1,0 +1,58 @@
+//===- ApproximateMath.cpp - math.tanh and math.exp as arithmetic ---------===//
+//
+// Part of sgc. libm's tanhf and expf are scalar calls: on a vector of GELU
+// inputs LLVM calls tanhf once per lane (a 512-token prefill of the B1
+// model spent a quarter of its time there), and the softmax's exponentials
+// were one call a key. MLIR's f32 approximations (a rational one for tanh;
+// Cephes' range reduction and polynomial for exp, relative error < 2^-22.5,
+// denormal results flushed to 0, so exp(-inf) is ~1e-38 rather than 0: the
+// kernels set a masked key's weight to 0 explicitly) are plain arithmetic
+// that stays in vector registers. Scalar and vector ops get the same
+// expansion, so fused and unfused ops still compute the same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/ApproximateMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace {
+
+struct ApproximateMathPass
+    : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+
+  StringRef getArgument() const override { return "sgc-approximate-math"; }
+  StringRef getDescription() const override {
+    return "Expand f32 math.tanh and math.exp into MLIR's approximations";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect,
+                    vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populatePolynomialApproximateTanhPattern(patterns);
+    // The predicate sees the op's name ("math.exp").
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      name.consume_front("math.");
+      return name == "exp";
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::sgc::createApproximateMathPass() {
+  return std::make_unique<ApproximateMathPass>();
+}
