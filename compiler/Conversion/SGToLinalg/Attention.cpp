@@ -563,24 +563,17 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
               return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
             });
       };
-      // The reference rounds q·k and the scaled score to its dtype.
-      auto finishScore = [&](OpBuilder &b, Location loc, Value qk) -> Value {
-        Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-        return toF32(b, loc,
-                     roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
-      };
-      // Pass 1: scores, the cached keys then the chunk's; their maximum.
+      // Pass 1: the dot products, the cached keys then the chunk's.
       emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
         Value j = arith::AddIOp::create(b, loc, lo, t);
-        Value s = finishScore(
-            b, loc, queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g}));
+        Value s = queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g});
         memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
       });
       emitFor(b, loc, tCache, numKeys, [&](OpBuilder &b, Location loc, Value t) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
             auto score = [&](OpBuilder &b, Location loc) -> Value {
               Value row = arith::SubIOp::create(b, loc, j, pos0);
-              return finishScore(b, loc, queryKey(b, loc, k, ValueRange{row, g}));
+              return queryKey(b, loc, k, ValueRange{row, g});
             };
             Value s;
             if (blocks) {
@@ -592,11 +585,22 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
             }
             memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
           });
+      // The scores, 16 keys at a time: the reference rounds q·k and the
+      // scaled score to its dtype (a masked key's -inf stays -inf); their
+      // maximum.
       Value maxScore = emitKeyReduction(
           b, loc, numKeys, -std::numeric_limits<float>::infinity(),
           vector::CombiningKind::MAXIMUMF,
           [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
-            return loadScores(b, loc, scores, t, lanes);
+            Value qk = loadScores(b, loc, scores, t, lanes);
+            Value sc = lanes > 1 ? Value(vector::BroadcastOp::create(
+                                       b, loc, qk.getType(), scale))
+                                 : scale;
+            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+            s = toF32(b, loc,
+                      roundTo(b, loc, arith::MulFOp::create(b, loc, s, sc), ct));
+            storeScores(b, loc, s, scores, t);
+            return s;
           });
       // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
       // time.
