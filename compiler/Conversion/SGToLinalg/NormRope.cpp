@@ -63,6 +63,12 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
   // The normalized head, in f32, for the rotation's pairs.
   Value normed = memref::AllocaOp::create(b, loc,
                                           MemRefType::get({d}, b.getF32Type()));
+  // The token's rounded cos and sin per frequency, computed once for all
+  // its heads.
+  Value cosSin = table ? Value(memref::AllocaOp::create(
+                             b, loc, MemRefType::get({half, 2}, b.getF32Type())))
+                       : Value();
+  Value one = constIndex(b, loc, 1);
 
   emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
     Value p = arith::AddIOp::create(b, loc, pos0, s);
@@ -72,6 +78,12 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
     Value slot = p;
     if (window > 0)
       slot = arith::RemUIOp::create(b, loc, p, constIndex(b, loc, window));
+    if (table)
+      emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
+        auto [c, sn] = emitRopeCosSin(b, loc, pf, table, k, ct);
+        memref::StoreOp::create(b, loc, c, cosSin, ValueRange{k, zero});
+        memref::StoreOp::create(b, loc, sn, cosSin, ValueRange{k, one});
+      });
     emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
       auto load = [&](OpBuilder &b, Location loc, Value k,
                       int64_t lanes = 1) -> Value {
@@ -88,7 +100,8 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
       });
       if (table) {
         emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
-          auto [c, sn] = emitRopeCosSin(b, loc, pf, table, k, ct);
+          Value c = memref::LoadOp::create(b, loc, cosSin, ValueRange{k, zero});
+          Value sn = memref::LoadOp::create(b, loc, cosSin, ValueRange{k, one});
           Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
           Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{k});
           Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{k2});
