@@ -236,53 +236,43 @@ Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qf, Value kBu
   return tail.getResult(0);
 }
 
+/// The query row as the bf16 dot product reads it: n / 32 vectors of 32
+/// bf16 (16 pairs), loaded once per query and head, before its keys.
+SmallVector<Value> loadQueryPairs(OpBuilder &b, Location loc, int64_t n,
+                                  Value qBuf, ValueRange qIdx) {
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  SmallVector<Value> pairs;
+  for (int64_t col = 0; col < n; col += 2 * kLanes) {
+    SmallVector<Value> indices(qIdx);
+    indices.push_back(constIndex(b, loc, col));
+    pairs.push_back(vector::LoadOp::create(b, loc, vecPairs, qBuf, indices));
+  }
+  return pairs;
+}
+
 /// The same score from bf16 rows with vdpbf16ps (x86vector.avx512.dot):
-/// q[qIdx..., :] · k[kIdx..., :], 32 columns (16 pairs) a step in kDotChains
-/// chains of 16 f32 lanes, no widening; n a multiple of 32. Exact products,
-/// so only the order of the f32 sum differs from emitQueryKeyDot.
-Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, int64_t n, Value qBuf,
-                          ValueRange qIdx, Value kBuf, ValueRange kIdx) {
+/// q · k[kIdx..., :] with the query's pairs in registers, one dot product
+/// per 32 columns into kDotChains chains of 16 f32 lanes (unrolled: a head
+/// has a few hundred columns), no widening. Exact products, so only the
+/// order of the f32 sum differs from emitQueryKeyDot.
+Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, ArrayRef<Value> qPairs,
+                          Value kBuf, ValueRange kIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  auto load = [&](OpBuilder &b, Location loc, Value buf, ValueRange idx,
-                  Value col) -> Value {
-    SmallVector<Value> indices(idx);
-    indices.push_back(col);
-    return vector::LoadOp::create(b, loc, vecPairs, buf, indices);
-  };
-  auto dot = [&](OpBuilder &b, Location loc, Value col, Value acc) -> Value {
-    return x86vector::DotBF16Op::create(b, loc, vecF32, acc,
-                                        load(b, loc, qBuf, qIdx, col),
-                                        load(b, loc, kBuf, kIdx, col));
-  };
-  int64_t width = 2 * kLanes, step = width * kDotChains;
-  int64_t nMain = n - n % step;
   Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> inits(kDotChains, zeroVec);
-  auto main = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
-      constIndex(b, loc, step), inits,
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < kDotChains; ++c)
-          next.push_back(dot(b, loc,
-                             arith::AddIOp::create(b, loc, col,
-                                                   constIndex(b, loc, c * width)),
-                             accs[c]));
-        scf::YieldOp::create(b, loc, next);
-      });
-  Value acc = main.getResult(0);
+  SmallVector<Value> accs(kDotChains, zeroVec);
+  for (auto [step, q] : llvm::enumerate(qPairs)) {
+    SmallVector<Value> indices(kIdx);
+    indices.push_back(constIndex(b, loc, step * 2 * kLanes));
+    Value kv = vector::LoadOp::create(b, loc, vecPairs, kBuf, indices);
+    Value &acc = accs[step % kDotChains];
+    acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, q, kv);
+  }
+  Value acc = accs[0];
   for (int64_t c = 1; c < kDotChains; ++c)
-    acc = arith::AddFOp::create(b, loc, acc, main.getResult(c));
-  auto tail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, nMain), constIndex(b, loc, n),
-      constIndex(b, loc, width), ValueRange{acc},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        scf::YieldOp::create(b, loc, dot(b, loc, col, accs[0]));
-      });
-  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                     tail.getResult(0),
+    acc = arith::AddFOp::create(b, loc, acc, accs[c]);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, acc,
                                      arith::FastMathFlags::reassoc);
 }
 
@@ -548,7 +538,12 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
           b, loc, lo, Value(arith::MinSIOp::create(b, loc, hi, pos0)));
       Value tCache = arith::SubIOp::create(b, loc, cacheEnd, lo);
       emitRowToF32(b, loc, spec.d, q, ValueRange{i, h}, qf);
-      // q·k of one key: vdpbf16ps where the variant has it (bf16 rows).
+      // q·k of one key: vdpbf16ps where the variant has it (bf16 rows; the
+      // query's pairs are loaded either way, a variant without it drops
+      // them).
+      SmallVector<Value> qPairs;
+      if (dotFlag)
+        qPairs = loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h});
       auto queryKey = [&](OpBuilder &b, Location loc, Value keys,
                           ValueRange keyIdx) -> Value {
         if (!dotFlag)
@@ -556,8 +551,7 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
         return emitIfElse(
             b, loc, b.getF32Type(), dotFlag,
             [&](OpBuilder &b, Location loc) {
-              return emitQueryKeyDotBf16(b, loc, spec.d, q, ValueRange{i, h},
-                                         keys, keyIdx);
+              return emitQueryKeyDotBf16(b, loc, qPairs, keys, keyIdx);
             },
             [&](OpBuilder &b, Location loc) {
               return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
