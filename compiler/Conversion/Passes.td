@@ -30,9 +30,13 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
       emitted runtime glue implements with the runtime's `parallel_for` over
       the kernel `@sgc_<kernel>(xs, w…, y…, row_begin, row_end)` in `scf` +
       `vector`: chunks of 6+ tokens go through 6-token x 16-row register
-      tiles over an f32 panel of the widened weights; fewer tokens walk one
-      row at a time with 4 independent `vector<16xf32>` accumulators along K
-      (CPU.md §6); rows outside whole tiles sum as a tile lane does;
+      tiles over an f32 panel of the widened weights, or, with bf16 rows and
+      weights on a CPU variant with AVX512-BF16 (the per-variant global
+      `@sgc_cpu_bf16_dot`), 12-token x 16-row tiles of
+      `x86vector.avx512.dot` over panels of the weights' bf16 pairs; fewer
+      tokens walk one row at a time with 4 independent `vector<16xf32>`
+      accumulators along K (CPU.md §6); rows outside whole tiles sum as a
+      tile lane does;
     - attention becomes a kernel `@sgc_attn_<spec>` the glue spreads over
       the query heads.
 
