@@ -81,45 +81,18 @@ struct AttnSpec {
 };
 
 /// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
-/// (memref + leading indices): 16-lane partial sums, one reassociating
-/// horizontal add, then a scalar tail.
+/// (memref + leading indices): one chain of 16-lane partial sums (a multiply,
+/// then an add), one reassociating horizontal add, then a scalar tail.
 Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
               ValueRange aIdx, Value bBuf, ValueRange bIdx) {
-  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  auto load = [&](OpBuilder &b, Location loc, Value buf, ValueRange idx,
-                  Value col, bool vector) -> Value {
-    SmallVector<Value> indices(idx);
-    indices.push_back(col);
-    Type elem = cast<MemRefType>(buf.getType()).getElementType();
-    if (!vector)
-      return toF32(b, loc, memref::LoadOp::create(b, loc, buf, indices));
-    return toF32(b, loc, vector::LoadOp::create(
-                             b, loc, VectorType::get({kLanes}, elem), buf,
-                             indices));
-  };
-  int64_t nVec = n - n % kLanes;
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
-  auto vec = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nVec),
-      constIndex(b, loc, kLanes), ValueRange{zeroVec},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        Value prod = arith::MulFOp::create(b, loc, load(b, loc, aBuf, aIdx, col, true),
-                                           load(b, loc, bBuf, bIdx, col, true));
-        scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], prod)));
+  return emitChainedSum(
+      b, loc, n, kLanes, /*chains=*/1,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value prod = arith::MulFOp::create(
+            b, loc, toF32(b, loc, emitRowLoad(b, loc, aBuf, aIdx, col, lanes)),
+            toF32(b, loc, emitRowLoad(b, loc, bBuf, bIdx, col, lanes)));
+        return arith::AddFOp::create(b, loc, acc, prod);
       });
-  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                          vec.getResult(0),
-                                          arith::FastMathFlags::reassoc);
-  auto tail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
-      constIndex(b, loc, 1), ValueRange{sum},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        Value prod = arith::MulFOp::create(b, loc, load(b, loc, aBuf, aIdx, col, false),
-                                           load(b, loc, bBuf, bIdx, col, false));
-        scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, acc[0], prod)));
-      });
-  return tail.getResult(0);
 }
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
@@ -177,63 +150,19 @@ void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
 
 /// sum_d qf[d] · f32(k[kIdx..., d]) over d in [0, n): kDotChains 16-lane
 /// FMA chains along d (a query row against one key without waiting on one
-/// chain's latency), their sum, one reassociating horizontal add, a scalar
-/// tail. With bf16 rows every product is exact in f32.
+/// chain's latency), summed as emitChainedSum does. With bf16 rows every
+/// product is exact in f32.
 Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qf, Value kBuf,
                       ValueRange kIdx) {
-  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Type elem = cast<MemRefType>(kBuf.getType()).getElementType();
-  auto indices = [&](Value col) {
-    SmallVector<Value> idx(kIdx);
-    idx.push_back(col);
-    return idx;
-  };
-  auto fma = [&](OpBuilder &b, Location loc, Value col, Value acc) -> Value {
-    Value kv = toF32(b, loc, vector::LoadOp::create(
-                                 b, loc, VectorType::get({kLanes}, elem), kBuf,
-                                 indices(col)));
-    Value qv = vector::LoadOp::create(b, loc, vecF32, qf, ValueRange{col});
-    return vector::FMAOp::create(b, loc, qv, kv, acc);
-  };
-  int64_t step = kLanes * kDotChains;
-  int64_t nMain = n - n % step, nVec = n - n % kLanes;
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> inits(kDotChains, zeroVec);
-  auto main = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
-      constIndex(b, loc, step), inits,
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < kDotChains; ++c)
-          next.push_back(fma(b, loc,
-                             arith::AddIOp::create(b, loc, col,
-                                                   constIndex(b, loc, c * kLanes)),
-                             accs[c]));
-        scf::YieldOp::create(b, loc, next);
+  return emitChainedSum(
+      b, loc, n, kLanes, kDotChains,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value kv = toF32(b, loc, emitRowLoad(b, loc, kBuf, kIdx, col, lanes));
+        Value qv = emitRowLoad(b, loc, qf, ValueRange{}, col, lanes);
+        if (lanes == 1)
+          return math::FmaOp::create(b, loc, qv, kv, acc);
+        return vector::FMAOp::create(b, loc, qv, kv, acc);
       });
-  Value acc = main.getResult(0);
-  for (int64_t c = 1; c < kDotChains; ++c)
-    acc = arith::AddFOp::create(b, loc, acc, main.getResult(c));
-  auto vecTail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, nMain), constIndex(b, loc, nVec),
-      constIndex(b, loc, kLanes), ValueRange{acc},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        scf::YieldOp::create(b, loc, fma(b, loc, col, accs[0]));
-      });
-  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                          vecTail.getResult(0),
-                                          arith::FastMathFlags::reassoc);
-  auto tail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
-      constIndex(b, loc, 1), ValueRange{sum},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        Value qv = memref::LoadOp::create(b, loc, qf, ValueRange{col});
-        Value kv = toF32(b, loc, memref::LoadOp::create(b, loc, kBuf, indices(col)));
-        scf::YieldOp::create(b, loc,
-                             Value(math::FmaOp::create(b, loc, qv, kv, accs[0])));
-      });
-  return tail.getResult(0);
 }
 
 /// The query row as the bf16 dot product reads it: n / 32 vectors of 32

@@ -144,51 +144,93 @@ Value FunctionLowering::bufferFor(Location loc, Value result) {
   return allocTemp(loc, type.getShape(), type.getElementType());
 }
 
-Value lowering::emitRmsScale(OpBuilder &b, Location loc, int64_t width,
-                             double eps, RowLoadFn load) {
-  constexpr int64_t chains = 4;
-  auto vecF32 = VectorType::get({kNormLanes}, b.getF32Type());
-  auto square = [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
-                    Value acc) -> Value {
-    Value v = toF32(b, loc, load(b, loc, col, lanes));
-    return arith::AddFOp::create(b, loc, acc,
-                                 Value(arith::MulFOp::create(b, loc, v, v)));
-  };
-  int64_t step = kNormLanes * chains;
-  int64_t wMain = width - width % step, wVec = width - width % kNormLanes;
+Value lowering::emitChainedSum(
+    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    ChainTermFn term, llvm::function_ref<void(OpBuilder &, Location, Value)> onStep) {
+  auto vecF32 = VectorType::get({lanes}, b.getF32Type());
+  int64_t step = lanes * chains;
+  int64_t nMain = n - n % step, nVec = n - n % lanes;
   Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> inits(chains, zeroVec);
   auto main = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, wMain),
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
       constIndex(b, loc, step), inits,
       [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
+        if (onStep)
+          onStep(b, loc, col);
         SmallVector<Value> next;
         for (int64_t c = 0; c < chains; ++c)
-          next.push_back(square(
-              b, loc,
-              arith::AddIOp::create(b, loc, col, constIndex(b, loc, c * kNormLanes)),
-              kNormLanes, accs[c]));
+          next.push_back(term(
+              b, loc, arith::AddIOp::create(b, loc, col, constIndex(b, loc, c * lanes)),
+              lanes, accs[c]));
         scf::YieldOp::create(b, loc, next);
       });
+  SmallVector<Value> accs(main.getResults());
   auto vecTail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, wMain), constIndex(b, loc, wVec),
-      constIndex(b, loc, kNormLanes), ValueRange{main.getResult(0)},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
-        scf::YieldOp::create(b, loc, square(b, loc, col, kNormLanes, accs[0]));
+      b, loc, constIndex(b, loc, nMain), constIndex(b, loc, nVec),
+      constIndex(b, loc, lanes), ValueRange{accs[0]},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        scf::YieldOp::create(b, loc, term(b, loc, col, lanes, acc[0]));
       });
-  Value pair0 = arith::AddFOp::create(b, loc, vecTail.getResult(0), main.getResult(1));
-  Value pair1 = arith::AddFOp::create(b, loc, main.getResult(2), main.getResult(3));
-  Value sum = vector::ReductionOp::create(
-      b, loc, vector::CombiningKind::ADD,
-      arith::AddFOp::create(b, loc, pair0, pair1), arith::FastMathFlags::reassoc);
+  accs[0] = vecTail.getResult(0);
+  // Pairwise: (0 + 1) + (2 + 3), ...
+  while (accs.size() > 1) {
+    SmallVector<Value> halved;
+    for (size_t c = 0; c + 1 < accs.size(); c += 2)
+      halved.push_back(arith::AddFOp::create(b, loc, accs[c], accs[c + 1]));
+    if (accs.size() % 2)
+      halved.push_back(accs.back());
+    accs = std::move(halved);
+  }
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          accs[0], arith::FastMathFlags::reassoc);
   auto tail = scf::ForOp::create(
-      b, loc, constIndex(b, loc, wVec), constIndex(b, loc, width),
+      b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
       constIndex(b, loc, 1), ValueRange{sum},
       [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        scf::YieldOp::create(b, loc, square(b, loc, col, 1, acc[0]));
+        scf::YieldOp::create(b, loc, term(b, loc, col, 1, acc[0]));
       });
-  Value mean = arith::DivFOp::create(b, loc, tail.getResult(0),
+  return tail.getResult(0);
+}
+
+SmallVector<Value> lowering::emitUnrolledSteps(
+    OpBuilder &b, Location loc, int64_t count, int64_t unroll, ValueRange inits,
+    llvm::function_ref<void(OpBuilder &, Location, Value, SmallVector<Value> &)>
+        step) {
+  int64_t main = count - count % unroll;
+  auto unrolled = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, main),
+      constIndex(b, loc, unroll), inits,
+      [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
+        SmallVector<Value> values(iter);
+        for (int64_t u = 0; u < unroll; ++u)
+          step(b, loc,
+               u ? Value(arith::AddIOp::create(b, loc, s, constIndex(b, loc, u))) : s,
+               values);
+        scf::YieldOp::create(b, loc, values);
+      });
+  auto rest = scf::ForOp::create(
+      b, loc, constIndex(b, loc, main), constIndex(b, loc, count),
+      constIndex(b, loc, 1), unrolled.getResults(),
+      [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
+        SmallVector<Value> values(iter);
+        step(b, loc, s, values);
+        scf::YieldOp::create(b, loc, values);
+      });
+  return SmallVector<Value>(rest.getResults());
+}
+
+Value lowering::emitRmsScale(OpBuilder &b, Location loc, int64_t width,
+                             double eps, RowLoadFn load) {
+  Value sum = emitChainedSum(
+      b, loc, width, kNormLanes, /*chains=*/4,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value v = toF32(b, loc, load(b, loc, col, lanes));
+        return arith::AddFOp::create(b, loc, acc,
+                                     Value(arith::MulFOp::create(b, loc, v, v)));
+      });
+  Value mean = arith::DivFOp::create(b, loc, sum,
                                      constF32(b, loc, static_cast<float>(width)));
   return math::RsqrtOp::create(
       b, loc,

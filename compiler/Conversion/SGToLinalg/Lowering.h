@@ -125,6 +125,31 @@ std::string getOrCreateInvFreqGlobal(OpBuilder &b, Operation *symbolTable,
 Value getInvFreqTable(FunctionLowering &state, Location loc,
                       ArrayRef<float> inv);
 
+/// One term of a chained sum: `acc` plus the terms of columns [col, col +
+/// lanes) (a vector<lanes x f32> accumulator, or the scalar one for lanes 1).
+using ChainTermFn = llvm::function_ref<Value(OpBuilder &, Location, Value col,
+                                             int64_t lanes, Value acc)>;
+
+/// The f32 sum over columns [0, n) with `chains` independent accumulators of
+/// `lanes` lanes (column c in chain (c / lanes) % chains; the vectors past
+/// whole chain steps in chain 0), the chains added pairwise, one
+/// reassociating horizontal add, then the columns past whole vectors one at
+/// a time. `onStep(col)`, when given, runs at the start of every whole chain
+/// step (a prefetch).
+Value emitChainedSum(
+    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    ChainTermFn term,
+    llvm::function_ref<void(OpBuilder &, Location, Value)> onStep = {});
+
+/// A loop over steps [0, count) carrying `inits`, `unroll` steps an
+/// iteration and the rest one at a time: `step(s, values)` updates the
+/// carried values in place. Returns them after the last step.
+SmallVector<Value> emitUnrolledSteps(
+    OpBuilder &b, Location loc, int64_t count, int64_t unroll,
+    ValueRange inits,
+    llvm::function_ref<void(OpBuilder &, Location, Value, SmallVector<Value> &)>
+        step);
+
 /// Loads `lanes` consecutive elements of a row from column `col`: a
 /// vector<lanes x T>, or the scalar T when lanes is 1.
 using RowLoadFn =
@@ -135,10 +160,8 @@ constexpr int64_t kNormLanes = 16;
 
 /// RMSNorm's scale of one row, the one definition every norm of a model
 /// shares (so fused and unfused norms agree bit for bit): the f32 sum of
-/// squares in 4 chains of kNormLanes lanes (column c in chain (c / 16) % 4,
-/// the columns past whole 64s in chain 0), the chains added pairwise, one
-/// reassociating horizontal add, the columns past whole vectors in order;
-/// then rsqrt(sum / width + eps).
+/// squares as emitChainedSum adds them (4 chains of kNormLanes lanes), then
+/// rsqrt(sum / width + eps).
 Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
                    RowLoadFn load);
 
