@@ -42,6 +42,13 @@ build_fma() { build_c "$FMA" "$BENCH_SRC/bench/fma/fma.c"; }
 # process (20 M iterations x 12 chains a thread and rep, 5 reps).
 ref_fma() { "$FMA" "$1" 20 5 | awk '{ print $4, $6 }'; }
 
+# ref_dot THREADS: the same for vdpbf16ps (the bf16 tiles' ceiling); fails
+# (exit 3) where -march=native has no AVX512-BF16.
+ref_dot() { "$FMA" "$1" 20 5 dot | awk '{ print $4, $6 }'; }
+
+# Whether this host's -march=native has AVX512-BF16 (vdpbf16ps).
+host_has_bf16_dot() { grep -qw avx512_bf16 /proc/cpuinfo; }
+
 # stats [FMT]: reads numbers (one a line) and prints "min/med/max" with FMT
 # (default %.1f; the median of an even count is the mean of the middle two).
 stats() {

@@ -24,7 +24,8 @@
 # Without it the llama.cpp rows say so and the rest runs.
 #
 # Each round runs, as fresh processes in an order rotated each round: the 1-
-# and 2-thread read-sum (bench/bandwidth/bw.c) and FMA peak (bench/fma/fma.c);
+# and 2-thread read-sum (bench/bandwidth/bw.c) and FMA peak (bench/fma/fma.c;
+# on an AVX512-BF16 host also its 2-thread vdpbf16ps peak, "bf16 dot peak");
 # sgc bf16/f32 decode (bench/b1/sgc_decode.c) on 1 and 2 threads; sgc
 # bf16/f32 prefill, 2 threads; llama-bench decode (-p 0 -n 64 -t T) on 1 and 2
 # threads and prefill (-p 512 -n 0 -t 2); HF bf16/f32 (bench/b1/hf_peer.py)
@@ -101,6 +102,10 @@ run_case() {
     read -r g o < <(ref_fma "$t")
     printf 'fma_gflops=%s\nother_load=%s\n' "$g" "$o" >"$out"
     ;;
+  dot)
+    read -r g o < <(ref_dot "$t")
+    printf 'dot_gflops=%s\nother_load=%s\n' "$g" "$o" >"$out"
+    ;;
   sgc) "$harness" "${so[$dt]}" "$B1_DIR" "$t" $PROMPT "$SGC_STEPS" >"$out" ;;
   sgc-pf) "$harness" "${so[$dt]}" "$B1_DIR" "$t" $PROMPT 1 $PREFILL 1 >"$out" ;;
   llama | llama-pf)
@@ -123,8 +128,10 @@ run_case() {
 cases=("ref - 1" "ref - 2" "fma - 1" "fma - 2" "sgc bf16 1" "sgc bf16 2" "sgc f32 1"
   "sgc f32 2" "hf bf16 1" "hf bf16 2" "hf f32 1" "hf f32 2")
 ((llama)) && cases+=("llama bf16 1" "llama bf16 2")
+dot=0
 if [[ $B2 != 0 ]]; then
   cases+=("sgc-pf bf16 2" "sgc-pf f32 2")
+  host_has_bf16_dot && { dot=1; cases+=("dot - 2"); }
   ((llama)) && cases+=("llama-pf bf16 2")
 fi
 n=${#cases[@]}
@@ -259,6 +266,13 @@ if [[ $B2 != 0 ]]; then
     ------------------- ------------------- --------- ----------------- ------- ---------
   printf "$fmt2" "FMA peak" "" "" "" "" "$(series fma - 2 fma_gflops | median | xargs printf %.1f)" \
     "100 %" "$(other fma - 2)" ""
+  if ((dot)); then
+    dpct=$(for ((r = 0; r < ROUNDS; ++r)); do
+      awk -v d="$(get $r dot - 2 dot_gflops)" -v p="$(get $r fma - 2 fma_gflops)" 'BEGIN { print d / p }'
+    done | pct_stats)
+    printf "$fmt2" "bf16 dot peak" "" "" "" "" \
+      "$(series dot - 2 dot_gflops | median | xargs printf %.1f)" "$dpct" "$(other dot - 2)" ""
+  fi
   for c in "sgc-pf bf16" "sgc-pf f32" "llama-pf bf16" "hf bf16" "hf f32"; do
     set -- $c
     if [[ $1 == llama-pf ]] && ((!llama)); then
@@ -285,4 +299,12 @@ if [[ $B2 != 0 ]]; then
     "attention scores and the LM head (wanted for the last position only) not counted;" \
     "GFLOP/s = FLOP/token x $PREFILL / time; % of FMA peak: per round, over the same round's" \
     "2-thread f32 FMA peak (bench/fma)"
+  if ((dot)); then
+    share=$(for ((r = 0; r < ROUNDS; ++r)); do
+      awk -v s="$(get $r sgc-pf bf16 2 prefill_s_median)" -v d="$(get $r dot - 2 dot_gflops)" \
+        -v n=$PREFILL -v f=$flop_tok 'BEGIN { print f * n / s / 1e9 / d }'
+    done | pct_stats)
+    echo "bf16 dot peak: the same probe timing vdpbf16ps (bench/fma, 'dot'; the instruction of" \
+      "sgc's and llama.cpp's bf16 GEMMs on this host), 2 threads; sgc bf16 reaches $share of it"
+  fi
 fi

@@ -3,10 +3,14 @@
  * the compute ceiling next to bench/bandwidth's memory one
  * (PERFORMANCE.md, B2).
  *
- *   fma THREADS [MITERS] [REPS]
+ *   fma THREADS [MITERS] [REPS] [dot]
  *     THREADS  1 or 2 (thread i pinned to cpu i; the caller is thread 0)
  *     MITERS   loop iterations per thread and rep, in millions (default 20)
  *     REPS     timed reps after one warm-up rep (default 5)
+ *     dot      time vdpbf16ps (AVX512-BF16: 16 lanes x 2 bf16 products a
+ *              lane) instead of the f32 FMA, FLOP = 4 per lane; the ceiling
+ *              of sgc's bf16 tiles. Exits 3 where the build has no
+ *              AVX512-BF16.
  *
  * Every thread runs CHAINS independent accumulator chains of vector FMAs
  * (acc = acc * a + b) on registers only: no loads, no stores. Chains are
@@ -16,7 +20,8 @@
  * registers. The vector width is the widest -march=native allows (AVX-512:
  * 16 lanes, AVX2: 8 lanes). FLOP = 2 per FMA lane.
  *
- * Prints one line:  fma THREADS min med max other   (GFLOP/s = 1e9 FLOP/s
+ * Prints one line:  fma THREADS min med max other   (GFLOP/s = 1e9 FLOP/s;
+ * "dot" instead of "fma" in the dot mode
  * over all threads, over the REPS timed reps; other = CPUs other processes
  * kept busy during them, see ../other_load.h). Threads meet at a spin
  * barrier before and after each rep, so a rep's time is the slowest
@@ -99,6 +104,45 @@ static float fma_chains(long iters, float seed) {
   return VSUM(s);
 }
 
+/* iters x CHAINS dependent-per-chain vdpbf16ps: each lane adds two bf16
+ * products a step. Small factors keep every chain far from overflow. */
+#if defined(__AVX512BF16__)
+static float dot_chains(long iters, float seed) {
+  __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  __m512 acc[CHAINS];
+  for (int c = 0; c < CHAINS; ++c)
+    acc[c] = _mm512_set1_ps(seed + (float)c);
+  for (long i = 0; i < iters; ++i) {
+    acc[0] = _mm512_dpbf16_ps(acc[0], a, a);
+    acc[1] = _mm512_dpbf16_ps(acc[1], a, a);
+    acc[2] = _mm512_dpbf16_ps(acc[2], a, a);
+    acc[3] = _mm512_dpbf16_ps(acc[3], a, a);
+    acc[4] = _mm512_dpbf16_ps(acc[4], a, a);
+    acc[5] = _mm512_dpbf16_ps(acc[5], a, a);
+    acc[6] = _mm512_dpbf16_ps(acc[6], a, a);
+    acc[7] = _mm512_dpbf16_ps(acc[7], a, a);
+    acc[8] = _mm512_dpbf16_ps(acc[8], a, a);
+    acc[9] = _mm512_dpbf16_ps(acc[9], a, a);
+    acc[10] = _mm512_dpbf16_ps(acc[10], a, a);
+    acc[11] = _mm512_dpbf16_ps(acc[11], a, a);
+  }
+  __m512 s = acc[0];
+  for (int c = 1; c < CHAINS; ++c)
+    s = _mm512_add_ps(s, acc[c]);
+  return _mm512_reduce_add_ps(s);
+}
+#endif
+
+static int dot_mode;
+
+static float chains(long iters, float seed) {
+#if defined(__AVX512BF16__)
+  if (dot_mode)
+    return dot_chains(iters, seed);
+#endif
+  return fma_chains(iters, seed);
+}
+
 struct shared {
   long iters;
   int threads;
@@ -120,7 +164,7 @@ static void *worker(void *arg) {
     if (atomic_load(&s->quit))
       return NULL;
     seen = g;
-    s->sink[1] += fma_chains(s->iters, (float)g);
+    s->sink[1] += chains(s->iters, (float)g);
     atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
   }
 }
@@ -129,7 +173,7 @@ static double one_rep(struct shared *s) {
   atomic_store(&s->done, 0);
   double t0 = now();
   long g = atomic_fetch_add_explicit(&s->go, 1, memory_order_release) + 1;
-  s->sink[0] += fma_chains(s->iters, (float)g);
+  s->sink[0] += chains(s->iters, (float)g);
   while (atomic_load_explicit(&s->done, memory_order_acquire) != s->threads - 1)
     _mm_pause();
   return now() - t0;
@@ -142,7 +186,7 @@ static int cmp_double(const void *x, const void *y) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: fma THREADS [MITERS] [REPS]\n");
+    fprintf(stderr, "usage: fma THREADS [MITERS] [REPS] [dot]\n");
     return 2;
   }
   struct shared s;
@@ -154,6 +198,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fma: THREADS must be 1 or 2, MITERS >= 1, REPS 1..100\n");
     return 2;
   }
+  dot_mode = argc > 4 && strcmp(argv[4], "dot") == 0;
+#if !defined(__AVX512BF16__)
+  if (dot_mode) {
+    fprintf(stderr, "fma: this build has no AVX512-BF16 (dot)\n");
+    return 3;
+  }
+#endif
   s.iters = miters * 1000000L;
   pin(0);
   pthread_t th;
@@ -161,7 +212,7 @@ int main(int argc, char **argv) {
     perror("pthread_create");
     return 1;
   }
-  double flop = 2.0 * LANES * CHAINS * (double)s.iters * s.threads;
+  double flop = (dot_mode ? 4.0 : 2.0) * LANES * CHAINS * (double)s.iters * s.threads;
   double gfs[100];
   one_rep(&s); /* warm-up: clocks up, the worker scheduled */
   struct load_sample l0 = load_sample_now();
@@ -173,7 +224,8 @@ int main(int argc, char **argv) {
     pthread_join(th, NULL);
   }
   qsort(gfs, reps, sizeof gfs[0], cmp_double);
-  printf("fma %d %.2f %.2f %.2f %.2f\n", s.threads, gfs[0], gfs[reps / 2],
+  printf("%s %d %.2f %.2f %.2f %.2f\n", dot_mode ? "dot" : "fma", s.threads,
+         gfs[0], gfs[reps / 2],
          gfs[reps - 1], other_load(&l0, &l1));
   if (s.sink[0] + s.sink[1] == -1.0f) /* keep the chains alive */
     puts("");
