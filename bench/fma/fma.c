@@ -40,6 +40,12 @@
 #include "../other_load.h"
 
 #define CHAINS 12
+/* One step of every chain, written out so each accumulator stays in its own
+ * register (both probes use it). */
+#define CHAIN_STEPS(S)                                                         \
+  do {                                                                         \
+    S(0); S(1); S(2); S(3); S(4); S(5); S(6); S(7); S(8); S(9); S(10); S(11);  \
+  } while (0)
 
 #if defined(__AVX512F__)
 typedef __m512 vec;
@@ -84,19 +90,9 @@ static float fma_chains(long iters, float seed) {
   for (int c = 0; c < CHAINS; ++c)
     acc[c] = VSET1(seed + (float)c);
   for (long i = 0; i < iters; ++i) {
-    /* Written out so each accumulator stays in its own register. */
-    acc[0] = VFMA(acc[0], a, b);
-    acc[1] = VFMA(acc[1], a, b);
-    acc[2] = VFMA(acc[2], a, b);
-    acc[3] = VFMA(acc[3], a, b);
-    acc[4] = VFMA(acc[4], a, b);
-    acc[5] = VFMA(acc[5], a, b);
-    acc[6] = VFMA(acc[6], a, b);
-    acc[7] = VFMA(acc[7], a, b);
-    acc[8] = VFMA(acc[8], a, b);
-    acc[9] = VFMA(acc[9], a, b);
-    acc[10] = VFMA(acc[10], a, b);
-    acc[11] = VFMA(acc[11], a, b);
+#define STEP(c) acc[c] = VFMA(acc[c], a, b)
+    CHAIN_STEPS(STEP);
+#undef STEP
   }
   vec s = acc[0];
   for (int c = 1; c < CHAINS; ++c)
@@ -113,18 +109,9 @@ static float dot_chains(long iters, float seed) {
   for (int c = 0; c < CHAINS; ++c)
     acc[c] = _mm512_set1_ps(seed + (float)c);
   for (long i = 0; i < iters; ++i) {
-    acc[0] = _mm512_dpbf16_ps(acc[0], a, a);
-    acc[1] = _mm512_dpbf16_ps(acc[1], a, a);
-    acc[2] = _mm512_dpbf16_ps(acc[2], a, a);
-    acc[3] = _mm512_dpbf16_ps(acc[3], a, a);
-    acc[4] = _mm512_dpbf16_ps(acc[4], a, a);
-    acc[5] = _mm512_dpbf16_ps(acc[5], a, a);
-    acc[6] = _mm512_dpbf16_ps(acc[6], a, a);
-    acc[7] = _mm512_dpbf16_ps(acc[7], a, a);
-    acc[8] = _mm512_dpbf16_ps(acc[8], a, a);
-    acc[9] = _mm512_dpbf16_ps(acc[9], a, a);
-    acc[10] = _mm512_dpbf16_ps(acc[10], a, a);
-    acc[11] = _mm512_dpbf16_ps(acc[11], a, a);
+#define STEP(c) acc[c] = _mm512_dpbf16_ps(acc[c], a, a)
+    CHAIN_STEPS(STEP);
+#undef STEP
   }
   __m512 s = acc[0];
   for (int c = 1; c < CHAINS; ++c)
