@@ -138,14 +138,12 @@ constexpr int64_t kDotChains = 4;
 /// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
 void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
                   ValueRange idx, Value dst) {
-  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, n),
-          [&](OpBuilder &b, Location loc, Value dd) {
-            SmallVector<Value> indices(idx);
-            indices.push_back(dd);
-            memref::StoreOp::create(
-                b, loc, toF32(b, loc, memref::LoadOp::create(b, loc, src, indices)),
-                dst, ValueRange{dd});
-          });
+  emitRowChunks(b, loc, n,
+                [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+                  emitRowStore(b, loc,
+                               toF32(b, loc, emitRowLoad(b, loc, src, idx, col, lanes)),
+                               dst, ValueRange{}, col);
+                });
 }
 
 /// sum_d qf[d] · f32(k[kIdx..., d]) over d in [0, n): kDotChains 16-lane
