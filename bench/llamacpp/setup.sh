@@ -46,8 +46,11 @@ if [[ ! -f $b/build.ninja ]]; then
 fi
 # The CLI that runs a prompt and exits was llama-cli before it became a chat
 # front end; newer trees call it llama-completion.
+# (The target list is read whole first: grep -q closing the pipe early would
+# fail the pipeline under pipefail and pick the wrong name.)
 cli=llama-completion
-ninja -C "$b" -t targets all 2>/dev/null | grep -q "^$cli:" || cli=llama-cli
+targets=$(ninja -C "$b" -t targets all 2>/dev/null)
+grep -q "^$cli:" <<<"$targets" || cli=llama-cli
 nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" >"$L/build.log" 2>&1 ||
   { tail -30 "$L/build.log" >&2; exit 1; }
 mkdir -p "$L/bin"
