@@ -144,6 +144,8 @@ build_sgc_decode() {
     local api=()
     grep -q 'sgc_session_cpu_variant' "$src/runtime/include/sgc/runtime.h" &&
       api=(-DSGC_RUNTIME_CPU_VARIANT_API)
+    grep -q 'sgc_weights_placement_t' "$src/runtime/include/sgc/runtime.h" &&
+      api+=(-DSGC_RUNTIME_WEIGHTS_PLACEMENT_API)
     "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
       -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
     # Runtimes with tokenizers read tokenizer.model through libsentencepiece.

@@ -19,7 +19,9 @@
  * The prompt is token 2 (bos) then 100 + (i * 7919) % 100000 (a smaller
  * modulus for vocabularies under 100100): hf_peer.py uses the same ids. Prints key=value lines:
  *   decode_ms_median, decode_ms_mean, decode_steps, prefill_s_median,
- *   prefill_tokens, threads, variant, weight_bytes, kv_bytes_per_token,
+ *   prefill_tokens, threads, variant, weight_bytes, weights_copied_bytes
+ *   (the runtime's copy of the checkpoint: its huge-page placement),
+ *   kv_bytes_per_token,
  *   generated (the first 16 ids after the prompt), other_load (CPUs other
  *   processes kept busy during the timed generation, ../other_load.h).
  */
@@ -107,6 +109,14 @@ int main(int argc, char **argv) {
   sgc_weights_options_t wopt;
   sgc_weights_options_default(&wopt);
   wopt.populate = 1;
+#ifdef SGC_RUNTIME_WEIGHTS_PLACEMENT_API
+  /* SGC_DECODE_WEIGHTS=map|copy: the placement (default: the runtime's). */
+  const char *placement = getenv("SGC_DECODE_WEIGHTS");
+  if (placement && !strcmp(placement, "map"))
+    wopt.placement = SGC_WEIGHTS_MAP;
+  else if (placement && !strcmp(placement, "copy"))
+    wopt.placement = SGC_WEIGHTS_COPY;
+#endif
   sgc_weights_t *weights;
   check(sgc_weights_bind(model, weights_path, &wopt, &weights), "weights");
   sgc_session_options_t sopt;
@@ -164,6 +174,8 @@ int main(int argc, char **argv) {
   printf("variant=%s\n", sgc_session_variant(session));
 #endif
   printf("weight_bytes=%llu\n", (unsigned long long)info.weight_bytes);
+  printf("weights_copied_bytes=%llu\n",
+         (unsigned long long)sgc_weights_copied_bytes(weights));
   printf("kv_bytes_per_token=%llu\n", (unsigned long long)kv_per_token);
   printf("decode_steps=%ld\n", decode);
   printf("decode_ms_mean=%.3f\n", mean * 1e3);

@@ -448,6 +448,10 @@ uint64_t sgc_weights_copied_bytes(const sgc_weights_t *w) {
   return w ? w->impl->copied_bytes() : 0;
 }
 
+sgc_weights_placement_t sgc_weights_placement(const sgc_weights_t *w) {
+  return w ? w->impl->placement() : SGC_WEIGHTS_MAP;
+}
+
 const char *sgc_weights_source_name(const sgc_weights_t *w, size_t index) {
   if (!w || index >= w->impl->source_names().size())
     return nullptr;

@@ -25,9 +25,11 @@ public:
   anon_memory &operator=(anon_memory &&other) noexcept;
 
   /// Maps |bytes| of zeroed, page-aligned memory; |what| names the use in
-  /// the error. 0 bytes gives data() == nullptr.
+  /// the error. 0 bytes gives data() == nullptr. With |huge_pages| the
+  /// memory starts on a 2 MiB boundary and asks for transparent huge pages
+  /// (MADV_HUGEPAGE; the kernel may still give 4 KiB pages).
   static status allocate(uint64_t bytes, const std::string &what,
-                         anon_memory *out);
+                         anon_memory *out, bool huge_pages = false);
 
   uint8_t *data() const { return data_; }
   uint64_t size() const { return size_; }
@@ -41,6 +43,10 @@ private:
 /// /proc/meminfo; SGC_MEMORY_AVAILABLE overrides it, for tests), or 0 when
 /// unknown.
 uint64_t available_memory_bytes();
+
+/// Whether the kernel gives transparent huge pages to memory that asks for
+/// them (/sys/kernel/mm/transparent_hugepage/enabled is always or madvise).
+bool huge_pages_available();
 
 /// Physical memory (sysconf), or 0 when unknown.
 uint64_t physical_memory_bytes();

@@ -55,6 +55,12 @@ int thread_count(int32_t requested) {
   return requested > 0 ? requested : physical_core_count();
 }
 
+/// A unit of the weight copy (a huge page).
+constexpr uint64_t copy_piece = uint64_t{2} << 20;
+/// AUTO copies checkpoints of at least this many bytes (smaller ones gain
+/// little from huge pages and stay zero copy).
+constexpr uint64_t auto_copy_min_bytes = uint64_t{64} << 20;
+
 } // namespace
 
 status bound_weights::bind(std::shared_ptr<model_library> model,
@@ -90,6 +96,30 @@ status bound_weights::bind(std::shared_ptr<model_library> model,
   w->format_ = format;
   *out = std::move(w);
   return status();
+}
+
+status bound_weights::choose_placement(sgc_weights_placement_t requested,
+                                       sgc_weights_placement_t *out) const {
+  switch (requested) {
+  case SGC_WEIGHTS_MAP:
+  case SGC_WEIGHTS_COPY:
+    *out = requested;
+    return status();
+  case SGC_WEIGHTS_AUTO: {
+    // Copy where it pays and is safe: the CPU streams the weights every
+    // decode step (a CUDA model uploads them), huge pages exist, and the
+    // copy leaves half the available memory (the checkpoint's page cache
+    // is counted as available; it is what the copy displaces).
+    const uint64_t available = available_memory_bytes();
+    const bool copy = model_->table().device == SGC_ABI_DEVICE_CPU &&
+                      bytes_ >= auto_copy_min_bytes && huge_pages_available() &&
+                      available > 0 && bytes_ <= available / 2;
+    *out = copy ? SGC_WEIGHTS_COPY : SGC_WEIGHTS_MAP;
+    return status();
+  }
+  }
+  return usage_error("unknown weights placement " +
+                     std::to_string(static_cast<int>(requested)));
 }
 
 status bound_weights::bind_checkpoint(const std::string &path,
@@ -153,37 +183,67 @@ status bound_weights::bind_checkpoint(const std::string &path,
     return err;
   }
 
-  // Pointers: in place unless misaligned for the element type.
+  // Pointers: in place unless the placement copies every tensor or one is
+  // misaligned for its element type.
+  for (uint32_t i = 0; i < t.num_tensors; ++i)
+    bytes_ += found[i]->info->bytes();
+  st = choose_placement(options.placement, &placement_);
+  if (!st.ok())
+    return st;
   std::vector<uint32_t> to_copy;
+  std::vector<uint64_t> copy_offsets;
   uint64_t copy_bytes = 0;
   pointers_.assign(t.num_tensors, nullptr);
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
     const auto *e = found[i];
     const uint32_t esize = dtype_size(e->info->type);
-    bytes_ += e->info->bytes();
-    if (e->shard->file_offset(*e->info) % esize != 0) {
+    if (placement_ == SGC_WEIGHTS_COPY ||
+        e->shard->file_offset(*e->info) % esize != 0) {
       to_copy.push_back(i);
       uint64_t a;
       if (!align_up(copy_bytes, tensor_alignment, &a))
         return internal_error("weight copy size overflows");
+      copy_offsets.push_back(a);
       copy_bytes = a + e->info->bytes();
     } else {
       pointers_[i] = e->shard->data(*e->info);
     }
   }
   if (copy_bytes > 0) {
-    st = anon_memory::allocate(copy_bytes, "misaligned weights", &owned_);
+    if (placement_ == SGC_WEIGHTS_COPY) {
+      st = check_memory_budget(copy_bytes, "a copy of the weights");
+      if (!st.ok())
+        return std::move(st).note(
+            "bind them in place instead (sgc-run --weights-memory=map)");
+    }
+    st = anon_memory::allocate(copy_bytes, "a copy of the weights", &owned_,
+                               /*huge_pages=*/placement_ == SGC_WEIGHTS_COPY);
     if (!st.ok())
       return st;
-    uint64_t off = 0;
-    for (uint32_t i : to_copy) {
-      const auto *e = found[i];
-      align_up(off, tensor_alignment, &off);
-      std::memcpy(owned_.data() + off, e->shard->data(*e->info),
-                  static_cast<size_t>(e->info->bytes()));
-      pointers_[i] = owned_.data() + off;
-      off += e->info->bytes();
+    // In huge-page pieces over the threads: the copy is bounded by memory
+    // bandwidth, which one core does not reach.
+    struct piece {
+      const uint8_t *from;
+      uint8_t *to;
+      uint64_t bytes;
+    };
+    std::vector<piece> pieces;
+    for (size_t c = 0; c < to_copy.size(); ++c) {
+      const auto *e = found[to_copy[c]];
+      const auto *from = static_cast<const uint8_t *>(e->shard->data(*e->info));
+      uint8_t *to = owned_.data() + copy_offsets[c];
+      pointers_[to_copy[c]] = to;
+      for (uint64_t off = 0; off < e->info->bytes(); off += copy_piece)
+        pieces.push_back(
+            {from + off, to + off, std::min(copy_piece, e->info->bytes() - off)});
     }
+    thread_pool pool(thread_count(options.num_threads));
+    pool.run(static_cast<int64_t>(pieces.size()), [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const piece &q = pieces[static_cast<size_t>(k)];
+        std::memcpy(q.to, q.from, static_cast<size_t>(q.bytes));
+      }
+    });
     copied_ = copy_bytes;
   }
 
@@ -220,7 +280,9 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
   status st = check_memory_budget(total, "the dummy weights");
   if (!st.ok())
     return st;
-  st = anon_memory::allocate(total, "dummy weights", &owned_);
+  st = anon_memory::allocate(total, "dummy weights", &owned_,
+                             /*huge_pages=*/true);
+  placement_ = SGC_WEIGHTS_COPY;
   if (!st.ok())
     return st;
   copied_ = bytes_;

@@ -32,8 +32,13 @@ public:
   sgc_load_format_t format() const { return format_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t copied_bytes() const { return copied_; }
+  /// Never AUTO.
+  sgc_weights_placement_t placement() const { return placement_; }
 
 private:
+  /// What |requested| means for this model and checkpoint (bytes_ set).
+  status choose_placement(sgc_weights_placement_t requested,
+                          sgc_weights_placement_t *out) const;
   status bind_checkpoint(const std::string &path,
                          const sgc_weights_options_t &options);
   status bind_dummy(const sgc_weights_options_t &options);
@@ -46,6 +51,7 @@ private:
   sgc_load_format_t format_ = SGC_LOAD_FORMAT_SAFETENSORS;
   uint64_t bytes_ = 0;
   uint64_t copied_ = 0;
+  sgc_weights_placement_t placement_ = SGC_WEIGHTS_MAP;
 };
 
 /// See sgc_model_write_dummy_weights.

@@ -26,7 +26,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -110,10 +112,12 @@ void write_checkpoint(const std::string &path, const fake_model::weights &w,
 }
 
 weights_ptr bind_weights(sgc_model_t *m, const std::string &path,
-                         sgc_load_format_t format = SGC_LOAD_FORMAT_AUTO) {
+                         sgc_load_format_t format = SGC_LOAD_FORMAT_AUTO,
+                         sgc_weights_placement_t placement = SGC_WEIGHTS_AUTO) {
   sgc_weights_options_t o;
   sgc_weights_options_default(&o);
   o.format = format;
+  o.placement = placement;
   sgc_weights_t *w = nullptr;
   status_holder h(
       sgc_weights_bind(m, path.empty() ? nullptr : path.c_str(), &o, &w));
@@ -806,6 +810,57 @@ TEST(Bind, MisalignedTensorsAreCopied) {
                 true));
 }
 
+TEST(Bind, PlacementMapsOrCopies) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights(5);
+  write_checkpoint(dir.file("model.safetensors"), w);
+  model_ptr m = open_fake_model();
+  const std::vector<int32_t> expected = fake_model::greedy(w, prompt, 4, true);
+  std::vector<int32_t> all_tokens = prompt;
+  all_tokens.insert(all_tokens.end(), expected.begin(), expected.end() - 1);
+  const std::vector<float> ref = fake_model::logits(w, all_tokens);
+  struct placement_case {
+    sgc_weights_placement_t requested, used;
+    bool copied;
+  };
+  // AUTO maps a checkpoint this small (under 64 MiB).
+  for (placement_case c : {placement_case{SGC_WEIGHTS_MAP, SGC_WEIGHTS_MAP, false},
+                           placement_case{SGC_WEIGHTS_COPY, SGC_WEIGHTS_COPY, true},
+                           placement_case{SGC_WEIGHTS_AUTO, SGC_WEIGHTS_MAP, false}}) {
+    SCOPED_TRACE("placement " + std::to_string(c.requested));
+    weights_ptr wt = bind_weights(m.get(), dir.path(), SGC_LOAD_FORMAT_AUTO,
+                                  c.requested);
+    ASSERT_TRUE(wt);
+    EXPECT_EQ(sgc_weights_placement(wt.get()), c.used);
+    if (c.copied)
+      EXPECT_GE(sgc_weights_copied_bytes(wt.get()), sgc_weights_bytes(wt.get()));
+    else
+      EXPECT_EQ(sgc_weights_copied_bytes(wt.get()), 0u);
+    session_ptr s = make_session(m.get(), wt.get());
+    ASSERT_TRUE(s);
+    run_record r;
+    sgc_generate_options_t o = generate_options(&r, 4, 3);
+    o.ignore_eos = 1;
+    ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(),
+                                       static_cast<int64_t>(prompt.size()), &o,
+                                       nullptr));
+    EXPECT_EQ(r.tokens, expected);
+    ASSERT_EQ(r.prefill_rows.size(), prompt.size());
+    for (size_t p = 0; p < prompt.size(); ++p)
+      expect_rows_equal(r.prefill_rows[p], ref.data() + p * 16);
+  }
+  sgc_weights_options_t o;
+  sgc_weights_options_default(&o);
+  EXPECT_EQ(o.placement, SGC_WEIGHTS_AUTO);
+  o.placement = static_cast<sgc_weights_placement_t>(7);
+  sgc_weights_t *wt = nullptr;
+  status_holder h(sgc_weights_bind(m.get(), dir.path().c_str(), &o, &wt));
+  EXPECT_EQ(h.code(), SGC_STATUS_USAGE) << h.all();
+  EXPECT_NE(h.message().find("unknown weights placement 7"), std::string::npos)
+      << h.all();
+  EXPECT_EQ(wt, nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Dummy weights
 //===----------------------------------------------------------------------===//
@@ -1160,7 +1215,61 @@ TEST(Memory, BudgetIsCheckedBeforeAllocating) {
   EXPECT_EQ(d.code(), SGC_STATUS_DEVICE_UNAVAILABLE) << d.all();
   EXPECT_NE(d.all().find("the dummy weights need"), std::string::npos)
       << d.all();
+  // So does a copy of the checkpoint.
+  ASSERT_EQ(setenv("SGC_MEMORY_AVAILABLE", "100", 1), 0);
+  sgc_weights_options_t co;
+  sgc_weights_options_default(&co);
+  co.placement = SGC_WEIGHTS_COPY;
+  sgc_weights_t *cw = nullptr;
+  status_holder c(
+      sgc_weights_bind(m.get(), dir.file("m.safetensors").c_str(), &co, &cw));
+  EXPECT_EQ(c.code(), SGC_STATUS_DEVICE_UNAVAILABLE) << c.all();
+  EXPECT_EQ(cw, nullptr);
+  for (const char *part : {"a copy of the weights need", "--weights-memory=map"})
+    EXPECT_NE(c.all().find(part), std::string::npos) << c.all();
   unsetenv("SGC_MEMORY_AVAILABLE");
+}
+
+namespace {
+/// The VmFlags line of the /proc/self/smaps entry that holds |p|.
+std::string vm_flags_of(const void *p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    // Entry headers are "lo-hi perms ..."; field lines never parse so.
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2)
+      inside = lo <= a && a < hi;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+} // namespace
+
+TEST(Memory, HugePageMemoryIsAlignedAndAsksForHugePages) {
+  using sgc::runtime::anon_memory;
+  const uint64_t bytes = (uint64_t{5} << 20) + 123;
+  anon_memory mem;
+  ASSERT_TRUE(anon_memory::allocate(bytes, "a test", &mem, true).ok());
+  ASSERT_NE(mem.data(), nullptr);
+  EXPECT_EQ(mem.size(), bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mem.data()) % (uintptr_t{2} << 20), 0u);
+  // Zeroed, and every byte writable.
+  EXPECT_EQ(mem.data()[0], 0);
+  EXPECT_EQ(mem.data()[bytes - 1], 0);
+  std::memset(mem.data(), 0x5a, bytes);
+  EXPECT_EQ(mem.data()[bytes - 1], 0x5a);
+  // MADV_HUGEPAGE shows as "hg" among the mapping's flags.
+  const std::string flags = vm_flags_of(mem.data());
+  ASSERT_FALSE(flags.empty()) << "no smaps entry for the memory";
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << flags;
+  // Without the flag: no advice.
+  anon_memory plain;
+  ASSERT_TRUE(anon_memory::allocate(bytes, "a test", &plain).ok());
+  EXPECT_EQ((vm_flags_of(plain.data()) + " ").find(" hg "), std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

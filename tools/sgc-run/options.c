@@ -248,6 +248,23 @@ static int set_load_format(const option_spec *spec, void *dest,
   return 0;
 }
 
+static int set_weights_memory(const option_spec *spec, void *dest,
+                              const char *value) {
+  sgc_weights_placement_t *placement = (sgc_weights_placement_t *)dest;
+  (void)spec;
+  if (strcmp(value, "auto") == 0)
+    *placement = SGC_WEIGHTS_AUTO;
+  else if (strcmp(value, "map") == 0)
+    *placement = SGC_WEIGHTS_MAP;
+  else if (strcmp(value, "copy") == 0)
+    *placement = SGC_WEIGHTS_COPY;
+  else
+    return usage_error("unknown weights memory '%s' (expected auto, map or "
+                       "copy)",
+                       value);
+  return 0;
+}
+
 static int set_device(const option_spec *spec, void *dest, const char *value) {
   device_choice *device = (device_choice *)dest;
   int64_t ordinal = 0;
@@ -290,6 +307,13 @@ static const option_spec option_table[] = {
      .offset = FIELD(load_format),
      .help = "auto | safetensors | dummy (default auto: safetensors when "
              "--weights is given)"},
+    {.name = "--weights-memory",
+     .metavar = "M",
+     .set = set_weights_memory,
+     .offset = FIELD(weights_memory),
+     .help = "auto | map | copy: the checkpoint's file pages in place, or a "
+             "copy on huge pages (faster CPU decode); auto copies for the "
+             "CPU when it fits in half the free memory"},
     {.name = "--write-dummy-weights",
      .metavar = "F",
      .set = set_string,

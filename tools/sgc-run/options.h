@@ -43,6 +43,7 @@ typedef struct options {
   int64_t max_new_tokens;
   int64_t prefill_chunk;
   sgc_load_format_t load_format;
+  sgc_weights_placement_t weights_memory; /* --weights-memory */
   const char *write_dummy_path;
   const char *dump_logits_path;
   const char *inspect_path;

@@ -271,6 +271,7 @@ static int dry_run(const options *o, sgc_model_t *model,
     sgc_status_t *st;
     wopts->populate = 0;
     wopts->progress = NULL;
+    wopts->placement = SGC_WEIGHTS_MAP; /* nothing read, nothing copied */
     st = sgc_weights_bind(model, o->weights_path, wopts, &weights);
     if (st)
       return report(st);
@@ -350,6 +351,7 @@ static int run(options *o) {
   wopts.format = o->load_format;
   wopts.num_threads = o->threads;
   wopts.populate = 1;
+  wopts.placement = o->weights_memory;
   if (show_progress) {
     wopts.progress = on_progress;
     wopts.progress_user = &progress;
