@@ -805,6 +805,49 @@ TEST(CudaEmuBugs, ReadAfterWriteAcrossThreadsWithoutABarrier) {
     EXPECT_EQ(out[t], t == 0 ? 0u : t + 99);
 }
 
+// Lane 0 of each of two warps writes the warp's slot of shared memory, the
+// warp passes a shuffle, then reads the other warp's slot. A warp
+// collective orders nothing between warps: only the (optional) barriers do.
+void k_warps_exchange(const ops_t *ops, void *const *params) {
+  uint32_t *out = param_ptr<uint32_t>(params, 0);
+  const bool with_barriers = param_u64(params, 1) != 0;
+  uint32_t *slot = static_cast<uint32_t *>(ops->shared_memory());
+  const uint32_t t = linear_tid(ops), warp = t / 32;
+  uint8_t valid = 0;
+  for (uint32_t i = 0; i < 2; ++i) {
+    if (t % 32 == 0)
+      st(ops, slot + warp, 10 * i + warp);
+    ops->shuffle(0, 1, 32, SGC_ABI_SHUFFLE_XOR, S_SHUFFLE, &valid);
+    if (with_barriers)
+      ops->barrier(S_BARRIER);
+    const uint32_t v = ld(ops, slot + (1 - warp));
+    ops->shuffle(0, 1, 32, SGC_ABI_SHUFFLE_XOR, S_SHUFFLE2, &valid);
+    if (with_barriers)
+      ops->barrier(S_BARRIER2);
+    st(ops, out + i * 64 + t, v);
+  }
+}
+
+TEST(CudaEmuBugs, WarpCollectivesDoNotOrderWarps) {
+  std::vector<uint32_t> out(128, 0);
+  launch l =
+      make_launch("warps_exchange", k_warps_exchange, {1, 1, 1}, {64, 1, 1});
+  add_buffer(l, out, true, "out");
+  l.params.push_back(0);
+  l.dynamic_shared_bytes = 8;
+  // In lockstep the exchange happens to work; a warp that runs ahead
+  // through its shuffles reads the other warp's slot too early.
+  ASSERT_TRUE(run(l, schedules(1)).ok());
+  EXPECT_TRUE(fails_with(run(l, schedules(2)),
+                         {"race: 'out' differs", "schedule 1 (reverse)"}));
+  l.params[1] = 1;
+  status s = run(l, schedules(4));
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (uint32_t i = 0; i < 2; ++i)
+    for (uint32_t t = 0; t < 64; ++t)
+      EXPECT_EQ(out[i * 64 + t], 10 * i + (1 - t / 32)) << i << " " << t;
+}
+
 // Reads shared memory nobody wrote.
 void k_uninitialized_shared(const ops_t *ops, void *const *params) {
   const uint32_t *s = static_cast<const uint32_t *>(ops->shared_memory());

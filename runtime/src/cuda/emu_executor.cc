@@ -17,6 +17,8 @@ namespace runtime {
 namespace {
 
 constexpr uint64_t buffer_alignment = 64;
+/// cuMemAlloc's alignment, which the CUDA executor keeps for every tensor.
+constexpr uint64_t device_alignment = 256;
 
 /// Schedules per launch from SGC_EMU_SCHEDULES (default 3).
 status schedules_from_environment(int *out) {
@@ -89,9 +91,28 @@ public:
     const sgc_model_v2_t &t = model_->table();
     if (weights.pointers().size() != t.num_tensors)
       return internal_error("the weights do not match the model's manifest");
+    // Placed as the CUDA executor uploads them: one allocation, every
+    // tensor 256-byte aligned. A mapped checkpoint aligns a tensor only to
+    // its element size, and the kernels' 128-bit loads assume more.
+    std::vector<uint64_t> offsets(t.num_tensors);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < t.num_tensors; ++i) {
+      if (!align_up(total, device_alignment, &offsets[i]) ||
+          __builtin_add_overflow(offsets[i], t.tensors[i].bytes, &total))
+        return internal_error("weight size overflows");
+    }
+    status st = check_memory_budget(total, "the emulated device's weights");
+    if (st.ok())
+      st = anon_memory::allocate(total, "the emulated device's weights",
+                                 &weights_);
+    if (!st.ok())
+      return st;
     buffers_.weights.clear();
-    for (const void *p : weights.pointers())
-      buffers_.weights.push_back(address(p));
+    for (uint32_t i = 0; i < t.num_tensors; ++i) {
+      std::memcpy(weights_.data() + offsets[i], weights.pointers()[i],
+                  static_cast<size_t>(t.tensors[i].bytes));
+      buffers_.weights.push_back(address(weights_.data() + offsets[i]));
+    }
     bound_ = true;
     return status();
   }
@@ -202,6 +223,7 @@ private:
   anon_memory kv_memory_;
   uint64_t kv_bytes_ = 0;
   anon_memory workspace_;
+  anon_memory weights_;
   std::vector<int32_t> tokens_;
   sgc_abi_step_state_t state_{};
   plan_buffers buffers_;

@@ -8,6 +8,7 @@
 #include "runtime/src/cuda_emu/fiber.h"
 #include "runtime/src/cuda_emu/warp_math.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -542,19 +543,40 @@ bool release_barrier(block_run &b) {
   return false;
 }
 
-/// Runs one block to the end under the thread order |order|.
-status run_block(block_run &b, const std::vector<uint32_t> &order) {
+/// Resumes the runnable threads among |order| (all, or warp |only|'s) until
+/// each waits or returns; false after an error.
+bool run_threads(block_run &b, const std::vector<uint32_t> &order,
+                 uint32_t only = ~0u) {
+  for (uint32_t i : order) {
+    thread_state &t = b.thread[i];
+    if (t.state != run_state::runnable || (only != ~0u && t.warp != only))
+      continue;
+    t_thread = &t;
+    t.f.resume();
+    t_thread = nullptr;
+    if (!b.error.ok())
+      return false;
+  }
+  return true;
+}
+
+/// Runs one block to the end under the thread order |order|. In lockstep
+/// every warp passes a warp collective before any goes on; otherwise
+/// (|eager_warps|) the first warp of the order with a collective to pass
+/// runs on alone through its warp collectives until it waits at a barrier
+/// or returns, then the next: a warp runs ahead of the others as far as a
+/// GPU lets it, so shared memory that only a barrier protects is seen
+/// overwritten (the results then differ from the lockstep schedule's).
+status run_block(block_run &b, const std::vector<uint32_t> &order,
+                 bool eager_warps) {
+  std::vector<uint32_t> warp_order;
+  for (uint32_t i : order)
+    if (std::find(warp_order.begin(), warp_order.end(), b.thread[i].warp) ==
+        warp_order.end())
+      warp_order.push_back(b.thread[i].warp);
   for (;;) {
-    for (uint32_t i : order) {
-      thread_state &t = b.thread[i];
-      if (t.state != run_state::runnable)
-        continue;
-      t_thread = &t;
-      t.f.resume();
-      t_thread = nullptr;
-      if (!b.error.ok())
-        return std::move(b.error);
-    }
+    if (!run_threads(b, order))
+      return std::move(b.error);
     bool all_done = true, released = false;
     for (uint32_t i = 0; i < b.threads; ++i)
       all_done = all_done && b.thread[i].state == run_state::done;
@@ -562,10 +584,17 @@ status run_block(block_run &b, const std::vector<uint32_t> &order) {
       return status();
     // Warp collectives first: a warp may finish one while others wait at
     // a barrier.
-    for (uint32_t w = 0; w < b.warps && b.error.ok(); ++w)
-      released = release_warp(b, w) || released;
-    if (!b.error.ok())
-      return std::move(b.error);
+    for (uint32_t w : warp_order) {
+      while (release_warp(b, w)) {
+        released = true;
+        if (!eager_warps)
+          break;
+        if (!run_threads(b, order, w))
+          return std::move(b.error);
+      }
+      if (!b.error.ok())
+        return std::move(b.error);
+    }
     if (released)
       continue;
     if (release_barrier(b))
@@ -751,7 +780,7 @@ status run(const launch &l, const options &o) {
           order_of(threads, sched, rng, true);
       block_run *outer_block = t_block;
       t_block = &b;
-      status r = run_block(b, thread_order);
+      status r = run_block(b, thread_order, /*eager_warps=*/sched > 0);
       t_block = outer_block;
       if (!r.ok())
         return r;

@@ -94,7 +94,12 @@ struct options {
 ///   block and of the lanes in a warp), each thread running until it waits
 ///   at a collective or returns. So a thread spinning on memory that
 ///   another block (or another thread, without a collective in the loop)
-///   writes never finishes.
+///   writes never finishes. Schedule 0 passes warp collectives in lockstep
+///   (every warp of the block arrives before any goes on); the later ones
+///   let the first warp of their order run on alone through its warp
+///   collectives (shuffles, mma.sync, ldmatrix) until it waits at a barrier,
+///   then the next warp: shared memory that only a barrier protects is then
+///   overwritten before a slower warp reads it, and the results differ.
 status run(const launch &l, const options &o);
 
 } // namespace emu
