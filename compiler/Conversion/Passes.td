@@ -83,7 +83,7 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
     "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-    "mlir::LLVM::LLVMDialect"
+    "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -38,50 +38,6 @@ constexpr int64_t kVector = 8;
 /// 48 KiB a block gets without the opt-in).
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
-enum class Epilogue { Plain, Softcap, GatedGelu };
-
-struct GemvOp {
-  Value x, normWeight;
-  SmallVector<Value> weights;
-  bool norm = false;
-  double eps = 0, cap = 0;
-  int64_t offset = 0;
-  Epilogue epilogue = Epilogue::Plain;
-};
-
-FailureOr<GemvOp> match(Operation *op) {
-  GemvOp g;
-  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
-    if (!eps)
-      return;
-    g.norm = true;
-    g.eps = eps.getValueAsDouble();
-    g.offset = offset;
-  };
-  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
-    g.x = linear.getX();
-    g.weights.push_back(linear.getW());
-  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
-    g.x = fused.getX();
-    g.normWeight = fused.getNormWeight();
-    llvm::append_range(g.weights, fused.getWeights());
-    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
-    if (FloatAttr cap = fused.getSoftcapAttr()) {
-      g.epilogue = Epilogue::Softcap;
-      g.cap = cap.getValueAsDouble();
-    }
-  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
-    g.x = mlp.getX();
-    g.normWeight = mlp.getNormWeight();
-    g.weights = {mlp.getGate(), mlp.getUp()};
-    g.epilogue = Epilogue::GatedGelu;
-    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
-  } else {
-    return failure();
-  }
-  return g;
-}
-
 /// sum_k f32(w[row, k]) * f32(xs[k]) over the lanes of a warp (each lane
 /// takes every 32nd chunk of kVector elements), in every lane.
 Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
@@ -131,10 +87,11 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
 
 FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
                                                EmitContext &ctx) {
-  FailureOr<GemvOp> matched = match(op);
+  FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched))
     return op->emitError("convert-sg-to-gpu: not a projection");
-  GemvOp g = *matched;
+  Projection g = *matched;
+  using Epilogue = Projection::Epilogue;
   KernelModule &km = ctx.kernels;
   auto xType = km.paramType(g.x, ctx.maxTokens);
   if (xType.getRank() != 2)
@@ -164,34 +121,12 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   }
   for (Value r : op->getResults())
     params.push_back(km.paramType(r, ctx.maxTokens));
-  int64_t totalRows = 0;
-  if (g.epilogue == Epilogue::GatedGelu)
-    totalRows = rows.front();
-  else
-    for (int64_t r : rows)
-      totalRows += r;
+  int64_t totalRows = g.totalRows();
 
   Builder a(op->getContext());
-  SmallVector<NamedAttribute> specAttrs = {
-      a.getNamedAttr("k", a.getI64IntegerAttr(width)),
-      a.getNamedAttr("rows", a.getDenseI64ArrayAttr(rows)),
-      a.getNamedAttr("epilogue",
-                     a.getStringAttr(g.epilogue == Epilogue::GatedGelu
-                                         ? "gated_gelu"
-                                     : g.epilogue == Epilogue::Softcap
-                                         ? "softcap"
-                                         : "none")),
-      a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)),
-      a.getNamedAttr("vector", a.getI64IntegerAttr(kVector))};
-  if (g.norm) {
-    specAttrs.push_back(a.getNamedAttr("norm_eps", a.getF64FloatAttr(g.eps)));
-    specAttrs.push_back(
-        a.getNamedAttr("norm_offset", a.getI64IntegerAttr(g.offset)));
-    specAttrs.push_back(
-        a.getNamedAttr("norm_weight", a.getBoolAttr(bool(g.normWeight))));
-  }
-  if (g.epilogue == Epilogue::Softcap)
-    specAttrs.push_back(a.getNamedAttr("cap", a.getF64FloatAttr(g.cap)));
+  SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
+  specAttrs.push_back(a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)));
+  specAttrs.push_back(a.getNamedAttr("vector", a.getI64IntegerAttr(kVector)));
   int64_t threads = kWarps * kWarp;
 
   KernelUse use;

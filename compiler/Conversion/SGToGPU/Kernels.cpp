@@ -6,6 +6,7 @@
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -196,4 +197,70 @@ MemRefType KernelModule::paramType(Value v, int64_t maxTokens) const {
     if (ShapedType::isDynamic(d))
       d = maxTokens;
   return MemRefType::get(shape, type.getElementType());
+}
+
+FailureOr<Projection> gpu_kernels::matchProjection(Operation *op) {
+  Projection g;
+  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
+    if (!eps)
+      return;
+    g.norm = true;
+    g.eps = eps.getValueAsDouble();
+    g.offset = offset;
+  };
+  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
+    g.x = linear.getX();
+    g.weights.push_back(linear.getW());
+  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
+    g.x = fused.getX();
+    g.normWeight = fused.getNormWeight();
+    llvm::append_range(g.weights, fused.getWeights());
+    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
+    if (FloatAttr cap = fused.getSoftcapAttr()) {
+      g.epilogue = Projection::Epilogue::Softcap;
+      g.cap = cap.getValueAsDouble();
+    }
+  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
+    g.x = mlp.getX();
+    g.normWeight = mlp.getNormWeight();
+    g.weights = {mlp.getGate(), mlp.getUp()};
+    g.epilogue = Projection::Epilogue::GatedGelu;
+    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
+  } else {
+    return failure();
+  }
+  return g;
+}
+
+int64_t Projection::totalRows() const {
+  int64_t total = 0;
+  for (Value w : weights) {
+    total += cast<ShapedType>(w.getType()).getDimSize(0);
+    if (gated())
+      break;
+  }
+  return total;
+}
+
+SmallVector<NamedAttribute> Projection::specAttrs(Builder &a) const {
+  SmallVector<int64_t> rows;
+  for (Value w : weights)
+    rows.push_back(cast<ShapedType>(w.getType()).getDimSize(0));
+  int64_t width = cast<ShapedType>(x.getType()).getShape().back();
+  StringRef name = epilogue == Epilogue::GatedGelu ? "gated_gelu"
+                   : epilogue == Epilogue::Softcap ? "softcap"
+                                                   : "none";
+  SmallVector<NamedAttribute> attrs = {
+      a.getNamedAttr("k", a.getI64IntegerAttr(width)),
+      a.getNamedAttr("rows", a.getDenseI64ArrayAttr(rows)),
+      a.getNamedAttr("epilogue", a.getStringAttr(name))};
+  if (norm) {
+    attrs.push_back(a.getNamedAttr("norm_eps", a.getF64FloatAttr(eps)));
+    attrs.push_back(a.getNamedAttr("norm_offset", a.getI64IntegerAttr(offset)));
+    attrs.push_back(
+        a.getNamedAttr("norm_weight", a.getBoolAttr(bool(normWeight))));
+  }
+  if (epilogue == Epilogue::Softcap)
+    attrs.push_back(a.getNamedAttr("cap", a.getF64FloatAttr(cap)));
+  return attrs;
 }

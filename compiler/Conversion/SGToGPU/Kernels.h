@@ -134,6 +134,28 @@ struct EmitContext {
   bool oneToken() const { return maxTokens == 1; }
 };
 
+/// A projection as the families see it (sg.linear, sg.norm_linear,
+/// sg.gated_mlp): the input, the optional fused RMSNorm, one or more weights
+/// whose rows are concatenated (gated: gate and up over the same rows) and
+/// the epilogue.
+struct Projection {
+  enum class Epilogue { Plain, Softcap, GatedGelu };
+  Value x, normWeight;
+  SmallVector<Value> weights;
+  bool norm = false;
+  double eps = 0, cap = 0;
+  int64_t offset = 0;
+  Epilogue epilogue = Epilogue::Plain;
+  bool gated() const { return epilogue == Epilogue::GatedGelu; }
+  /// Output rows: the weights' rows summed (gated: the gate's).
+  int64_t totalRows() const;
+  /// The spec entries every projection kernel records.
+  SmallVector<NamedAttribute> specAttrs(Builder &a) const;
+};
+
+/// `op` as a projection, or failure if it is none.
+FailureOr<Projection> matchProjection(Operation *op);
+
 //===----------------------------------------------------------------------===//
 // Families (one .cpp each). Each returns the launch for `op` (and the ops it
 // fuses), or failure after a diagnostic.
@@ -143,6 +165,11 @@ struct EmitContext {
 FailureOr<KernelUse> emitEmbed(Operation *op, EmitContext &ctx);
 /// GemvRows.cpp: sg.linear, sg.norm_linear, sg.gated_mlp.
 FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx);
+/// GemmMma.cpp: the same projections over a chunk of tokens on tensor cores
+/// (mma.sync), where `gemmMmaApplies` (bf16 rows and weights, shapes in
+/// whole tiles).
+bool gemmMmaApplies(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
 /// sg.gelu_tanh, with the chain of such ops that follows.
 FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);

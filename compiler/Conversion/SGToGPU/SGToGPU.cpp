@@ -141,7 +141,10 @@ LogicalResult StepExpansion::run() {
     if (isa<sg::EmbedOp>(op)) {
       use = emitEmbed(&op, ctx);
     } else if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {
-      use = emitGemvRows(&op, ctx);
+      // A chunk of tokens on tensor cores where the shapes allow; one token
+      // (decode) and f32 rows stream the weights row by row.
+      use = gemmMmaApplies(&op, ctx) ? emitGemmMma(&op, ctx)
+                                     : emitGemvRows(&op, ctx);
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {
       use = emitRowChain(&op, ctx);

@@ -49,6 +49,11 @@ SGC_EMU_RT uint64_t sgc_emu_rt_shuffle(const sgc_abi_emu_ops_t *o, uint32_t v,
   uint32_t r = o->shuffle(v, offset, width, mode, site, &valid);
   return (uint64_t)r | ((uint64_t)(valid != 0) << 32);
 }
+SGC_EMU_RT void sgc_emu_rt_mma_bf16(const sgc_abi_emu_ops_t *o, const uint32_t *a,
+                                    const uint32_t *b, const float *c, float *d,
+                                    uint32_t site) {
+  o->mma_m16n8k16_bf16(a, b, c, d, site);
+}
 SGC_EMU_RT void *sgc_emu_rt_shared_memory(const sgc_abi_emu_ops_t *o) { return o->shared_memory(); }
 SGC_EMU_RT void sgc_emu_rt_out_of_bounds(const sgc_abi_emu_ops_t *o, uint32_t site,
                                          int64_t index, int64_t size) {

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -63,12 +64,18 @@ private:
   void checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
                     MemRefType type, ValueRange indices, int64_t lastWidth);
   LogicalResult rewriteOp(Operation *op, StringRef kernel);
+  /// nvvm.mma.sync as the emulator's warp-wide mma (lane fragments through
+  /// buffers allocated once per function).
+  LogicalResult rewriteMma(NVVM::MmaOp mma, StringRef kernel);
 
   ModuleOp module;
   MLIRContext *ctx;
   SmallVector<Attribute> &sites;
   llvm::StringMap<unsigned> perKernel;
   Value ops;
+  /// The function being written (its entry block holds the mma buffers).
+  func::FuncOp current;
+  SmallVector<Value, 4> mmaBuffers;
 };
 
 func::FuncOp KernelCopier::runtimeFn(StringRef name, TypeRange args,
@@ -191,11 +198,67 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
   } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
     checkIndices(b, op, kernel, store.getMemRefType(), store.getIndices(),
                  store.getVectorType().getNumElements());
+  } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+    return rewriteMma(mma, kernel);
   } else if (op->getDialect() &&
-             op->getDialect()->getNamespace() == "gpu") {
+             (op->getDialect()->getNamespace() == "gpu" ||
+              op->getDialect()->getNamespace() == "nvvm")) {
     return op->emitError("sgc-gpu-to-emu: '")
            << op->getName() << "' has no emulation yet";
   }
+  return success();
+}
+
+LogicalResult KernelCopier::rewriteMma(NVVM::MmaOp mma, StringRef kernel) {
+  auto shape = mma.getShape();
+  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 ||
+      mma.getMultiplicandAPtxType() != NVVM::MMATypes::bf16 ||
+      mma.getMultiplicandBPtxType() != NVVM::MMATypes::bf16 ||
+      mma.getLayoutA() != NVVM::MMALayout::row ||
+      mma.getLayoutB() != NVVM::MMALayout::col ||
+      mma.getOperandA().size() != 4 || mma.getOperandB().size() != 2 ||
+      mma.getOperandC().size() != 4 ||
+      !llvm::all_of(mma.getOperandC().getTypes(),
+                    [](Type t) { return t.isF32(); }))
+    return mma.emitError("sgc-gpu-to-emu: only mma.sync m16n8k16 row.col "
+                         "with bf16 operands and f32 accumulators has an "
+                         "emulation");
+  Location loc = mma.getLoc();
+  Type i32Type = IntegerType::get(ctx, 32), f32Type = Float32Type::get(ctx);
+  if (mmaBuffers.empty()) {
+    // Once per function, at its entry: an alloca per call would grow the
+    // fiber's stack at every iteration of the kernel's K loop.
+    OpBuilder eb(ctx);
+    eb.setInsertionPointToStart(&current.getBody().front());
+    for (auto [n, type] : {std::pair<int64_t, Type>{4, i32Type},
+                           {2, i32Type},
+                           {4, f32Type},
+                           {4, f32Type}})
+      mmaBuffers.push_back(
+          memref::AllocaOp::create(eb, loc, MemRefType::get({n}, type)));
+  }
+  OpBuilder b(mma);
+  auto fill = [&](Value buffer, ValueRange values) {
+    for (auto [i, v] : llvm::enumerate(values))
+      memref::StoreOp::create(
+          b, loc, v, buffer,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+  };
+  fill(mmaBuffers[0], mma.getOperandA());
+  fill(mmaBuffers[1], mma.getOperandB());
+  fill(mmaBuffers[2], mma.getOperandC());
+  call(b, loc, "mma_bf16",
+       {mmaBuffers[0], mmaBuffers[1], mmaBuffers[2], mmaBuffers[3],
+        i32(b, loc, site(kernel, mma, "nvvm.mma.sync"))});
+  Value result = LLVM::PoisonOp::create(b, loc, mma.getType());
+  for (int64_t i = 0; i < 4; ++i) {
+    Value d = memref::LoadOp::create(
+        b, loc, mmaBuffers[3],
+        ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    result = LLVM::InsertValueOp::create(b, loc, result, d, i);
+  }
+  mma.getResult().replaceAllUsesWith(result);
+  mma->erase();
   return success();
 }
 
@@ -219,6 +282,8 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   ops = entry->getArgument(0);
+  current = fn;
+  mmaBuffers.clear();
 
   IRMapping map;
   Block &body = kernel.getBody().front();
@@ -295,7 +360,7 @@ struct GPUToEmulatorPass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect,
                     memref::MemRefDialect, scf::SCFDialect,
-                    LLVM::LLVMDialect>();
+                    LLVM::LLVMDialect, NVVM::NVVMDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -3,7 +3,8 @@
 ptxas -v's report (no spills, no stack frame, static shared memory within a
 block's 48 KiB, registers within a budget per kernel family) and, with
 --nvdisasm, the SASS of the cubin (128-bit weight loads in gemv_rows, no
-local memory anywhere; the count of HMMA). Prints one line per finding and
+local memory anywhere; HMMA in every kernel of the tensor-core families; the
+count of HMMA). Prints one line per finding and
 exits 1 if any check fails."""
 import argparse
 import collections
@@ -13,6 +14,8 @@ import subprocess
 import sys
 
 SHARED_LIMIT = 48 * 1024
+# Families whose products run on tensor cores (bf16 mma.sync).
+TENSOR_CORE_FAMILIES = ["gemm_mma"]
 
 
 def parse_report(path):
@@ -65,6 +68,9 @@ def main():
                     help="FAMILY=REGS, the most registers a kernel of the "
                          "family may use")
     ap.add_argument("--nvdisasm")
+    ap.add_argument("--tensor-core", action="append",
+                    default=list(TENSOR_CORE_FAMILIES),
+                    help="a family whose every kernel must have HMMA")
     args = ap.parse_args()
     budgets = dict(b.split("=") for b in args.budget)
     kernels = parse_report(os.path.join(args.temps, "ptxas.log"))
@@ -103,13 +109,24 @@ def main():
                  if any(re.search(r"\b(LDL|STL)\b", l) for l in lines)]
         check(not local, "no local memory (LDL/STL) in any kernel" +
               (": " + ", ".join(sorted(local)) if local else ""))
-        gemv = [n for n in sass if family(n) == "gemv_rows"]
-        narrow = [n for n in gemv
-                  if not any(re.search(r"LDG\.E\.128\.CONSTANT", l) for l in sass[n])]
-        check(gemv and not narrow,
-              f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
-              f"{len(gemv)} gemv_rows kernels" +
-              (": missing in " + ", ".join(narrow) if narrow else ""))
+        for fam in ("gemv_rows", "gemm_mma"):
+            kernels_of = [n for n in sass if family(n) == fam]
+            narrow = [n for n in kernels_of
+                      if not any(re.search(r"LDG\.E\.128\.CONSTANT", l)
+                                 for l in sass[n])]
+            check(kernels_of and not narrow,
+                  f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
+                  f"{len(kernels_of)} {fam} kernels" +
+                  (": missing in " + ", ".join(narrow) if narrow else ""))
+        # The tensor-core families run their products on HMMA (mma.sync).
+        tensor = [n for n in sass if family(n) in args.tensor_core]
+        scalar = [n for n in tensor
+                  if not any(re.search(r"\bHMMA\.16816\.F32\.BF16\b", l)
+                             for l in sass[n])]
+        check(tensor and not scalar,
+              f"HMMA.16816.F32.BF16 in all {len(tensor)} kernels of the "
+              f"tensor-core families" +
+              (": missing in " + ", ".join(scalar) if scalar else ""))
         hmma = sum(1 for lines in sass.values() for l in lines if "HMMA" in l)
         print(f"HMMA instructions: {hmma}")
     print(f"{'FAILED' if failed else 'PASSED'}: {failed} failed")
