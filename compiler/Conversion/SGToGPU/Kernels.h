@@ -48,6 +48,12 @@ struct KernelUse {
   int tokenGridDim = 0;
   /// Body ops this launch computes besides the one it started from (fused).
   SmallVector<Operation *> fused;
+  /// Buffers the launch needs for itself, its last parameters (after the
+  /// outputs): `scratch` ones live in the step's scratch region, `zeroed`
+  /// ones in a region of the workspace that no other buffer uses, zero when
+  /// the runtime allocates the workspace and left zero by every kernel that
+  /// uses it (counters the last block of a grid resets).
+  SmallVector<MemRefType> scratch, zeroed;
 };
 
 /// The kernel being built: its entry block's values and helpers.
@@ -183,6 +189,10 @@ FailureOr<KernelUse> emitHeadJobs(ArrayRef<Operation *> ops, EmitContext &ctx,
                                   bool append);
 /// Attention.cpp: sg.sliding_attn, sg.full_attn.
 FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
+/// AttnDecode.cpp: the same ops for one query (decode), split over the
+/// keys, where `attnDecodeApplies`.
+bool attnDecodeApplies(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitAttnDecode(Operation *op, EmitContext &ctx);
 /// KVWrite.cpp: `values` into `cache` at the call's positions (ring slots
 /// when `window` > 0); `result` is the updated cache value.
 FailureOr<KernelUse> emitKVWrite(Location loc, Value values, Value cache,

@@ -40,9 +40,10 @@ namespace {
 class StepExpansion {
 public:
   StepExpansion(plan::EntryOp entry, plan::CallOp call, func::FuncOp body,
-                EmitContext &ctx, int64_t scratchBase)
+                EmitContext &ctx, int64_t scratchBase,
+                SmallVectorImpl<plan::AllocOp> &zeroed)
       : entry(entry), call(call), body(body), ctx(ctx),
-        scratchBase(scratchBase), b(call) {}
+        scratchBase(scratchBase), zeroed(zeroed), b(call) {}
 
   LogicalResult run();
   /// Bytes of scratch this step used.
@@ -51,12 +52,17 @@ public:
 private:
   LogicalResult launch(Operation *op, const KernelUse &use);
   Value bufferFor(Value v);
+  /// A buffer of `type` in the step's scratch region.
+  Value scratchBuffer(MemRefType type);
 
   plan::EntryOp entry;
   plan::CallOp call;
   func::FuncOp body;
   EmitContext &ctx;
   int64_t scratchBase, scratch = 0;
+  /// Buffers of the zeroed region (their offset is set once every entry's
+  /// workspace is known).
+  SmallVectorImpl<plan::AllocOp> &zeroed;
   OpBuilder b;
   /// sg values -> plan values (buffers, or the position).
   IRMapping map;
@@ -72,6 +78,15 @@ Value StepExpansion::bufferFor(Value v) {
     return out;
   auto type = cast<RankedTensorType>(v.getType());
   auto buffer = plan::BufferType::get(v.getContext(), type.getShape(),
+                                      type.getElementType());
+  int64_t offset = scratchBase + scratch;
+  scratch += alignUp(buffer.getBytes(entry.getMaxTokens()));
+  return plan::AllocOp::create(b, call.getLoc(), buffer,
+                               b.getI64IntegerAttr(offset));
+}
+
+Value StepExpansion::scratchBuffer(MemRefType type) {
+  auto buffer = plan::BufferType::get(type.getContext(), type.getShape(),
                                       type.getElementType());
   int64_t offset = scratchBase + scratch;
   scratch += alignUp(buffer.getBytes(entry.getMaxTokens()));
@@ -95,6 +110,17 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use) {
                                         : bufferFor(v);
     map.map(v, buffer);
     outs.push_back(buffer);
+  }
+  for (MemRefType type : use.scratch)
+    outs.push_back(scratchBuffer(type));
+  for (MemRefType type : use.zeroed) {
+    auto alloc = plan::AllocOp::create(
+        b, call.getLoc(),
+        plan::BufferType::get(type.getContext(), type.getShape(),
+                              type.getElementType()),
+        b.getI64IntegerAttr(0));
+    zeroed.push_back(alloc);
+    outs.push_back(alloc);
   }
   gpu::GPUFuncOp kernel = use.kernel;
   auto kernels = cast<gpu::GPUModuleOp>(kernel->getParentOp());
@@ -179,7 +205,8 @@ LogicalResult StepExpansion::run() {
         deferred.push_back({last, rope});
       }
     } else if (isa<sg::SlidingAttnOp, sg::FullAttnOp>(op)) {
-      use = emitAttention(&op, ctx);
+      use = attnDecodeApplies(&op, ctx) ? emitAttnDecode(&op, ctx)
+                                        : emitAttention(&op, ctx);
     } else if (auto write = dyn_cast<sg::KVWriteOp>(op)) {
       IntegerAttr window = write.getWindowAttr();
       use = emitKVWrite(op.getLoc(), write.getValues(), write.getCache(),
@@ -219,6 +246,8 @@ struct ConvertSGToGPUPass
         gpu::GPUModuleOp::create(b, module.getLoc(), "sgc_kernels");
     KernelModule kernels(module, kernelModule);
     llvm::SetVector<func::FuncOp> bodies;
+    SmallVector<plan::AllocOp> zeroed;
+    int64_t zeroedBase = 0;
     for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
       EmitContext ctx{kernels, static_cast<int64_t>(entry.getMaxTokens())};
       int64_t base = alignUp(entry.getWorkspace().value_or(0));
@@ -232,12 +261,26 @@ struct ConvertSGToGPUPass
           return signalPassFailure();
         }
         bodies.insert(body);
-        StepExpansion step(entry, call, body, ctx, base);
+        StepExpansion step(entry, call, body, ctx, base, zeroed);
         if (failed(step.run()))
           return signalPassFailure();
         scratch = std::max(scratch, step.scratchBytes());
       }
       entry.setWorkspace(base + scratch);
+      zeroedBase = std::max(zeroedBase, alignUp(base + scratch));
+    }
+    // The zeroed region: past every entry's workspace (the runtime shares
+    // one workspace between the entries), one offset for all its buffers
+    // (launches run one after another and leave it zero).
+    if (!zeroed.empty()) {
+      int64_t bytes = 0;
+      for (plan::AllocOp alloc : zeroed) {
+        alloc.setOffset(zeroedBase);
+        auto type = cast<plan::BufferType>(alloc.getType());
+        bytes = std::max(bytes, alignUp(type.getBytes(1)));
+      }
+      for (plan::EntryOp entry : module.getOps<plan::EntryOp>())
+        entry.setWorkspace(zeroedBase + bytes);
     }
     for (func::FuncOp body : bodies)
       body.erase();

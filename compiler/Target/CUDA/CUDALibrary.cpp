@@ -54,6 +54,20 @@ SGC_EMU_RT void sgc_emu_rt_mma_bf16(const sgc_abi_emu_ops_t *o, const uint32_t *
                                     uint32_t site) {
   o->mma_m16n8k16_bf16(a, b, c, d, site);
 }
+/* atomicAdd on a u32: a compare-and-swap loop on the ops table's CAS (the
+   first CAS, 0 -> 0, reads the value through the emulator's checks). */
+SGC_EMU_RT uint32_t sgc_emu_rt_atomic_add_u32(const sgc_abi_emu_ops_t *o, uint64_t base,
+                                             int64_t index, uint32_t value,
+                                             uint32_t site) {
+  uint32_t *p = (uint32_t *)(uintptr_t)base + index;
+  uint32_t old = o->atomic_cas_u32(p, 0, 0, site);
+  for (;;) {
+    uint32_t seen = o->atomic_cas_u32(p, old, old + value, site);
+    if (seen == old)
+      return old;
+    old = seen;
+  }
+}
 SGC_EMU_RT void *sgc_emu_rt_shared_memory(const sgc_abi_emu_ops_t *o) { return o->shared_memory(); }
 SGC_EMU_RT void sgc_emu_rt_out_of_bounds(const sgc_abi_emu_ops_t *o, uint32_t site,
                                          int64_t index, int64_t size) {

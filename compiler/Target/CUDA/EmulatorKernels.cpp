@@ -200,6 +200,31 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
                  store.getVectorType().getNumElements());
   } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
     return rewriteMma(mma, kernel);
+  } else if (isa<NVVM::MembarOp>(op)) {
+    // Blocks run one after another and threads never preempt each other:
+    // every write is visible to every later read without a fence.
+    op->erase();
+  } else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+    MemRefType type = atomic.getMemRefType();
+    if (atomic.getKind() != arith::AtomicRMWKind::addi ||
+        !type.getElementType().isInteger(32) || type.getRank() != 1)
+      return op->emitError("sgc-gpu-to-emu: only an i32 atomic add on a 1-D "
+                           "memref has an emulation");
+    checkIndices(b, op, kernel, type, atomic.getIndices(), 1);
+    // The buffer's address as an integer: one declaration serves every
+    // memref type.
+    Value base = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc,
+                                                       atomic.getMemref()));
+    Value index = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             atomic.getIndices()[0]);
+    Value old = call(b, loc, "atomic_add_u32",
+                     {base, index, atomic.getValue(),
+                      i32(b, loc, site(kernel, op, "memref.atomic_rmw"))},
+                     {i32Type});
+    atomic.getResult().replaceAllUsesWith(old);
+    op->erase();
   } else if (op->getDialect() &&
              (op->getDialect()->getNamespace() == "gpu" ||
               op->getDialect()->getNamespace() == "nvvm")) {

@@ -1,17 +1,22 @@
 /*
- * attention_check.cc - decode attention (Attention.cpp): for a sampled
- * q head h (kv head h / group) at position p, keys j in [lo, p] (lo =
- * p - window + 1 on ring layers, whose slot is j mod window; 0 on full
- * layers), those before p from the cache and p's own from the step's k/v;
- * scores q.k rounded to the compute dtype, scaled and rounded again,
- * softmax in f32 with the probabilities rounded before they weight V, the
- * output rounded.
+ * attention_check.cc - decode attention, split over the keys
+ * (AttnDecode.cpp): for the q heads of a sampled kv head g at position p,
+ * keys j in [lo, p] (lo = p - window + 1 on ring layers, whose slot is j mod
+ * window; 0 on full layers), those before p from the cache and p's own from
+ * the step's k/v; scores q.k rounded to the compute dtype, scaled and
+ * rounded again; softmax in f32 (not rounded before weighting V: one
+ * flash-decoding pass), the output rounded. Every split of a sampled kv
+ * head runs (the last one to finish combines them), and the split counters
+ * of the zeroed workspace region must be zero again afterwards.
  *
  * Error bounds (interval.h): each q.k exact in double widened by gamma_n *
- * sum |q_c k_c|, n = head_dim / 32 FMAs per lane + 5 shuffle adds; exp by
- * the function error; the softmax sum and the weighted sum of V sequential
- * over the keys (n = keys + 1); the max of the scores as the interval of
- * the maxima; bf16 rounding on both ends of every rounded value.
+ * sum |q_c k_c|, n = head_dim / 32 FMAs per lane + 5 shuffle adds; the max
+ * of the scores as the interval of the maxima; exp by the function error.
+ * Each probability reaches the output through the online softmax's
+ * rescalings (one exp and two roundings per later key of its part), the
+ * part's weight in the combine (one exp) and the sums over keys and parts:
+ * every term is widened by that many function errors and roundings, and the
+ * bf16 rounding applies on both ends of the output.
  */
 #include "test/Target/CUDA/emu-sample/check.h"
 
@@ -43,7 +48,7 @@ void fill(const operand &o, double sigma, normal_source &random) {
 }
 } // namespace
 
-check_result check_attention(kernel_case &c) {
+check_result check_attn_decode(kernel_case &c) {
   check_result r;
   const std::string &name = c.kernel;
   const kernel_spec &s = *c.spec;
@@ -52,15 +57,19 @@ check_result check_attention(kernel_case &c) {
   const int64_t d = static_cast<int64_t>(s.number(name, "head_dim"));
   const int64_t dv = static_cast<int64_t>(s.number(name, "v_head_dim"));
   const int64_t window = static_cast<int64_t>(s.number(name, "window"));
+  const int64_t splits = static_cast<int64_t>(s.number(name, "splits"));
+  const int64_t key_groups =
+      static_cast<int64_t>(s.number(name, "key_groups"));
   const double scale = s.number(name, "scale");
   const int64_t group = hq / hkv;
-  if (c.ops.size() != 7) {
+  if (c.ops.size() != 9) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
-              " operands, attention takes 7";
+              " operands, attn_decode_splitk takes 9";
     return r;
   }
   const operand &q = c.ops[1], &kn = c.ops[2], &vn = c.ops[3];
   const operand &kc = c.ops[4], &vc = c.ops[5], &out = c.ops[6];
+  const operand &counters = c.ops[8];
   // A ring layer past its wrap-around; a full layer with its later slots
   // holding values it must not read.
   const int64_t p = window > 0 ? c.opt.position : c.opt.full_position;
@@ -70,13 +79,19 @@ check_result check_attention(kernel_case &c) {
               std::to_string(kc.shape[0]) + " slots";
     return r;
   }
-  // Heads: first, last, random, and both sides of the first kv-head
-  // boundary (where the q head -> kv head mapping shows).
-  const uint32_t blocks = c.step->grid[0] * c.step->grid[1];
-  r.ctas = sample_blocks(blocks,
-                         {static_cast<uint32_t>(group - 1),
-                          static_cast<uint32_t>(group)},
-                         c);
+  if (c.step->grid[0] != hkv || c.step->grid[1] != splits) {
+    r.error = "the grid is not kv heads x splits";
+    return r;
+  }
+  // Kv heads: first, last, random; every split of each.
+  const std::vector<uint32_t> heads =
+      sample_blocks(static_cast<uint32_t>(hkv), {}, c);
+  std::vector<uint32_t> blocks;
+  for (uint32_t g : heads)
+    for (int64_t sp = 0; sp < splits; ++sp)
+      blocks.push_back(g + static_cast<uint32_t>(hkv * sp));
+  std::sort(blocks.begin(), blocks.end());
+  r.ctas = heads;
 
   set_step_state(c, p, 1);
   // q and v of unit spread; keys scaled so that the scaled scores spread
@@ -90,90 +105,104 @@ check_result check_attention(kernel_case &c) {
   if (vc.memory != kc.memory)
     fill(vc, 1, *c.random);
   std::memset(out.memory->data(), 0xFF, out.memory->bytes());
+  std::memset(counters.memory->data(), 0, counters.memory->bytes());
 
   const auto start = std::chrono::steady_clock::now();
-  r.error = run_blocks(c, r.ctas, {6});
+  r.error = run_blocks(c, blocks, {6, 7, 8});
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start).count();
   if (!r.error.empty())
     return r;
+  // The counters are left as they were found.
+  const uint32_t *count = static_cast<const uint32_t *>(counters.memory->data());
+  for (int64_t g = 0; g < hkv; ++g)
+    if (count[g] != 0)
+      ++r.untouched_bad;
 
   const double qk_chain = static_cast<double>((d + 31) / 32 + 5);
   const int64_t keys = p - lo + 1;
+  const int64_t per_part =
+      ((keys + splits - 1) / splits + key_groups - 1) / key_groups;
+  const int64_t parts = splits * key_groups;
+  // Relative error of one probability's way to the output (first order).
+  const double rel =
+      static_cast<double>(per_part + 2) * function_error +
+      static_cast<double>(2 * per_part + parts + 6) * f32_unit;
   const uint32_t ct = q.dtype;
   bool planted = false;
-  for (uint32_t h : r.ctas) {
-    const int64_t g = h / group;
-    // Key j's rows: the cache's slot before p, the step's own at p.
-    auto key = [&](int64_t j, const operand &cache, const operand &now,
-                   int64_t width) {
-      if (j < p) {
-        const int64_t slot = window > 0 ? j % window : j;
-        return std::make_pair(&cache, (slot * hkv + g) * width);
+  for (uint32_t g : heads) {
+    for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+      // Key j's rows: the cache's slot before p, the step's own at p.
+      auto key = [&](int64_t j, const operand &cache, const operand &now,
+                     int64_t width) {
+        if (j < p) {
+          const int64_t slot = window > 0 ? j % window : j;
+          return std::make_pair(&cache, (slot * hkv + g) * width);
+        }
+        return std::make_pair(&now, static_cast<int64_t>(g) * width);
+      };
+      // The planted bug: the reference doubles q's largest element.
+      int64_t bug_c = -1;
+      if (c.opt.plant_bug && !planted) {
+        planted = true;
+        double best = -1;
+        for (int64_t i = 0; i < d; ++i)
+          if (std::fabs(element(q, h * d + i)) > best)
+            best = std::fabs(element(q, h * d + i)), bug_c = i;
       }
-      return std::make_pair(&now, g * width);
-    };
-    // The planted bug: the reference doubles q's largest element.
-    int64_t bug_c = -1;
-    if (c.opt.plant_bug && !planted) {
-      planted = true;
-      double best = -1;
-      for (int64_t i = 0; i < d; ++i)
-        if (std::fabs(element(q, h * d + i)) > best)
-          best = std::fabs(element(q, h * d + i)), bug_c = i;
-    }
-    std::vector<interval> score(keys);
-    interval mx(-INFINITY);
-    for (int64_t j = lo; j <= p; ++j) {
-      auto [buf, base] = key(j, kc, kn, d);
-      double dot = 0, terms = 0;
-      for (int64_t i = 0; i < d; ++i) {
-        double qv = element(q, h * d + i);
-        if (i == bug_c)
-          qv *= 2;
-        const double t = qv * element(*buf, base + i);
-        dot += t;
-        terms += std::fabs(t);
-      }
-      const double gq = qk_chain * f32_unit / (1 - qk_chain * f32_unit);
-      interval sc = round_to(widen(interval(dot), gq * terms), ct);
-      sc = round_to(f32_rounded(sc * interval(static_cast<float>(scale))), ct);
-      score[j - lo] = sc;
-      mx = {std::max(mx.lo, sc.lo), std::max(mx.hi, sc.hi),
-            std::max(mx.pt, sc.pt)};
-    }
-    std::vector<interval> e(keys);
-    interval sum(0.0);
-    for (int64_t j = 0; j < keys; ++j) {
-      e[j] = function_rounded(increasing(f32_rounded(score[j] - mx),
-                                         [](double v) { return std::exp(v); }));
-      sum = sum + e[j];
-    }
-    const double n_sum = static_cast<double>(keys);
-    sum = f32_rounded(sum, n_sum);
-    interval inv = f32_rounded(decreasing(sum, [](double v) { return 1 / v; }));
-    std::vector<interval> pr(keys);
-    for (int64_t j = 0; j < keys; ++j)
-      pr[j] = round_to(f32_rounded(e[j] * inv), ct);
-    const double n_acc = static_cast<double>(keys + 1);
-    const double gacc = n_acc * f32_unit / (1 - n_acc * f32_unit);
-    for (int64_t i = 0; i < dv; ++i) {
-      interval acc(0.0);
-      double terms = 0;
+      std::vector<interval> score(keys);
+      interval mx(-INFINITY);
       for (int64_t j = lo; j <= p; ++j) {
-        auto [buf, base] = key(j, vc, vn, dv);
-        const interval t = pr[j - lo] * interval(element(*buf, base + i));
-        acc = acc + t;
-        terms += t.magnitude();
+        auto [buf, base] = key(j, kc, kn, d);
+        double dot = 0, terms = 0;
+        for (int64_t i = 0; i < d; ++i) {
+          double qv = element(q, h * d + i);
+          if (i == bug_c)
+            qv *= 2;
+          const double t = qv * element(*buf, base + i);
+          dot += t;
+          terms += std::fabs(t);
+        }
+        const double gq = qk_chain * f32_unit / (1 - qk_chain * f32_unit);
+        interval sc = round_to(widen(interval(dot), gq * terms), ct);
+        sc = round_to(f32_rounded(sc * interval(static_cast<float>(scale))),
+                      ct);
+        score[j - lo] = sc;
+        mx = {std::max(mx.lo, sc.lo), std::max(mx.hi, sc.hi),
+              std::max(mx.pt, sc.pt)};
       }
-      const interval o = round_to(widen(acc, gacc * terms), out.dtype);
-      compare(element(out, h * dv + i), o,
-              "q head " + std::to_string(h) + " dim " + std::to_string(i), &r);
+      std::vector<interval> e(keys);
+      interval sum(0.0);
+      double sum_terms = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        e[j] = function_rounded(increasing(
+            f32_rounded(score[j] - mx), [](double v) { return std::exp(v); }));
+        sum = sum + e[j];
+        sum_terms += e[j].magnitude();
+      }
+      sum = widen(sum, rel * sum_terms);
+      const interval inv =
+          f32_rounded(decreasing(sum, [](double v) { return 1 / v; }));
+      for (int64_t i = 0; i < dv; ++i) {
+        interval acc(0.0);
+        double terms = 0;
+        for (int64_t j = lo; j <= p; ++j) {
+          auto [buf, base] = key(j, vc, vn, dv);
+          const interval t = e[j - lo] * interval(element(*buf, base + i));
+          acc = acc + t;
+          terms += t.magnitude();
+        }
+        const interval o = round_to(
+            f32_rounded(widen(acc, rel * terms) * inv), out.dtype);
+        compare(element(out, h * dv + i), o,
+                "q head " + std::to_string(h) + " dim " + std::to_string(i),
+                &r);
+      }
     }
   }
-  // Heads that did not run must be untouched.
+  // Heads of kv heads that did not run must be untouched.
   for (int64_t h = 0; h < hq; ++h) {
-    if (std::find(r.ctas.begin(), r.ctas.end(), h) != r.ctas.end())
+    if (std::find(heads.begin(), heads.end(), h / group) != heads.end())
       continue;
     for (int64_t i = 0; i < dv; ++i)
       if (out.bf16()[(h * dv + i) * (out.dtype == SGC_ABI_DTYPE_BF16 ? 1 : 2)] !=

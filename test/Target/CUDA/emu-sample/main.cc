@@ -8,7 +8,7 @@
  *
  * MODEL.so is `sgc compile --target=cuda:sm_90a`; SPECS is kernel-specs.py
  * on the same graph's `--compile-to=lower` output. For the first decode
- * step of every distinct gemv_rows, attention, qknorm_rope_append,
+ * step of every distinct gemv_rows, attn_decode_splitk, qknorm_rope_append,
  * row_chain and embed kernel: seeded random inputs (bf16 weights of spread
  * 1/sqrt(K), the caches full of keys, the step state at a position past the
  * ring's wrap-around), the sampled CTAs run in the emulator under its
@@ -33,7 +33,7 @@ namespace {
   std::fprintf(stderr,
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
-               "[--family gemv_rows|attention|qknorm_rope_append|row_chain|"
+               "[--family gemv_rows|attn_decode_splitk|qknorm_rope_append|row_chain|"
                "embed]... "
                "[--plant-bug]\n",
                why);
@@ -56,7 +56,7 @@ long number_arg(int argc, char **argv, int *i, long lo, long hi) {
 const std::map<std::string, check_result (*)(kernel_case &)> &checks() {
   static const std::map<std::string, check_result (*)(kernel_case &)> all = {
       {"gemv_rows", check_gemv_rows},
-      {"attention", check_attention},
+      {"attn_decode_splitk", check_attn_decode},
       {"qknorm_rope_append", check_qknorm_rope},
       {"row_chain", check_row_chain},
       {"embed", check_embed}};
@@ -78,7 +78,7 @@ std::string list(const std::vector<uint32_t> &v) {
 std::string summary(const std::string &family, const kernel_spec &s) {
   const char *keys_gemv[] = {"k", "rows", "epilogue", "cap", "norm_offset"};
   const char *keys_attn[] = {"q_heads", "kv_heads", "head_dim", "window",
-                             "scale"};
+                             "scale", "splits"};
   std::string out;
   auto add = [&](const char *key) {
     auto it = s.fields.find(key);

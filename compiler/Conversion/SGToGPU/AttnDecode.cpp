@@ -1,0 +1,469 @@
+//===- AttnDecode.cpp - one query over the KV cache, split over its keys --===//
+//
+// Part of sgc. `attn_decode_splitk` (CUDA.md §4.2): the decode attention of
+// the query at position p over keys [lo, p] (lo = p - window + 1 on sliding
+// layers, else 0), with a grid of (kv head, split): block (g, s) takes the
+// s-th of `splits` even parts of the live keys, so the split stays even at
+// every length and the captured graph never changes. All q heads of kv head
+// g are packed in the block (GQA: each key is read from memory once).
+//
+// Warps: the group's heads are shared out `heads_per_warp` at a time (as
+// many as fit the registers: q and the output accumulators of a head live
+// in registers, 8 elements a lane per 256 of the head dim); the remaining
+// warps take every other key (key groups). Per key a warp loads the K and V
+// rows once (128-bit loads), dots K with each of its heads (a warp-shuffle
+// sum), rounds the score as the reference does (to the compute dtype, then
+// scaled and rounded again) and folds it into an online softmax (running
+// max m, sum l, and o = sum exp(s - m) v).
+//
+// Each warp writes its (m, l, o) for its heads to the launch's partials
+// buffer; the last block of a kv head to finish (a counter in the zeroed
+// workspace region, taken with an atomic add after a memory fence) combines
+// every part in a fixed order, writes the rounded output and resets the
+// counter. The probabilities are not rounded to the compute dtype before
+// they weight V as the eager reference rounds them (one flash-decoding
+// pass cannot know the final sum); the e2e tests bound the difference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+using lowering::roundTo;
+using lowering::toF32;
+
+namespace {
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = kWarps * kWarp;
+/// Elements a lane loads at a time (16 bytes of bf16).
+constexpr int64_t kChunk = 8;
+/// Head-dim elements a warp covers per chunk index.
+constexpr int64_t kSpan = kChunk * kWarp;
+/// f32 registers a warp's heads may hold (q and o).
+constexpr int64_t kHeadRegisters = 64;
+
+struct AttnShape {
+  Value q, kNew, vNew, kCache, vCache;
+  int64_t window = 0;
+  double scale = 1.0;
+  int64_t hq = 0, hkv = 0, d = 0, dv = 0, slots = 0, group = 0;
+  int64_t headsPerWarp = 0, keyGroups = 0, splits = 0;
+  Type ct;
+};
+
+int64_t chunks(int64_t width) { return (width + kSpan - 1) / kSpan; }
+
+FailureOr<AttnShape> shapeOf(Operation *op, EmitContext &ctx) {
+  AttnShape s;
+  Value blocks;
+  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
+    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
+    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
+    s.window = attn.getWindowAttr().getInt();
+    s.scale = attn.getScale().convertToDouble();
+    blocks = attn.getBlocks();
+  } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
+    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
+    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
+    s.scale = attn.getScale().convertToDouble();
+    blocks = attn.getBlocks();
+  } else {
+    return failure();
+  }
+  if (blocks || !ctx.oneToken())
+    return failure();
+  auto qType = cast<ShapedType>(s.q.getType());
+  auto kcType = cast<ShapedType>(s.kCache.getType());
+  auto vType = cast<ShapedType>(s.vNew.getType());
+  s.hq = qType.getDimSize(1), s.d = qType.getDimSize(2);
+  s.hkv = kcType.getDimSize(1), s.dv = vType.getDimSize(2);
+  s.slots = kcType.getDimSize(0);
+  s.ct = qType.getElementType();
+  if (s.hkv == 0 || s.hq % s.hkv != 0 || s.d % kChunk != 0 ||
+      s.dv % kChunk != 0)
+    return failure();
+  for (Value v : {s.kNew, s.vNew, s.kCache, s.vCache})
+    if (cast<ShapedType>(v.getType()).getElementType() != s.ct)
+      return failure();
+  s.group = s.hq / s.hkv;
+  int64_t perHead = (chunks(s.d) + chunks(s.dv)) * kChunk;
+  for (int64_t h = s.group; h >= 1; --h) {
+    if (s.group % h != 0 || h * perHead > kHeadRegisters ||
+        s.group / h > kWarps || kWarps % (s.group / h) != 0)
+      continue;
+    s.headsPerWarp = h;
+    break;
+  }
+  if (s.headsPerWarp == 0)
+    return failure();
+  s.keyGroups = kWarps / (s.group / s.headsPerWarp);
+  // About 64 keys a block at the longest context; at least two parts, so
+  // the combine runs at every length.
+  s.splits = std::clamp<int64_t>((s.slots + 63) / 64, 2, 64);
+  return s;
+}
+
+/// The kernel body.
+class AttnDecodeBuilder {
+public:
+  AttnDecodeBuilder(KernelBody &k, const AttnShape &s)
+      : k(k), b(k.b), loc(k.loc), s(s) {}
+  void build();
+
+private:
+  /// Chunk c of row `row` of `buf` ([rows, heads, width]) at head `head` for
+  /// this lane, widened to f32 (zeros where the lane is past the width).
+  Value loadChunk(Value buf, Value row, Value head, int64_t width, int64_t c);
+  /// K (or V) chunk c of key j: from the cache before the call, else from
+  /// the call's own row.
+  Value keyChunk(bool isK, Value j, int64_t c);
+  void combine(Value parts);
+
+  KernelBody &k;
+  OpBuilder &b;
+  Location loc;
+  const AttnShape &s;
+  Value q, kNew, vNew, kCache, vCache, out, partials, counters;
+  Value g, split, lane, warp, pos0;
+};
+
+Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
+                                   int64_t width, int64_t c) {
+  auto type = VectorType::get({kChunk}, s.ct);
+  Value col = arith::AddIOp::create(
+      b, loc, Value(arith::MulIOp::create(b, loc, lane, k.index(kChunk))),
+      k.index(c * kSpan));
+  auto load = [&]() -> Value {
+    auto v = vector::LoadOp::create(b, loc, type, buf,
+                                    ValueRange{row, head, col});
+    v.setAlignment(16);
+    return toF32(b, loc, v);
+  };
+  if ((c + 1) * kSpan <= width)
+    return load();
+  auto f32Type = VectorType::get({kChunk}, b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32Type},
+                                k.lessThan(col, k.index(width)),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, load());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc,
+                       Value(arith::ConstantOp::create(
+                           b, loc, f32Type,
+                           DenseElementsAttr::get(f32Type, 0.0f))));
+  return ifOp.getResult(0);
+}
+
+Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
+  int64_t width = isK ? s.d : s.dv;
+  auto f32Type = VectorType::get({kChunk}, b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32Type},
+                                k.lessThan(j, pos0), /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value slot = s.window > 0 ? Value(arith::RemUIOp::create(
+                                  b, loc, j, k.index(s.window)))
+                            : j;
+  scf::YieldOp::create(
+      b, loc, loadChunk(isK ? kCache : vCache, slot, g, width, c));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  Value row = arith::SubIOp::create(b, loc, j, pos0);
+  scf::YieldOp::create(b, loc,
+                       loadChunk(isK ? kNew : vNew, row, g, width, c));
+  return ifOp.getResult(0);
+}
+
+void AttnDecodeBuilder::build() {
+  q = k.params[0], kNew = k.params[1], vNew = k.params[2];
+  kCache = k.params[3], vCache = k.params[4], out = k.params[5];
+  partials = k.params[6], counters = k.params[7];
+  g = k.blockId(gpu::Dimension::x);
+  split = k.blockId(gpu::Dimension::y);
+  Value tid = k.threadId(gpu::Dimension::x);
+  warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
+  lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
+  pos0 = k.position();
+  Value zero = k.index(0), one = k.index(1);
+
+  // The live keys [lo, p] and this block's even share of them.
+  Value end = arith::AddIOp::create(b, loc, pos0, one);
+  Value lo = zero;
+  if (s.window > 0) {
+    Value start = arith::SubIOp::create(b, loc, end, k.index(s.window));
+    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           start, zero);
+    lo = arith::SelectOp::create(b, loc, positive, start, zero);
+  }
+  Value live = arith::SubIOp::create(b, loc, end, lo);
+  Value per = arith::DivUIOp::create(
+      b, loc, Value(arith::AddIOp::create(b, loc, live, k.index(s.splits - 1))),
+      k.index(s.splits));
+  Value begin = arith::AddIOp::create(
+      b, loc, lo, Value(arith::MulIOp::create(b, loc, split, per)));
+  Value stop = arith::MinUIOp::create(
+      b, loc, end, Value(arith::AddIOp::create(b, loc, begin, per)));
+
+  // This warp's heads (the first is head0 of the group) and key group.
+  Value headGroup = arith::DivUIOp::create(b, loc, warp, k.index(s.keyGroups));
+  Value keyGroup = arith::RemUIOp::create(b, loc, warp, k.index(s.keyGroups));
+  Value head0 = arith::AddIOp::create(
+      b, loc, Value(arith::MulIOp::create(b, loc, g, k.index(s.group))),
+      Value(arith::MulIOp::create(b, loc, headGroup,
+                                  k.index(s.headsPerWarp))));
+  int64_t cq = chunks(s.d), cv = chunks(s.dv);
+  SmallVector<Value> qv;
+  for (int64_t i = 0; i < s.headsPerWarp; ++i) {
+    Value h = arith::AddIOp::create(b, loc, head0, k.index(i));
+    for (int64_t c = 0; c < cq; ++c)
+      qv.push_back(loadChunk(q, zero, h, s.d, c));
+  }
+
+  // Online softmax per head: m, l, then the o chunks.
+  auto f32Vec = VectorType::get({kChunk}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
+  float negInf = -std::numeric_limits<float>::infinity();
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < s.headsPerWarp; ++i) {
+    init.push_back(k.f32(negInf));
+    init.push_back(k.f32(0.0f));
+    for (int64_t c = 0; c < cv; ++c)
+      init.push_back(zeroVec);
+  }
+  int64_t stride = 2 + cv;
+  Value first = arith::AddIOp::create(b, loc, begin, keyGroup);
+  Value scale = k.f32(static_cast<float>(s.scale));
+  auto loop = scf::ForOp::create(
+      b, loc, first, stop, k.index(s.keyGroups), init,
+      [&](OpBuilder &, Location, Value j, ValueRange iter) {
+        SmallVector<Value> kc, vc;
+        for (int64_t c = 0; c < cq; ++c)
+          kc.push_back(keyChunk(true, j, c));
+        for (int64_t c = 0; c < cv; ++c)
+          vc.push_back(keyChunk(false, j, c));
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < s.headsPerWarp; ++i) {
+          Value dot = zeroVec;
+          for (int64_t c = 0; c < cq; ++c)
+            dot = vector::FMAOp::create(b, loc, qv[i * cq + c], kc[c], dot);
+          Value partial = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::ADD, dot);
+          Value qk = toF32(b, loc, roundTo(b, loc, k.warpSum(partial), s.ct));
+          Value score = toF32(
+              b, loc,
+              roundTo(b, loc, arith::MulFOp::create(b, loc, qk, scale), s.ct));
+          Value m = iter[i * stride], l = iter[i * stride + 1];
+          Value mNew = arith::MaximumFOp::create(b, loc, m, score);
+          Value corr = math::ExpOp::create(
+              b, loc, Value(arith::SubFOp::create(b, loc, m, mNew)));
+          Value p = math::ExpOp::create(
+              b, loc, Value(arith::SubFOp::create(b, loc, score, mNew)));
+          next.push_back(mNew);
+          next.push_back(arith::AddFOp::create(
+              b, loc, Value(arith::MulFOp::create(b, loc, l, corr)), p));
+          Value corrVec = vector::BroadcastOp::create(b, loc, f32Vec, corr);
+          Value pVec = vector::BroadcastOp::create(b, loc, f32Vec, p);
+          for (int64_t c = 0; c < cv; ++c) {
+            Value o = arith::MulFOp::create(b, loc, iter[i * stride + 2 + c],
+                                            corrVec);
+            next.push_back(vector::FMAOp::create(b, loc, pVec, vc[c], o));
+          }
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  // This warp's part: (o, m, l) per head at part split * keyGroups +
+  // keyGroup of kv head g (rows of dv + 4 floats: 16-byte aligned).
+  Value part = arith::AddIOp::create(
+      b, loc, Value(arith::MulIOp::create(b, loc, split, k.index(s.keyGroups))),
+      keyGroup);
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      zero);
+  for (int64_t i = 0; i < s.headsPerWarp; ++i) {
+    Value hl = arith::AddIOp::create(
+        b, loc,
+        Value(arith::MulIOp::create(b, loc, headGroup, k.index(s.headsPerWarp))),
+        k.index(i));
+    SmallVector<Value> at = {g, part, hl};
+    k.ifThen(lane0, [&] {
+      for (int64_t e = 0; e < 2; ++e) {
+        SmallVector<Value> idx(at);
+        idx.push_back(k.index(s.dv + e));
+        memref::StoreOp::create(b, loc, loop.getResult(i * stride + e),
+                                partials, idx);
+      }
+    });
+    for (int64_t c = 0; c < cv; ++c) {
+      Value col = arith::AddIOp::create(
+          b, loc, Value(arith::MulIOp::create(b, loc, lane, k.index(kChunk))),
+          k.index(c * kSpan));
+      auto store = [&] {
+        SmallVector<Value> idx(at);
+        idx.push_back(col);
+        auto st = vector::StoreOp::create(
+            b, loc, loop.getResult(i * stride + 2 + c), partials, idx);
+        st.setAlignment(16);
+      };
+      if ((c + 1) * kSpan <= s.dv)
+        store();
+      else
+        k.ifThen(k.lessThan(col, k.index(s.dv)), store);
+    }
+  }
+
+  // The last block of kv head g to get here combines the parts: fence this
+  // thread's writes, count the block in, and see whether it was the last.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  gpu::BarrierOp::create(b, loc);
+  Value flag = k.sharedBuffer({1}, b.getI32Type());
+  Value tid0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                     zero);
+  k.ifThen(tid0, [&] {
+    Value old = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addi,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), counters,
+        ValueRange{g});
+    memref::StoreOp::create(b, loc, old, flag, ValueRange{zero});
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value seen = memref::LoadOp::create(b, loc, flag, ValueRange{zero});
+  Value last = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, seen,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), s.splits - 1));
+  k.ifThen(last, [&] {
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    combine(tid);
+    k.ifThen(tid0, [&] {
+      memref::StoreOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0),
+          counters, ValueRange{g});
+    });
+  });
+}
+
+void AttnDecodeBuilder::combine(Value tid) {
+  int64_t parts = s.splits * s.keyGroups;
+  Value weights = k.sharedBuffer({parts}, b.getF32Type());
+  Value zero = k.index(0), one = k.index(1), threads = k.index(kThreads);
+  float negInf = -std::numeric_limits<float>::infinity();
+  k.forRange(zero, k.index(s.group), one, [&](Value hl) {
+    auto load = [&](Value p, int64_t e) -> Value {
+      return memref::LoadOp::create(b, loc, partials,
+                                    ValueRange{g, p, hl, k.index(s.dv + e)});
+    };
+    // Every thread scans the parts in the same order: the same M and L.
+    auto maxLoop = scf::ForOp::create(
+        b, loc, zero, k.index(parts), one, ValueRange{k.f32(negInf)},
+        [&](OpBuilder &, Location, Value p, ValueRange acc) {
+          scf::YieldOp::create(
+              b, loc, Value(arith::MaximumFOp::create(b, loc, acc[0],
+                                                       load(p, 0))));
+        });
+    Value m = maxLoop.getResult(0);
+    k.forRange(tid, k.index(parts), threads, [&](Value p) {
+      Value w = math::ExpOp::create(
+          b, loc, Value(arith::SubFOp::create(b, loc, load(p, 0), m)));
+      memref::StoreOp::create(b, loc, w, weights, ValueRange{p});
+    });
+    gpu::BarrierOp::create(b, loc);
+    auto sumLoop = scf::ForOp::create(
+        b, loc, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+        [&](OpBuilder &, Location, Value p, ValueRange acc) {
+          Value w = memref::LoadOp::create(b, loc, weights, ValueRange{p});
+          scf::YieldOp::create(
+              b, loc,
+              Value(math::FmaOp::create(b, loc, load(p, 1), w, acc[0])));
+        });
+    Value inv = arith::DivFOp::create(b, loc, k.f32(1.0f),
+                                      sumLoop.getResult(0));
+    Value h = arith::AddIOp::create(
+        b, loc, Value(arith::MulIOp::create(b, loc, g, k.index(s.group))), hl);
+    k.forRange(tid, k.index(s.dv), threads, [&](Value e) {
+      auto acc = scf::ForOp::create(
+          b, loc, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+          [&](OpBuilder &, Location, Value p, ValueRange acc) {
+            Value w = memref::LoadOp::create(b, loc, weights, ValueRange{p});
+            Value o = memref::LoadOp::create(b, loc, partials,
+                                             ValueRange{g, p, hl, e});
+            scf::YieldOp::create(
+                b, loc, Value(math::FmaOp::create(b, loc, o, w, acc[0])));
+          });
+      Value v = arith::MulFOp::create(b, loc, acc.getResult(0), inv);
+      memref::StoreOp::create(b, loc, roundTo(b, loc, v, s.ct), out,
+                              ValueRange{zero, h, e});
+    });
+    // The weights are rewritten for the next head.
+    gpu::BarrierOp::create(b, loc);
+  });
+}
+} // namespace
+
+bool gpu_kernels::attnDecodeApplies(Operation *op, EmitContext &ctx) {
+  return succeeded(shapeOf(op, ctx));
+}
+
+FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,
+                                                 EmitContext &ctx) {
+  FailureOr<AttnShape> shape = shapeOf(op, ctx);
+  if (failed(shape))
+    return op->emitError("convert-sg-to-gpu: no attn_decode_splitk kernel for "
+                         "this attention");
+  const AttnShape &s = *shape;
+  KernelModule &km = ctx.kernels;
+  SmallVector<Value> ins = {s.q, s.kNew, s.vNew, s.kCache, s.vCache};
+  SmallVector<Type> params;
+  for (Value v : ins)
+    params.push_back(km.paramType(v, ctx.maxTokens));
+  params.push_back(km.paramType(op->getResult(0), ctx.maxTokens));
+  MLIRContext *mctx = op->getContext();
+  auto f32 = Float32Type::get(mctx);
+  auto partialsType = MemRefType::get(
+      {s.hkv, s.splits * s.keyGroups, s.group, s.dv + 4}, f32);
+  auto countersType = MemRefType::get({s.hkv}, IntegerType::get(mctx, 32));
+  params.push_back(partialsType);
+  params.push_back(countersType);
+
+  Builder a(mctx);
+  auto spec = a.getDictionaryAttr(
+      {a.getNamedAttr("q_heads", a.getI64IntegerAttr(s.hq)),
+       a.getNamedAttr("kv_heads", a.getI64IntegerAttr(s.hkv)),
+       a.getNamedAttr("head_dim", a.getI64IntegerAttr(s.d)),
+       a.getNamedAttr("v_head_dim", a.getI64IntegerAttr(s.dv)),
+       a.getNamedAttr("slots", a.getI64IntegerAttr(s.slots)),
+       a.getNamedAttr("window", a.getI64IntegerAttr(s.window)),
+       a.getNamedAttr("scale", a.getF64FloatAttr(s.scale)),
+       a.getNamedAttr("splits", a.getI64IntegerAttr(s.splits)),
+       a.getNamedAttr("heads_per_warp", a.getI64IntegerAttr(s.headsPerWarp)),
+       a.getNamedAttr("key_groups", a.getI64IntegerAttr(s.keyGroups))});
+
+  KernelUse use;
+  use.kernel = km.getOrCreate("attn_decode_splitk", spec, params,
+                              {kThreads, 1, 1}, ctx.oneToken(),
+                              [&](KernelBody &k) {
+                                AttnDecodeBuilder(k, s).build();
+                              });
+  use.ins = ins;
+  use.outs = {op->getResult(0)};
+  use.scratch = {partialsType};
+  use.zeroed = {countersType};
+  use.grid = {s.hkv, s.splits, 1};
+  use.block = {kThreads, 1, 1};
+  use.tokenGridDim = -1;
+  return use;
+}
