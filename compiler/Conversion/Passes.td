@@ -78,7 +78,17 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     position, token count, full-cache slots), then the launch's inputs, then
     its outputs that are not updated in place; token dimensions are static at
     the entry's max_tokens, and kernels read the live count from the state.
+
+    In decode, a row chain (post-norm, residual add, layer scalar) whose
+    result the next projection normalizes runs in that projection's
+    prologue (`fuse-row-chains`, on by default): the layer's post-attention
+    chain in gate/up, its last chain in the next layer's QKV projection or
+    the LM head. The results are the same bits either way.
   }];
+  let options = [
+    Option<"fuseRowChains", "fuse-row-chains", "bool", /*default=*/"true",
+           "Run decode's row chains in the next projection's prologue">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
     "mlir::math::MathDialect", "mlir::memref::MemRefDialect",

@@ -86,7 +86,8 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
 } // namespace
 
 FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
-                                               EmitContext &ctx) {
+                                               EmitContext &ctx,
+                                               const RowChain *prologue) {
   FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched))
     return op->emitError("convert-sg-to-gpu: not a projection");
@@ -107,8 +108,20 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
            << " bytes does not fit the gemv_rows block's shared memory ("
            << kMaxSharedBytes << "); dynamic shared memory comes later";
 
+  // The chain computes the input row (in this body, or at the end of the
+  // step before, whose output is this step's input).
+  if (prologue && prologue->result.getType() != g.x.getType())
+    return op->emitError("convert-sg-to-gpu: the prologue's chain does not "
+                         "compute this projection's input");
   SmallVector<Type> params = {xType};
   SmallVector<Value> ins = {g.x};
+  if (prologue) {
+    params.clear();
+    ins.assign(prologue->ins.begin(), prologue->ins.end());
+    for (Value v : ins)
+      params.push_back(km.paramType(v, ctx.maxTokens));
+  }
+  int64_t numInputs = static_cast<int64_t>(ins.size());
   if (g.normWeight) {
     params.push_back(km.paramType(g.normWeight, ctx.maxTokens));
     ins.push_back(g.normWeight);
@@ -121,12 +134,16 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   }
   for (Value r : op->getResults())
     params.push_back(km.paramType(r, ctx.maxTokens));
+  if (prologue)
+    params.push_back(xType);
   int64_t totalRows = g.totalRows();
 
   Builder a(op->getContext());
   SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
   specAttrs.push_back(a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)));
   specAttrs.push_back(a.getNamedAttr("vector", a.getI64IntegerAttr(kVector)));
+  if (prologue)
+    specAttrs.push_back(a.getNamedAttr("prologue", prologue->steps(a)));
   int64_t threads = kWarps * kWarp;
 
   KernelUse use;
@@ -136,37 +153,58 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         OpBuilder &b = k.b;
         Location loc = k.loc;
         unsigned p = 0;
-        Value x = k.params[p++];
+        ArrayRef<Value> inputs = ArrayRef<Value>(k.params).take_front(numInputs);
+        Value x = inputs.front();
+        p += numInputs;
         Value normWeight = g.normWeight ? k.params[p++] : Value();
         SmallVector<Value> weights, outs;
-        for (size_t i = 0; i < g.weights.size(); ++i)
+        for (size_t i = 0; i < g.weights.size(); ++i) {
+          // Weights are never written and never alias: read-only loads.
+          k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getNoAliasAttrName(),
+                            b.getUnitAttr());
+          k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getReadonlyAttrName(),
+                            b.getUnitAttr());
           weights.push_back(k.params[p++]);
+        }
         for (size_t i = 0; i < op->getNumResults(); ++i)
           outs.push_back(k.params[p++]);
-        // Weights are never written and never alias: read-only loads.
-        for (unsigned i = 1 + (g.normWeight ? 2 : 1); i < 1 + p - outs.size();
-             ++i) {
-          k.func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
-                            b.getUnitAttr());
-          k.func.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
-                            b.getUnitAttr());
-        }
+        Value chainOut = prologue ? k.params[p++] : Value();
         Value xs = k.sharedBuffer({width}, ct);
         Value scratch = k.sharedBuffer({kWarps}, b.getF32Type());
         Value t = k.blockId(gpu::Dimension::y);
         Value tid = k.threadId(gpu::Dimension::x);
         Value step = k.index(threads);
         k.ifThen(k.lessThan(t, k.numTokens), [&] {
-          // Prologue: the token's row into shared memory.
+          // Prologue: the token's row into shared memory. With a chain in
+          // front, the block computes that row itself (the first block also
+          // stores it: later launches read it).
+          auto inputAt = [&](Value c) -> Value {
+            if (prologue)
+              return memref::LoadOp::create(b, loc, xs, ValueRange{c});
+            return memref::LoadOp::create(b, loc, x, ValueRange{t, c});
+          };
+          if (prologue) {
+            Value first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq,
+                k.blockId(gpu::Dimension::x), k.index(0));
+            emitRowChainRow(k, *prologue, inputs, t, threads, scratch,
+                            [&](Value c, Value v) {
+                              memref::StoreOp::create(b, loc, v, xs,
+                                                      ValueRange{c});
+                              k.ifThen(first, [&] {
+                                memref::StoreOp::create(b, loc, v, chainOut,
+                                                        ValueRange{t, c});
+                              });
+                            });
+          }
           Value r;
           if (g.norm) {
-            Value sum = k.sumOfSquares(tid, k.index(width), step, [&](Value c) {
-              return memref::LoadOp::create(b, loc, x, ValueRange{t, c});
-            });
+            // Each thread reads the columns it wrote: no barrier needed.
+            Value sum = k.sumOfSquares(tid, k.index(width), step, inputAt);
             r = k.rmsScale(k.blockSum(sum, threads, scratch), width, g.eps);
           }
           k.forRange(tid, k.index(width), step, [&](Value c) {
-            Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, c});
+            Value v = inputAt(c);
             if (g.norm) {
               Value w = normWeight ? Value(memref::LoadOp::create(
                                          b, loc, normWeight, ValueRange{c}))
@@ -232,6 +270,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
       });
   use.ins = ins;
   use.outs.assign(op->getResults().begin(), op->getResults().end());
+  if (prologue)
+    use.outs.push_back(prologue->result);
   use.grid = {(totalRows + kWarps - 1) / kWarps, ctx.maxTokens, 1};
   use.tokenGridDim = 1;
   use.block = {threads, 1, 1};

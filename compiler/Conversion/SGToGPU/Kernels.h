@@ -162,6 +162,34 @@ struct Projection {
 /// `op` as a projection, or failure if it is none.
 FailureOr<Projection> matchProjection(Operation *op);
 
+/// A chain of rowwise ops (sg.rms_norm, add, mul, layer_scalar, softcap,
+/// gelu_tanh over [tokens, width] rows): `first` and each next op that alone
+/// uses the previous result (an RMSNorm only first: it needs the whole row).
+struct RowChain {
+  SmallVector<Operation *> ops;
+  /// The first op's input, then the side inputs in first use.
+  SmallVector<Value> ins;
+  /// Per op, the indices into `ins` of its side inputs.
+  SmallVector<SmallVector<unsigned>> sideParams;
+  Value result;
+  int64_t width() const;
+  Type elementType() const;
+  /// The spec's description of the ops.
+  ArrayAttr steps(Builder &a) const;
+};
+
+/// The chain that starts at `first`, or failure.
+FailureOr<RowChain> matchRowChain(Operation *first);
+
+/// The chain's row `t`, every column c strided over the block's `threads`
+/// threads and handed to `store(c, value)`; `params` hold `chain.ins` in
+/// order, `scratch` is a workgroup f32 buffer of threads / 32 elements.
+/// With an RMSNorm first it has barriers: every thread must call it.
+void emitRowChainRow(KernelBody &k, const RowChain &chain,
+                     ArrayRef<Value> params, Value t, int64_t threads,
+                     Value scratch,
+                     llvm::function_ref<void(Value, Value)> store);
+
 //===----------------------------------------------------------------------===//
 // Families (one .cpp each). Each returns the launch for `op` (and the ops it
 // fuses), or failure after a diagnostic.
@@ -169,8 +197,13 @@ FailureOr<Projection> matchProjection(Operation *op);
 
 /// Embed.cpp: sg.embed.
 FailureOr<KernelUse> emitEmbed(Operation *op, EmitContext &ctx);
-/// GemvRows.cpp: sg.linear, sg.norm_linear, sg.gated_mlp.
-FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx);
+/// GemvRows.cpp: sg.linear, sg.norm_linear, sg.gated_mlp. With `prologue`
+/// (a row chain whose result is the projection's input) the kernel computes
+/// that input row itself from the chain's inputs and its first block stores
+/// it (the chain's result is the launch's last output): one launch instead
+/// of two (CUDA.md §1.3).
+FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
+                                  const RowChain *prologue = nullptr);
 /// GemmMma.cpp: the same projections over a chunk of tokens on tensor cores
 /// (mma.sync), where `gemmMmaApplies` (bf16 rows and weights, shapes in
 /// whole tiles).

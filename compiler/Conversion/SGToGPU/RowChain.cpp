@@ -61,23 +61,22 @@ std::string describe(Operation *op) {
 }
 } // namespace
 
-FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
-                                               EmitContext &ctx) {
-  KernelModule &km = ctx.kernels;
+FailureOr<RowChain> gpu_kernels::matchRowChain(Operation *first) {
+  if (!isChainOp(first))
+    return failure();
   // The chain: each next op is the only user of the previous result, and
   // its other operands exist before the chain starts.
-  SmallVector<Operation *> chain = {first};
+  RowChain rc;
+  rc.ops = {first};
   auto availableBeforeChain = [&](Value v) {
     Operation *def = v.getDefiningOp();
     return !def || def->isBeforeInBlock(first);
   };
   auto rowType = [&](Value v) { return cast<ShapedType>(v.getType()); };
   if (rowType(first->getResult(0)).getRank() != 2)
-    return first->emitError("convert-sg-to-gpu: rowwise ops need [tokens, "
-                            "width] values, got ")
-           << first->getResult(0).getType();
+    return failure();
   while (true) {
-    Value current = chain.back()->getResult(0);
+    Value current = rc.ops.back()->getResult(0);
     if (!current.hasOneUse())
       break;
     Operation *user = *current.getUsers().begin();
@@ -87,48 +86,131 @@ FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
       break;
     if (!llvm::all_of(sideInputs(user, current), availableBeforeChain))
       break;
-    chain.push_back(user);
+    rc.ops.push_back(user);
   }
 
   // Parameters: the chain's first input, then each op's side inputs.
   Value x = isa<sg::RMSNormOp>(first) ? cast<sg::RMSNormOp>(first).getX()
                                       : first->getOperand(0);
-  SmallVector<Value> ins = {x};
-  SmallVector<SmallVector<unsigned>> sideParams;
+  rc.ins = {x};
   Value current = x;
-  for (Operation *op : chain) {
+  for (Operation *op : rc.ops) {
     SmallVector<unsigned> indices;
     SmallVector<Value> side = op == first && !isa<sg::RMSNormOp>(op)
                                   ? SmallVector<Value>(
                                         op->getOperands().drop_front())
                                   : sideInputs(op, current);
     for (Value v : side) {
-      auto *it = llvm::find(ins, v);
-      if (it == ins.end()) {
-        ins.push_back(v);
-        it = ins.end() - 1;
+      auto *it = llvm::find(rc.ins, v);
+      if (it == rc.ins.end()) {
+        rc.ins.push_back(v);
+        it = rc.ins.end() - 1;
       }
-      indices.push_back(it - ins.begin());
+      indices.push_back(it - rc.ins.begin());
     }
-    sideParams.push_back(indices);
+    rc.sideParams.push_back(indices);
     current = op->getResult(0);
   }
-  Value result = chain.back()->getResult(0);
+  rc.result = rc.ops.back()->getResult(0);
+  return rc;
+}
+
+int64_t RowChain::width() const {
+  return cast<ShapedType>(result.getType()).getDimSize(1);
+}
+
+Type RowChain::elementType() const {
+  return cast<ShapedType>(result.getType()).getElementType();
+}
+
+ArrayAttr RowChain::steps(Builder &a) const {
+  SmallVector<Attribute> names;
+  for (Operation *op : ops)
+    names.push_back(a.getStringAttr(describe(op)));
+  return a.getArrayAttr(names);
+}
+
+void gpu_kernels::emitRowChainRow(
+    KernelBody &k, const RowChain &chain, ArrayRef<Value> params, Value t,
+    int64_t threads, Value scratch,
+    llvm::function_ref<void(Value, Value)> store) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  int64_t width = chain.width();
+  Type ct = chain.elementType();
+  Value tid = k.threadId(gpu::Dimension::x);
+  Value xIn = params[0];
+  Value r;
+  auto norm = dyn_cast<sg::RMSNormOp>(chain.ops.front());
+  if (norm) {
+    Value sum = k.sumOfSquares(
+        tid, k.index(width), k.index(threads), [&](Value c) {
+          return memref::LoadOp::create(b, loc, xIn, ValueRange{t, c});
+        });
+    r = k.rmsScale(k.blockSum(sum, threads, scratch), width,
+                   norm.getEps().convertToDouble());
+  }
+  k.forRange(tid, k.index(width), k.index(threads), [&](Value c) {
+    auto load = [&](unsigned param) -> Value {
+      Value buffer = params[param];
+      auto type = cast<MemRefType>(buffer.getType());
+      // [tokens, width] rows, [width] weights, [1] scalars.
+      SmallVector<Value> idx;
+      if (type.getRank() == 2)
+        idx = {t, c};
+      else if (type.getDimSize(0) == 1)
+        idx = {k.index(0)};
+      else
+        idx = {c};
+      return memref::LoadOp::create(b, loc, buffer, idx);
+    };
+    Value v = load(0);
+    for (auto [op, side] : llvm::zip_equal(chain.ops, chain.sideParams)) {
+      if (auto n = dyn_cast<sg::RMSNormOp>(op)) {
+        Value w = side.empty() ? Value() : load(side[0]);
+        v = lowering::emitNormalize(b, loc, v, r, w,
+                                    n.getWeightOffsetAttr().getInt() == 1, ct);
+        continue;
+      }
+      Value vf = toF32(b, loc, v);
+      // x op x reads the chain value for its missing side input.
+      Value other = side.empty() ? vf : toF32(b, loc, load(side[0]));
+      Value y;
+      if (isa<sg::AddOp>(op))
+        y = arith::AddFOp::create(b, loc, vf, other);
+      else if (isa<sg::MulOp, sg::LayerScalarOp>(op))
+        y = arith::MulFOp::create(b, loc, vf, other);
+      else if (isa<sg::GeluTanhOp>(op))
+        y = lowering::emitGeluTanh(b, loc, vf);
+      if (auto cap = dyn_cast<sg::SoftcapOp>(op)) {
+        v = lowering::emitSoftcap(b, loc, v, cap.getCap().convertToDouble());
+        continue;
+      }
+      v = roundTo(b, loc, y, ct);
+    }
+    store(c, v);
+  });
+}
+
+FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
+                                               EmitContext &ctx) {
+  KernelModule &km = ctx.kernels;
+  FailureOr<RowChain> matched = matchRowChain(first);
+  if (failed(matched))
+    return first->emitError("convert-sg-to-gpu: rowwise ops need [tokens, "
+                            "width] values, got ")
+           << first->getResult(0).getType();
+  const RowChain &chain = *matched;
   SmallVector<Type> params;
-  for (Value v : ins)
+  for (Value v : chain.ins)
     params.push_back(km.paramType(v, ctx.maxTokens));
-  MemRefType outType = km.paramType(result, ctx.maxTokens);
+  MemRefType outType = km.paramType(chain.result, ctx.maxTokens);
   params.push_back(outType);
-  int64_t width = outType.getDimSize(1);
-  Type ct = outType.getElementType();
 
   Builder a(first->getContext());
-  SmallVector<Attribute> steps;
-  for (Operation *op : chain)
-    steps.push_back(a.getStringAttr(describe(op)));
   auto spec = a.getDictionaryAttr(
-      {a.getNamedAttr("steps", a.getArrayAttr(steps)),
-       a.getNamedAttr("width", a.getI64IntegerAttr(width)),
+      {a.getNamedAttr("steps", chain.steps(a)),
+       a.getNamedAttr("width", a.getI64IntegerAttr(chain.width())),
        a.getNamedAttr("threads", a.getI64IntegerAttr(kThreads))});
 
   KernelUse use;
@@ -139,66 +221,18 @@ FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
         Location loc = k.loc;
         Value out = k.params.back();
         Value t = k.blockId(gpu::Dimension::x);
-        Value tid = k.threadId(gpu::Dimension::x);
         Value scratch = k.sharedBuffer({kThreads / kWarp}, b.getF32Type());
         k.ifThen(k.lessThan(t, k.numTokens), [&] {
-          Value xIn = k.params[0];
-          Value r;
-          auto norm = dyn_cast<sg::RMSNormOp>(first);
-          if (norm) {
-            Value sum = k.sumOfSquares(
-                tid, k.index(width), k.index(kThreads), [&](Value c) {
-                  return memref::LoadOp::create(b, loc, xIn, ValueRange{t, c});
-                });
-            r = k.rmsScale(k.blockSum(sum, kThreads, scratch), width,
-                           norm.getEps().convertToDouble());
-          }
-          k.forRange(tid, k.index(width), k.index(kThreads), [&](Value c) {
-            auto load = [&](unsigned param) -> Value {
-              Value buffer = k.params[param];
-              auto type = cast<MemRefType>(buffer.getType());
-              // [tokens, width] rows, [width] weights, [1] scalars.
-              SmallVector<Value> idx;
-              if (type.getRank() == 2)
-                idx = {t, c};
-              else if (type.getDimSize(0) == 1)
-                idx = {k.index(0)};
-              else
-                idx = {c};
-              return memref::LoadOp::create(b, loc, buffer, idx);
-            };
-            Value v = load(0);
-            for (auto [op, side] : llvm::zip_equal(chain, sideParams)) {
-              if (auto n = dyn_cast<sg::RMSNormOp>(op)) {
-                Value w = side.empty() ? Value() : load(side[0]);
-                v = lowering::emitNormalize(
-                    b, loc, v, r, w, n.getWeightOffsetAttr().getInt() == 1, ct);
-                continue;
-              }
-              Value vf = toF32(b, loc, v);
-              // x op x reads the chain value for its missing side input.
-              Value other = side.empty() ? vf : toF32(b, loc, load(side[0]));
-              Value y;
-              if (isa<sg::AddOp>(op))
-                y = arith::AddFOp::create(b, loc, vf, other);
-              else if (isa<sg::MulOp, sg::LayerScalarOp>(op))
-                y = arith::MulFOp::create(b, loc, vf, other);
-              else if (isa<sg::GeluTanhOp>(op))
-                y = lowering::emitGeluTanh(b, loc, vf);
-              if (auto cap = dyn_cast<sg::SoftcapOp>(op)) {
-                v = lowering::emitSoftcap(b, loc, v,
-                                          cap.getCap().convertToDouble());
-                continue;
-              }
-              v = roundTo(b, loc, y, ct);
-            }
-            memref::StoreOp::create(b, loc, v, out, ValueRange{t, c});
-          });
+          emitRowChainRow(k, chain, ArrayRef<Value>(k.params).drop_back(), t,
+                          kThreads, scratch, [&](Value c, Value v) {
+                            memref::StoreOp::create(b, loc, v, out,
+                                                    ValueRange{t, c});
+                          });
         });
       });
-  use.ins = ins;
-  use.outs = {result};
-  use.fused.assign(chain.begin() + 1, chain.end());
+  use.ins = chain.ins;
+  use.outs = {chain.result};
+  use.fused.assign(chain.ops.begin() + 1, chain.ops.end());
   use.grid = {ctx.maxTokens, 1, 1};
   use.block = {kThreads, 1, 1};
   return use;

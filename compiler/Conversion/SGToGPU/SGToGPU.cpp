@@ -10,6 +10,14 @@
 // a KV cache is updated in place. A chunk of several tokens writes its keys
 // after the cache's last reader, as sg.kv_write is placed.
 //
+// Decode fuses each row chain (post-norm, residual add, layer scalar) into
+// the prologue of the projection that reads its result (CUDA.md §1.3): the
+// post-attention chain into gate/up in the same step, and a step's last
+// chain, whose result is the step's output, into the next step's first
+// projection (the next layer's QKV, or the LM head). A carried chain reads
+// buffers of the step before, so consecutive decode steps use two scratch
+// regions in turn.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/Passes.h"
@@ -36,34 +44,68 @@ static int64_t alignUp(int64_t v) {
 }
 
 namespace {
+/// A row chain left at the end of a step for the next step's first
+/// projection: the chain (ops of the earlier body) and the buffers of its
+/// inputs and of its result (the earlier step's output).
+struct CarriedChain {
+  RowChain chain;
+  SmallVector<Value> ins;
+  Value out;
+  Attribute layer;
+};
+
+/// What the steps of one entry share.
+struct EntryState {
+  /// Buffers of the zeroed region (their offset is set once every entry's
+  /// workspace is known).
+  SmallVectorImpl<plan::AllocOp> &zeroed;
+  /// Scratch buffers of the second region (moved past the first region
+  /// once the entry's steps are expanded).
+  SmallVector<plan::AllocOp> secondRegion;
+  std::optional<CarriedChain> carried;
+  bool fuseChains = true;
+};
+
 /// Expands one step of an entry.
 class StepExpansion {
 public:
   StepExpansion(plan::EntryOp entry, plan::CallOp call, func::FuncOp body,
-                EmitContext &ctx, int64_t scratchBase,
-                SmallVectorImpl<plan::AllocOp> &zeroed)
+                EmitContext &ctx, int64_t scratchBase, int region,
+                EntryState &state)
       : entry(entry), call(call), body(body), ctx(ctx),
-        scratchBase(scratchBase), zeroed(zeroed), b(call) {}
+        scratchBase(scratchBase), region(region), state(state), b(call) {}
 
   LogicalResult run();
   /// Bytes of scratch this step used.
   int64_t scratchBytes() const { return scratch; }
 
+  /// Launches a carried chain on its own before `at`.
+  static LogicalResult launchCarried(const CarriedChain &carried,
+                                     plan::EntryOp entry, Operation *at,
+                                     EmitContext &ctx);
+
 private:
-  LogicalResult launch(Operation *op, const KernelUse &use);
+  LogicalResult launch(Operation *op, const KernelUse &use,
+                       Attribute layer = {});
   Value bufferFor(Value v);
   /// A buffer of `type` in the step's scratch region.
   Value scratchBuffer(MemRefType type);
+  Value scratchAlloc(plan::BufferType type);
+  /// The op after `op` that launches a kernel (view ops launch none), or
+  /// null at the body's end.
+  Operation *nextLaunching(Operation *op);
 
   plan::EntryOp entry;
   plan::CallOp call;
   func::FuncOp body;
   EmitContext &ctx;
   int64_t scratchBase, scratch = 0;
-  /// Buffers of the zeroed region (their offset is set once every entry's
-  /// workspace is known).
-  SmallVectorImpl<plan::AllocOp> &zeroed;
+  /// 0 or 1: which scratch region the step's buffers use.
+  int region;
+  EntryState &state;
   OpBuilder b;
+  /// Values of other steps' bodies -> their buffers (a carried chain's).
+  llvm::DenseMap<Value, Value> resolved;
   /// sg values -> plan values (buffers, or the position).
   IRMapping map;
   /// Body results -> the step's output buffers.
@@ -77,28 +119,62 @@ Value StepExpansion::bufferFor(Value v) {
   if (Value out = outputs.lookup(v))
     return out;
   auto type = cast<RankedTensorType>(v.getType());
-  auto buffer = plan::BufferType::get(v.getContext(), type.getShape(),
-                                      type.getElementType());
-  int64_t offset = scratchBase + scratch;
-  scratch += alignUp(buffer.getBytes(entry.getMaxTokens()));
-  return plan::AllocOp::create(b, call.getLoc(), buffer,
-                               b.getI64IntegerAttr(offset));
+  return scratchAlloc(plan::BufferType::get(v.getContext(), type.getShape(),
+                                            type.getElementType()));
 }
 
 Value StepExpansion::scratchBuffer(MemRefType type) {
-  auto buffer = plan::BufferType::get(type.getContext(), type.getShape(),
-                                      type.getElementType());
-  int64_t offset = scratchBase + scratch;
-  scratch += alignUp(buffer.getBytes(entry.getMaxTokens()));
-  return plan::AllocOp::create(b, call.getLoc(), buffer,
-                               b.getI64IntegerAttr(offset));
+  return scratchAlloc(plan::BufferType::get(
+      type.getContext(), type.getShape(), type.getElementType()));
 }
 
-LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use) {
+Value StepExpansion::scratchAlloc(plan::BufferType type) {
+  int64_t offset = scratchBase + scratch;
+  scratch += alignUp(type.getBytes(entry.getMaxTokens()));
+  auto alloc = plan::AllocOp::create(b, call.getLoc(), type,
+                                     b.getI64IntegerAttr(offset));
+  if (region == 1)
+    state.secondRegion.push_back(alloc);
+  return alloc;
+}
+
+Operation *StepExpansion::nextLaunching(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (next->hasTrait<OpTrait::IsTerminator>())
+      return nullptr;
+    if (!isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(next))
+      return next;
+  }
+  return nullptr;
+}
+
+/// Creates the plan.call of `use` before `b`'s insertion point.
+static void createCall(OpBuilder &b, Location loc, const KernelUse &use,
+                       EmitContext &ctx, ValueRange ins, ValueRange outs,
+                       Attribute layer) {
+  gpu::GPUFuncOp kernel = use.kernel;
+  auto kernels = cast<gpu::GPUModuleOp>(kernel->getParentOp());
+  auto callee = SymbolRefAttr::get(
+      kernels.getNameAttr(), {FlatSymbolRefAttr::get(kernel.getNameAttr())});
+  // A prefill launch has one block per token along one grid dimension.
+  IntegerAttr tokenDim;
+  if (!ctx.oneToken() && use.tokenGridDim >= 0)
+    tokenDim = b.getI64IntegerAttr(use.tokenGridDim);
+  plan::CallOp::create(b, loc, callee, ins, outs,
+                       dyn_cast_or_null<IntegerAttr>(layer),
+                       /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
+                       b.getDenseI64ArrayAttr(use.block), IntegerAttr(),
+                       tokenDim);
+}
+
+LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
+                                    Attribute layer) {
   // The position stands for the step state, always parameter 0.
   SmallVector<Value> ins = {entry.getPosition()};
   for (Value v : use.ins) {
-    Value mapped = map.lookupOrNull(v);
+    Value mapped = resolved.lookup(v);
+    if (!mapped)
+      mapped = map.lookupOrNull(v);
     if (!mapped)
       return op->emitError("convert-sg-to-gpu: an input of this op has no "
                            "buffer yet");
@@ -106,8 +182,10 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use) {
   }
   SmallVector<Value> outs;
   for (Value v : use.outs) {
-    Value buffer = use.inPlace.count(v) ? map.lookup(use.inPlace.lookup(v))
-                                        : bufferFor(v);
+    Value buffer = resolved.lookup(v);
+    if (!buffer)
+      buffer = use.inPlace.count(v) ? map.lookup(use.inPlace.lookup(v))
+                                    : bufferFor(v);
     map.map(v, buffer);
     outs.push_back(buffer);
   }
@@ -119,21 +197,26 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use) {
         plan::BufferType::get(type.getContext(), type.getShape(),
                               type.getElementType()),
         b.getI64IntegerAttr(0));
-    zeroed.push_back(alloc);
+    state.zeroed.push_back(alloc);
     outs.push_back(alloc);
   }
-  gpu::GPUFuncOp kernel = use.kernel;
-  auto kernels = cast<gpu::GPUModuleOp>(kernel->getParentOp());
-  auto callee = SymbolRefAttr::get(
-      kernels.getNameAttr(), {FlatSymbolRefAttr::get(kernel.getNameAttr())});
-  // A prefill launch has one block per token along one grid dimension.
-  IntegerAttr tokenDim;
-  if (!ctx.oneToken() && use.tokenGridDim >= 0)
-    tokenDim = b.getI64IntegerAttr(use.tokenGridDim);
-  plan::CallOp::create(b, op->getLoc(), callee, ins, outs, call.getLayerAttr(),
-                       /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
-                       b.getDenseI64ArrayAttr(use.block), IntegerAttr(),
-                       tokenDim);
+  createCall(b, op->getLoc(), use, ctx, ins, outs,
+             layer ? layer : call.getLayerAttr());
+  return success();
+}
+
+LogicalResult StepExpansion::launchCarried(const CarriedChain &carried,
+                                           plan::EntryOp entry, Operation *at,
+                                           EmitContext &ctx) {
+  Operation *first = carried.chain.ops.front();
+  FailureOr<KernelUse> use = emitRowChain(first, ctx);
+  if (failed(use))
+    return failure();
+  OpBuilder b(at);
+  SmallVector<Value> ins = {entry.getPosition()};
+  llvm::append_range(ins, carried.ins);
+  createCall(b, first->getLoc(), *use, ctx, ins, ValueRange{carried.out},
+             carried.layer);
   return success();
 }
 
@@ -150,7 +233,37 @@ LogicalResult StepExpansion::run() {
     outputs.try_emplace(v, out);
   }
 
+  // A chain carried from the step before goes into this step's first
+  // projection when that reads the chain's result; else it runs first, on
+  // its own.
+  std::optional<CarriedChain> carried = std::move(state.carried);
+  state.carried.reset();
+  auto normProjection = [&](Operation *op) {
+    FailureOr<Projection> g = matchProjection(op);
+    return op && succeeded(g) && g->norm && !gemmMmaApplies(op, ctx);
+  };
+  Operation *carriedInto = nullptr;
+  if (carried) {
+    Operation *first = nullptr;
+    for (Operation &op : bodyBlock.without_terminator())
+      if (!isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op)) {
+        first = &op;
+        break;
+      }
+    if (first && normProjection(first) &&
+        map.lookupOrNull(matchProjection(first)->x) == carried->out) {
+      carriedInto = first;
+      for (auto [v, buffer] : llvm::zip_equal(carried->chain.ins, carried->ins))
+        resolved[v] = buffer;
+      resolved[carried->chain.result] = carried->out;
+    } else if (failed(launchCarried(*carried, entry, call, ctx))) {
+      return failure();
+    }
+  }
+
   llvm::SmallPtrSet<Operation *, 8> done;
+  // A chain of this step that goes into the next projection's prologue.
+  std::optional<RowChain> pending;
   for (Operation &op : bodyBlock.without_terminator()) {
     if (done.contains(&op))
       continue;
@@ -159,6 +272,35 @@ LogicalResult StepExpansion::run() {
       // Views: same bytes, another shape.
       map.map(op.getResult(0), map.lookup(op.getOperand(0)));
       continue;
+    }
+    // Decode: a row chain whose result only the next projection's norm
+    // prologue reads first, or the step's output at its end, launches no
+    // kernel of its own.
+    if (state.fuseChains && ctx.oneToken() &&
+        isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp>(op)) {
+      FailureOr<RowChain> chain = matchRowChain(&op);
+      if (succeeded(chain)) {
+        Operation *next = nextLaunching(chain->ops.back());
+        bool intoNext = next && normProjection(next) &&
+                        matchProjection(next)->x == chain->result;
+        bool atEnd = !next && outputs.count(chain->result);
+        if (intoNext || atEnd) {
+          for (Operation *chained : chain->ops)
+            done.insert(chained);
+          if (intoNext) {
+            pending = std::move(*chain);
+            continue;
+          }
+          CarriedChain next;
+          next.chain = std::move(*chain);
+          for (Value v : next.chain.ins)
+            next.ins.push_back(map.lookup(v));
+          next.out = outputs.lookup(next.chain.result);
+          next.layer = call.getLayerAttr();
+          state.carried = std::move(next);
+          continue;
+        }
+      }
     }
     if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())
       return op.emitError("convert-sg-to-gpu: 'sg.linear' with a bias, an "
@@ -169,8 +311,14 @@ LogicalResult StepExpansion::run() {
     } else if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {
       // A chunk of tokens on tensor cores where the shapes allow; one token
       // (decode) and f32 rows stream the weights row by row.
+      const RowChain *prologue = nullptr;
+      if (&op == carriedInto)
+        prologue = &carried->chain;
+      else if (pending && matchProjection(&op)->x == pending->result)
+        prologue = &*pending;
       use = gemmMmaApplies(&op, ctx) ? emitGemmMma(&op, ctx)
-                                     : emitGemvRows(&op, ctx);
+                                     : emitGemvRows(&op, ctx, prologue);
+      pending.reset();
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {
       use = emitRowChain(&op, ctx);
@@ -231,6 +379,10 @@ LogicalResult StepExpansion::run() {
         return failure();
     }
   }
+  if (pending)
+    return pending->ops.front()->emitError(
+        "convert-sg-to-gpu: a row chain was kept for a projection that did "
+        "not come");
   call.erase();
   return success();
 }
@@ -238,6 +390,7 @@ LogicalResult StepExpansion::run() {
 namespace {
 struct ConvertSGToGPUPass
     : public sgc::impl::ConvertSGToGPUPassBase<ConvertSGToGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
@@ -251,7 +404,12 @@ struct ConvertSGToGPUPass
     for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
       EmitContext ctx{kernels, static_cast<int64_t>(entry.getMaxTokens())};
       int64_t base = alignUp(entry.getWorkspace().value_or(0));
-      int64_t scratch = 0;
+      EntryState state{zeroed};
+      state.fuseChains = fuseRowChains;
+      // Two scratch regions in turn where chains are carried (decode).
+      bool twoRegions = fuseRowChains && ctx.oneToken();
+      int64_t scratch[2] = {0, 0};
+      int index = 0;
       for (plan::CallOp call :
            llvm::make_early_inc_range(entry.getBlock().getOps<plan::CallOp>())) {
         auto body = module.lookupSymbol<func::FuncOp>(
@@ -261,13 +419,22 @@ struct ConvertSGToGPUPass
           return signalPassFailure();
         }
         bodies.insert(body);
-        StepExpansion step(entry, call, body, ctx, base, zeroed);
+        int region = twoRegions ? index++ % 2 : 0;
+        StepExpansion step(entry, call, body, ctx, base, region, state);
         if (failed(step.run()))
           return signalPassFailure();
-        scratch = std::max(scratch, step.scratchBytes());
+        scratch[region] = std::max(scratch[region], step.scratchBytes());
       }
-      entry.setWorkspace(base + scratch);
-      zeroedBase = std::max(zeroedBase, alignUp(base + scratch));
+      // A chain carried past the last step runs on its own at the end.
+      if (state.carried &&
+          failed(StepExpansion::launchCarried(
+              *state.carried, entry, entry.getBlock().getTerminator(), ctx)))
+        return signalPassFailure();
+      for (plan::AllocOp alloc : state.secondRegion)
+        alloc.setOffset(*alloc.getOffset() + alignUp(scratch[0]));
+      int64_t end = base + alignUp(scratch[0]) + scratch[1];
+      entry.setWorkspace(end);
+      zeroedBase = std::max(zeroedBase, alignUp(end));
     }
     // The zeroed region: past every entry's workspace (the runtime shares
     // one workspace between the entries), one offset for all its buffers

@@ -4,7 +4,7 @@ output, one line per gpu.func: `NAME key=value ...`, for the scalar and
 integer-array entries of its sg.kernel_spec (nested entries are left out,
 except a `jobs` list of dictionaries, printed as `jobs=N` and `jobI.key=value`
 for each job's scalar entries, a unit entry as 1 and a float array as its
-length, and a `steps` list of strings as `steps=A;B`). sgc-emu-sample reads these lines to know what each kernel computes."""
+length, and a `steps` or `prologue` list of strings as `steps=A;B`). sgc-emu-sample reads these lines to know what each kernel computes."""
 import re
 import sys
 
@@ -71,16 +71,16 @@ def job_fields(spec):
     return [f"jobs={len(jobs)}"] + out
 
 
-# steps = ["rms_norm(eps=...,offset=1,w)", "add"] (row_chain: its ops in order)
-STEPS = re.compile(r'steps = \[((?:"[^"]*"(?:, )?)*)\]')
+# steps = ["rms_norm(eps=...,offset=1,w)", "add"] (row_chain: its ops in
+# order; gemv_rows: `prologue`, the chain fused before the projection)
+STEPS = re.compile(r'\b(steps|prologue) = \[((?:"[^"]*"(?:, )?)*)\]')
 
 
 def step_fields(spec):
-    """steps=A;B;C for a `steps` list of strings."""
-    m = STEPS.search(spec)
-    if not m:
-        return []
-    return ["steps=" + ";".join(re.findall(r'"([^"]*)"', m.group(1)))]
+    """steps=A;B;C (prologue=A;B) for a `steps` (`prologue`) list of
+    strings."""
+    return [m.group(1) + "=" + ";".join(re.findall(r'"([^"]*)"', m.group(2)))
+            for m in STEPS.finditer(spec)]
 
 
 def main():

@@ -109,6 +109,30 @@ std::string run_blocks(const kernel_case &c,
                        const std::vector<uint32_t> &blocks,
                        const std::vector<uint32_t> &outputs);
 
+/// One step of a row chain (RowChain.cpp), as its spec names it:
+/// "rms_norm(eps=1e-06,offset=1,w)", "add", "mul", "layer_scalar".
+struct chain_step {
+  std::string op;
+  double eps = 0;
+  int64_t offset = 0;
+  bool weight = false;
+  int side = -1; ///< its side input's operand, or -1
+};
+
+/// The steps of a spec's "A;B;C" list (an RMSNorm only first); side inputs
+/// are the operands from |first_side| on, |*next| the one after the last.
+/// Returns "" or what is wrong.
+std::string parse_chain(const std::string &list, int first_side,
+                        std::vector<chain_step> *steps, int *next);
+/// Seeded side inputs of the steps (bf16).
+void fill_chain_sides(const kernel_case &c,
+                      const std::vector<chain_step> &steps);
+/// The chain over row |t|: |v| holds the row's input and receives its
+/// result as intervals (bf16 roundings, the RMSNorm's sum over |threads|).
+void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
+               int64_t t, int64_t width, int64_t threads,
+               std::vector<interval> &v);
+
 /// Family checks (gemv_check.cc, attention_check.cc, qknorm_check.cc,
 /// row_chain_check.cc, embed_check.cc).
 check_result check_gemv_rows(kernel_case &c);

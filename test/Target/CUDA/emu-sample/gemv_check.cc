@@ -5,6 +5,11 @@
  * the epilogue softcap (the LM head) or GELU(gate) x up, each with the
  * rounding points of the CPU path (Conversion/SGToLinalg/Linear.cpp).
  *
+ * With a "prologue" (decode: the row chain before the projection fused into
+ * it), the input row is that chain's result: the first block stores it (the
+ * chain's output, the launch's last operand), checked like row_chain's; the
+ * projection's reference then starts from the row the kernel stored.
+ *
  * Error bounds (interval.h): the exact sums in double, widened by Higham's
  * gamma_n * sum |terms| with n the longest chain of f32 roundings in the
  * kernel's order (a lane's K / (8 * 32) FMAs of 8-wide chunks, then 8 adds
@@ -96,11 +101,21 @@ check_result check_gemv_rows(kernel_case &c) {
   const bool gated = epilogue == "gated_gelu";
   const size_t num_weights = rows.size();
   const size_t num_outputs = gated ? 1 : num_weights;
-  const size_t first_weight = 2 + (norm_weight ? 1 : 0);
-  if (c.ops.size() != first_weight + num_weights + num_outputs) {
+  // The state, the input row (or the chain's inputs), the norm weight.
+  std::vector<chain_step> chain;
+  int after_input = 2;
+  if (s.has("prologue")) {
+    r.error = parse_chain(s.text(name, "prologue"), 2, &chain, &after_input);
+    if (!r.error.empty())
+      return r;
+  }
+  const size_t norm_index = static_cast<size_t>(after_input);
+  const size_t first_weight = norm_index + (norm_weight ? 1 : 0);
+  const size_t expected =
+      first_weight + num_weights + num_outputs + (chain.empty() ? 0 : 1);
+  if (c.ops.size() != expected) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
-              " operands, the spec asks for " +
-              std::to_string(first_weight + num_weights + num_outputs);
+              " operands, the spec asks for " + std::to_string(expected);
     return r;
   }
   const operand &x = c.ops[1];
@@ -127,10 +142,13 @@ check_result check_gemv_rows(kernel_case &c) {
   set_step_state(c, c.opt.position, 1);
   // A hidden state's spread before the norm (large), otherwise an
   // activation's (attention output, GELU x up).
-  fill(x, 0, k, 0, norm ? 8.0 : 1.0, *c.random);
+  // A chain's input is a projection's output (spread 1), its sides as
+  // row_chain's.
+  fill(x, 0, k, 0, norm && chain.empty() ? 8.0 : 1.0, *c.random);
+  fill_chain_sides(c, chain);
   const int64_t offset = norm ? static_cast<int64_t>(s.number(name, "norm_offset")) : 0;
   if (norm_weight) // the norm's scale offset + w around 1.5
-    fill(c.ops[2], 0, k, offset ? 0.5 : 1.5, 0.5, *c.random);
+    fill(c.ops[norm_index], 0, k, offset ? 0.5 : 1.5, 0.5, *c.random);
   const double w_sigma = 1 / std::sqrt(static_cast<double>(k));
   // fn(cta, global row g, which weight, its local row) for every row the
   // sampled CTAs own (a warp a row).
@@ -160,12 +178,34 @@ check_result check_gemv_rows(kernel_case &c) {
   std::vector<uint32_t> outputs;
   for (size_t i = 0; i < num_outputs; ++i)
     outputs.push_back(static_cast<uint32_t>(first_weight + num_weights + i));
+  if (!chain.empty()) {
+    const operand &stored = c.ops.back();
+    std::memset(stored.memory->data(), 0xFF, stored.memory->bytes());
+    outputs.push_back(static_cast<uint32_t>(c.ops.size() - 1));
+  }
   const auto start = std::chrono::steady_clock::now();
   r.error = run_blocks(c, r.ctas, outputs);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start).count();
   if (!r.error.empty())
     return r;
+
+  // The input row: x, or the chain's result as the first block stored it
+  // (each element checked against the chain's reference).
+  std::vector<double> input(k);
+  for (int64_t i = 0; i < k; ++i)
+    input[i] = element(x, i);
+  if (!chain.empty()) {
+    const operand &stored = c.ops.back();
+    std::vector<interval> v(k);
+    for (int64_t i = 0; i < k; ++i)
+      v[i] = interval(input[i]);
+    chain_row(c, chain, 0, k, warps * 32, v);
+    for (int64_t i = 0; i < k; ++i) {
+      input[i] = element(stored, i);
+      compare(input[i], v[i], "prologue column " + std::to_string(i), &r);
+    }
+  }
 
   // The prologue: xs, each element an interval.
   std::vector<interval> xs(k);
@@ -174,7 +214,7 @@ check_result check_gemv_rows(kernel_case &c) {
     const double eps = s.number(name, "norm_eps");
     double sum = 0;
     for (int64_t i = 0; i < k; ++i)
-      sum += element(x, i) * element(x, i);
+      sum += input[i] * input[i];
     const int64_t threads = warps * 32;
     interval ss = f32_rounded(interval(sum), k / threads + 16);
     interval mean = f32_rounded(increasing(ss, [&](double v) { return v / k; }));
@@ -182,24 +222,26 @@ check_result check_gemv_rows(kernel_case &c) {
         f32_rounded(mean + interval(static_cast<float>(eps))),
         [](double v) { return 1 / std::sqrt(v); }));
     for (int64_t i = 0; i < k; ++i) {
-      interval v = f32_rounded(interval(element(x, i)) * scale);
+      interval v = f32_rounded(interval(input[i]) * scale);
       if (norm_weight) {
-        interval w = f32_rounded(interval(element(c.ops[2], i) + offset));
+        interval w =
+            f32_rounded(interval(element(c.ops[norm_index], i) + offset));
         v = f32_rounded(v * w);
       }
       xs[i] = round_xs ? round_bf16(v) : v;
     }
   } else {
     for (int64_t i = 0; i < k; ++i)
-      xs[i] = interval(element(x, i));
+      xs[i] = interval(input[i]);
   }
 
   // The planted bug: the reference doubles the weight of the largest term
   // of the first sampled row.
   int64_t bug_row = -1, bug_k = -1;
   // dot(W row, xs) as an interval.
-  const double chain = k % vec == 0 ? k / (vec * 32) + vec + 5 : k / 32 + 5;
-  const double gamma = chain * f32_unit / (1 - chain * f32_unit);
+  const double dot_chain =
+      k % vec == 0 ? k / (vec * 32) + vec + 5 : k / 32 + 5;
+  const double gamma = dot_chain * f32_unit / (1 - dot_chain * f32_unit);
   auto dot = [&](const operand &w, int64_t local, int64_t global) {
     const int64_t base = local * k;
     if (c.opt.plant_bug && bug_row < 0) {

@@ -76,7 +76,8 @@ std::string list(const std::vector<uint32_t> &v) {
 }
 
 std::string summary(const std::string &family, const kernel_spec &s) {
-  const char *keys_gemv[] = {"k", "rows", "epilogue", "cap", "norm_offset"};
+  const char *keys_gemv[] = {"k",           "rows",    "epilogue", "cap",
+                             "norm_offset", "prologue"};
   const char *keys_attn[] = {"q_heads", "kv_heads", "head_dim", "window",
                              "scale", "splits"};
   std::string out;

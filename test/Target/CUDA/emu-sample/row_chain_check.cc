@@ -24,18 +24,10 @@ namespace emu_sample {
 
 namespace {
 
-struct step {
-  std::string op;
-  double eps = 0;
-  int64_t offset = 0;
-  bool weight = false;
-  int side = -1; ///< its side input's operand
-};
-
 double element(const operand &o, int64_t i) { return bf16_value(o.bf16()[i]); }
 
 /// "rms_norm(eps=1e-06,offset=1,w)" -> the step; false if it is malformed.
-bool parse_step(const std::string &text, step *s) {
+bool parse_step(const std::string &text, chain_step *s) {
   const size_t paren = text.find('(');
   s->op = text.substr(0, paren);
   if (paren == std::string::npos)
@@ -59,34 +51,93 @@ bool parse_step(const std::string &text, step *s) {
 
 } // namespace
 
+std::string parse_chain(const std::string &list, int first_side,
+                        std::vector<chain_step> *steps, int *next) {
+  std::stringstream items(list);
+  std::string item;
+  *next = first_side;
+  while (std::getline(items, item, ';')) {
+    chain_step s;
+    if (!parse_step(item, &s))
+      return "step '" + item + "' is malformed";
+    const bool first = steps->empty();
+    if (s.op == "rms_norm"
+            ? !first
+            : s.op != "add" && s.op != "mul" && s.op != "layer_scalar")
+      return "no reference for step '" + item + "'" +
+             (first ? "" : " at this place");
+    if (s.op != "rms_norm" || s.weight)
+      s.side = (*next)++;
+    steps->push_back(s);
+  }
+  return "";
+}
+
+void fill_chain_sides(const kernel_case &c,
+                      const std::vector<chain_step> &steps) {
+  // Norm scales offset + w around 1.5, a layer scalar around 0.7, the
+  // residual stream's rows of spread 8.
+  for (const chain_step &s : steps) {
+    if (s.side < 0)
+      continue;
+    const operand &o = c.ops[s.side];
+    const int64_t count = static_cast<int64_t>(o.memory->bytes() / 2);
+    if (s.op == "rms_norm")
+      for (int64_t i = 0; i < count; ++i)
+        o.bf16()[i] = to_bf16((s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
+    else if (s.op == "layer_scalar")
+      o.bf16()[0] = to_bf16(0.7 + 0.1 * c.random->next());
+    else
+      c.random->fill_bf16(o.bf16(), count, 8);
+  }
+}
+
+void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
+               int64_t t, int64_t width, int64_t threads,
+               std::vector<interval> &v) {
+  for (const chain_step &s : steps) {
+    if (s.op == "rms_norm") {
+      double ss = 0;
+      for (const interval &e : v)
+        ss += e.pt * e.pt;
+      const interval sum = f32_rounded(interval(ss), width / threads + 16);
+      const interval mean =
+          f32_rounded(increasing(sum, [&](double x) { return x / width; }));
+      const interval scale = function_rounded(
+          decreasing(f32_rounded(mean + interval(static_cast<float>(s.eps))),
+                     [](double x) { return 1 / std::sqrt(x); }));
+      for (int64_t i = 0; i < width; ++i) {
+        interval e = f32_rounded(v[i] * scale);
+        if (s.weight)
+          e = f32_rounded(
+              e * f32_rounded(interval(element(c.ops[s.side], i) + s.offset)));
+        v[i] = round_bf16(e);
+      }
+      continue;
+    }
+    const operand &o = c.ops[s.side];
+    // A [1] scalar, a [width] vector, or [tokens, width] rows.
+    const int64_t elements = static_cast<int64_t>(o.memory->bytes() / 2);
+    for (int64_t i = 0; i < width; ++i) {
+      const interval side(element(o, elements == 1       ? 0
+                                     : elements == width ? i
+                                                         : t * width + i));
+      v[i] = round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
+    }
+  }
+}
+
 check_result check_row_chain(kernel_case &c) {
   check_result r;
   const std::string &name = c.kernel;
   const kernel_spec &sp = *c.spec;
   const int64_t width = static_cast<int64_t>(sp.number(name, "width"));
   const int64_t threads = static_cast<int64_t>(sp.number(name, "threads"));
-  std::vector<step> steps;
-  std::stringstream list(sp.text(name, "steps"));
-  std::string item;
-  int next = 2; // the state, x, then each step's side input
-  while (std::getline(list, item, ';')) {
-    step s;
-    if (!parse_step(item, &s)) {
-      r.error = "step '" + item + "' is malformed";
-      return r;
-    }
-    const bool first = steps.empty();
-    if (s.op == "rms_norm"
-            ? !first
-            : s.op != "add" && s.op != "mul" && s.op != "layer_scalar") {
-      r.error = "no reference for step '" + item + "'" +
-                (first ? "" : " at this place");
-      return r;
-    }
-    if (s.op != "rms_norm" || s.weight)
-      s.side = next++;
-    steps.push_back(s);
-  }
+  std::vector<chain_step> steps;
+  int next = 0; // the state, x, then each step's side input
+  r.error = parse_chain(sp.text(name, "steps"), 2, &steps, &next);
+  if (!r.error.empty())
+    return r;
   if (static_cast<int>(c.ops.size()) != next + 1) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
               " operands, the spec asks for " + std::to_string(next + 1);
@@ -105,22 +156,9 @@ check_result check_row_chain(kernel_case &c) {
       c);
 
   set_step_state(c, c.opt.position - (n - 1), n);
-  // A projection's output of spread 1, the residual stream's of 8, norm
-  // scales offset + w around 1.5, a layer scalar around 0.7.
+  // A projection's output of spread 1 (the sides: fill_chain_sides).
   c.random->fill_bf16(x.bf16(), n * width, 1);
-  for (const step &s : steps) {
-    if (s.side < 0)
-      continue;
-    const operand &o = c.ops[s.side];
-    const int64_t count = static_cast<int64_t>(o.memory->bytes() / 2);
-    if (s.op == "rms_norm")
-      for (int64_t i = 0; i < count; ++i)
-        o.bf16()[i] = to_bf16((s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
-    else if (s.op == "layer_scalar")
-      o.bf16()[0] = to_bf16(0.7 + 0.1 * c.random->next());
-    else
-      c.random->fill_bf16(o.bf16(), count, 8);
-  }
+  fill_chain_sides(c, steps);
   std::memset(out.memory->data(), 0xFF, out.memory->bytes());
 
   const auto start = std::chrono::steady_clock::now();
@@ -147,37 +185,7 @@ check_result check_row_chain(kernel_case &c) {
           best = i;
       v[best] = interval(2 * v[best].pt);
     }
-    for (const step &s : steps) {
-      if (s.op == "rms_norm") {
-        double ss = 0;
-        for (const interval &e : v)
-          ss += e.pt * e.pt;
-        const interval sum = f32_rounded(interval(ss), width / threads + 16);
-        const interval mean =
-            f32_rounded(increasing(sum, [&](double t) { return t / width; }));
-        const interval scale = function_rounded(
-            decreasing(f32_rounded(mean + interval(static_cast<float>(s.eps))),
-                       [](double t) { return 1 / std::sqrt(t); }));
-        for (int64_t i = 0; i < width; ++i) {
-          interval e = f32_rounded(v[i] * scale);
-          if (s.weight)
-            e = f32_rounded(e * f32_rounded(interval(element(c.ops[s.side], i) +
-                                                     s.offset)));
-          v[i] = round_bf16(e);
-        }
-        continue;
-      }
-      const operand &o = c.ops[s.side];
-      // A [1] scalar, a [width] vector, or [tokens, width] rows.
-      const int64_t elements = static_cast<int64_t>(o.memory->bytes() / 2);
-      for (int64_t i = 0; i < width; ++i) {
-        const interval side(element(o, elements == 1       ? 0
-                                       : elements == width ? i
-                                                           : t * width + i));
-        v[i] =
-            round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
-      }
-    }
+    chain_row(c, steps, t, width, threads, v);
     for (int64_t i = 0; i < width; ++i)
       compare(element(out, t * width + i), v[i],
               "token " + std::to_string(t) + " column " + std::to_string(i),
