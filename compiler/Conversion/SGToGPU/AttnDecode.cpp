@@ -7,7 +7,9 @@
 // every length and the captured graph never changes. All q heads of kv head
 // g are packed in the block (GQA: each key is read from memory once).
 //
-// Warps: the group's heads are shared out `heads_per_warp` at a time (as
+// Gemma 4's full layers (8 q heads per kv head, head_dim 512: 8 FLOP per
+// byte of K and V) compute the parts on tensor cores (AttnDecodeMma.cpp).
+// Elsewhere FFMA: the group's heads are shared out `heads_per_warp` at a time (as
 // many as fit the registers: q and the output accumulators of a head live
 // in registers, 8 elements a lane per 256 of the head dim); the remaining
 // warps take every other key (key groups). Per key a warp loads the K and V
@@ -26,7 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/AttnDecode.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -47,7 +49,7 @@ using lowering::roundTo;
 using lowering::toF32;
 
 namespace {
-constexpr int64_t kWarps = 4;
+constexpr int64_t kWarps = kAttnDecodeWarps;
 constexpr int64_t kThreads = kWarps * kWarp;
 /// Elements a lane loads at a time (16 bytes of bf16).
 constexpr int64_t kChunk = 8;
@@ -55,15 +57,6 @@ constexpr int64_t kChunk = 8;
 constexpr int64_t kSpan = kChunk * kWarp;
 /// f32 registers a warp's heads may hold (q and o).
 constexpr int64_t kHeadRegisters = 64;
-
-struct AttnShape {
-  Value q, kNew, vNew, kCache, vCache;
-  int64_t window = 0;
-  double scale = 1.0;
-  int64_t hq = 0, hkv = 0, d = 0, dv = 0, slots = 0, group = 0;
-  int64_t headsPerWarp = 0, keyGroups = 0, splits = 0;
-  Type ct;
-};
 
 int64_t chunks(int64_t width) { return (width + kSpan - 1) / kSpan; }
 
@@ -100,6 +93,16 @@ FailureOr<AttnShape> shapeOf(Operation *op, EmitContext &ctx) {
     if (cast<ShapedType>(v.getType()).getElementType() != s.ct)
       return failure();
   s.group = s.hq / s.hkv;
+  // About 64 keys a block at the longest context; at least two parts, so
+  // the combine runs at every length.
+  s.splits = std::clamp<int64_t>((s.slots + 63) / 64, 2, 64);
+  if (mmaPartsApply(s)) {
+    // Every head of the group in the M rows of one tensor-core tile.
+    s.mma = true;
+    s.headsPerWarp = s.group;
+    s.keyGroups = 1;
+    return s;
+  }
   int64_t perHead = (chunks(s.d) + chunks(s.dv)) * kChunk;
   for (int64_t h = s.group; h >= 1; --h) {
     if (s.group % h != 0 || h * perHead > kHeadRegisters ||
@@ -111,34 +114,30 @@ FailureOr<AttnShape> shapeOf(Operation *op, EmitContext &ctx) {
   if (s.headsPerWarp == 0)
     return failure();
   s.keyGroups = kWarps / (s.group / s.headsPerWarp);
-  // About 64 keys a block at the longest context; at least two parts, so
-  // the combine runs at every length.
-  s.splits = std::clamp<int64_t>((s.slots + 63) / 64, 2, 64);
   return s;
 }
 
 /// The kernel body.
-class AttnDecodeBuilder {
+class AttnDecodeBuilder : public AttnDecodeKernel {
 public:
   AttnDecodeBuilder(KernelBody &k, const AttnShape &s)
-      : k(k), b(k.b), loc(k.loc), s(s) {}
+      : AttnDecodeKernel{k, s}, b(k.b), loc(k.loc) {}
   void build();
 
 private:
+  /// This block's parts with FFMA: a warp's heads and key group each.
+  void emitWarpParts();
   /// Chunk c of row `row` of `buf` ([rows, heads, width]) at head `head` for
   /// this lane, widened to f32 (zeros where the lane is past the width).
   Value loadChunk(Value buf, Value row, Value head, int64_t width, int64_t c);
   /// K (or V) chunk c of key j: from the cache before the call, else from
   /// the call's own row.
   Value keyChunk(bool isK, Value j, int64_t c);
-  void combine(Value parts);
+  void lastBlockCombines();
+  void combine(Value tid);
 
-  KernelBody &k;
   OpBuilder &b;
   Location loc;
-  const AttnShape &s;
-  Value q, kNew, vNew, kCache, vCache, out, partials, counters;
-  Value g, split, lane, warp, pos0;
 };
 
 Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
@@ -195,7 +194,7 @@ void AttnDecodeBuilder::build() {
   partials = k.params[6], counters = k.params[7];
   g = k.blockId(gpu::Dimension::x);
   split = k.blockId(gpu::Dimension::y);
-  Value tid = k.threadId(gpu::Dimension::x);
+  tid = k.threadId(gpu::Dimension::x);
   warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
   lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
   pos0 = k.position();
@@ -214,11 +213,23 @@ void AttnDecodeBuilder::build() {
   Value per = arith::DivUIOp::create(
       b, loc, Value(arith::AddIOp::create(b, loc, live, k.index(s.splits - 1))),
       k.index(s.splits));
-  Value begin = arith::AddIOp::create(
+  begin = arith::AddIOp::create(
       b, loc, lo, Value(arith::MulIOp::create(b, loc, split, per)));
-  Value stop = arith::MinUIOp::create(
+  stop = arith::MinUIOp::create(
       b, loc, end, Value(arith::AddIOp::create(b, loc, begin, per)));
 
+  if (s.mma)
+    emitMmaParts(*this);
+  else
+    emitWarpParts();
+
+  // The last block of kv head g to get here combines the parts: fence this
+  // thread's writes, count the block in, and see whether it was the last.
+  lastBlockCombines();
+}
+
+void AttnDecodeBuilder::emitWarpParts() {
+  Value zero = k.index(0);
   // This warp's heads (the first is head0 of the group) and key group.
   Value headGroup = arith::DivUIOp::create(b, loc, warp, k.index(s.keyGroups));
   Value keyGroup = arith::RemUIOp::create(b, loc, warp, k.index(s.keyGroups));
@@ -327,8 +338,10 @@ void AttnDecodeBuilder::build() {
     }
   }
 
-  // The last block of kv head g to get here combines the parts: fence this
-  // thread's writes, count the block in, and see whether it was the last.
+}
+
+void AttnDecodeBuilder::lastBlockCombines() {
+  Value zero = k.index(0);
   NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
   gpu::BarrierOp::create(b, loc);
   Value flag = k.sharedBuffer({1}, b.getI32Type());
@@ -450,10 +463,14 @@ FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,
        a.getNamedAttr("scale", a.getF64FloatAttr(s.scale)),
        a.getNamedAttr("splits", a.getI64IntegerAttr(s.splits)),
        a.getNamedAttr("heads_per_warp", a.getI64IntegerAttr(s.headsPerWarp)),
-       a.getNamedAttr("key_groups", a.getI64IntegerAttr(s.keyGroups))});
+       a.getNamedAttr("key_groups", a.getI64IntegerAttr(s.keyGroups)),
+       a.getNamedAttr("mma", a.getBoolAttr(s.mma))});
 
   KernelUse use;
-  use.kernel = km.getOrCreate("attn_decode_splitk", spec, params,
+  // The tensor-core variant is a family of its own in the dumps and the
+  // SASS checks.
+  use.kernel = km.getOrCreate(s.mma ? "attn_decode_mma" : "attn_decode_splitk",
+                              spec, params,
                               {kThreads, 1, 1}, ctx.oneToken(),
                               [&](KernelBody &k) {
                                 AttnDecodeBuilder(k, s).build();

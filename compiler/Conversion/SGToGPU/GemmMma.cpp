@@ -27,7 +27,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -102,9 +101,6 @@ private:
   void storeTile(ArrayRef<Value> regs, Value kb);
   /// A bf16 pair of a shared tile as the i32 mma.sync takes.
   Value pair(Value tile, Value row, Value col);
-  /// acc += A x B for one 16x8 tile.
-  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                         ArrayRef<Value> acc);
   void computeNormScales();
   /// The kernel for a block inside weight `w` (rows from `rowBase`).
   void buildForWeight(int w, Value rowBase);
@@ -215,30 +211,7 @@ void GemmBuilder::storeTile(ArrayRef<Value> regs, Value kb) {
 }
 
 Value GemmBuilder::pair(Value tile, Value row, Value col) {
-  auto v = vector::LoadOp::create(
-      b, loc, VectorType::get({2}, b.getBF16Type()), tile, ValueRange{row, col});
-  v.setAlignment(4);
-  Value bits = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), v);
-  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
-}
-
-SmallVector<Value> GemmBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                                    ArrayRef<Value> acc) {
-  Type f32 = b.getF32Type();
-  auto result =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  auto op = NVVM::MmaOp::create(
-      b, loc, result, a, bFrag, acc, ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> d;
-  for (int64_t i = 0; i < 4; ++i)
-    d.push_back(LLVM::ExtractValueOp::create(b, loc, op, i));
-  return d;
+  return k.bf16Pair(tile, ValueRange{row}, col);
 }
 
 void GemmBuilder::computeNormScales() {
@@ -319,7 +292,7 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
                                           pair(ws[s], n, c8)};
               size_t at = (s * nTiles + j) * 4;
               SmallVector<Value> d =
-                  mma(a, bFrag, ArrayRef<Value>(acc).slice(at, 4));
+                  k.mmaBf16(a, bFrag, ArrayRef<Value>(acc).slice(at, 4));
               std::copy(d.begin(), d.end(), acc.begin() + at);
             }
         }

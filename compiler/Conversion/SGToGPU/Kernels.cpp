@@ -10,9 +10,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -130,6 +132,47 @@ Value KernelBody::rmsScale(Value sum, int64_t width, double eps) {
   return math::RsqrtOp::create(
       b, loc,
       Value(arith::AddFOp::create(b, loc, mean, f32(static_cast<float>(eps)))));
+}
+
+Value KernelBody::bf16Pair(Value buf, ValueRange idx, Value col) {
+  SmallVector<Value> indices(idx);
+  indices.push_back(col);
+  auto v = vector::LoadOp::create(
+      b, loc, VectorType::get({2}, b.getBF16Type()), buf, indices);
+  v.setAlignment(4);
+  Value bits = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), v);
+  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+}
+
+Value KernelBody::packBf16(Value lo, Value hi) {
+  Type bf16 = b.getBF16Type();
+  auto toBf16 = [&](Value v) -> Value {
+    return v.getType() == bf16 ? v : lowering::roundTo(b, loc, v, bf16);
+  };
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, bf16), ValueRange{toBf16(lo), toBf16(hi)});
+  Value bits = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+}
+
+SmallVector<Value> KernelBody::mmaBf16(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                       ArrayRef<Value> c) {
+  Type f32Type = b.getF32Type();
+  auto result = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  auto op = NVVM::MmaOp::create(
+      b, loc, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, op, i));
+  return d;
 }
 
 void KernelBody::forRange(Value start, Value end, Value step,

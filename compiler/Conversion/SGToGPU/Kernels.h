@@ -95,6 +95,17 @@ public:
   /// RMSNorm's scale from the row's sum of squares: rsqrt(sum / width + eps).
   Value rmsScale(Value sum, int64_t width, double eps);
 
+  /// A pair of bf16 elements, buf[idx..., col] and the next, as the i32
+  /// register mma.sync takes (the lower element in the low half).
+  Value bf16Pair(Value buf, ValueRange idx, Value col);
+  /// Two bf16 values (or f32 ones, rounded) packed the same way.
+  Value packBf16(Value lo, Value hi);
+  /// D = A B + C for one 16x8 tile on the warp's tensor cores (mma.sync
+  /// m16n8k16, A row-major, B "col" (K-major), bf16 products, f32 sums):
+  /// a 4 i32, b 2 i32, c 4 f32 per lane in PTX's fragment layout.
+  SmallVector<Value> mmaBf16(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                             ArrayRef<Value> c);
+
   /// `for (i = start; i < end; i += step)`, `body` gets i.
   void forRange(Value start, Value end, Value step,
                 llvm::function_ref<void(Value)> body);

@@ -5,7 +5,9 @@
  * window; 0 on full layers), those before p from the cache and p's own from
  * the step's k/v; scores q.k rounded to the compute dtype, scaled and
  * rounded again; softmax in f32 (not rounded before weighting V: one
- * flash-decoding pass), the output rounded. Every split of a sampled kv
+ * flash-decoding pass; on tensor cores, mma=1, the unnormalized
+ * probability is rounded to bf16 as mma.sync's operand), the output
+ * rounded. Every split of a sampled kv
  * head runs (the last one to finish combines them), and the split counters
  * of the zeroed workspace region must be zero again afterwards.
  *
@@ -64,7 +66,7 @@ check_result check_attn_decode(kernel_case &c) {
   const int64_t group = hq / hkv;
   if (c.ops.size() != 9) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
-              " operands, attn_decode_splitk takes 9";
+              " operands, the split-K decode attention takes 9";
     return r;
   }
   const operand &q = c.ops[1], &kn = c.ops[2], &vn = c.ops[3];
@@ -124,10 +126,14 @@ check_result check_attn_decode(kernel_case &c) {
   const int64_t per_part =
       ((keys + splits - 1) / splits + key_groups - 1) / key_groups;
   const int64_t parts = splits * key_groups;
-  // Relative error of one probability's way to the output (first order).
+  // Relative error of one probability's way to the output (first order);
+  // on tensor cores (mma=1) the probability is rounded to bf16 as the A
+  // operand of P V (unit roundoff 2^-8).
+  const bool mma = s.has("mma") && s.number(name, "mma") != 0;
   const double rel =
       static_cast<double>(per_part + 2) * function_error +
-      static_cast<double>(2 * per_part + parts + 6) * f32_unit;
+      static_cast<double>(2 * per_part + parts + 6) * f32_unit +
+      (mma ? 0x1p-8 : 0.0);
   const uint32_t ct = q.dtype;
   bool planted = false;
   for (uint32_t g : heads) {

@@ -33,8 +33,8 @@ namespace {
   std::fprintf(stderr,
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
-               "[--family gemv_rows|attn_decode_splitk|qknorm_rope_append|row_chain|"
-               "embed]... "
+               "[--family gemv_rows|attn_decode_splitk|attn_decode_mma|"
+               "qknorm_rope_append|row_chain|embed]... "
                "[--plant-bug]\n",
                why);
   std::exit(2);
@@ -57,6 +57,7 @@ const std::map<std::string, check_result (*)(kernel_case &)> &checks() {
   static const std::map<std::string, check_result (*)(kernel_case &)> all = {
       {"gemv_rows", check_gemv_rows},
       {"attn_decode_splitk", check_attn_decode},
+      {"attn_decode_mma", check_attn_decode},
       {"qknorm_rope_append", check_qknorm_rope},
       {"row_chain", check_row_chain},
       {"embed", check_embed}};
