@@ -14,6 +14,10 @@
 #   STEPS      timed decode steps a process (default 64); PROMPT tokens (32)
 #   PREFILL    also time a prefill of this many tokens (default 0: none; B2
 #              is 512), PREFILL_REPS calls a process (default 3, median)
+#   A_ENV, B_ENV  environment assignments for each side's processes, e.g.
+#              A_ENV=SGC_DECODE_WEIGHTS=map B_ENV=SGC_DECODE_WEIGHTS=copy
+#              with the same build twice: the weights in place against the
+#              copy on huge pages (sgc_decode.c)
 #
 # The B1 model (Gemma-3-shaped ~270M, random bf16 weights, ~1 GiB) is written
 # by `tools/gen-golden/gen-golden --b1 /tmp/sgc-b1` (after
@@ -74,9 +78,11 @@ done
 results=$(mktemp)
 out=$(mktemp)
 trap 'rm -f "$results" "$out"' EXIT
+declare -A side_env=([A]="${A_ENV:-}" [B]="${B_ENV:-}")
 run_one() { # BUILD THREADS ROUND
-  "${harness[$1]}" "${so[$1]}" "$MODEL_DIR" "$2" "$PROMPT" "$STEPS" \
-    "$PREFILL" "$PREFILL_REPS" >"$out"
+  # shellcheck disable=SC2086 # the assignments split on spaces on purpose
+  env ${side_env[$1]} "${harness[$1]}" "${so[$1]}" "$MODEL_DIR" "$2" "$PROMPT" \
+    "$STEPS" "$PREFILL" "$PREFILL_REPS" >"$out"
   sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
     while read -r k v; do echo "$1 $2 $3 $k ${v// /_}"; done >>"$results"
 }
@@ -118,7 +124,10 @@ ratios() { # THREADS KEY: median (range) of A/B of KEY (a time) over rounds
 
 machine_note
 echo "load average before/after the run: $load_before / $load_after"
-for x in A B; do echo "$x: ${dir[$x]} at ${revision[$x]}"; done
+for x in A B; do
+  echo "$x: ${dir[$x]} at ${revision[$x]}${side_env[$x]:+, env ${side_env[$x]}}," \
+    "weights copied at bind: $(get $x "${THREADS%% *}" 0 weights_copied_bytes) B"
+done
 echo "B1 decode, batch 1, greedy: $MODEL_DIR, --compute-dtype=$DTYPE, $PROMPT-token prompt;" \
   "$STEPS timed steps a process (median step); $ROUNDS round(s) of fresh processes, A and B interleaved"
 fmt='| %-7s | %-22s | %-22s | %-21s | %-9s |\n'
