@@ -649,7 +649,10 @@ typedef struct sgc_model_v2_t {
   uint32_t reserved2;
   const sgc_abi_kv_layer_t *kv_layers;
 
-  /** Scratch bytes the phases need (the largest over all of them). */
+  /** Scratch bytes the phases need (the largest over all of them). The
+      runtime zeroes the workspace when it allocates it: CUDA plans keep
+      counters there that their kernels leave at zero (the split-K
+      attention's, past every phase's buffers). */
   uint64_t workspace_bytes;
 
   /** The plan, shared by every variant. */
