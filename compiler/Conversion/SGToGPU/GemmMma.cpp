@@ -364,11 +364,7 @@ void GemmBuilder::build() {
   x = k.params[p++];
   normWeight = g.normWeight ? k.params[p++] : Value();
   for (size_t i = 0; i < g.weights.size(); ++i) {
-    // Weights are never written and never alias: read-only loads.
-    k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getNoAliasAttrName(),
-                      b.getUnitAttr());
-    k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getReadonlyAttrName(),
-                      b.getUnitAttr());
+    k.markReadOnly(p);
     weights.push_back(k.params[p++]);
   }
   while (p < k.params.size())

@@ -159,11 +159,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         Value normWeight = g.normWeight ? k.params[p++] : Value();
         SmallVector<Value> weights, outs;
         for (size_t i = 0; i < g.weights.size(); ++i) {
-          // Weights are never written and never alias: read-only loads.
-          k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getNoAliasAttrName(),
-                            b.getUnitAttr());
-          k.func.setArgAttr(1 + p, LLVM::LLVMDialect::getReadonlyAttrName(),
-                            b.getUnitAttr());
+          k.markReadOnly(p);
           weights.push_back(k.params[p++]);
         }
         for (size_t i = 0; i < op->getNumResults(); ++i)

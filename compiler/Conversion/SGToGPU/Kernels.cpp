@@ -60,6 +60,14 @@ Value KernelBody::f32(float v) {
                                         APFloat(v));
 }
 
+void KernelBody::markReadOnly(unsigned param) {
+  // Argument 0 is the step state.
+  func.setArgAttr(1 + param, LLVM::LLVMDialect::getNoAliasAttrName(),
+                  b.getUnitAttr());
+  func.setArgAttr(1 + param, LLVM::LLVMDialect::getReadonlyAttrName(),
+                  b.getUnitAttr());
+}
+
 Value KernelBody::sharedBuffer(ArrayRef<int64_t> shape, Type element) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                           gpu::AddressSpace::Workgroup);

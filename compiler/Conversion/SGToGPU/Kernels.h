@@ -77,6 +77,9 @@ public:
   Value blockId(gpu::Dimension d);
   Value index(int64_t v);
   Value f32(float v);
+  /// Marks parameter `param` (an index into `params`) as never written and
+  /// never aliased, so its loads are read-only (`ld.global.nc`; weights).
+  void markReadOnly(unsigned param);
   /// A workgroup buffer of `shape` x `element` (16-byte aligned).
   Value sharedBuffer(ArrayRef<int64_t> shape, Type element);
 

@@ -109,20 +109,23 @@ def main():
                  if any(re.search(r"\b(LDL|STL)\b", l) for l in lines)]
         check(not local, "no local memory (LDL/STL) in any kernel" +
               (": " + ", ".join(sorted(local)) if local else ""))
+        def missing(families, pattern):
+            """The kernels of |families| and those without an instruction
+            matching |pattern|."""
+            kernels_of = [n for n in sass if family(n) in families]
+            return kernels_of, [n for n in kernels_of
+                                if not any(re.search(pattern, l)
+                                           for l in sass[n])]
+
         for fam in ("gemv_rows", "gemm_mma"):
-            kernels_of = [n for n in sass if family(n) == fam]
-            narrow = [n for n in kernels_of
-                      if not any(re.search(r"LDG\.E\.128\.CONSTANT", l)
-                                 for l in sass[n])]
+            kernels_of, narrow = missing([fam], r"LDG\.E\.128\.CONSTANT")
             check(kernels_of and not narrow,
                   f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
                   f"{len(kernels_of)} {fam} kernels" +
                   (": missing in " + ", ".join(narrow) if narrow else ""))
         # The tensor-core families run their products on HMMA (mma.sync).
-        tensor = [n for n in sass if family(n) in args.tensor_core]
-        scalar = [n for n in tensor
-                  if not any(re.search(r"\bHMMA\.16816\.F32\.BF16\b", l)
-                             for l in sass[n])]
+        tensor, scalar = missing(args.tensor_core,
+                                 r"\bHMMA\.16816\.F32\.BF16\b")
         check(tensor and not scalar,
               f"HMMA.16816.F32.BF16 in all {len(tensor)} kernels of the "
               f"tensor-core families" +
