@@ -5,7 +5,8 @@
 // grid row (blockIdx.y). Each block first puts its token's input row into
 // shared memory, normalized when the op fuses the RMSNorm (the prologue:
 // every block recomputes the small row's norm instead of a grid-wide
-// reduction); then each warp takes one output row: 128-bit loads of the
+// reduction); then each warp takes a run of output rows (one, or as many
+// as keep the grid at about 1056 blocks): 128-bit loads of the
 // weight row, f32 products, a warp-shuffle sum, and the epilogue (the
 // softcap of the LM head; GELU(gate) x up of the MLP in the reference's
 // rounding order, gate and up rows in the same warp).
@@ -34,6 +35,9 @@ namespace {
 constexpr int64_t kWarps = 4;
 /// bf16/f32 elements per lane per load: 16 bytes of bf16.
 constexpr int64_t kVector = 8;
+/// Blocks a token's rows are spread over at most: about 8 resident blocks
+/// of 128 threads on each of an H200's 132 SMs.
+constexpr int64_t kMaxBlocks = 1056;
 /// The largest input row a block keeps in shared memory (static, under the
 /// 48 KiB a block gets without the opt-in).
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
@@ -142,6 +146,13 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
   specAttrs.push_back(a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)));
   specAttrs.push_back(a.getNamedAttr("vector", a.getI64IntegerAttr(kVector)));
+  // Enough blocks to fill the GPU, no more: every block recomputes the
+  // input row's prologue (the norm, a fused chain), which a run of rows per
+  // warp amortizes (the LM head: 63 rows a warp instead of 65,552 blocks).
+  int64_t rowsPerWarp = std::max<int64_t>(
+      1, (totalRows + kWarps * kMaxBlocks - 1) / (kWarps * kMaxBlocks));
+  specAttrs.push_back(
+      a.getNamedAttr("rows_per_warp", a.getI64IntegerAttr(rowsPerWarp)));
   if (prologue)
     specAttrs.push_back(a.getNamedAttr("prologue", prologue->steps(a)));
   int64_t threads = kWarps * kWarp;
@@ -211,19 +222,32 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           });
           gpu::BarrierOp::create(b, loc);
 
-          // One output row per warp.
+          // Each warp its run of rowsPerWarp consecutive output rows.
           Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
           Value lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
-          Value row = arith::AddIOp::create(
+          Value firstRow = arith::MulIOp::create(
               b, loc,
-              Value(arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
-                                          k.index(kWarps))),
-              warp);
+              Value(arith::AddIOp::create(
+                  b, loc,
+                  Value(arith::MulIOp::create(
+                      b, loc, k.blockId(gpu::Dimension::x), k.index(kWarps))),
+                  warp)),
+              k.index(rowsPerWarp));
           Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                               lane, k.index(0));
           Type yType = cast<MemRefType>(outs.front().getType()).getElementType();
+          Value lastRow =
+              arith::AddIOp::create(b, loc, firstRow, k.index(rowsPerWarp));
+          // The warp's rows of [lo, hi), one at a time.
+          auto forRows = [&](int64_t lo, int64_t hi,
+                             llvm::function_ref<void(Value)> body) {
+            Value start =
+                arith::MaxUIOp::create(b, loc, firstRow, k.index(lo));
+            Value stop = arith::MinUIOp::create(b, loc, lastRow, k.index(hi));
+            k.forRange(start, stop, k.index(1), body);
+          };
           if (g.epilogue == Epilogue::GatedGelu) {
-            k.ifThen(k.lessThan(row, k.index(totalRows)), [&] {
+            forRows(0, totalRows, [&](Value row) {
               Value gate = emitWarpDot(k, weights[0], row, xs, width, lane);
               Value up = emitWarpDot(k, weights[1], row, xs, width, lane);
               k.ifThen(lane0, [&] {
@@ -243,13 +267,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           // Concatenated rows: weight i owns [offset_i, offset_i + rows_i).
           int64_t offset = 0;
           for (auto [i, n] : llvm::enumerate(rows)) {
-            Value lo = k.index(offset), hi = k.index(offset + n);
-            Value inside = arith::AndIOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
-                                      lo),
-                k.lessThan(row, hi));
-            k.ifThen(inside, [&] {
+            Value lo = k.index(offset);
+            forRows(offset, offset + n, [&](Value row) {
               Value local = arith::SubIOp::create(b, loc, row, lo);
               Value dot = emitWarpDot(k, weights[i], local, xs, width, lane);
               k.ifThen(lane0, [&] {
@@ -268,7 +287,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   use.outs.assign(op->getResults().begin(), op->getResults().end());
   if (prologue)
     use.outs.push_back(prologue->result);
-  use.grid = {(totalRows + kWarps - 1) / kWarps, ctx.maxTokens, 1};
+  use.grid = {(totalRows + kWarps * rowsPerWarp - 1) / (kWarps * rowsPerWarp),
+              ctx.maxTokens, 1};
   use.tokenGridDim = 1;
   use.block = {threads, 1, 1};
   return use;

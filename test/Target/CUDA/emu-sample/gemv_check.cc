@@ -95,6 +95,12 @@ check_result check_gemv_rows(kernel_case &c) {
   const std::vector<int64_t> rows = s.integers(name, "rows");
   const std::string epilogue = s.text(name, "epilogue");
   const int64_t warps = static_cast<int64_t>(s.number(name, "warps"));
+  // A block's rows: warps x rows_per_warp consecutive ones.
+  const int64_t per_warp =
+      s.has("rows_per_warp")
+          ? static_cast<int64_t>(s.number(name, "rows_per_warp"))
+          : 1;
+  const int64_t per_block = warps * per_warp;
   const int64_t vec = static_cast<int64_t>(s.number(name, "vector"));
   const bool norm = s.has("norm_eps");
   const bool norm_weight = norm && s.number(name, "norm_weight") != 0;
@@ -133,8 +139,8 @@ check_result check_gemv_rows(kernel_case &c) {
   // and last rows (where a row-offset bug shows).
   std::vector<uint32_t> edges;
   for (size_t i = 1; i < num_weights && !gated; ++i) {
-    edges.push_back(static_cast<uint32_t>(row_begin[i] / warps));
-    edges.push_back(static_cast<uint32_t>((row_begin[i] - 1) / warps));
+    edges.push_back(static_cast<uint32_t>(row_begin[i] / per_block));
+    edges.push_back(static_cast<uint32_t>((row_begin[i] - 1) / per_block));
   }
   r.ctas = sample_blocks(blocks, edges, c);
 
@@ -151,11 +157,11 @@ check_result check_gemv_rows(kernel_case &c) {
     fill(c.ops[norm_index], 0, k, offset ? 0.5 : 1.5, 0.5, *c.random);
   const double w_sigma = 1 / std::sqrt(static_cast<double>(k));
   // fn(cta, global row g, which weight, its local row) for every row the
-  // sampled CTAs own (a warp a row).
+  // sampled CTAs own.
   auto for_sampled_rows = [&](auto fn) {
     for (uint32_t b : r.ctas)
-      for (int64_t wr = 0; wr < warps; ++wr) {
-        const int64_t g = b * warps + wr;
+      for (int64_t wr = 0; wr < per_block; ++wr) {
+        const int64_t g = b * per_block + wr;
         if (g >= total_rows)
           continue;
         size_t which = 0;
@@ -289,7 +295,7 @@ check_result check_gemv_rows(kernel_case &c) {
     const int64_t n = out.shape.back();
     const int64_t base = gated ? 0 : row_begin[i];
     for (int64_t j = 0; j < n; ++j) {
-      const uint32_t b = static_cast<uint32_t>((base + j) / warps);
+      const uint32_t b = static_cast<uint32_t>((base + j) / per_block);
       const bool sampled =
           std::find(r.ctas.begin(), r.ctas.end(), b) != r.ctas.end();
       if (!sampled && !is_sentinel(out, j))
