@@ -23,6 +23,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <thread>
+
 using namespace mlir;
 using namespace mlir::sgc;
 
@@ -285,8 +287,16 @@ EmitResult mlir::sgc::emitCUDALibrary(ModuleOp module,
     if (!getenv("SGC_KEEP_LINK_DIR"))
       llvm::sys::fs::remove_directories(dir);
   });
+  // ptxas (a process of its own) assembles the kernels while this thread
+  // compiles the emulator's host copies: on two cores the two overlap.
   std::string report;
-  FailureOr<std::string> fatbin = assemble(module, dir, *ptx, report);
+  FailureOr<std::string> fatbin = failure();
+  std::thread assembler(
+      [&] { fatbin = assemble(module, dir, *ptx, report); });
+  // The host copies: portable x86-64-v3 code, names unchanged.
+  CPUVariant host{"emulator", "x86-64-v3", "", 0, ""};
+  FailureOr<std::string> object = emitCPUObject(module, host);
+  assembler.join();
   if (!options.dumpDir.empty()) {
     auto dump = [&](StringRef name, StringRef contents) {
       llvm::SmallString<256> p(options.dumpDir);
@@ -305,9 +315,6 @@ EmitResult mlir::sgc::emitCUDALibrary(ModuleOp module,
   llvm::raw_string_ostream os(glue);
   if (failed(writeGlue(module, *plan, *fatbin, os)))
     return EmitResult::BadModule;
-  // The host copies: portable x86-64-v3 code, names unchanged.
-  CPUVariant host{"emulator", "x86-64-v3", "", 0, ""};
-  FailureOr<std::string> object = emitCPUObject(module, host);
   if (failed(object))
     return EmitResult::BadModule;
   return linkModelLibrary(module, "cuda-glue.c", glue,
