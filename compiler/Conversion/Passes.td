@@ -69,8 +69,9 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     of one signature share kernels. The families: `embed`, `gemv_rows`
     (projections with the RMSNorm prologue and the softcap or gated-GELU
     epilogue), `row_chain` (post-norm, residual add, layer scalar),
-    `qknorm_rope_append`, `attention`, `kv_write`. `split_heads` and
-    `merge_heads` launch nothing (they alias their input). Values between
+    `qknorm_rope_append`, `attention`, `attn_decode_splitk`, `attn_prefill`,
+    `gemm_mma`, `kv_write`. `split_heads` and `merge_heads` launch nothing
+    (they alias their input). Values between
     the launches of a step get workspace in a scratch region after the
     entry's planned workspace; the sg bodies are erased.
 
@@ -93,7 +94,8 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
     "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-    "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"
+    "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect",
+    "mlir::nvgpu::NVGPUDialect"
   ];
 }
 

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,7 +47,8 @@ void mlir::sgc::registerSgcDialects(DialectRegistry &registry) {
                   tensor::TensorDialect, linalg::LinalgDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   vector::VectorDialect, LLVM::LLVMDialect, gpu::GPUDialect,
-                  NVVM::NVVMDialect, x86vector::X86VectorDialect>();
+                  NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  x86vector::X86VectorDialect>();
   // The CUDA target's device pipeline: convert-gpu-to-nvvm collects its
   // patterns through these interfaces (CUDA.md §2.7), and
   // gpu-module-to-binary translates with the NVVM target.

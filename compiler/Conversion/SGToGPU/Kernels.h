@@ -234,12 +234,17 @@ FailureOr<KernelUse> emitNormRope(Operation *op, EmitContext &ctx,
 /// each in turn (the decode layer's q, k and v in one kernel).
 FailureOr<KernelUse> emitHeadJobs(ArrayRef<Operation *> ops, EmitContext &ctx,
                                   bool append);
-/// Attention.cpp: sg.sliding_attn, sg.full_attn.
+/// Attention.cpp: sg.sliding_attn, sg.full_attn where neither attention
+/// family below applies (f32 chunks, image blocks).
 FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
 /// AttnDecode.cpp: the same ops for one query (decode), split over the
 /// keys, where `attnDecodeApplies`.
 bool attnDecodeApplies(Operation *op, EmitContext &ctx);
 FailureOr<KernelUse> emitAttnDecode(Operation *op, EmitContext &ctx);
+/// AttnPrefill.cpp: the same ops over a chunk of bf16 queries on tensor
+/// cores (mma.sync, GQA heads stacked in M), where `attnPrefillApplies`.
+bool attnPrefillApplies(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitAttnPrefill(Operation *op, EmitContext &ctx);
 /// KVWrite.cpp: `values` into `cache` at the call's positions (ring slots
 /// when `window` > 0); `result` is the updated cache value.
 FailureOr<KernelUse> emitKVWrite(Location loc, Value values, Value cache,

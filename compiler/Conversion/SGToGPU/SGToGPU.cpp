@@ -353,8 +353,14 @@ LogicalResult StepExpansion::run() {
         deferred.push_back({last, rope});
       }
     } else if (isa<sg::SlidingAttnOp, sg::FullAttnOp>(op)) {
-      use = attnDecodeApplies(&op, ctx) ? emitAttnDecode(&op, ctx)
-                                        : emitAttention(&op, ctx);
+      // One query splits its keys; a chunk of bf16 queries runs on tensor
+      // cores; f32 and image-block calls keep the per-query kernel.
+      if (attnDecodeApplies(&op, ctx))
+        use = emitAttnDecode(&op, ctx);
+      else if (attnPrefillApplies(&op, ctx))
+        use = emitAttnPrefill(&op, ctx);
+      else
+        use = emitAttention(&op, ctx);
     } else if (auto write = dyn_cast<sg::KVWriteOp>(op)) {
       IntegerAttr window = write.getWindowAttr();
       use = emitKVWrite(op.getLoc(), write.getValues(), write.getCache(),

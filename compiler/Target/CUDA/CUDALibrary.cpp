@@ -56,6 +56,11 @@ SGC_EMU_RT void sgc_emu_rt_mma_bf16(const sgc_abi_emu_ops_t *o, const uint32_t *
                                     uint32_t site) {
   o->mma_m16n8k16_bf16(a, b, c, d, site);
 }
+SGC_EMU_RT void sgc_emu_rt_ldmatrix(const sgc_abi_emu_ops_t *o, uint64_t row_address,
+                                   uint32_t num, uint32_t trans, uint32_t *out,
+                                   uint32_t site) {
+  o->ldmatrix((const void *)(uintptr_t)row_address, num, trans, out, site);
+}
 /* atomicAdd on a u32: a compare-and-swap loop on the ops table's CAS (the
    first CAS, 0 -> 0, reads the value through the emulator's checks). */
 SGC_EMU_RT uint32_t sgc_emu_rt_atomic_add_u32(const sgc_abi_emu_ops_t *o, uint64_t base,

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -67,6 +68,12 @@ private:
   /// nvvm.mma.sync as the emulator's warp-wide mma (lane fragments through
   /// buffers allocated once per function).
   LogicalResult rewriteMma(NVVM::MmaOp mma, StringRef kernel);
+  /// nvgpu.ldmatrix as the emulator's warp-wide ldmatrix: each lane passes
+  /// the address of the row it supplies.
+  LogicalResult rewriteLdMatrix(nvgpu::LdMatrixOp ld, StringRef kernel);
+  /// A buffer of `n` x `type` at the function's entry (once per function:
+  /// an alloca per call would grow the fiber's stack at every iteration).
+  Value entryBuffer(Location loc, int64_t n, Type type);
 
   ModuleOp module;
   MLIRContext *ctx;
@@ -76,6 +83,7 @@ private:
   /// The function being written (its entry block holds the mma buffers).
   func::FuncOp current;
   SmallVector<Value, 4> mmaBuffers;
+  Value ldmatrixBuffer;
 };
 
 func::FuncOp KernelCopier::runtimeFn(StringRef name, TypeRange args,
@@ -200,6 +208,8 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
                  store.getVectorType().getNumElements());
   } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
     return rewriteMma(mma, kernel);
+  } else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+    return rewriteLdMatrix(ld, kernel);
   } else if (isa<NVVM::MembarOp>(op)) {
     // Blocks run one after another and threads never preempt each other:
     // every write is visible to every later read without a fence.
@@ -227,7 +237,8 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
     op->erase();
   } else if (op->getDialect() &&
              (op->getDialect()->getNamespace() == "gpu" ||
-              op->getDialect()->getNamespace() == "nvvm")) {
+              op->getDialect()->getNamespace() == "nvvm" ||
+              op->getDialect()->getNamespace() == "nvgpu")) {
     return op->emitError("sgc-gpu-to-emu: '")
            << op->getName() << "' has no emulation yet";
   }
@@ -250,18 +261,12 @@ LogicalResult KernelCopier::rewriteMma(NVVM::MmaOp mma, StringRef kernel) {
                          "emulation");
   Location loc = mma.getLoc();
   Type i32Type = IntegerType::get(ctx, 32), f32Type = Float32Type::get(ctx);
-  if (mmaBuffers.empty()) {
-    // Once per function, at its entry: an alloca per call would grow the
-    // fiber's stack at every iteration of the kernel's K loop.
-    OpBuilder eb(ctx);
-    eb.setInsertionPointToStart(&current.getBody().front());
+  if (mmaBuffers.empty())
     for (auto [n, type] : {std::pair<int64_t, Type>{4, i32Type},
                            {2, i32Type},
                            {4, f32Type},
                            {4, f32Type}})
-      mmaBuffers.push_back(
-          memref::AllocaOp::create(eb, loc, MemRefType::get({n}, type)));
-  }
+      mmaBuffers.push_back(entryBuffer(loc, n, type));
   OpBuilder b(mma);
   auto fill = [&](Value buffer, ValueRange values) {
     for (auto [i, v] : llvm::enumerate(values))
@@ -287,6 +292,68 @@ LogicalResult KernelCopier::rewriteMma(NVVM::MmaOp mma, StringRef kernel) {
   return success();
 }
 
+Value KernelCopier::entryBuffer(Location loc, int64_t n, Type type) {
+  OpBuilder eb(ctx);
+  eb.setInsertionPointToStart(&current.getBody().front());
+  return memref::AllocaOp::create(eb, loc, MemRefType::get({n}, type));
+}
+
+LogicalResult KernelCopier::rewriteLdMatrix(nvgpu::LdMatrixOp ld,
+                                            StringRef kernel) {
+  auto type = cast<MemRefType>(ld.getSrcMemref().getType());
+  auto result = cast<VectorType>(ld.getRes().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (!type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() != 16 ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return ld.emitError("sgc-gpu-to-emu: only ldmatrix of 16-bit elements "
+                        "from a statically strided memref has an emulation");
+  Location loc = ld.getLoc();
+  OpBuilder b(ld);
+  Type i32Type = b.getI32Type(), i64Type = b.getI64Type();
+  // The row a lane supplies is 8 elements of the last dimension.
+  checkIndices(b, ld, kernel, type, ld.getIndices(), 8);
+  if (!ldmatrixBuffer)
+    ldmatrixBuffer = entryBuffer(loc, 4, i32Type);
+  Value element = arith::ConstantIndexOp::create(b, loc, offset);
+  for (auto [index, stride] : llvm::zip_equal(ld.getIndices(), strides))
+    element = arith::AddIOp::create(
+        b, loc, element,
+        Value(arith::MulIOp::create(
+            b, loc, index, arith::ConstantIndexOp::create(b, loc, stride))));
+  Value byteOffset = arith::MulIOp::create(
+      b, loc, element, arith::ConstantIndexOp::create(b, loc, 2));
+  Value address = arith::IndexCastOp::create(
+      b, loc, i64Type,
+      Value(arith::AddIOp::create(
+          b, loc,
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc,
+                                                         ld.getSrcMemref()),
+          byteOffset)));
+  int64_t num = ld.getNumTiles();
+  call(b, loc, "ldmatrix",
+       {address, i32(b, loc, num), i32(b, loc, ld.getTranspose() ? 1 : 0),
+        ldmatrixBuffer, i32(b, loc, site(kernel, ld, "nvgpu.ldmatrix"))});
+  // Register m of the lane is row m of the result (a pair of elements).
+  SmallVector<Value> regs;
+  for (int64_t m = 0; m < num; ++m)
+    regs.push_back(memref::LoadOp::create(
+        b, loc, ldmatrixBuffer,
+        ValueRange{arith::ConstantIndexOp::create(b, loc, m)}));
+  Value words = vector::FromElementsOp::create(
+      b, loc, VectorType::get({num}, i32Type), regs);
+  Value flat = vector::BitCastOp::create(
+      b, loc, VectorType::get({result.getNumElements()}, result.getElementType()),
+      words);
+  ld.getRes().replaceAllUsesWith(
+      vector::ShapeCastOp::create(b, loc, result, flat).getResult());
+  ld->erase();
+  return success();
+}
+
 /// `type` without its memory space.
 static Type withoutMemorySpace(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
@@ -309,6 +376,7 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
   ops = entry->getArgument(0);
   current = fn;
   mmaBuffers.clear();
+  ldmatrixBuffer = Value();
 
   IRMapping map;
   Block &body = kernel.getBody().front();
@@ -385,7 +453,8 @@ struct GPUToEmulatorPass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect,
                     memref::MemRefDialect, scf::SCFDialect,
-                    LLVM::LLVMDialect, NVVM::NVVMDialect>();
+                    vector::VectorDialect, LLVM::LLVMDialect,
+                    NVVM::NVVMDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -15,7 +15,7 @@ import sys
 
 SHARED_LIMIT = 48 * 1024
 # Families whose products run on tensor cores (bf16 mma.sync).
-TENSOR_CORE_FAMILIES = ["gemm_mma", "attn_decode_mma"]
+TENSOR_CORE_FAMILIES = ["gemm_mma", "attn_decode_mma", "attn_prefill"]
 
 
 def parse_report(path):

@@ -133,10 +133,11 @@ void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
                int64_t t, int64_t width, int64_t threads,
                std::vector<interval> &v);
 
-/// Family checks (gemv_check.cc, attention_check.cc, qknorm_check.cc,
-/// row_chain_check.cc, embed_check.cc).
+/// Family checks (gemv_check.cc, attention_check.cc, attn_prefill_check.cc,
+/// qknorm_check.cc, row_chain_check.cc, embed_check.cc).
 check_result check_gemv_rows(kernel_case &c);
 check_result check_attn_decode(kernel_case &c);
+check_result check_attn_prefill(kernel_case &c);
 check_result check_qknorm_rope(kernel_case &c);
 check_result check_row_chain(kernel_case &c);
 check_result check_embed(kernel_case &c);

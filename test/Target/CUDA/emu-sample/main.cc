@@ -13,8 +13,10 @@
  * 1/sqrt(K), the caches full of keys, the step state at a position past the
  * ring's wrap-around), the sampled CTAs run in the emulator under its
  * schedules, every output element of them checked against the reference's
- * interval (check.h) and every element of the other CTAs checked untouched. One
- * line per kernel; exit 1 when any fails.
+ * interval (check.h) and every element of the other CTAs checked untouched;
+ * then the prefill's own qknorm_rope_append, row_chain, embed and
+ * attn_prefill kernels on a call of 300 tokens ending there. One line per
+ * kernel; exit 1 when any fails.
  */
 #include "test/Target/CUDA/emu-sample/check.h"
 
@@ -34,6 +36,7 @@ namespace {
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
                "[--family gemv_rows|attn_decode_splitk|attn_decode_mma|"
+               "attn_prefill|"
                "qknorm_rope_append|row_chain|embed]... "
                "[--plant-bug]\n",
                why);
@@ -58,6 +61,7 @@ const std::map<std::string, check_result (*)(kernel_case &)> &checks() {
       {"gemv_rows", check_gemv_rows},
       {"attn_decode_splitk", check_attn_decode},
       {"attn_decode_mma", check_attn_decode},
+      {"attn_prefill", check_attn_prefill},
       {"qknorm_rope_append", check_qknorm_rope},
       {"row_chain", check_row_chain},
       {"embed", check_embed}};
@@ -79,8 +83,9 @@ std::string list(const std::vector<uint32_t> &v) {
 std::string summary(const std::string &family, const kernel_spec &s) {
   const char *keys_gemv[] = {"k",           "rows",    "epilogue", "cap",
                              "norm_offset", "prologue"};
-  const char *keys_attn[] = {"q_heads", "kv_heads", "head_dim", "window",
-                             "scale", "splits"};
+  const char *keys_attn[] = {"q_heads",      "kv_heads",  "head_dim",
+                             "window",       "scale",     "splits",
+                             "tile_queries", "tile_keys", "col_splits"};
   std::string out;
   auto add = [&](const char *key) {
     auto it = s.fields.find(key);
@@ -184,9 +189,8 @@ int main(int argc, char **argv) {
   int checked = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
   // The decode phase, then the prefill's own kernels of the families whose
-  // checks take a token count. The prefill's gemv_rows and attention
-  // kernels (their own, at 512 tokens) are not checked yet: those checks
-  // assume one token.
+  // checks take a token count. The prefill's gemm_mma kernels are not
+  // checked yet.
   struct phase_run {
     const sgc_abi_phase_t *phase;
     const char *name;
@@ -204,7 +208,8 @@ int main(int argc, char **argv) {
       if (!families.count(family) || !seen.insert(kernel).second)
         continue;
       if (is_prefill && family != "qknorm_rope_append" &&
-          family != "row_chain" && family != "embed")
+          family != "row_chain" && family != "embed" &&
+          family != "attn_prefill")
         continue;
       auto it = specs.find(kernel);
       if (it == specs.end()) {
