@@ -3,7 +3,7 @@
 
 usage: compare_launches.py OURS REF [--tol T] [--table FILE]
 
-OURS and REF are dumps of the same model, prompt and fed tokens, typically
+OURS and REF (optionally gzipped: *.gz) are dumps of the same model, prompt and fed tokens, typically
 --device cuda (OURS) and --device cuda-emu (REF). Each record is one
 workspace or KV-cache operand of one launch, after the launch. Records must
 pair up (same call, phase, step, kernel, operand, dtype, size); float
@@ -22,6 +22,7 @@ Standard library only; numpy is used when present (faster).
 """
 import argparse
 import array
+import gzip
 import json
 import math
 import struct
@@ -40,7 +41,7 @@ class BadInput(Exception):
 def records(path):
     """Yields (header dict, bytes) of each record of a dump."""
     try:
-        f = open(path, "rb")
+        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
     except OSError as e:
         raise BadInput(f"{path}: {e.strerror}")
     with f:
