@@ -6,6 +6,9 @@
  * one device-to-host copy of the logits rows, one stream synchronization.
  * The launches never change between calls: what differs per token lives
  * in the step state, which is why one captured graph serves every token.
+ * With SGC_CUDA_PROFILE or SGC_CUDA_DUMP (launch_trace.h) decode launches
+ * one by one too: events around each launch, or the written operands
+ * copied back after it.
  */
 #include "runtime/src/cuda/cuda_executor.h"
 
