@@ -118,6 +118,9 @@ protected:
     setenv("FAKE_CUDA_LOG", log_.c_str(), 1);
     unsetenv("FAKE_CUDA_FAIL");
     unsetenv("FAKE_CUDA_FREE_BYTES");
+    unsetenv("FAKE_CUDA_LAUNCH_US");
+    unsetenv("SGC_CUDA_PROFILE");
+    unsetenv("SGC_CUDA_DUMP");
     reset_fake_counts();
     write_weights(dir_.file("w.safetensors"), weights_);
   }
@@ -135,6 +138,8 @@ protected:
     unsetenv("FAKE_CUDA_LOG");
     unsetenv("FAKE_CUDA_FAIL");
     unsetenv("FAKE_CUDA_FREE_BYTES");
+    unsetenv("FAKE_CUDA_LAUNCH_US");
+    unsetenv("SGC_CUDA_DUMP");
   }
 
   /// Opens |model_path|, binds the weights, creates, allocates and binds
@@ -157,6 +162,8 @@ protected:
     };
     o.progress_user = this;
     o.staging_bytes = staging;
+    o.profile_path = profile_path_;
+    o.dump_path = dump_path_;
     s = cuda_executor::create(model_, o, &exec_);
     if (s.ok())
       s = exec_->allocate(context);
@@ -187,7 +194,36 @@ protected:
   std::shared_ptr<bound_weights> weights_bound_;
   std::unique_ptr<executor> exec_;
   std::vector<std::pair<uint64_t, uint64_t>> progress_;
+  /// SGC_CUDA_PROFILE / SGC_CUDA_DUMP for make() (empty: none).
+  std::string profile_path_, dump_path_;
 };
+
+/// One record of an SGC_CUDA_DUMP file: its header line and its bytes.
+struct dump_record {
+  std::string header;
+  std::string data;
+};
+
+std::vector<dump_record> read_dump(const std::string &path) {
+  const std::string text = sgc_test::read_file(path);
+  std::vector<dump_record> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t eol = text.find('\n', at);
+    if (eol == std::string::npos)
+      break;
+    dump_record r;
+    r.header = text.substr(at, eol - at);
+    const size_t b = r.header.find("\"bytes\":");
+    const size_t n = b == std::string::npos
+                         ? 0
+                         : std::strtoull(r.header.c_str() + b + 8, nullptr, 10);
+    r.data = text.substr(eol + 1, n);
+    out.push_back(r);
+    at = eol + 1 + n;
+  }
+  return out;
+}
 
 // The log writes "-> 0x..." after an allocation: two words without '='.
 uint64_t allocated_address(const call &c) {
@@ -326,6 +362,138 @@ TEST_F(CudaExecutor, LaunchParametersFollowTheAbi) {
     if (c.name == "cuMemsetD8Async" && c.args.at("value") == "0")
       ++cleared;
   EXPECT_EQ(cleared, 4u); // KV cache, workspace, step state, weights
+}
+
+TEST_F(CudaExecutor, ProfileTimesEveryLaunchWithAnEventPair) {
+  // The fake's clock runs 2.5 us per launch it runs.
+  setenv("FAKE_CUDA_LAUNCH_US", "2.5", 1);
+  profile_path_ = dir_.file("profile.tsv");
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  ASSERT_TRUE(decode(8, 4, &logits).ok());
+  // Decode ran launch by launch, and still computed: the fake's pattern of
+  // a row at position 4 is c + 400.
+  for (int c = 0; c < 16; ++c)
+    ASSERT_EQ(logits[c], c + 400.0f) << c;
+  exec_.reset(); // destroys the events
+  const std::vector<call> calls = read_log(log_);
+  EXPECT_EQ(count(calls, "cuStreamBeginCapture_v2"), 0u);
+  EXPECT_EQ(count(calls, "cuGraphLaunch"), 0u);
+  // A start and an end event per step of the plan, created once (4 prefill
+  // and 4 decode steps), recorded around each of the 12 launches.
+  EXPECT_EQ(count(calls, "cuEventCreate"), 16u);
+  EXPECT_EQ(count(calls, "cuEventRecord"), 24u);
+  EXPECT_EQ(count(calls, "cuEventElapsedTime"), 12u);
+  EXPECT_EQ(count(calls, "cuEventDestroy_v2"), 16u);
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].name == "cuLaunchKernelEx") {
+      ASSERT_GT(i, 0u);
+      ASSERT_LT(i + 1, calls.size());
+      EXPECT_EQ(calls[i - 1].name, "cuEventRecord") << i;
+      EXPECT_EQ(calls[i + 1].name, "cuEventRecord") << i;
+    }
+  // The model line, the header, one row per launch. Weight bytes: embed
+  // (bf16 16 x 8, 256 B) and norm (f32 8, 32 B) for fake_embed, the embed
+  // for fake_logits (tied), none for the others.
+  const std::vector<std::string> rows =
+      sgc_test::lines(sgc_test::read_file(profile_path_));
+  ASSERT_EQ(rows.size(), 14u);
+  EXPECT_EQ(rows[0], std::string("# sgc launch profile: model ") +
+                         SGC_TEST_FAKE_CUDA_MODEL +
+                         " variant " +
+                         model_->table().variants[0].name +
+                         " weight_bytes 288");
+  EXPECT_EQ(rows[1], "call\tphase\tstep\tlayer\tkernel\ttokens\tgrid\tblock\t"
+                     "smem\tweight_bytes\tus");
+  const std::vector<std::string> want = {
+      "0\tprefill\t0\t-1\tfake_embed\t3\t3,1,1\t8,1,1\t0\t288\t2.500",
+      "0\tprefill\t1\t0\tfake_attn\t3\t3,1,1\t8,1,1\t65536\t0\t2.500",
+      "0\tprefill\t2\t0\tfake_append\t3\t3,1,1\t8,1,1\t0\t0\t2.500",
+      "0\tprefill\t3\t-1\tfake_logits\t3\t3,1,1\t16,1,1\t0\t256\t2.500",
+      "1\tdecode\t0\t-1\tfake_embed\t1\t1,1,1\t8,1,1\t0\t288\t2.500",
+      "1\tdecode\t1\t0\tfake_attn\t1\t1,1,1\t8,1,1\t1024\t0\t2.500",
+      "1\tdecode\t2\t0\tfake_append\t1\t1,1,1\t8,1,1\t0\t0\t2.500",
+      "1\tdecode\t3\t-1\tfake_logits\t1\t1,1,1\t16,1,1\t0\t256\t2.500",
+  };
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(rows[2 + i], want[i]) << i;
+  EXPECT_EQ(rows[13].substr(0, 19), "2\tdecode\t3\t-1\tfake_");
+}
+
+TEST_F(CudaExecutor, WithoutTracesDecodeStaysAGraphWithoutEvents) {
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  const std::vector<call> calls = read_log(log_);
+  EXPECT_EQ(count(calls, "cuGraphLaunch"), 1u);
+  EXPECT_EQ(count(calls, "cuEventCreate"), 0u);
+  EXPECT_EQ(count(calls, "cuEventRecord"), 0u);
+}
+
+TEST_F(CudaExecutor, AFailingEventCallNamesIt) {
+  profile_path_ = dir_.file("profile.tsv");
+  setenv("FAKE_CUDA_FAIL", "cuEventElapsedTime#2=1", 1);
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  const sgc::status s = prefill({3, 4, 5}, 0, &logits);
+  ASSERT_EQ(s.code(), sgc::status_code::internal) << s.to_string();
+  EXPECT_EQ(s.message(), "cannot time prefill step 1 (layer 0) for "
+                         "SGC_CUDA_PROFILE");
+  ASSERT_FALSE(s.notes().empty());
+  EXPECT_NE(s.notes()[0].find("cuEventElapsedTime failed: "
+                              "CUDA_ERROR_INVALID_VALUE (1)"),
+            std::string::npos)
+      << s.notes()[0];
+}
+
+TEST_F(CudaExecutor, AnUnwritableProfileIsAUsageError) {
+  profile_path_ = dir_.file("no-such-dir/profile.tsv");
+  const sgc::status s = make(SGC_TEST_FAKE_CUDA_MODEL);
+  ASSERT_EQ(s.code(), sgc::status_code::usage) << s.to_string();
+  EXPECT_EQ(s.message().find("cannot create the launch profile '"), 0u)
+      << s.message();
+}
+
+TEST_F(CudaExecutor, DumpRecordsEveryLaunchsWrittenOperands) {
+  dump_path_ = dir_.file("gpu.dump");
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  const std::vector<call> calls = read_log(log_);
+  EXPECT_EQ(count(calls, "cuGraphLaunch"), 0u);
+  const std::vector<dump_record> records = read_dump(dump_path_);
+  // Per call: fake_embed h; fake_attn h, K0, V1, u; fake_append h, K0, V0,
+  // K1, V1; fake_logits u, logits (fake_cuda_model.c's operands; the
+  // tokens, step state and weights are inputs only).
+  ASSERT_EQ(records.size(), 24u);
+  EXPECT_EQ(records[0].header,
+            "{\"call\":0,\"phase\":\"prefill\",\"step\":0,\"layer\":-1,"
+            "\"kernel\":\"fake_embed\",\"tokens\":3,\"operand\":4,"
+            "\"kind\":\"workspace\",\"dtype\":\"F32\",\"bytes\":96}");
+  EXPECT_EQ(records[2].header,
+            "{\"call\":0,\"phase\":\"prefill\",\"step\":1,\"layer\":0,"
+            "\"kernel\":\"fake_attn\",\"tokens\":3,\"operand\":2,"
+            "\"kind\":\"k_cache\",\"dtype\":\"F32\",\"bytes\":2048}");
+  EXPECT_NE(records[3].header.find("\"operand\":3,\"kind\":\"v_cache\","
+                                   "\"dtype\":\"F32\",\"bytes\":128}"),
+            std::string::npos)
+      << records[3].header;
+  const dump_record &last = records[23];
+  EXPECT_EQ(last.header,
+            "{\"call\":1,\"phase\":\"decode\",\"step\":3,\"layer\":-1,"
+            "\"kernel\":\"fake_logits\",\"tokens\":1,\"operand\":3,"
+            "\"kind\":\"workspace\",\"dtype\":\"F32\",\"bytes\":64}");
+  // The logits as the launch left them: the fake writes c + 100 p.
+  ASSERT_EQ(last.data.size(), 64u);
+  for (int c = 0; c < 16; ++c) {
+    float v;
+    std::memcpy(&v, last.data.data() + 4 * c, 4);
+    EXPECT_EQ(v, c + 300.0f) << c;
+  }
 }
 
 TEST_F(CudaExecutor, LogitsRowsComeBack) {
@@ -730,6 +898,39 @@ TEST_F(CudaEmu, TheNvccFatbinModelRunsOnTheEmulatorToo) {
   for (const char *k : {"fake_embed", "fake_attn", "fake_append",
                         "fake_logits"})
     EXPECT_NE(file.find(k), std::string::npos) << k;
+}
+
+TEST_F(CudaEmu, DumpPairsWithTheCudaExecutorsDump) {
+  // The same calls on the fake GPU and on the emulator, both dumped.
+  dump_path_ = dir_.file("gpu.dump");
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  exec_.reset();
+  const std::string emu_dump = dir_.file("emu.dump");
+  setenv("SGC_CUDA_DUMP", emu_dump.c_str(), 1);
+  ASSERT_TRUE(make_emu(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  exec_.reset();
+  unsetenv("SGC_CUDA_DUMP");
+  const std::vector<dump_record> gpu = read_dump(dump_path_);
+  const std::vector<dump_record> emu = read_dump(emu_dump);
+  ASSERT_EQ(gpu.size(), 24u);
+  ASSERT_EQ(emu.size(), gpu.size());
+  for (size_t i = 0; i < gpu.size(); ++i)
+    EXPECT_EQ(emu[i].header, gpu[i].header) << i;
+  // The emulator's records hold what its kernels computed: the decode
+  // logits are the reference's row at position 3.
+  const std::vector<float> want = fake_model::logits(weights_, {3, 4, 5, 7});
+  const dump_record &last = emu.back();
+  ASSERT_EQ(last.data.size(), 64u);
+  for (int c = 0; c < 16; ++c) {
+    float v;
+    std::memcpy(&v, last.data.data() + 4 * c, 4);
+    EXPECT_EQ(v, want[3 * 16 + c]) << c;
+  }
 }
 
 TEST_F(CudaEmu, FindsARaceBetweenBlocks) {

@@ -23,6 +23,11 @@
  *                             its parameters unknown (cuFuncGetParamInfo:
  *                             CUDA_ERROR_NOT_SUPPORTED), launches logged
  *                             without their values, nothing run
+ *   FAKE_CUDA_LAUNCH_US=T     every launch run (directly or in a graph
+ *                             replay) takes T microseconds of the fake's
+ *                             clock (default 10); events record that clock,
+ *                             so cuEventElapsedTime between the events
+ *                             around one launch gives T ms / 1000
  *
  * Modules are the fake fatbins of test/unit/fake_cuda_model.c: text
  * starting "sgc-fake-fatbin", then one line per kernel:
@@ -214,6 +219,13 @@ typedef struct graph {
 
 static int capturing;
 static graph *captured;
+/* The fake GPU's clock in microseconds: each launch run advances it. */
+static double clock_us;
+
+static double launch_us(void) {
+  const char *v = getenv("FAKE_CUDA_LAUNCH_US");
+  return v && *v ? strtod(v, NULL) : 10.0;
+}
 static int sticky_error; /* what the next synchronization reports */
 static int context_token, stream_token;
 
@@ -225,6 +237,7 @@ static void run(const launch *l) {
   unsigned c;
   size_t elem, bytes;
   unsigned char *out;
+  clock_us += launch_us();
   if (!f->write)
     return;
   memcpy(state, (const void *)(uintptr_t)l->values[f->state], sizeof state);
@@ -641,8 +654,65 @@ EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
   return OK;
 }
 
+/* Events: the fake clock when recorded. */
+typedef struct event {
+  int recorded;
+  double at_us;
+} event;
+
+EXPORT int cuEventCreate(void **out, unsigned flags) {
+  event *e;
+  ENTER("cuEventCreate");
+  if (flags != 0)
+    return refuse("cuEventCreate", INVALID_VALUE, "only CU_EVENT_DEFAULT");
+  e = (event *)calloc(1, sizeof *e);
+  say("cuEventCreate");
+  *out = e;
+  return OK;
+}
+
+EXPORT int cuEventRecord(void *ev, void *stream) {
+  event *e = (event *)ev;
+  ENTER("cuEventRecord");
+  if (stream != &stream_token)
+    return refuse("cuEventRecord", INVALID_HANDLE, "unknown stream");
+  if (capturing)
+    return refuse("cuEventRecord", CAPTURE_UNSUPPORTED, "in a capture");
+  e->recorded = 1;
+  e->at_us = clock_us;
+  say("cuEventRecord at=%.3f", clock_us);
+  return OK;
+}
+
+EXPORT int cuEventSynchronize(void *ev) {
+  event *e = (event *)ev;
+  ENTER("cuEventSynchronize");
+  if (capturing)
+    return refuse("cuEventSynchronize", CAPTURE_UNSUPPORTED, "in a capture");
+  return e->recorded ? OK
+                     : refuse("cuEventSynchronize", INVALID_HANDLE,
+                              "never recorded");
+}
+
+EXPORT int cuEventElapsedTime(float *ms, void *start, void *end) {
+  const event *a = (const event *)start, *b = (const event *)end;
+  ENTER("cuEventElapsedTime");
+  if (!a->recorded || !b->recorded)
+    return refuse("cuEventElapsedTime", INVALID_HANDLE, "never recorded");
+  *ms = (float)((b->at_us - a->at_us) / 1000.0);
+  say("cuEventElapsedTime ms=%.6f", (double)*ms);
+  return OK;
+}
+
+EXPORT int cuEventDestroy_v2(void *ev) {
+  say("cuEventDestroy_v2");
+  free(ev);
+  return OK;
+}
+
 /* For tests in one process: forgets the calls counted for FAKE_CUDA_FAIL. */
 EXPORT void fake_cuda_reset(void) {
   memset(call_names, 0, sizeof call_names);
   memset(call_counts, 0, sizeof call_counts);
+  clock_us = 0;
 }

@@ -105,6 +105,14 @@ status load(const std::string &library, cuda_api *api) {
   SGC_CU_RESOLVE(cuGraphExecDestroy, "cuGraphExecDestroy")
   SGC_CU_RESOLVE(cuGraphDestroy, "cuGraphDestroy")
   SGC_CU_RESOLVE(cuLaunchKernelEx, "cuLaunchKernelEx")
+  SGC_CU_RESOLVE(cuEventCreate, "cuEventCreate")
+  SGC_CU_RESOLVE(cuEventRecord, "cuEventRecord")
+  SGC_CU_RESOLVE(cuEventSynchronize, "cuEventSynchronize")
+  // CUDA 12.8 added cuEventElapsedTime_v2 (what cuda.h 13 maps the name
+  // to); drivers keep the first for older binaries.
+  if (!missing && !resolve(h, "cuEventElapsedTime", &api->cuEventElapsedTime))
+    SGC_CU_RESOLVE(cuEventElapsedTime, "cuEventElapsedTime_v2")
+  SGC_CU_RESOLVE(cuEventDestroy, "cuEventDestroy_v2")
 #undef SGC_CU_RESOLVE
   resolve(h, "cuFuncGetParamInfo", &api->cuFuncGetParamInfo); // optional
   if (missing) {

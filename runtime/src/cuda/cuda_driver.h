@@ -45,10 +45,14 @@ struct graph_st;
 using graph = graph_st *;
 struct graph_exec_st;
 using graph_exec = graph_exec_st *;
+struct event_st;
+using event = event_st *;
 
 constexpr int func_attribute_max_dynamic_shared_size_bytes = 8;
 constexpr unsigned stream_non_blocking = 1;
 constexpr int stream_capture_mode_thread_local = 1;
+/// CU_EVENT_DEFAULT: an event that records time.
+constexpr unsigned event_default = 0;
 
 /// CUlaunchConfig (cuda.h, CUDA 12+).
 struct launch_config {
@@ -100,6 +104,12 @@ struct cuda_api {
   cu::result (*cuGraphDestroy)(cu::graph);
   cu::result (*cuLaunchKernelEx)(const cu::launch_config *, cu::function,
                                  void **, void **);
+  /// Events: the per-launch times of SGC_CUDA_PROFILE.
+  cu::result (*cuEventCreate)(cu::event *, unsigned);
+  cu::result (*cuEventRecord)(cu::event, cu::stream);
+  cu::result (*cuEventSynchronize)(cu::event);
+  cu::result (*cuEventElapsedTime)(float *, cu::event, cu::event);
+  cu::result (*cuEventDestroy)(cu::event);
   /// Optional (driver 12.4+; null when absent): a kernel's parameter list.
   cu::result (*cuFuncGetParamInfo)(cu::function, size_t, size_t *, size_t *);
 

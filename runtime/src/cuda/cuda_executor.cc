@@ -6,6 +6,9 @@
  * one device-to-host copy of the logits rows, one stream synchronization.
  * The launches never change between calls: what differs per token lives
  * in the step state, which is why one captured graph serves every token.
+ * With SGC_CUDA_PROFILE or SGC_CUDA_DUMP (launch_trace.h) decode launches
+ * one by one too: events around each launch, or the written operands
+ * copied back after it.
  */
 #include "runtime/src/cuda/cuda_executor.h"
 
@@ -34,6 +37,18 @@ status cuda_executor::create(std::shared_ptr<model_library> model,
   status st = select_cuda_variant(*e->model_, o.variant, &e->variant_);
   if (st.ok())
     st = e->open(o);
+  const std::string profile =
+      o.profile_path.empty()
+          ? trace_path_from_environment(cuda_profile_variable)
+          : o.profile_path;
+  const std::string dump = o.dump_path.empty()
+                               ? trace_path_from_environment(cuda_dump_variable)
+                               : o.dump_path;
+  if (st.ok() && !profile.empty())
+    st = launch_profile::open(profile, *e->model_, e->variant_->name,
+                              &e->profile_);
+  if (st.ok() && !dump.empty())
+    st = launch_dump::open(dump, &e->dump_);
   if (!st.ok())
     return st;
   *out = std::move(e);
@@ -116,6 +131,9 @@ cuda_executor::~cuda_executor() {
   api.cuCtxSetCurrent(context_);
   if (stream_)
     api.cuStreamSynchronize(stream_);
+  for (cu::event e : events_)
+    if (e)
+      api.cuEventDestroy(e);
   if (decode_graph_)
     api.cuGraphExecDestroy(decode_graph_);
   if (graph_)
@@ -308,11 +326,23 @@ status cuda_executor::bind(const bound_weights &weights) {
   return status();
 }
 
-status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n) {
+status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n,
+                                   bool capturing) {
   const sgc_model_v2_t &t = model_->table();
   const cuda_api &api = *api_;
+  const bool timed = profile_ && !capturing;
+  if (timed && events_.empty())
+    events_.assign(2 * static_cast<size_t>(t.num_steps), nullptr);
   for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
        ++s) {
+    if (timed) {
+      for (size_t k = 2 * s; k < 2 * s + 2; ++k)
+        if (!events_[k])
+          SGC_CU_TRY(api, api.cuEventCreate(&events_[k], cu::event_default),
+                     "cannot create a CUDA event for SGC_CUDA_PROFILE");
+      SGC_CU_TRY(api, api.cuEventRecord(events_[2 * s], stream_),
+                 "cannot record a CUDA event for SGC_CUDA_PROFILE");
+    }
     const sgc_abi_step_t &step = t.steps[s];
     uint32_t grid[3];
     launch_grid(step, n, grid);
@@ -331,8 +361,67 @@ status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n) {
                "cannot launch kernel " +
                    quote(variant_->kernels[step.function].name) + " (" +
                    step_name(t, phase, s) + ")");
+    if (timed)
+      SGC_CU_TRY(api, api.cuEventRecord(events_[2 * s + 1], stream_),
+                 "cannot record a CUDA event for SGC_CUDA_PROFILE");
+    if (dump_ && !capturing) {
+      status st = dump_step(phase, s, n);
+      if (!st.ok())
+        return st;
+    }
   }
   return status();
+}
+
+status cuda_executor::dump_step(const sgc_abi_phase_t &phase, uint32_t s,
+                                int64_t n) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  const sgc_abi_step_t &step = t.steps[s];
+  const char *kernel = variant_->kernels[step.function].name;
+  SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+             "the GPU failed while running kernel " + quote(kernel) + " (" +
+                 step_name(t, phase, s) + ")");
+  std::vector<launch_dump::operand> operands;
+  launch_dump::operands(*model_, step, params_[s], n, context_length_,
+                        &operands);
+  for (const launch_dump::operand &o : operands) {
+    dump_host_.resize(static_cast<size_t>(o.bytes));
+    SGC_CU_TRY(
+        api,
+        api.cuMemcpyDtoHAsync(dump_host_.data(), o.address, o.bytes, stream_),
+        "cannot copy an operand of " + step_name(t, phase, s) +
+            " for SGC_CUDA_DUMP");
+    SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
+               "cannot copy an operand of " + step_name(t, phase, s) +
+                   " for SGC_CUDA_DUMP");
+    status st =
+        dump_->write(calls_, t, phase, s, n, kernel, o, dump_host_.data());
+    if (!st.ok())
+      return st;
+  }
+  return status();
+}
+
+status cuda_executor::profile_rows(const sgc_abi_phase_t &phase, int64_t n) {
+  const sgc_model_v2_t &t = model_->table();
+  const cuda_api &api = *api_;
+  const uint32_t last = phase.first_step + phase.num_steps;
+  if (phase.num_steps)
+    SGC_CU_TRY(api, api.cuEventSynchronize(events_[2 * (last - 1) + 1]),
+               "cannot wait for the events of SGC_CUDA_PROFILE");
+  for (uint32_t s = phase.first_step; s < last; ++s) {
+    float ms = 0;
+    SGC_CU_TRY(
+        api, api.cuEventElapsedTime(&ms, events_[2 * s], events_[2 * s + 1]),
+        "cannot time " + step_name(t, phase, s) + " for SGC_CUDA_PROFILE");
+    uint32_t grid[3];
+    launch_grid(t.steps[s], n, grid);
+    profile_->row(calls_, t, phase, s, n,
+                  variant_->kernels[t.steps[s].function].name, grid,
+                  static_cast<double>(ms) * 1e3);
+  }
+  return profile_->flush();
 }
 
 status cuda_executor::capture(const sgc_abi_phase_t &phase) {
@@ -342,7 +431,7 @@ status cuda_executor::capture(const sgc_abi_phase_t &phase) {
       api.cuStreamBeginCapture(stream_, cu::stream_capture_mode_thread_local),
       "cannot capture the decode phase into a CUDA graph");
   // Decode takes one token a call: the graph serves every call.
-  status st = launch_steps(phase, 1);
+  status st = launch_steps(phase, 1, /*capturing=*/true);
   // Capture must end even when a launch failed, or the stream stays
   // unusable.
   const cu::result r = api.cuStreamEndCapture(stream_, &graph_);
@@ -384,7 +473,9 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
              "cannot copy the step state to the GPU");
 
   status st;
-  if (phase.kind == SGC_ABI_PHASE_DECODE) {
+  // Traced calls run launch by launch: events cannot time the launches of
+  // a graph, and the dump copies after every launch.
+  if (phase.kind == SGC_ABI_PHASE_DECODE && !profile_ && !dump_) {
     if (!decode_graph_ && !(st = capture(phase)).ok())
       return st;
     SGC_CU_TRY(api, api.cuGraphLaunch(decode_graph_, stream_),
@@ -412,6 +503,11 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                  std::string(phase.kind == SGC_ABI_PHASE_DECODE ? "decode"
                                                                 : "prefill") +
                  " phase");
+  if (profile_ && !(st = profile_rows(phase, n)).ok())
+    return st;
+  if (dump_ && !(st = dump_->flush()).ok())
+    return st;
+  ++calls_;
   logits_to_f32(logits_host_, lo.dtype, rows, t.vocab_size, logits);
   return status();
 }

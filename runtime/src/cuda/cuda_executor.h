@@ -11,6 +11,7 @@
 
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/cuda/launch_plan.h"
+#include "runtime/src/cuda/launch_trace.h"
 #include "runtime/src/executor.h"
 #include "runtime/src/model.h"
 
@@ -37,6 +38,12 @@ public:
     /// Bytes of each of the two pinned buffers the weights are copied
     /// through (tests make it small to see the chunks).
     uint64_t staging_bytes = 32ull << 20;
+    /// launch_trace.h: per-launch GPU times, and every launch's written
+    /// operands; empty: SGC_CUDA_PROFILE / SGC_CUDA_DUMP from the
+    /// environment (unset: neither). Either makes the decode phase run
+    /// launch by launch instead of as the captured graph.
+    std::string profile_path;
+    std::string dump_path;
   };
 
   /// Opens the driver, the device's primary context and a stream, loads the
@@ -64,8 +71,15 @@ private:
   /// Device memory of |bytes|, zeroed; recorded for the destructor.
   status device_alloc(uint64_t bytes, const char *what, cu::deviceptr *out);
   status host_alloc(uint64_t bytes, const char *what, void **out);
-  /// Queues the steps of |phase| for a call of |n| tokens on the stream.
-  status launch_steps(const sgc_abi_phase_t &phase, int64_t n);
+  /// Queues the steps of |phase| for a call of |n| tokens on the stream;
+  /// outside a capture, with the profile's events around each launch and
+  /// the dump's copies after it.
+  status launch_steps(const sgc_abi_phase_t &phase, int64_t n,
+                      bool capturing = false);
+  /// The dump's records of step |s| once it has run.
+  status dump_step(const sgc_abi_phase_t &phase, uint32_t s, int64_t n);
+  /// The profile's rows of the call that just ended.
+  status profile_rows(const sgc_abi_phase_t &phase, int64_t n);
   /// Captures the decode phase into graph_exec_.
   status capture(const sgc_abi_phase_t &phase);
 
@@ -99,6 +113,16 @@ private:
   std::vector<std::vector<void *>> param_pointers_;
   cu::graph graph_ = nullptr;
   cu::graph_exec decode_graph_ = nullptr;
+
+  /// SGC_CUDA_PROFILE / SGC_CUDA_DUMP (null when not asked for).
+  std::unique_ptr<launch_profile> profile_;
+  std::unique_ptr<launch_dump> dump_;
+  /// The profile's events, a start and an end per step of the plan,
+  /// created when first recorded.
+  std::vector<cu::event> events_;
+  std::vector<uint8_t> dump_host_;
+  /// Calls run so far (the trace files' call column).
+  int64_t calls_ = 0;
 };
 
 } // namespace runtime

@@ -4,6 +4,7 @@
 #include "runtime/src/cuda/emu_executor.h"
 
 #include "runtime/src/cuda/launch_plan.h"
+#include "runtime/src/cuda/launch_trace.h"
 #include "runtime/src/cuda_emu/emulator.h"
 #include "runtime/src/memory.h"
 #include "runtime/src/weights.h"
@@ -134,7 +135,25 @@ public:
       status st = emu::run(l, options_);
       if (!st.ok())
         return st;
+      if (dump_) {
+        std::vector<launch_dump::operand> operands;
+        launch_dump::operands(*model_, t.steps[s], l.params, n, context_,
+                              &operands);
+        for (const launch_dump::operand &o : operands) {
+          st = dump_->write(calls_, t, phase, s, n, l.kernel.c_str(), o,
+                            reinterpret_cast<const void *>(
+                                static_cast<uintptr_t>(o.address)));
+          if (!st.ok())
+            return st;
+        }
+      }
     }
+    if (dump_) {
+      status st = dump_->flush();
+      if (!st.ok())
+        return st;
+    }
+    ++calls_;
     const sgc_abi_operand_t &lo = phase.logits;
     const uint64_t row_bytes = workspace_operand_bytes(lo, 1);
     const int64_t first = all_positions ? 0 : n - 1;
@@ -147,6 +166,11 @@ public:
   uint64_t kv_cache_bytes() const override { return kv_bytes_; }
   uint64_t workspace_bytes() const override { return workspace_.size(); }
   int32_t num_threads() const override { return 1; }
+
+  /// SGC_CUDA_DUMP (launch_trace.h): every launch's written operands.
+  status open_dump(const std::string &path) {
+    return launch_dump::open(path, &dump_);
+  }
 
 private:
   static uint64_t address(const void *p) {
@@ -228,6 +252,8 @@ private:
   sgc_abi_step_state_t state_{};
   plan_buffers buffers_;
   bool bound_ = false;
+  std::unique_ptr<launch_dump> dump_;
+  int64_t calls_ = 0;
 };
 
 } // namespace
@@ -268,7 +294,11 @@ status create_emu_executor(std::shared_ptr<model_library> model,
   st = schedules_from_environment(&schedules);
   if (!st.ok())
     return st;
-  *out = std::make_unique<emu_executor>(std::move(model), v, emu, schedules);
+  auto e = std::make_unique<emu_executor>(std::move(model), v, emu, schedules);
+  const std::string dump = trace_path_from_environment(cuda_dump_variable);
+  if (!dump.empty() && !(st = e->open_dump(dump)).ok())
+    return st;
+  *out = std::move(e);
   return status();
 }
 
