@@ -16,7 +16,10 @@
  *              SYMBOL(x_desc*, w_desc*, y_desc*, row_begin, row_end) with
  *              x a memref<?xKxXT>, w memref<NxKxbf16>, y memref<?xNxYT>
  *              (XT, YT: f32 or bf16; run.sh reads them from the lowered
- *              IR). The C variants need only NxK.
+ *              IR); XT "dot": SYMBOL(xs_desc*, xb_desc*, w_desc*, y_desc*,
+ *              row_begin, row_end), the f32 rows and their bf16 copy (the
+ *              kernels with bf16 dot paths; x holds bf16 values). The C
+ *              variants need only NxK.
  *
  * Cold protocol: one 1 GiB pool of random bf16 weights is carved into as
  * many copies of W as fit (at least 2), called round-robin so every weight
@@ -54,6 +57,18 @@ typedef struct {
 
 typedef void (*kernel_fn)(desc2d *x, desc2d *w, desc2d *y, int64_t r0,
                           int64_t r1);
+
+typedef void (*dot_kernel_fn)(desc2d *xs, desc2d *xb, desc2d *w, desc2d *y,
+                              int64_t r0, int64_t r1);
+
+/* The dot kernel of the shape being timed and its bf16 rows, called through
+ * a kernel_fn so both threads' calls stay alike. */
+static dot_kernel_fn g_dot_fn;
+static desc2d g_dot_xb;
+
+static void call_dot(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
+  g_dot_fn(x, &g_dot_xb, w, y, r0, r1);
+}
 
 static const size_t kPoolBytes = (size_t)1 << 30;
 static const size_t kRepBytes = (size_t)1 << 30;
@@ -255,7 +270,8 @@ int main(int argc, char **argv) {
     char sym[256] = "", xt[8] = "f32", yt[8] = "bf16";
     int fields = sscanf(argv[a], "%ldx%ld:%255[A-Za-z0-9_]:%7[a-z0-9]:%7[a-z0-9]",
                         &N, &K, sym, xt, yt);
-    int x_bf16 = !strcmp(xt, "bf16"), y_bf16 = !strcmp(yt, "bf16");
+    int x_dot = !strcmp(xt, "dot");
+    int x_bf16 = x_dot || !strcmp(xt, "bf16"), y_bf16 = !strcmp(yt, "bf16");
     if (fields < 2 || N < 2 || K < 1 || (!use_c && fields != 5) ||
         (!x_bf16 && strcmp(xt, "f32")) || (!y_bf16 && strcmp(yt, "f32"))) {
       fprintf(stderr, "gemv_bench: bad spec '%s' (NxK:SYMBOL:XT:YT)\n", argv[a]);
@@ -268,6 +284,9 @@ int main(int argc, char **argv) {
     } else if (!(fn = (kernel_fn)dlsym(lib, sym))) {
       fprintf(stderr, "gemv_bench: %s not in %s\n", sym, argv[1]);
       return 1;
+    } else if (x_dot) {
+      g_dot_fn = (dot_kernel_fn)(void (*)(void))fn;
+      fn = call_dot;
     }
     size_t wbytes = (size_t)N * K * 2;
     size_t copies = kPoolBytes / wbytes;
@@ -283,8 +302,9 @@ int main(int argc, char **argv) {
       xb[k] = f32_to_bf16(urand());
       x[k] = x_bf16 ? bf16_to_f32(xb[k]) : urand();
     }
-    void *xk = x_bf16 ? (void *)xb : (void *)x;
+    void *xk = x_bf16 && !x_dot ? (void *)xb : (void *)x;
     desc2d xd = {xk, xk, 0, {1, K}, {K, 1}};
+    g_dot_xb = (desc2d){xb, xb, 0, {1, K}, {K, 1}};
     desc2d yd = {y, y, 0, {1, N}, {N, 1}};
     desc2d *wd = malloc(copies * sizeof *wd);
     for (size_t c = 0; c < copies; ++c) {

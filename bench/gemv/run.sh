@@ -55,9 +55,12 @@ SHAPES=(
 "$SGC" compile "$W/gemv.mlir" --compile-to=codegen -o "$W/gemv.llvm.mlir"
 # The row kernels' signatures (name, x and y element types) from the IR
 # before LLVM lowering: func.func @sgc_linear_...(memref<?xKxXT>,
-# memref<NxKxbf16>, memref<?xNxYT>, index, index).
+# memref<NxKxbf16>, memref<?xNxYT>, index, index), or with the bf16 copy of
+# the rows after the f32 one (the bf16 dot kernels: XT "dot").
 "$SGC" compile "$W/gemv.mlir" --compile-to=lower -o "$W/gemv.lower.mlir"
-kernel_specs=$(sed -n 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)x\([a-z0-9]*\)>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\4x\2:_mlir_ciface_\1:\3:\5/p' \
+kernel_specs=$(sed -n \
+  -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4/p' \
+  -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)x\([a-z0-9]*\)>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\4x\2:_mlir_ciface_\1:\3:\5/p' \
   "$W/gemv.lower.mlir")
 mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 # The generated wrappers call a per-shape dispatcher the model glue defines;
@@ -65,6 +68,11 @@ mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 grep -o '_mlir_ciface_sgc_dispatch_[A-Za-z0-9_]*' "$W/gemv.ll" | sort -u |
   sed 's/.*/void &(void *x, void *w, void *y) { (void)x; (void)w; (void)y; __builtin_trap(); }/' \
     >"$W/stubs.c"
+# The per-variant flag the object emitter defines: the bf16 dot paths run
+# where this host has AVX512-BF16 (clang compiles for -march=native).
+dot=0
+grep -qw avx512_bf16 /proc/cpuinfo && dot=1
+echo "const unsigned char sgc_cpu_bf16_dot = $dot;" >>"$W/stubs.c"
 clang-22 -O3 -march=native -fPIC -shared -Wno-override-module \
   -o "$W/libsgc_gemv.so" "$W/gemv.ll" "$W/stubs.c"
 build_c "$BENCH_WORK/bin/gemv_bench" "$BENCH_SRC/bench/gemv/gemv_bench.c" -- -ldl

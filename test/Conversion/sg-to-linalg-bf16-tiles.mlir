@@ -59,28 +59,49 @@ func.func @proj(%x: tensor<?x96xbf16>, %w: tensor<64x96xbf16>) -> tensor<?x64xbf
 
 // -----
 
-// f32 rows (--compute-dtype=f32), an odd K, or a chunk too short for tiles:
-// no bf16 tiles, no bf16 copy, no flag.
+// f32 rows (--compute-dtype=f32) or an odd K: no bf16 tiles, no bf16 copy,
+// no flag.
 // CHECK-LABEL: func.func @no_tiles(
 // CHECK: call @sgc_rows_96_f32(
 // CHECK: call @sgc_dispatch_linear_64x96_bf16_f32(
 // CHECK: call @sgc_rows_95_bf16(
 // CHECK: call @sgc_dispatch_linear_64x95_bf16_bf16(
-// CHECK: call @sgc_rows_96_bf16(
-// CHECK: call @sgc_dispatch_linear_64x96_bf16_bf16(
 // CHECK-LABEL: func.func @sgc_linear_64x96_bf16_f32(
 // CHECK-NOT: x86vector
 // CHECK-LABEL: func.func @sgc_linear_64x95_bf16_bf16(
 // CHECK-NOT: x86vector
-// CHECK-LABEL: func.func @sgc_linear_64x96_bf16_bf16(
-// CHECK-NOT: x86vector
 // CHECK-NOT: sgc_cpu_bf16_dot
 // CHECK: return
-func.func @no_tiles(%xf: tensor<?x96xf32>, %xo: tensor<?x95xbf16>, %x1: tensor<1x96xbf16>,
+func.func @no_tiles(%xf: tensor<?x96xf32>, %xo: tensor<?x95xbf16>,
                     %w: tensor<64x96xbf16>, %wo: tensor<64x95xbf16>)
-    -> (tensor<?x64xf32>, tensor<?x64xbf16>, tensor<1x64xbf16>) {
+    -> (tensor<?x64xf32>, tensor<?x64xbf16>) {
   %a = sg.linear %xf, %w : (tensor<?x96xf32>, tensor<64x96xbf16>) -> tensor<?x64xf32>
   %b = sg.linear %xo, %wo : (tensor<?x95xbf16>, tensor<64x95xbf16>) -> tensor<?x64xbf16>
-  %c = sg.linear %x1, %w : (tensor<1x96xbf16>, tensor<64x96xbf16>) -> tensor<1x64xbf16>
-  return %a, %b, %c : tensor<?x64xf32>, tensor<?x64xbf16>, tensor<1x64xbf16>
+  return %a, %b : tensor<?x64xf32>, tensor<?x64xbf16>
+}
+
+// -----
+
+// A 1-token chunk (decode) calls the same kernel as a prefill chunk: its
+// rows take the bf16 pairs from the bf16 copy, one vdpbf16ps per 32
+// weights in 4 chains, behind the variant's flag; the f32 chains otherwise.
+// CHECK-LABEL: func.func @decode(
+// CHECK: call @sgc_rows_128_bf16_b(
+// CHECK: call @sgc_dispatch_linear_64x128_bf16_bf16_dot(
+// CHECK-LABEL: func.func @sgc_linear_64x128_bf16_bf16_dot(
+// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %[[DXB:[a-z0-9]+]]: memref<?x128xbf16>, %[[DW:[a-z0-9]+]]: memref<64x128xbf16>
+// CHECK: %[[DON:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : i8
+// CHECK: arith.andi %{{.*}}, %[[DON]] : i1
+// CHECK: scf.if %[[DON]] -> (f32) {
+// CHECK-COUNT-4: memref.prefetch %[[DW]]
+// CHECK: %[[RW:.*]] = vector.load %[[DW]][%{{.*}}, %{{.*}}] : memref<64x128xbf16>, vector<32xbf16>
+// CHECK: %[[RX:.*]] = vector.load %[[DXB]][%{{.*}}, %{{.*}}] : memref<?x128xbf16>, vector<32xbf16>
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[RX]], %[[RW]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-3: x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: } else {
+// CHECK: vector.fma
+func.func @decode(%x1: tensor<1x128xbf16>, %w: tensor<64x128xbf16>) -> tensor<1x64xbf16> {
+  %c = sg.linear %x1, %w : (tensor<1x128xbf16>, tensor<64x128xbf16>) -> tensor<1x64xbf16>
+  return %c : tensor<1x64xbf16>
 }

@@ -32,7 +32,7 @@ func.func @conv_linear(%x: tensor<16x48xbf16>, %w: tensor<32x3x4x4xbf16>, %b: te
 // CHECK: scf.for %[[N:.*]] = %{{.*}} to %c80
 // CHECK: %[[V:.*]] = memref.load %arg2[%[[K]], %[[N]]] : memref<32x80xbf16>
 // CHECK: memref.store %[[V]], %[[T]][%[[N]], %[[K]]] : memref<80x32xbf16>
-// CHECK: call @sgc_dispatch_linear_80x32_bf16_bf16(%arg0, %{{.*}}, %[[T]], %{{.*}})
+// CHECK: call @sgc_dispatch_linear_80x32_bf16_bf16_dot(%arg0, %{{.*}}, %[[T]], %{{.*}})
 func.func @in_out_linear(%x: tensor<4x32xbf16>, %w: tensor<32x80xbf16>) -> tensor<4x80xbf16> {
   %y = sg.linear %x, %w {weight_layout = "in_out"} : (tensor<4x32xbf16>, tensor<32x80xbf16>) -> tensor<4x80xbf16>
   return %y : tensor<4x80xbf16>

@@ -34,7 +34,11 @@
 // walk one weight row at a time (row-major bf16, as the checkpoint stores
 // it) with 4 independent vector<16xf32> accumulators along K: the structure
 // CPU.md measured at 93-96 % of one core's read bandwidth. Each row serves
-// every token of the chunk while it is in L1.
+// every token of the chunk while it is in L1. In a kernel with the bf16
+// paths, a variant with AVX512-BF16 runs these rows as vdpbf16ps over the
+// row's bf16 pairs and the bf16 copy of the input (no widening; CPU.md §3d:
+// 92-94 % of 2-thread read bandwidth against 80-88 % for the f32 chains).
+// Decode and prefill then share one kernel per shape.
 //
 // Epilogues (the softcap of the LM head; GELU-tanh times up for the gated
 // MLP) run on the rounded dot products in both paths, so fused and unfused
@@ -175,6 +179,49 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
         // brings it to 85-94 % (bench/gemv). Past the row's end it touches
         // the next row; prefetches never fault.
         for (int64_t line = 0; line < kLanes * kAccumulators * 2; line += 64) {
+          Value ahead = arith::AddIOp::create(
+              b, loc, col, constIndex(b, loc, kPrefetchElements + line / 2));
+          memref::PrefetchOp::create(b, loc, w, ValueRange{row, ahead},
+                                     /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+        }
+      });
+}
+
+/// sum_k w[row, k] · xb[s, k] over the bf16 pairs of the row: the chains of
+/// emitRowDot with one vdpbf16ps per 16 pairs (32 weights: no widening, and
+/// half the instructions per weight byte of the f32 chains, so more loads
+/// stay in flight). Each pair adds its odd product, then its even one, as
+/// the instruction does; the pairs past whole vectors add the same way.
+Value emitRowDotPairs(OpBuilder &b, Location loc, Value xb, Value w, Value row,
+                      Value s, int64_t k) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  Value two = constIndex(b, loc, 2);
+  return emitChainedSum(
+      b, loc, k / 2, kLanes, kAccumulators,
+      [&](OpBuilder &b, Location loc, Value pair, int64_t lanes, Value acc) -> Value {
+        Value col = arith::MulIOp::create(b, loc, pair, two);
+        if (lanes == 1) {
+          Value next = arith::AddIOp::create(b, loc, col, constIndex(b, loc, 1));
+          for (Value c : {next, col}) {
+            Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
+            Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
+            acc = arith::AddFOp::create(
+                b, loc, acc,
+                Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv),
+                                            toF32(b, loc, xv))));
+          }
+          return acc;
+        }
+        Value wv = vector::LoadOp::create(b, loc, vecPairs, w, ValueRange{row, col});
+        Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
+        return x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
+      },
+      [&](OpBuilder &b, Location loc, Value pair) {
+        // 1 KiB ahead, as emitRowDot; a step here reads 4 cache lines.
+        Value col = arith::MulIOp::create(b, loc, pair, two);
+        for (int64_t line = 0; line < kLanes * kAccumulators * 2 * 2; line += 64) {
           Value ahead = arith::AddIOp::create(
               b, loc, col, constIndex(b, loc, kPrefetchElements + line / 2));
           memref::PrefetchOp::create(b, loc, w, ValueRange{row, ahead},
@@ -464,6 +511,9 @@ struct TileBuffers {
   SmallVector<Value> panels, spills;
   /// i1, true where the bf16 tiles run; null in a kernel without them.
   Value useDot;
+  /// i1, the variant's bf16 dot flag: rows outside tiles (decode) take
+  /// emitRowDotPairs where it is set; null in a kernel without xb.
+  Value rowDot;
 };
 
 using EpilogueFn =
@@ -650,8 +700,22 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                                    emitLaneDot(b, loc, xs, w, n, s, spec.k));
             },
             [&](OpBuilder &b, Location loc) {
-              scf::YieldOp::create(b, loc,
-                                   emitRowDot(b, loc, xs, w, n, s, spec.k));
+              if (!bufs.rowDot) {
+                scf::YieldOp::create(b, loc,
+                                     emitRowDot(b, loc, xs, w, n, s, spec.k));
+                return;
+              }
+              auto pairs = scf::IfOp::create(
+                  b, loc, bufs.rowDot,
+                  [&](OpBuilder &b, Location loc) {
+                    scf::YieldOp::create(
+                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, n, s, spec.k));
+                  },
+                  [&](OpBuilder &b, Location loc) {
+                    scf::YieldOp::create(b, loc,
+                                         emitRowDot(b, loc, xs, w, n, s, spec.k));
+                  });
+              scf::YieldOp::create(b, loc, pairs.getResult(0));
             });
         perWeight.push_back(dot.getResult(0));
       }
@@ -725,8 +789,8 @@ func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
                                          tokens, constIndex(b, loc, kTileTokens));
   Value f32Tiles = useTiles;
   if (spec.bf16Dot) {
-    bufs.useDot = arith::AndIOp::create(b, loc, useTiles,
-                                        loadBf16DotFlag(b, loc, module));
+    bufs.rowDot = loadBf16DotFlag(b, loc, module);
+    bufs.useDot = arith::AndIOp::create(b, loc, useTiles, bufs.rowDot);
     f32Tiles = arith::XOrIOp::create(b, loc, useTiles, bufs.useDot);
   }
   auto rowsIf = [&](Value cond, int64_t rows) -> Value {
@@ -901,11 +965,11 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   }
   for (Value w : weightBuffers)
     spec.rows.push_back(cast<MemRefType>(w.getType()).getDimSize(0));
-  // The bf16 tiles where they can run: bf16 rows and weights, K in pairs, a
-  // chunk that may be long enough for tiles.
-  bool shortChunk = !xType.isDynamicDim(0) && xType.getDimSize(0) < kTileTokens;
+  // The bf16 paths (tiles, and pair rows for decode) where they can run:
+  // bf16 rows and weights, K in pairs. Decode and prefill then call one
+  // kernel per shape.
   spec.bf16Dot = input.bf16Copy = input.xType.isBF16() && spec.wType.isBF16() &&
-                                  spec.k % 2 == 0 && !shortChunk;
+                                  spec.k % 2 == 0;
 
   // xs (and xb): the input rows, padded to whole token tiles of either path
   // when the kernel will use tiles (kDotTileTokens is a multiple of
