@@ -286,6 +286,7 @@ static int set_device(const option_spec *spec, void *dest, const char *value) {
                        "cuda-emu)",
                        value);
   }
+  device->chosen = 1;
   return 0;
 }
 
@@ -337,9 +338,10 @@ static const option_spec option_table[] = {
      .metavar = "D",
      .set = set_device,
      .offset = FIELD(device),
-     .help = "cpu | cuda | cuda:N | cuda-emu (default cpu; cuda-emu runs a "
-             "CUDA model's kernels on the CPU's emulator, checking every "
-             "launch under SGC_EMU_SCHEDULES schedules, default 3)"},
+     .help = "cpu | cuda | cuda:N | cuda-emu (default: the model's target, "
+             "cpu or cuda; cuda-emu runs a CUDA model's kernels on the CPU's "
+             "emulator, checking every launch under SGC_EMU_SCHEDULES "
+             "schedules, default 3)"},
     {.name = "--threads",
      .metavar = "N",
      .set = set_i32,

@@ -22,6 +22,7 @@ typedef struct string_list {
 typedef struct device_choice {
   sgc_device_kind_t kind;
   int32_t ordinal;
+  int chosen; /* --device was given; otherwise the model's target decides */
 } device_choice;
 
 typedef struct options {

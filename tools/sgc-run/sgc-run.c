@@ -330,6 +330,9 @@ static int run(options *o) {
   if (st)
     return report(st);
   sgc_model_get_info(model, &info);
+  /* Without --device a model runs where it was compiled for. */
+  if (!o->device.chosen && strncmp(info.target, "cuda", 4) == 0)
+    o->device.kind = SGC_DEVICE_CUDA;
   if (image_files(o)->count && (rc = images_load(o, model, &images)))
     goto done;
 

@@ -63,8 +63,10 @@ status load(const std::string &library, cuda_api *api) {
     return device_error("no CUDA driver found")
         .note("cannot load " + quote(library) + ": " +
               (why ? why : "unknown dlopen error"))
-        .note("the CUDA device needs the NVIDIA driver (libcuda.so.1); use "
-              "--device cpu on this machine");
+        .note("the CUDA device needs the NVIDIA driver (libcuda.so.1); "
+              "without a GPU, --device cuda-emu runs a CUDA model's kernels "
+              "on the CPU's emulator, and a model compiled with --target=cpu "
+              "runs on --device cpu");
   }
   if (!resolve(h, "cuInit", &api->cuInit) ||
       !resolve(h, "cuDeviceGetCount", &api->cuDeviceGetCount)) {
