@@ -10,9 +10,9 @@
 // elementwise loop over the logits.
 // LOWERED-LABEL: func.func @head
 // LOWERED-NOT: linalg.generic
-// LOWERED: call @sgc_rows_96_bf16_n0wbf16_
-// LOWERED: call @sgc_dispatch_linear_512x96_bf16_bf16_cap{{[0-9A-F]+}}(
-// LOWERED: func.func @sgc_linear_512x96_bf16_bf16_cap
+// LOWERED: call @sgc_rows_96_bf16_b_n0wbf16_
+// LOWERED: call @sgc_dispatch_linear_512x96_bf16_bf16_dot_cap{{[0-9A-F]+}}(
+// LOWERED: func.func @sgc_linear_512x96_bf16_bf16_dot_cap
 // LOWERED: math.tanh
 func.func @head(%h: tensor<1x96xbf16>, %n: tensor<96xbf16>, %e: tensor<512x96xbf16>) -> tensor<1x512xbf16> {
   %f = sg.rms_norm %h, %n {eps = 1.0e-6 : f64, weight_offset = 0 : i64} : (tensor<1x96xbf16>, tensor<96xbf16>) -> tensor<1x96xbf16>
