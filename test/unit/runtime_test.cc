@@ -823,7 +823,7 @@ TEST(Bind, PlacementMapsOrCopies) {
     sgc_weights_placement_t requested, used;
     bool copied;
   };
-  // AUTO maps (the copy did not pay where it was measured).
+  // AUTO maps a checkpoint this small (under 64 MiB).
   for (placement_case c : {placement_case{SGC_WEIGHTS_MAP, SGC_WEIGHTS_MAP, false},
                            placement_case{SGC_WEIGHTS_COPY, SGC_WEIGHTS_COPY, true},
                            placement_case{SGC_WEIGHTS_AUTO, SGC_WEIGHTS_MAP, false}}) {

@@ -313,8 +313,8 @@ static const option_spec option_table[] = {
      .set = set_weights_memory,
      .offset = FIELD(weights_memory),
      .help = "auto | map | copy: the checkpoint's file pages in place, or a "
-             "copy on 2 MiB huge pages (CPU decode on TLB-bound hosts); "
-             "auto maps"},
+             "copy on huge pages (faster CPU decode); auto copies for the "
+             "CPU when it fits in half the free memory"},
     {.name = "--write-dummy-weights",
      .metavar = "F",
      .set = set_string,

@@ -318,7 +318,11 @@ typedef void (*sgc_progress_fn_t)(void *user, uint64_t done_bytes,
 
 /** Where a checkpoint's tensors live once bound. */
 typedef enum sgc_weights_placement_t {
-  /** The runtime's choice: MAP today (COPY did not pay where measured). */
+  /**
+   * COPY for a CPU model with at least 64 MiB of weights that fit in half
+   * the available memory, on a kernel with transparent huge pages; MAP
+   * otherwise (CUDA models, small or huge checkpoints).
+   */
   SGC_WEIGHTS_AUTO = 0,
   /** In place: the checkpoint's file pages (mmap, zero copy). */
   SGC_WEIGHTS_MAP = 1,
@@ -326,10 +330,10 @@ typedef enum sgc_weights_placement_t {
    * Copied at bind into anonymous memory on 2 MiB transparent huge pages
    * (where the kernel offers them). A CPU decode step streams every weight
    * once; on 4 KiB file pages it pays a TLB miss every 4 KiB and the
-   * hardware prefetcher stops at each page boundary. Measured on a znver5
-   * host (B1): no faster than MAP (0.86x / 0.96x on 1 / 2 threads); an
-   * option for hosts where TLB misses dominate. Costs one copy at load and
-   * the weights' size in anonymous memory.
+   * hardware prefetcher stops at each page boundary (B1 decode on huge
+   * pages: ~10-17 % faster on Zen 3; on a znver5 host 1.07x / 1.03x on 1 /
+   * 2 threads, every round of bench/b1/compare.sh faster). Costs one copy at load and the
+   * weights' size in anonymous memory.
    */
   SGC_WEIGHTS_COPY = 2
 } sgc_weights_placement_t;
