@@ -439,7 +439,8 @@ typedef struct sgc_abi_step_state_t {
    * parameters are typed at the model's context_length; they touch only the
    * slots of positions below position + num_tokens, which the session keeps
    * within its context (it refuses a call past it), so the allocation holds
-   * them without a bound in the kernels.
+   * them without a bound in the kernels (the emulator checks each access
+   * against the allocated bytes).
    */
   int64_t full_slots;
   /** Zero in 2.2. */
