@@ -938,6 +938,57 @@ TEST(CudaEmuBugs, AccessPastABuffersEnd) {
                           "does not write"}));
 }
 
+// Thread 5 of block (0, 1, 0) reads or writes |T| at byte |offset| of
+// the block's shared memory (params: offset, write).
+template <typename T>
+void k_shared_access(const ops_t *ops, void *const *params) {
+  uint8_t *smem = static_cast<uint8_t *>(ops->shared_memory());
+  const uint64_t offset = param_u64(params, 0);
+  const bool write = param_u64(params, 1) != 0;
+  if (linear_tid(ops) != 5 || ops->block_id(1) != 1)
+    return;
+  T *p = reinterpret_cast<T *>(smem + offset);
+  if (write)
+    st(ops, p, T(1));
+  else
+    (void)ld(ops, p);
+}
+
+TEST(CudaEmuBugs, SharedLoadPastTheEnd) {
+  // 64 bytes of dynamic shared memory (the emulator's allocation is padded
+  // past them, so only its check can see the access).
+  launch l = make_launch("shared_load", k_shared_access<float>, {1, 2, 1},
+                         {8, 1, 1});
+  l.dynamic_shared_bytes = 64;
+  l.params = {64, 0};
+  EXPECT_TRUE(fails_with(run(l, schedules(1)),
+                         {"block (0, 1, 0) thread (5, 0, 0) at 'k: "
+                          "memref.load at t.mlir:4': access out of bounds: a "
+                          "read of 4 bytes at 0x",
+                          ", past the end of the block's shared memory (64 "
+                          "bytes) at offset 64"}));
+  // The last element is inside.
+  l.params = {60, 0};
+  EXPECT_TRUE(run(l, schedules(1)).ok());
+}
+
+TEST(CudaEmuBugs, SharedStorePastTheEnd) {
+  // A static allocation of 40 bytes; an 8-byte store at offset 36 straddles
+  // its end.
+  launch l = make_launch("shared_store", k_shared_access<uint64_t>, {1, 2, 1},
+                         {8, 1, 1});
+  l.static_shared_bytes = 40;
+  l.params = {36, 1};
+  EXPECT_TRUE(fails_with(run(l, schedules(1)),
+                         {"block (0, 1, 0) thread (5, 0, 0) at 'k: "
+                          "memref.store at t.mlir:5': access out of bounds: a "
+                          "write of 8 bytes at 0x",
+                          ", past the end of the block's shared memory (40 "
+                          "bytes) at offset 36"}));
+  l.params = {32, 1};
+  EXPECT_TRUE(run(l, schedules(1)).ok());
+}
+
 void k_out_of_bounds(const ops_t *ops, void *const *) {
   if (linear_tid(ops) == 3)
     ops->out_of_bounds(S_LOAD, 17, 16);

@@ -76,6 +76,14 @@ SGC_EMU_RT uint32_t sgc_emu_rt_atomic_add_u32(const sgc_abi_emu_ops_t *o, uint64
   }
 }
 SGC_EMU_RT void *sgc_emu_rt_shared_memory(const sgc_abi_emu_ops_t *o) { return o->shared_memory(); }
+/* A global-memory access of |bytes| at |base| + |offset|, checked against
+   the launch's buffers. */
+SGC_EMU_RT void sgc_emu_rt_check_access(const sgc_abi_emu_ops_t *o, uint32_t site,
+                                        uint64_t base, int64_t offset,
+                                        int64_t bytes, uint32_t is_write) {
+  o->check_access((const void *)(uintptr_t)(base + (uint64_t)offset),
+                  (uint64_t)bytes, is_write, site);
+}
 SGC_EMU_RT void sgc_emu_rt_out_of_bounds(const sgc_abi_emu_ops_t *o, uint32_t site,
                                          int64_t index, int64_t size) {
   o->out_of_bounds(site, index, size);

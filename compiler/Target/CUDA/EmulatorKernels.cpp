@@ -4,7 +4,8 @@
 // launch on a fiber and calls the host copy of the kernel once per thread.
 // Everything that makes a thread a GPU thread goes through the emulator's
 // ops table, so the emulator sees every barrier, shuffle and out-of-bounds
-// index, and can reorder threads between them. The copy keeps the kernel's
+// index (and the bytes of every access of a kernel parameter, checked
+// against the launch's buffers), and can reorder threads between them. The copy keeps the kernel's
 // code otherwise unchanged: what is tested is what the device runs.
 //
 //===----------------------------------------------------------------------===//
@@ -62,8 +63,16 @@ private:
   }
   /// A new site for `op` of `kernel`.
   uint32_t site(StringRef kernel, Operation *op, StringRef what);
-  void checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
-                    MemRefType type, ValueRange indices, int64_t lastWidth);
+  /// Reports an index outside `type`'s static shape; returns the site.
+  uint32_t checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
+                        MemRefType type, ValueRange indices,
+                        int64_t lastWidth);
+  /// Checks the bytes a global-memory access touches against the launch's
+  /// buffers (the emulator's check_access): a buffer may be smaller than the
+  /// static shape (a full-attention cache allocated for a session's context
+  /// below the model's).
+  void checkRange(OpBuilder &b, Location loc, uint32_t site, Value memref,
+                  ValueRange indices, int64_t lastWidth, bool isWrite);
   LogicalResult rewriteOp(Operation *op, StringRef kernel);
   /// nvvm.mma.sync as the emulator's warp-wide mma (lane fragments through
   /// buffers allocated once per function).
@@ -119,9 +128,9 @@ uint32_t KernelCopier::site(StringRef kernel, Operation *op, StringRef what) {
   return sites.size() - 1;
 }
 
-void KernelCopier::checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
-                                MemRefType type, ValueRange indices,
-                                int64_t lastWidth) {
+uint32_t KernelCopier::checkIndices(OpBuilder &b, Operation *op,
+                                    StringRef kernel, MemRefType type,
+                                    ValueRange indices, int64_t lastWidth) {
   Location loc = op->getLoc();
   uint32_t id = site(kernel, op, op->getName().getStringRef());
   for (auto [dim, index] : llvm::enumerate(indices)) {
@@ -141,6 +150,47 @@ void KernelCopier::checkIndices(OpBuilder &b, Operation *op, StringRef kernel,
     Value size64 = arith::ConstantIntOp::create(b, loc, b.getI64Type(), size);
     call(b, loc, "out_of_bounds", {i32(b, loc, id), index64, size64});
   }
+  return id;
+}
+
+void KernelCopier::checkRange(OpBuilder &b, Location loc, uint32_t id,
+                              Value memref, ValueRange indices,
+                              int64_t lastWidth, bool isWrite) {
+  auto type = cast<MemRefType>(memref.getType());
+  // The kernel's parameters only: shared and private memory are exactly
+  // their static shapes, and constant tables (memref.get_global) are no
+  // buffer of the launch.
+  auto arg = dyn_cast<BlockArgument>(memref);
+  if (type.getMemorySpace() || !arg || !arg.getOwner()->isEntryBlock() ||
+      !isa<gpu::GPUFuncOp, func::FuncOp>(arg.getOwner()->getParentOp()))
+    return;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (!type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0 ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return;
+  const int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Value element = arith::ConstantIndexOp::create(b, loc, offset);
+  for (auto [index, stride] : llvm::zip_equal(indices, strides))
+    element = arith::AddIOp::create(
+        b, loc, element,
+        Value(arith::MulIOp::create(
+            b, loc, index, arith::ConstantIndexOp::create(b, loc, stride))));
+  Value byteOffset = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      Value(arith::MulIOp::create(
+          b, loc, element,
+          arith::ConstantIndexOp::create(b, loc, elementBytes))));
+  Value base = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+  Value bytes = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                             lastWidth * elementBytes);
+  call(b, loc, "check_access",
+       {i32(b, loc, id), base, byteOffset, bytes, i32(b, loc, isWrite)});
 }
 
 LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
@@ -197,15 +247,23 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
     func::ReturnOp::create(b, loc);
     op->erase();
   } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    checkIndices(b, op, kernel, load.getMemRefType(), load.getIndices(), 1);
+    uint32_t id =
+        checkIndices(b, op, kernel, load.getMemRefType(), load.getIndices(), 1);
+    checkRange(b, loc, id, load.getMemref(), load.getIndices(), 1, false);
   } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
-    checkIndices(b, op, kernel, store.getMemRefType(), store.getIndices(), 1);
+    uint32_t id = checkIndices(b, op, kernel, store.getMemRefType(),
+                               store.getIndices(), 1);
+    checkRange(b, loc, id, store.getMemref(), store.getIndices(), 1, true);
   } else if (auto load = dyn_cast<vector::LoadOp>(op)) {
-    checkIndices(b, op, kernel, load.getMemRefType(), load.getIndices(),
-                 load.getVectorType().getNumElements());
+    int64_t width = load.getVectorType().getNumElements();
+    uint32_t id = checkIndices(b, op, kernel, load.getMemRefType(),
+                               load.getIndices(), width);
+    checkRange(b, loc, id, load.getBase(), load.getIndices(), width, false);
   } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
-    checkIndices(b, op, kernel, store.getMemRefType(), store.getIndices(),
-                 store.getVectorType().getNumElements());
+    int64_t width = store.getVectorType().getNumElements();
+    uint32_t id = checkIndices(b, op, kernel, store.getMemRefType(),
+                               store.getIndices(), width);
+    checkRange(b, loc, id, store.getBase(), store.getIndices(), width, true);
   } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
     return rewriteMma(mma, kernel);
   } else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {

@@ -435,7 +435,12 @@ typedef struct sgc_abi_step_state_t {
   /**
    * Slots of a FULL layer's cache as the session allocated it (the session's
    * context, <= the model's context_length); RING layers keep their plan's
-   * slots. Kernels bound their full-cache accesses by it.
+   * slots. Informational: no kernel reads it. The kernels' full-cache
+   * parameters are typed at the model's context_length; they touch only the
+   * slots of positions below position + num_tokens, which the session keeps
+   * within its context (it refuses a call past it), so the allocation holds
+   * them without a bound in the kernels (the emulator checks each access
+   * against the allocated bytes).
    */
   int64_t full_slots;
   /** Zero in 2.2. */

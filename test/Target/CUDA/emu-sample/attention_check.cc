@@ -30,10 +30,6 @@
 namespace emu_sample {
 
 namespace {
-interval round_to(interval v, uint32_t dtype) {
-  return dtype == SGC_ABI_DTYPE_BF16 ? round_bf16(v) : f32_rounded(v);
-}
-
 double element(const operand &o, int64_t i) {
   return o.dtype == SGC_ABI_DTYPE_BF16 ? bf16_value(o.bf16()[i]) : o.f32()[i];
 }

@@ -133,9 +133,18 @@ void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
                int64_t t, int64_t width, int64_t threads,
                std::vector<interval> &v);
 
+/// Epilogues of the projections (gemv_check.cc), shared by gemv_rows and
+/// gemm_mma: |v| rounded as stored in |dtype| (bf16 or f32); GELU(tanh) with
+/// its f32 evaluation's error; softcap's three rounded steps.
+interval round_to(interval v, uint32_t dtype);
+interval gelu_of(interval z);
+interval softcap_of(interval y, double cap, uint32_t dtype);
+
 /// Family checks (gemv_check.cc, attention_check.cc, attn_prefill_check.cc,
 /// qknorm_check.cc, row_chain_check.cc, embed_check.cc).
 check_result check_gemv_rows(kernel_case &c);
+check_result check_gemm_mma(kernel_case &c);
+check_result check_kv_write(kernel_case &c);
 check_result check_attn_decode(kernel_case &c);
 check_result check_attn_prefill(kernel_case &c);
 check_result check_qknorm_rope(kernel_case &c);

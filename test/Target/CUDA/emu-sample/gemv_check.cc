@@ -38,6 +38,28 @@ double gelu(double z) {
   return 0.5 * z * (1 + std::tanh(gelu_beta * (z + 0.044715 * z * z * z)));
 }
 
+double element(const operand &o, int64_t i) {
+  return o.dtype == SGC_ABI_DTYPE_BF16 ? bf16_value(o.bf16()[i]) : o.f32()[i];
+}
+
+void fill(const operand &o, int64_t begin, int64_t n, double mean,
+          double sigma, normal_source &random) {
+  for (int64_t i = begin; i < begin + n; ++i) {
+    const double v = mean + sigma * random.next();
+    if (o.dtype == SGC_ABI_DTYPE_BF16)
+      o.bf16()[i] = to_bf16(v);
+    else
+      o.f32()[i] = static_cast<float>(v);
+  }
+}
+
+bool is_sentinel(const operand &o, int64_t i) {
+  return o.dtype == SGC_ABI_DTYPE_BF16 ? o.bf16()[i] == 0xFFFF
+                                       : sgc::float_bits(o.f32()[i]) == ~0u;
+}
+
+} // namespace
+
 /// The kernel's rounding of a value stored (or rounded) as |dtype|.
 interval round_to(interval v, uint32_t dtype) {
   return dtype == SGC_ABI_DTYPE_BF16 ? round_bf16(v) : f32_rounded(v);
@@ -64,28 +86,6 @@ interval softcap_of(interval y, double cap, uint32_t dtype) {
       dtype);
   return round_to(f32_rounded(t2 * interval(cap)), dtype);
 }
-
-double element(const operand &o, int64_t i) {
-  return o.dtype == SGC_ABI_DTYPE_BF16 ? bf16_value(o.bf16()[i]) : o.f32()[i];
-}
-
-void fill(const operand &o, int64_t begin, int64_t n, double mean,
-          double sigma, normal_source &random) {
-  for (int64_t i = begin; i < begin + n; ++i) {
-    const double v = mean + sigma * random.next();
-    if (o.dtype == SGC_ABI_DTYPE_BF16)
-      o.bf16()[i] = to_bf16(v);
-    else
-      o.f32()[i] = static_cast<float>(v);
-  }
-}
-
-bool is_sentinel(const operand &o, int64_t i) {
-  return o.dtype == SGC_ABI_DTYPE_BF16 ? o.bf16()[i] == 0xFFFF
-                                       : sgc::float_bits(o.f32()[i]) == ~0u;
-}
-
-} // namespace
 
 check_result check_gemv_rows(kernel_case &c) {
   check_result r;

@@ -14,8 +14,9 @@
  * ring's wrap-around), the sampled CTAs run in the emulator under its
  * schedules, every output element of them checked against the reference's
  * interval (check.h) and every element of the other CTAs checked untouched;
- * then the prefill's own qknorm_rope_append, row_chain, embed and
- * attn_prefill kernels on a call of 300 tokens ending there. One line per
+ * then the prefill's own qknorm_rope_append, row_chain, embed,
+ * attn_prefill, gemm_mma and kv_write kernels on a call of 300 tokens
+ * ending there. One line per
  * kernel; exit 1 when any fails.
  */
 #include "test/Target/CUDA/emu-sample/check.h"
@@ -35,8 +36,8 @@ namespace {
   std::fprintf(stderr,
                "sgc-emu-sample: %s\nusage: sgc-emu-sample MODEL.so --specs "
                "SPECS [--seed N] [--schedules N] [--random-ctas N] "
-               "[--family gemv_rows|attn_decode_splitk|attn_decode_mma|"
-               "attn_prefill|"
+               "[--family gemv_rows|gemm_mma|attn_decode_splitk|"
+               "attn_decode_mma|attn_prefill|kv_write|"
                "qknorm_rope_append|row_chain|embed]... "
                "[--plant-bug]\n",
                why);
@@ -59,6 +60,8 @@ long number_arg(int argc, char **argv, int *i, long lo, long hi) {
 const std::map<std::string, check_result (*)(kernel_case &)> &checks() {
   static const std::map<std::string, check_result (*)(kernel_case &)> all = {
       {"gemv_rows", check_gemv_rows},
+      {"gemm_mma", check_gemm_mma},
+      {"kv_write", check_kv_write},
       {"attn_decode_splitk", check_attn_decode},
       {"attn_decode_mma", check_attn_decode},
       {"attn_prefill", check_attn_prefill},
@@ -109,7 +112,7 @@ std::string summary(const std::string &family, const kernel_spec &s) {
       out += std::string(out.empty() ? "" : " ") + get("heads") + "x" +
              get("head_dim") + ":" + what + ":w" + get("window");
     }
-  } else if (family == "gemv_rows")
+  } else if (family == "gemv_rows" || family == "gemm_mma")
     for (const char *k : keys_gemv)
       add(k);
   else if (family == "row_chain")
@@ -117,6 +120,9 @@ std::string summary(const std::string &family, const kernel_spec &s) {
       add(k);
   else if (family == "embed")
     add("scale");
+  else if (family == "kv_write")
+    for (const char *k : {"heads", "head_dim", "window"})
+      add(k);
   else
     for (const char *k : keys_attn)
       add(k);
@@ -189,8 +195,7 @@ int main(int argc, char **argv) {
   int checked = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
   // The decode phase, then the prefill's own kernels of the families whose
-  // checks take a token count. The prefill's gemm_mma kernels are not
-  // checked yet.
+  // checks take a token count.
   struct phase_run {
     const sgc_abi_phase_t *phase;
     const char *name;
@@ -209,7 +214,8 @@ int main(int argc, char **argv) {
         continue;
       if (is_prefill && family != "qknorm_rope_append" &&
           family != "row_chain" && family != "embed" &&
-          family != "attn_prefill")
+          family != "attn_prefill" && family != "gemm_mma" &&
+          family != "kv_write")
         continue;
       auto it = specs.find(kernel);
       if (it == specs.end()) {
