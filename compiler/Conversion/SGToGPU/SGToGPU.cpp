@@ -163,7 +163,10 @@ static void createCall(OpBuilder &b, Location loc, const KernelUse &use,
   plan::CallOp::create(b, loc, callee, ins, outs,
                        dyn_cast_or_null<IntegerAttr>(layer),
                        /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
-                       b.getDenseI64ArrayAttr(use.block), IntegerAttr(),
+                       b.getDenseI64ArrayAttr(use.block),
+                       use.dynamicShared
+                           ? b.getI64IntegerAttr(use.dynamicShared)
+                           : IntegerAttr(),
                        tokenDim);
 }
 
