@@ -240,6 +240,12 @@ FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
 /// whole tiles).
 bool gemmMmaApplies(Operation *op, EmitContext &ctx);
 FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx);
+/// GemmFfma.cpp: the same projections over a chunk of f32 rows with bf16
+/// weights (--compute-dtype=f32), register-tiled f32 FMAs, where
+/// `gemmFfmaApplies` (rows a multiple of 16 columns, weights of whole
+/// 32-row tiles).
+bool gemmFfmaApplies(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
 /// sg.gelu_tanh, with the chain of such ops that follows.
 FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);

@@ -173,6 +173,14 @@ def main():
                   (": missing in " + ", ".join(narrow) if narrow else ""))
         hmma = sum(1 for lines in sass.values() for l in lines if "HMMA" in l)
         if args.no_tensor_cores:
+            # f32 prefill projections: f32 FMAs on read-only bf16 weights.
+            kernels_of, other = missing(["gemm_ffma"], r"\bFFMA\b")
+            _, narrow = missing(["gemm_ffma"], r"LDG\.E\.64\.CONSTANT")
+            check(kernels_of and not other and not narrow,
+                  f"FFMA and read-only weight loads (LDG.E.64.CONSTANT) in all "
+                  f"{len(kernels_of)} gemm_ffma kernels" +
+                  (": missing in " + ", ".join(sorted(set(other + narrow)))
+                   if other or narrow else ""))
             tensor = [n for n in sass if family(n) in args.tensor_core]
             check(not tensor and not hmma,
                   f"no tensor-core family kernel ({len(tensor)}) and no HMMA "
