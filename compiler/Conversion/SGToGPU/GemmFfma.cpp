@@ -9,12 +9,13 @@
 // rounding order).
 //
 // A block of 16 x 16 threads owns 64 tokens x tileN rows (32 or 64): thread
-// (ty, tx) the tokens ty + 16 i (i < 4) against the rows tx + 16 j (j <
-// tileN / 16), so every weight element staged in shared memory serves 64
+// (ty, tx) the 4 tokens from 4 ty against the tileN / 16 rows from tx
+// tileN / 16, so every weight element staged in shared memory serves 64
 // tokens instead of one (gemv_rows per token reads the weights once per
 // token). The K loop stages 16 columns of X (normalized on the way in) and
-// of W (widened to f32) per step; shared rows are padded to 17 floats so
-// the 16 rows the lanes of a half-warp read fall in distinct banks. Each
+// of W (widened to f32) per step, transposed (column-major tiles), so a
+// thread reads its 4 tokens and its rows of a column with one vector load
+// each (LDS.128: 2 loads for 16 FFMA, or 3 for 32 with gate and up). Each
 // output sums its k in order, one FFMA at a time.
 //
 //===----------------------------------------------------------------------===//
@@ -45,7 +46,9 @@ constexpr int64_t kTileM = kSide * kTokensPerThread;
 /// f32 X, 8 of bf16 W), and the padded shared row.
 constexpr int64_t kTileK = 16;
 constexpr int64_t kLoad = 4;
-constexpr int64_t kRow = kTileK + 1;
+/// Padding of a transposed tile's row (a column of X or W), in floats: keeps
+/// the rows 16-byte aligned and moves the next column 4 banks on.
+constexpr int64_t kPad = 4;
 
 /// The rows a block takes: 64 where every weight's rows are whole tiles of
 /// 64, else 32; 0 when not even 32 fit.
@@ -134,10 +137,11 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
       Value(arith::RemUIOp::create(b, loc, tid, k.index(kTileK / kLoad))),
       k.index(kLoad));
   Value col = arith::AddIOp::create(b, loc, kb, c);
+  // Tiles are column-major: element (row, c + e) at tile[c + e][row].
   auto storeRow = [&](Value tile, Value row, Value v) {
     for (int64_t e = 0; e < kLoad; ++e) {
       Value s = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
-      memref::StoreOp::create(b, loc, s, tile, ValueRange{row, add(c, e)});
+      memref::StoreOp::create(b, loc, s, tile, ValueRange{add(c, e), row});
     }
   };
   // X: 64 tokens x 16 columns, one 16-byte load a thread; zeros past the
@@ -203,16 +207,25 @@ void FfmaBuilder::buildForWeight(int w, Value rowBase) {
         SmallVector<Value> acc(iter);
         stage(kb, w, rowBase);
         gpu::BarrierOp::create(b, loc);
+        Value m0 = arith::MulIOp::create(b, loc, ty, k.index(kTokensPerThread));
+        Value n0 = arith::MulIOp::create(b, loc, tx, k.index(tn));
+        // The thread's elements of a column of a tile, one vector load.
+        auto column = [&](Value tile, Value col, Value at, int64_t n) {
+          auto v = vector::LoadOp::create(
+              b, loc, VectorType::get({n}, b.getF32Type()), tile,
+              ValueRange{col, at});
+          v.setAlignment(4 * n);
+          SmallVector<Value> e;
+          for (int64_t i = 0; i < n; ++i)
+            e.push_back(
+                vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}));
+          return e;
+        };
         for (int64_t kk = 0; kk < kTileK; ++kk) {
           Value col = k.index(kk);
-          SmallVector<Value> xv, wv;
-          for (int64_t i = 0; i < kTokensPerThread; ++i)
-            xv.push_back(memref::LoadOp::create(
-                b, loc, xs, ValueRange{add(ty, kSide * i), col}));
+          SmallVector<Value> xv = column(xs, col, m0, kTokensPerThread), wv;
           for (int s = 0; s < sets(); ++s)
-            for (int64_t j = 0; j < tn; ++j)
-              wv.push_back(memref::LoadOp::create(
-                  b, loc, ws[s], ValueRange{add(tx, kSide * j), col}));
+            llvm::append_range(wv, column(ws[s], col, n0, tn));
           for (int s = 0; s < sets(); ++s)
             for (int64_t i = 0; i < kTokensPerThread; ++i)
               for (int64_t j = 0; j < tn; ++j) {
@@ -251,16 +264,24 @@ void FfmaBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
     }
     return y;
   };
+  Value m0 = arith::MulIOp::create(b, loc, ty, k.index(kTokensPerThread));
+  Value n = arith::AddIOp::create(
+      b, loc, rowBase,
+      Value(arith::MulIOp::create(b, loc, tx, k.index(tn))));
+  // A token's tn consecutive rows, one vector store.
   for (int64_t i = 0; i < kTokensPerThread; ++i) {
-    Value token = arith::AddIOp::create(b, loc, t0, add(ty, kSide * i));
+    Value token = arith::AddIOp::create(b, loc, t0, add(m0, i));
     k.ifThen(k.lessThan(token, k.numTokens), [&] {
+      SmallVector<Value> ys;
       for (int64_t j = 0; j < tn; ++j) {
         size_t at = i * tn + j;
         Value up = g.gated() ? acc[perSet + at] : Value();
-        Value n = arith::AddIOp::create(b, loc, rowBase, add(tx, kSide * j));
-        memref::StoreOp::create(b, loc, finish(acc[at], up), out,
-                                ValueRange{token, n});
+        ys.push_back(finish(acc[at], up));
       }
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({tn}, yType), ys);
+      auto st = vector::StoreOp::create(b, loc, v, out, ValueRange{token, n});
+      st.setAlignment(tn * yType.getIntOrFloatBitWidth() / 8);
     });
   }
 }
@@ -277,9 +298,9 @@ void FfmaBuilder::build() {
     outs.push_back(k.params[p++]);
 
   Type f32 = b.getF32Type();
-  xs = k.sharedBuffer({kTileM, kRow}, f32);
+  xs = k.sharedBuffer({kTileK, kTileM + kPad}, f32);
   for (int s = 0; s < sets(); ++s)
-    ws.push_back(k.sharedBuffer({tileN, kRow}, f32));
+    ws.push_back(k.sharedBuffer({kTileK, tileN + kPad}, f32));
   if (g.norm)
     scales = k.sharedBuffer({kTileM}, f32);
 
