@@ -3,7 +3,9 @@
 // Part of sgc. `gemv_rows` (CUDA.md §1.2) serves sg.linear, sg.norm_linear
 // (several weights, concatenated rows) and sg.gated_mlp, one token per
 // grid row (blockIdx.y). Each block first puts its token's input row into
-// shared memory, normalized when the op fuses the RMSNorm (the prologue:
+// shared memory (dynamic shared memory for rows over the static 48 KiB: f32
+// activations of the seeds' wide inputs), normalized when the op fuses the
+// RMSNorm (the prologue:
 // every block recomputes the small row's norm instead of a grid-wide
 // reduction); then each warp takes a run of output rows (one, or as many
 // as keep the grid at about 1056 blocks): 128-bit loads of the
@@ -38,9 +40,6 @@ constexpr int64_t kVector = 8;
 /// Blocks a token's rows are spread over at most: about 8 resident blocks
 /// of 128 threads on each of an H200's 132 SMs.
 constexpr int64_t kMaxBlocks = 1056;
-/// The largest input row a block keeps in shared memory (static, under the
-/// 48 KiB a block gets without the opt-in).
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
 /// sum_k f32(w[row, k]) * f32(xs[k]) over the lanes of a warp (each lane
 /// takes every 32nd chunk of kVector elements), in every lane.
@@ -106,11 +105,17 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   int64_t width = xType.getDimSize(1);
   Type ct = xType.getElementType();
   int64_t elementBytes = ct.getIntOrFloatBitWidth() / 8;
-  if (width * elementBytes > kMaxSharedBytes)
+  // The block keeps the input row in shared memory: static up to the 48 KiB
+  // a block gets without the opt-in (with the 16 bytes of the reduction's
+  // scratch), dynamic above (f32 rows of the seeds' down projections: 60 and
+  // 84 KiB), so both dtypes read the same row with the same sums.
+  int64_t rowBytes = width * elementBytes;
+  int64_t scratchBytes = 16;
+  bool dynamicRow = rowBytes + scratchBytes > kStaticSharedLimit;
+  if (rowBytes + scratchBytes > kBlockSharedLimit)
     return op->emitError("convert-sg-to-gpu: an input row of ")
-           << width * elementBytes
-           << " bytes does not fit the gemv_rows block's shared memory ("
-           << kMaxSharedBytes << "); dynamic shared memory comes later";
+           << rowBytes << " bytes does not fit a gemv_rows block's shared "
+           << "memory (" << kBlockSharedLimit << " with the opt-in)";
 
   // The chain computes the input row (in this body, or at the end of the
   // step before, whose output is this step's input).
@@ -176,7 +181,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         for (size_t i = 0; i < op->getNumResults(); ++i)
           outs.push_back(k.params[p++]);
         Value chainOut = prologue ? k.params[p++] : Value();
-        Value xs = k.sharedBuffer({width}, ct);
+        Value xs = dynamicRow ? k.dynamicSharedBuffer({width}, ct)
+                              : k.sharedBuffer({width}, ct);
         Value scratch = k.sharedBuffer({kWarps}, b.getF32Type());
         Value t = k.blockId(gpu::Dimension::y);
         Value tid = k.threadId(gpu::Dimension::x);
@@ -291,5 +297,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
               ctx.maxTokens, 1};
   use.tokenGridDim = 1;
   use.block = {threads, 1, 1};
+  if (dynamicRow)
+    use.dynamicShared = rowBytes;
   return use;
 }

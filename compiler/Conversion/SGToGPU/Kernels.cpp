@@ -81,6 +81,22 @@ Value KernelBody::sharedBuffer(ArrayRef<int64_t> shape, Type element) {
   return arg;
 }
 
+Value KernelBody::dynamicSharedBuffer(ArrayRef<int64_t> shape, Type element) {
+  assert(!func->hasAttr(kDynamicSharedAttr) && "one dynamic buffer a kernel");
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(),
+                              space);
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  func->setAttr(kDynamicSharedAttr, b.getI64IntegerAttr(bytes));
+  // The NVVM lowering aligns the extern array to 16 bytes (128-bit loads).
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), space));
+  return memref::ViewOp::create(b, loc, type, raw, index(0), ValueRange{});
+}
+
 static Value shuffleReduce(OpBuilder &b, Location loc, Value v, bool max) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
     auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,

@@ -54,7 +54,19 @@ struct KernelUse {
   /// the runtime allocates the workspace and left zero by every kernel that
   /// uses it (counters the last block of a grid resets).
   SmallVector<MemRefType> scratch, zeroed;
+  /// Bytes of dynamic shared memory the kernel needs (its launch asks for
+  /// them; above 48 KiB the runtime opts the kernel in).
+  int64_t dynamicShared = 0;
 };
+
+/// Shared memory a block gets without the opt-in: the most a kernel may
+/// declare statically.
+constexpr int64_t kStaticSharedLimit = 48 * 1024;
+/// Static plus dynamic shared memory one block may have on an H200 (sm_90)
+/// with the opt-in.
+constexpr int64_t kBlockSharedLimit = 227 * 1024;
+/// The kernel attribute recording the dynamic shared memory it uses.
+constexpr llvm::StringLiteral kDynamicSharedAttr = "sg.dynamic_shared_bytes";
 
 /// The kernel being built: its entry block's values and helpers.
 class KernelBody {
@@ -82,6 +94,11 @@ public:
   void markReadOnly(unsigned param);
   /// A workgroup buffer of `shape` x `element` (16-byte aligned).
   Value sharedBuffer(ArrayRef<int64_t> shape, Type element);
+  /// A workgroup buffer of `shape` x `element` at the start of the block's
+  /// dynamic shared memory (one a kernel; for buffers over the static
+  /// limit). The kernel records its bytes (kDynamicSharedAttr); the launch
+  /// must ask for them (KernelUse::dynamicShared).
+  Value dynamicSharedBuffer(ArrayRef<int64_t> shape, Type element);
 
   /// The sum of `v` (f32) over the 32 lanes of the warp, in every lane.
   Value warpSum(Value v);
@@ -223,6 +240,12 @@ FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
 /// whole tiles).
 bool gemmMmaApplies(Operation *op, EmitContext &ctx);
 FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx);
+/// GemmFfma.cpp: the same projections over a chunk of f32 rows with bf16
+/// weights (--compute-dtype=f32), register-tiled f32 FMAs, where
+/// `gemmFfmaApplies` (rows a multiple of 16 columns, weights of whole
+/// 32-row tiles).
+bool gemmFfmaApplies(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
 /// sg.gelu_tanh, with the chain of such ops that follows.
 FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);

@@ -163,7 +163,10 @@ static void createCall(OpBuilder &b, Location loc, const KernelUse &use,
   plan::CallOp::create(b, loc, callee, ins, outs,
                        dyn_cast_or_null<IntegerAttr>(layer),
                        /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
-                       b.getDenseI64ArrayAttr(use.block), IntegerAttr(),
+                       b.getDenseI64ArrayAttr(use.block),
+                       use.dynamicShared
+                           ? b.getI64IntegerAttr(use.dynamicShared)
+                           : IntegerAttr(),
                        tokenDim);
 }
 
@@ -240,7 +243,8 @@ LogicalResult StepExpansion::run() {
   state.carried.reset();
   auto normProjection = [&](Operation *op) {
     FailureOr<Projection> g = matchProjection(op);
-    return op && succeeded(g) && g->norm && !gemmMmaApplies(op, ctx);
+    return op && succeeded(g) && g->norm && !gemmMmaApplies(op, ctx) &&
+           !gemmFfmaApplies(op, ctx);
   };
   Operation *carriedInto = nullptr;
   if (carried) {
@@ -316,8 +320,12 @@ LogicalResult StepExpansion::run() {
         prologue = &carried->chain;
       else if (pending && matchProjection(&op)->x == pending->result)
         prologue = &*pending;
-      use = gemmMmaApplies(&op, ctx) ? emitGemmMma(&op, ctx)
-                                     : emitGemvRows(&op, ctx, prologue);
+      if (gemmMmaApplies(&op, ctx))
+        use = emitGemmMma(&op, ctx);
+      else if (gemmFfmaApplies(&op, ctx))
+        use = emitGemmFfma(&op, ctx);
+      else
+        use = emitGemvRows(&op, ctx, prologue);
       pending.reset();
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {

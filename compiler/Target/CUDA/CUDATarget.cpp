@@ -11,6 +11,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
+#include "compiler/Target/CUDA/ExternDynamicShared.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -54,6 +55,7 @@ public:
     nvvm.indexBitwidth = 64;
     nvvm.useBarePtrCallConv = true;
     device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+    device.addPass(createExternDynamicSharedPass());
     device.addPass(createConvertNVVMToLLVMPass());
     device.addPass(createCanonicalizerPass());
     device.addPass(createCSEPass());

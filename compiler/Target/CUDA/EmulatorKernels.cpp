@@ -93,6 +93,8 @@ private:
   func::FuncOp current;
   SmallVector<Value, 4> mmaBuffers;
   Value ldmatrixBuffer;
+  /// The function's dynamic shared memory (after the static part), or null.
+  Value dynamicShared;
 };
 
 func::FuncOp KernelCopier::runtimeFn(StringRef name, TypeRange args,
@@ -268,6 +270,12 @@ LogicalResult KernelCopier::rewriteOp(Operation *op, StringRef kernel) {
     return rewriteMma(mma, kernel);
   } else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
     return rewriteLdMatrix(ld, kernel);
+  } else if (isa<gpu::DynamicSharedMemoryOp>(op)) {
+    if (!dynamicShared)
+      return op->emitError("sgc-gpu-to-emu: the kernel uses dynamic shared "
+                           "memory but does not record its bytes");
+    op->getResult(0).replaceAllUsesWith(dynamicShared);
+    op->erase();
   } else if (isa<NVVM::MembarOp>(op)) {
     // Blocks run one after another and threads never preempt each other:
     // every write is visible to every later read without a fence.
@@ -435,6 +443,7 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
   current = fn;
   mmaBuffers.clear();
   ldmatrixBuffer = Value();
+  dynamicShared = Value();
 
   IRMapping map;
   Block &body = kernel.getBody().front();
@@ -450,8 +459,14 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
     views.push_back({attribution, offset});
     offset += (bytes + 15) / 16 * 16;
   }
-  if (!views.empty()) {
-    auto sharedType = MemRefType::get({offset}, b.getI8Type());
+  // The launch's dynamic bytes follow the static part (the ops table's
+  // shared_memory); the kernel records how many it uses.
+  int64_t dynamicBytes = 0;
+  if (auto bytes = kernel->getAttrOfType<IntegerAttr>(
+          "sg.dynamic_shared_bytes"))
+    dynamicBytes = bytes.getInt();
+  if (!views.empty() || dynamicBytes) {
+    auto sharedType = MemRefType::get({offset + dynamicBytes}, b.getI8Type());
     Value shared = call(b, loc, "shared_memory", {}, {sharedType});
     for (auto [attribution, start] : views) {
       auto type = cast<MemRefType>(withoutMemorySpace(attribution.getType()));
@@ -459,6 +474,11 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
       map.map(attribution, memref::ViewOp::create(b, loc, type, shared, at,
                                                   ValueRange{}));
     }
+    if (dynamicBytes)
+      dynamicShared = memref::ViewOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+          shared, arith::ConstantIndexOp::create(b, loc, offset),
+          ValueRange{arith::ConstantIndexOp::create(b, loc, dynamicBytes)});
   }
   fn->setAttr("sg.emu_shared_bytes", b.getI64IntegerAttr(offset));
   for (Operation &op : body)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks the kernels of a CUDA model from `sgc compile --save-temps=DIR`:
 ptxas -v's report (no spills, no stack frame, static shared memory within a
-block's 48 KiB, registers within a budget per kernel family) and, with
+block's 48 KiB, registers within a budget per kernel family), the launch
+table of the glue (a kernel whose PTX takes dynamic shared memory gets bytes
+of it in every launch, none other does; static plus dynamic within an
+H200 block's 227 KiB) and, with
 --nvdisasm, the SASS of the cubin (128-bit weight loads in gemv_rows, no
 local memory anywhere; HMMA in every kernel of the tensor-core families; the
 count of HMMA). Prints one line per finding and
@@ -14,6 +17,8 @@ import subprocess
 import sys
 
 SHARED_LIMIT = 48 * 1024
+# Static plus dynamic shared memory of one block on sm_90, with the opt-in.
+BLOCK_SHARED_LIMIT = 227 * 1024
 # Families whose products run on tensor cores (bf16 mma.sync).
 TENSOR_CORE_FAMILIES = ["gemm_mma", "attn_decode_mma", "attn_prefill"]
 
@@ -39,6 +44,32 @@ def parse_report(path):
             s = re.search(r"(\d+) bytes smem", line)
             current["smem"] = int(s.group(1)) if s else 0
     return kernels
+
+
+def dynamic_shared_by_kernel(glue):
+    """{kernel: [dynamic shared bytes of each launch]} from the glue's
+    sgc_cuda_kernels (names in function order) and sgc_steps tables."""
+    text = open(glue).read()
+    names = re.findall(r'\{"(\w+)", \d+, \d+\}',
+                       text.split("sgc_cuda_kernels[] = {", 1)[1].split("};")[0])
+    steps = text.split("sgc_steps[] = {", 1)[1].split("};")[0]
+    out = collections.defaultdict(list)
+    for m in re.finditer(r"\{(\d+), \d+, \d+, -?\d+, \{[^}]*\}, "
+                         r"\{[^}]*\}, (\d+), \w+\}", steps):
+        out[names[int(m.group(1))]].append(int(m.group(2)))
+    return out
+
+
+def dynamic_shared_users(ptx):
+    """The PTX entries that address the extern (dynamic) shared array."""
+    text = open(ptx).read()
+    arrays = re.findall(r"\.extern \.shared [^;]*?(\w+)\[\];", text)
+    users = set()
+    for part in re.split(r"\.visible \.entry ", text)[1:]:
+        name = re.match(r"(\w+)", part).group(1)
+        if any(re.search(r"\b" + a + r"\b", part) for a in arrays):
+            users.add(name)
+    return users
 
 
 def family(name):
@@ -71,6 +102,9 @@ def main():
     ap.add_argument("--tensor-core", action="append",
                     default=list(TENSOR_CORE_FAMILIES),
                     help="a family whose every kernel must have HMMA")
+    ap.add_argument("--no-tensor-cores", action="store_true",
+                    help="the model has no kernel of the tensor-core families "
+                         "and no HMMA anywhere (f32 activations)")
     args = ap.parse_args()
     budgets = dict(b.split("=") for b in args.budget)
     kernels = parse_report(os.path.join(args.temps, "ptxas.log"))
@@ -92,6 +126,19 @@ def main():
     check(worst[1]["smem"] <= SHARED_LIMIT,
           f"static shared memory at most {worst[1]['smem']} bytes ({worst[0]}) "
           f"<= {SHARED_LIMIT}")
+    launches = dynamic_shared_by_kernel(os.path.join(args.temps, "cuda-glue.c"))
+    users = dynamic_shared_users(os.path.join(args.temps, "kernels.ptx"))
+    wrong = sorted(n for n in kernels
+                   if (n in users) != any(launches.get(n, [0])) or
+                   (n in users and not all(launches[n])))
+    check(not wrong, f"dynamic shared memory in the launches of exactly the "
+          f"{len(users)} kernels that use it" +
+          (": not so for " + ", ".join(wrong) if wrong else ""))
+    total = {n: k["smem"] + max(launches.get(n, [0])) for n, k in kernels.items()}
+    most = max(total, key=total.get)
+    check(total[most] <= BLOCK_SHARED_LIMIT,
+          f"static + dynamic shared memory at most {total[most]} bytes "
+          f"({most}) <= {BLOCK_SHARED_LIMIT}")
     for fam in sorted(by_family):
         if fam not in budgets:
             check(False, f"no register budget for family {fam}")
@@ -117,20 +164,35 @@ def main():
                                 if not any(re.search(pattern, l)
                                            for l in sass[n])]
 
-        for fam in ("gemv_rows", "gemm_mma"):
+        for fam in ("gemv_rows",) + (() if args.no_tensor_cores
+                                     else ("gemm_mma",)):
             kernels_of, narrow = missing([fam], r"LDG\.E\.128\.CONSTANT")
             check(kernels_of and not narrow,
                   f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
                   f"{len(kernels_of)} {fam} kernels" +
                   (": missing in " + ", ".join(narrow) if narrow else ""))
-        # The tensor-core families run their products on HMMA (mma.sync).
-        tensor, scalar = missing(args.tensor_core,
-                                 r"\bHMMA\.16816\.F32\.BF16\b")
-        check(tensor and not scalar,
-              f"HMMA.16816.F32.BF16 in all {len(tensor)} kernels of the "
-              f"tensor-core families" +
-              (": missing in " + ", ".join(scalar) if scalar else ""))
         hmma = sum(1 for lines in sass.values() for l in lines if "HMMA" in l)
+        if args.no_tensor_cores:
+            # f32 prefill projections: f32 FMAs on read-only bf16 weights.
+            kernels_of, other = missing(["gemm_ffma"], r"\bFFMA\b")
+            _, narrow = missing(["gemm_ffma"], r"LDG\.E\.64\.CONSTANT")
+            check(kernels_of and not other and not narrow,
+                  f"FFMA and read-only weight loads (LDG.E.64.CONSTANT) in all "
+                  f"{len(kernels_of)} gemm_ffma kernels" +
+                  (": missing in " + ", ".join(sorted(set(other + narrow)))
+                   if other or narrow else ""))
+            tensor = [n for n in sass if family(n) in args.tensor_core]
+            check(not tensor and not hmma,
+                  f"no tensor-core family kernel ({len(tensor)}) and no HMMA "
+                  f"({hmma})")
+        else:
+            # The tensor-core families run their products on HMMA (mma.sync).
+            tensor, scalar = missing(args.tensor_core,
+                                     r"\bHMMA\.16816\.F32\.BF16\b")
+            check(tensor and not scalar,
+                  f"HMMA.16816.F32.BF16 in all {len(tensor)} kernels of the "
+                  f"tensor-core families" +
+                  (": missing in " + ", ".join(scalar) if scalar else ""))
         print(f"HMMA instructions: {hmma}")
     print(f"{'FAILED' if failed else 'PASSED'}: {failed} failed")
     return 1 if failed else 0

@@ -124,14 +124,15 @@ struct chain_step {
 /// Returns "" or what is wrong.
 std::string parse_chain(const std::string &list, int first_side,
                         std::vector<chain_step> *steps, int *next);
-/// Seeded side inputs of the steps (bf16).
+/// Seeded side inputs of the steps (bf16 or f32, as each operand is).
 void fill_chain_sides(const kernel_case &c,
                       const std::vector<chain_step> &steps);
 /// The chain over row |t|: |v| holds the row's input and receives its
-/// result as intervals (bf16 roundings, the RMSNorm's sum over |threads|).
+/// result as intervals (each step rounded to |dtype|, the row's; the
+/// RMSNorm's sum over |threads|).
 void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
                int64_t t, int64_t width, int64_t threads,
-               std::vector<interval> &v);
+               std::vector<interval> &v, uint32_t dtype);
 
 /// Epilogues of the projections (gemv_check.cc), shared by gemv_rows and
 /// gemm_mma: |v| rounded as stored in |dtype| (bf16 or f32); GELU(tanh) with

@@ -206,7 +206,7 @@ check_result check_gemv_rows(kernel_case &c) {
     std::vector<interval> v(k);
     for (int64_t i = 0; i < k; ++i)
       v[i] = interval(input[i]);
-    chain_row(c, chain, 0, k, warps * 32, v);
+    chain_row(c, chain, 0, k, warps * 32, v, stored.dtype);
     for (int64_t i = 0; i < k; ++i) {
       input[i] = element(stored, i);
       compare(input[i], v[i], "prologue column " + std::to_string(i), &r);

@@ -24,7 +24,22 @@ namespace emu_sample {
 
 namespace {
 
-double element(const operand &o, int64_t i) { return bf16_value(o.bf16()[i]); }
+// bf16 rows, or f32 ones with --compute-dtype=f32 (the weights stay bf16).
+double element(const operand &o, int64_t i) {
+  return o.dtype == SGC_ABI_DTYPE_BF16 ? bf16_value(o.bf16()[i]) : o.f32()[i];
+}
+
+int64_t elements(const operand &o) {
+  return static_cast<int64_t>(o.memory->bytes() /
+                              (o.dtype == SGC_ABI_DTYPE_BF16 ? 2 : 4));
+}
+
+void set(const operand &o, int64_t i, double v) {
+  if (o.dtype == SGC_ABI_DTYPE_BF16)
+    o.bf16()[i] = to_bf16(v);
+  else
+    o.f32()[i] = static_cast<float>(v);
+}
 
 /// "rms_norm(eps=1e-06,offset=1,w)" -> the step; false if it is malformed.
 bool parse_step(const std::string &text, chain_step *s) {
@@ -81,20 +96,27 @@ void fill_chain_sides(const kernel_case &c,
     if (s.side < 0)
       continue;
     const operand &o = c.ops[s.side];
-    const int64_t count = static_cast<int64_t>(o.memory->bytes() / 2);
+    const int64_t count = elements(o);
     if (s.op == "rms_norm")
       for (int64_t i = 0; i < count; ++i)
-        o.bf16()[i] = to_bf16((s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
+        set(o, i, (s.offset ? 0.5 : 1.5) + 0.5 * c.random->next());
     else if (s.op == "layer_scalar")
-      o.bf16()[0] = to_bf16(0.7 + 0.1 * c.random->next());
-    else
+      set(o, 0, 0.7 + 0.1 * c.random->next());
+    else if (o.dtype == SGC_ABI_DTYPE_BF16)
       c.random->fill_bf16(o.bf16(), count, 8);
+    else
+      for (int64_t i = 0; i < count; ++i)
+        set(o, i, 8 * c.random->next());
   }
 }
 
 void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
                int64_t t, int64_t width, int64_t threads,
-               std::vector<interval> &v) {
+               std::vector<interval> &v, uint32_t dtype) {
+  // Each step's result is rounded to the row's dtype (f32: already is).
+  auto round_row = [&](interval e) {
+    return dtype == SGC_ABI_DTYPE_BF16 ? round_bf16(e) : e;
+  };
   for (const chain_step &s : steps) {
     if (s.op == "rms_norm") {
       double ss = 0;
@@ -111,18 +133,18 @@ void chain_row(const kernel_case &c, const std::vector<chain_step> &steps,
         if (s.weight)
           e = f32_rounded(
               e * f32_rounded(interval(element(c.ops[s.side], i) + s.offset)));
-        v[i] = round_bf16(e);
+        v[i] = round_row(e);
       }
       continue;
     }
     const operand &o = c.ops[s.side];
     // A [1] scalar, a [width] vector, or [tokens, width] rows.
-    const int64_t elements = static_cast<int64_t>(o.memory->bytes() / 2);
+    const int64_t count = elements(o);
     for (int64_t i = 0; i < width; ++i) {
-      const interval side(element(o, elements == 1       ? 0
-                                     : elements == width ? i
-                                                         : t * width + i));
-      v[i] = round_bf16(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
+      const interval side(element(o, count == 1       ? 0
+                                     : count == width ? i
+                                                      : t * width + i));
+      v[i] = round_row(f32_rounded(s.op == "add" ? v[i] + side : v[i] * side));
     }
   }
 }
@@ -185,7 +207,7 @@ check_result check_row_chain(kernel_case &c) {
           best = i;
       v[best] = interval(2 * v[best].pt);
     }
-    chain_row(c, steps, t, width, threads, v);
+    chain_row(c, steps, t, width, threads, v, SGC_ABI_DTYPE_BF16);
     for (int64_t i = 0; i < width; ++i)
       compare(element(out, t * width + i), v[i],
               "token " + std::to_string(t) + " column " + std::to_string(i),
