@@ -68,11 +68,15 @@ mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 grep -o '_mlir_ciface_sgc_dispatch_[A-Za-z0-9_]*' "$W/gemv.ll" | sort -u |
   sed 's/.*/void &(void *x, void *w, void *y) { (void)x; (void)w; (void)y; __builtin_trap(); }/' \
     >"$W/stubs.c"
-# The per-variant flag the object emitter defines: the bf16 dot paths run
-# where this host has AVX512-BF16 (clang compiles for -march=native).
+# The per-variant flag, defined as the object emitter defines it: an
+# internal constant, 1 where this host has AVX512-BF16 (clang compiles for
+# -march=native), so the branch folds and a host without it never sees the
+# instruction (an external flag left vdpbf16ps for LLVM to select on znver3).
 dot=0
 grep -qw avx512_bf16 /proc/cpuinfo && dot=1
-echo "const unsigned char sgc_cpu_bf16_dot = $dot;" >>"$W/stubs.c"
+sed -i "s/^@sgc_cpu_bf16_dot = external constant i8\$/@sgc_cpu_bf16_dot = internal constant i8 $dot/" "$W/gemv.ll"
+grep -q "^@sgc_cpu_bf16_dot = internal constant i8 $dot\$" "$W/gemv.ll" ||
+  { echo "error: no @sgc_cpu_bf16_dot declaration to define in $W/gemv.ll" >&2; exit 1; }
 clang-22 -O3 -march=native -fPIC -shared -Wno-override-module \
   -o "$W/libsgc_gemv.so" "$W/gemv.ll" "$W/stubs.c"
 build_c "$BENCH_WORK/bin/gemv_bench" "$BENCH_SRC/bench/gemv/gemv_bench.c" -- -ldl

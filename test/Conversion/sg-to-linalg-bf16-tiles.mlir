@@ -105,3 +105,29 @@ func.func @decode(%x1: tensor<1x128xbf16>, %w: tensor<64x128xbf16>) -> tensor<1x
   %c = sg.linear %x1, %w : (tensor<1x128xbf16>, tensor<64x128xbf16>) -> tensor<1x64xbf16>
   return %c : tensor<1x64xbf16>
 }
+
+// -----
+
+// K = 170 (85 pairs): one whole chain step (64 pairs), one vector step (16),
+// then 5 pairs one at a time, each its odd product first, as vdpbf16ps adds
+// them.
+// CHECK-LABEL: func.func @sgc_linear_8x170_bf16_bf16_dot(
+// CHECK-SAME: %{{.*}}: memref<?x170xf32>, %[[TXB:[a-z0-9]+]]: memref<?x170xbf16>, %[[TW:[a-z0-9]+]]: memref<8x170xbf16>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c64 iter_args
+// CHECK-COUNT-4: x86vector.avx512.dot
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c80 step %c16{{.*}} iter_args
+// CHECK: x86vector.avx512.dot
+// CHECK: vector.reduction <add>
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c85 step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK: %[[C0:.*]] = arith.muli %[[P]], %{{.*}} : index
+// CHECK: %[[C1:.*]] = arith.addi %[[C0]], %{{.*}} : index
+// CHECK: %[[WO:.*]] = memref.load %[[TW]][%{{.*}}, %[[C1]]]
+// CHECK: %[[XO:.*]] = memref.load %[[TXB]][%{{.*}}, %[[C1]]]
+// CHECK: %[[SO:.*]] = arith.addf %[[ACC]], %{{.*}} : f32
+// CHECK: memref.load %[[TW]][%{{.*}}, %[[C0]]]
+// CHECK: memref.load %[[TXB]][%{{.*}}, %[[C0]]]
+// CHECK: arith.addf %[[SO]], %{{.*}} : f32
+func.func @decode_tail(%x1: tensor<1x170xbf16>, %w: tensor<8x170xbf16>) -> tensor<1x8xbf16> {
+  %c = sg.linear %x1, %w : (tensor<1x170xbf16>, tensor<8x170xbf16>) -> tensor<1x8xbf16>
+  return %c : tensor<1x8xbf16>
+}

@@ -331,7 +331,7 @@ static int run(options *o) {
     return report(st);
   sgc_model_get_info(model, &info);
   /* Without --device a model runs where it was compiled for. */
-  if (!o->device.chosen && strncmp(info.target, "cuda", 4) == 0)
+  if (!o->device.chosen && info.device == SGC_DEVICE_CUDA)
     o->device.kind = SGC_DEVICE_CUDA;
   if (image_files(o)->count && (rc = images_load(o, model, &images)))
     goto done;
@@ -342,7 +342,10 @@ static int run(options *o) {
   if (generating && !o->dry_run && (rc = settings_load(o, &info, &set, &gopts)))
     goto done;
 
-  if (o->device.kind == SGC_DEVICE_CUDA) {
+  /* The driver is probed before the weights load; --dry-run and writing
+   * dummy weights create no session and need none. */
+  if (o->device.kind == SGC_DEVICE_CUDA && !o->dry_run &&
+      (generating || o->check || !o->write_dummy_path)) {
     st = sgc_device_probe(SGC_DEVICE_CUDA, o->device.ordinal);
     if (st) {
       rc = report(st);

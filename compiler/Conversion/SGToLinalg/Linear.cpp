@@ -35,10 +35,12 @@
 // it) with 4 independent vector<16xf32> accumulators along K: the structure
 // CPU.md measured at 93-96 % of one core's read bandwidth. Each row serves
 // every token of the chunk while it is in L1. In a kernel with the bf16
-// paths, a variant with AVX512-BF16 runs these rows as vdpbf16ps over the
-// row's bf16 pairs and the bf16 copy of the input (no widening; CPU.md §3d:
-// 92-94 % of 2-thread read bandwidth against 80-88 % for the f32 chains).
-// Decode and prefill then share one kernel per shape.
+// paths, a variant with AVX512-BF16 runs the rows of chunks under
+// kTileTokens (decode) as vdpbf16ps over the row's bf16 pairs and the bf16
+// copy of the input (no widening; CPU.md §3d: 92-94 % of 2-thread read
+// bandwidth against 80-88 % for the f32 chains); its leftover rows of
+// longer chunks go through zero-padded bf16 tiles. Decode and prefill then
+// share one kernel per shape.
 //
 // Epilogues (the softcap of the LM head; GELU-tanh times up for the gated
 // MLP) run on the rounded dot products in both paths, so fused and unfused
@@ -71,8 +73,8 @@ static constexpr int64_t kAccumulators = 4;
 /// How far ahead the row kernel prefetches weights, in bf16 elements (1 KiB).
 static constexpr int64_t kPrefetchElements = 512;
 /// The same for the bf16-pair rows (4 KiB): on the znver5 host B1 decode
-/// ran 5-12 % faster at 4 KiB than at 1 KiB in every round of an A/B (1 and
-/// 2 KiB behind it, 8 KiB no better).
+/// ran 5-12 % faster at 4 KiB than at 1 KiB in every round of an A/B on 1
+/// thread, 1-17 % (noisy) on 2; 2 KiB in between, 8 KiB no better.
 static constexpr int64_t kPairPrefetchElements = 2048;
 /// The register tile of the token path: tokens x output rows (one vector).
 static constexpr int64_t kTileTokens = 6;
@@ -97,7 +99,8 @@ struct InputSpec {
   bool norm = false, normWeight = false;
   double eps = 0;
   int64_t offset = 0;
-  /// Also write the rows as bf16 (the bf16 tiles' activations).
+  /// Also write the rows as bf16 (the activations of the bf16 tiles and
+  /// pair rows).
   bool bf16Copy = false;
 
   std::string name() const {
@@ -128,7 +131,8 @@ struct KernelSpec {
   /// The element type of the bias (one plain weight only); null without.
   Type biasType;
   /// bf16 activations and weights, K even: the kernel has the bf16 tiles
-  /// and takes the bf16 copy of its input rows after the f32 one.
+  /// and pair rows and takes the bf16 copy of its input rows after the f32
+  /// one.
   bool bf16Dot = false;
 
   int64_t totalRows() const {
@@ -196,7 +200,9 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
 /// emitRowDot with one vdpbf16ps per 16 pairs (32 weights: no widening, and
 /// half the instructions per weight byte of the f32 chains, so more loads
 /// stay in flight). Each pair adds its odd product, then its even one, as
-/// the instruction does; the pairs past whole vectors add the same way.
+/// the instruction does; the pairs past whole vectors (K % 32, which no
+/// model's decode has) add the same way but without the instruction's
+/// flushing of denormals. No other path needs these bits.
 Value emitRowDotPairs(OpBuilder &b, Location loc, Value xb, Value w, Value row,
                       Value s, int64_t k) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
