@@ -98,12 +98,12 @@ status bound_weights::bind(std::shared_ptr<model_library> model,
   return status();
 }
 
-status bound_weights::choose_placement(sgc_weights_placement_t requested,
+status bound_weights::choose_placement(int requested,
                                        sgc_weights_placement_t *out) const {
   switch (requested) {
   case SGC_WEIGHTS_MAP:
   case SGC_WEIGHTS_COPY:
-    *out = requested;
+    *out = static_cast<sgc_weights_placement_t>(requested);
     return status();
   case SGC_WEIGHTS_AUTO: {
     // Copy where it pays and is safe: the CPU streams the weights every
@@ -118,8 +118,7 @@ status bound_weights::choose_placement(sgc_weights_placement_t requested,
     return status();
   }
   }
-  return usage_error("unknown weights placement " +
-                     std::to_string(static_cast<int>(requested)));
+  return usage_error("unknown weights placement " + std::to_string(requested));
 }
 
 status bound_weights::bind_checkpoint(const std::string &path,
@@ -187,7 +186,12 @@ status bound_weights::bind_checkpoint(const std::string &path,
   // misaligned for its element type.
   for (uint32_t i = 0; i < t.num_tensors; ++i)
     bytes_ += found[i]->info->bytes();
-  st = choose_placement(options.placement, &placement_);
+  // A C caller may put any int in the field; read it as one (loading an
+  // out-of-range value through the C++ enum type is undefined).
+  int requested;
+  static_assert(sizeof requested == sizeof options.placement, "an int enum");
+  std::memcpy(&requested, &options.placement, sizeof requested);
+  st = choose_placement(requested, &placement_);
   if (!st.ok())
     return st;
   std::vector<uint32_t> to_copy;

@@ -37,7 +37,7 @@ public:
 
 private:
   /// What |requested| means for this model and checkpoint (bytes_ set).
-  status choose_placement(sgc_weights_placement_t requested,
+  status choose_placement(int requested,
                           sgc_weights_placement_t *out) const;
   status bind_checkpoint(const std::string &path,
                          const sgc_weights_options_t &options);

@@ -113,12 +113,12 @@ func.func @decode(%x1: tensor<1x128xbf16>, %w: tensor<64x128xbf16>) -> tensor<1x
 // them.
 // CHECK-LABEL: func.func @sgc_linear_8x170_bf16_bf16_dot(
 // CHECK-SAME: %{{.*}}: memref<?x170xf32>, %[[TXB:[a-z0-9]+]]: memref<?x170xbf16>, %[[TW:[a-z0-9]+]]: memref<8x170xbf16>
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c64 iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
 // CHECK-COUNT-4: x86vector.avx512.dot
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c80 step %c16{{.*}} iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c80{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
 // CHECK: x86vector.avx512.dot
 // CHECK: vector.reduction <add>
-// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c85 step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c85{{[_0-9]*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK: %[[C0:.*]] = arith.muli %[[P]], %{{.*}} : index
 // CHECK: %[[C1:.*]] = arith.addi %[[C0]], %{{.*}} : index
 // CHECK: %[[WO:.*]] = memref.load %[[TW]][%{{.*}}, %[[C1]]]
