@@ -216,34 +216,7 @@ Value GemmBuilder::pair(Value tile, Value row, Value col) {
 
 void GemmBuilder::computeNormScales() {
   // Warp w: the scales of its 16 tokens, lanes over the columns.
-  Value first = arith::MulIOp::create(b, loc, warp, k.index(16));
-  k.forRange(k.index(0), k.index(16), k.index(1), [&](Value i) {
-    Value m = arith::AddIOp::create(b, loc, first, i);
-    Value token = arith::AddIOp::create(b, loc, t0, m);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()},
-                                  k.lessThan(token, k.numTokens),
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value sum = k.sumOfSquares(lane, k.index(width), k.index(kWarp),
-                                 [&](Value c) {
-                                   return memref::LoadOp::create(
-                                       b, loc, x, ValueRange{token, c});
-                                 });
-      scf::YieldOp::create(b, loc,
-                           k.rmsScale(k.warpSum(sum), width, g.eps));
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, k.f32(0.0f));
-    }
-    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        lane, k.index(0));
-    k.ifThen(lane0, [&] {
-      memref::StoreOp::create(b, loc, ifOp.getResult(0), scales,
-                              ValueRange{m});
-    });
-  });
-  gpu::BarrierOp::create(b, loc);
+  emitProjectionNormScales(k, g, x, width, t0, warp, lane, 16, scales);
 }
 
 void GemmBuilder::buildForWeight(int w, Value rowBase) {
@@ -315,24 +288,8 @@ void GemmBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
   Type yType = cast<MemRefType>(out.getType()).getElementType();
   Value warpRow = arith::MulIOp::create(b, loc, warp, k.index(16));
   Value col2 = arith::MulIOp::create(b, loc, quad, k.index(2));
-  auto finish = [&](Value v, Value up) -> Value {
-    Value y = roundTo(b, loc, v, yType);
-    switch (g.epilogue) {
-    case Epilogue::Plain:
-      return y;
-    case Epilogue::Softcap:
-      return lowering::emitSoftcap(b, loc, y, g.cap);
-    case Epilogue::GatedGelu: {
-      Value u = roundTo(b, loc, up, yType);
-      Value act =
-          roundTo(b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, y)),
-                  yType);
-      Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, act),
-                                         toF32(b, loc, u));
-      return roundTo(b, loc, prod, yType);
-    }
-    }
-    return y;
+  auto finish = [&](Value v, Value up) {
+    return emitProjectionEpilogue(b, loc, g, v, up, yType);
   };
   for (int64_t half = 0; half < 2; ++half) {
     Value m = arith::AddIOp::create(
@@ -386,30 +343,9 @@ void GemmBuilder::build() {
                              k.index(kTileM));
   Value n0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
                                    k.index(t.n));
-  // Blocks past the call's tokens have nothing to do (the same in every
-  // thread of a block, so the barriers inside are uniform).
-  k.ifThen(k.lessThan(t0, k.numTokens), [&] {
-    if (g.norm)
-      computeNormScales();
-    if (g.gated()) {
-      buildForWeight(0, n0);
-      return;
-    }
-    int64_t offset = 0;
-    for (auto [i, w] : llvm::enumerate(g.weights)) {
-      int64_t rows = cast<ShapedType>(w.getType()).getDimSize(0);
-      Value lo = k.index(offset), hi = k.index(offset + rows);
-      Value inside = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, n0, lo),
-          k.lessThan(n0, hi));
-      k.ifThen(inside, [&] {
-        buildForWeight(static_cast<int>(i),
-                       arith::SubIOp::create(b, loc, n0, lo));
-      });
-      offset += rows;
-    }
-  });
+  emitProjectionBlock(
+      k, g, t0, n0, [&] { computeNormScales(); },
+      [&](int w, Value rowBase) { buildForWeight(w, rowBase); });
 }
 } // namespace
 

@@ -257,15 +257,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
               Value gate = emitWarpDot(k, weights[0], row, xs, width, lane);
               Value up = emitWarpDot(k, weights[1], row, xs, width, lane);
               k.ifThen(lane0, [&] {
-                Value gr = roundTo(b, loc, gate, yType);
-                Value ur = roundTo(b, loc, up, yType);
-                Value act = roundTo(
-                    b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, gr)),
-                    yType);
-                Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, act),
-                                                   toF32(b, loc, ur));
-                memref::StoreOp::create(b, loc, roundTo(b, loc, prod, yType),
-                                        outs[0], ValueRange{t, row});
+                memref::StoreOp::create(
+                    b, loc, emitProjectionEpilogue(b, loc, g, gate, up, yType),
+                    outs[0], ValueRange{t, row});
               });
             });
             return;
@@ -278,11 +272,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
               Value local = arith::SubIOp::create(b, loc, row, lo);
               Value dot = emitWarpDot(k, weights[i], local, xs, width, lane);
               k.ifThen(lane0, [&] {
-                Value y = roundTo(b, loc, dot, yType);
-                if (g.epilogue == Epilogue::Softcap)
-                  y = lowering::emitSoftcap(b, loc, y, g.cap);
-                memref::StoreOp::create(b, loc, y, outs[i],
-                                        ValueRange{t, local});
+                memref::StoreOp::create(
+                    b, loc, emitProjectionEpilogue(b, loc, g, dot, Value(), yType),
+                    outs[i], ValueRange{t, local});
               });
             });
             offset += n;

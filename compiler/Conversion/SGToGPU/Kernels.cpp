@@ -309,6 +309,94 @@ int64_t Projection::totalRows() const {
   return total;
 }
 
+void gpu_kernels::emitProjectionNormScales(KernelBody &k, const Projection &g,
+                                           Value x, int64_t width, Value t0,
+                                           Value warp, Value lane,
+                                           int64_t tokensPerWarp, Value scales) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  Value first = arith::MulIOp::create(b, loc, warp, k.index(tokensPerWarp));
+  k.forRange(k.index(0), k.index(tokensPerWarp), k.index(1), [&](Value i) {
+    Value m = arith::AddIOp::create(b, loc, first, i);
+    Value token = arith::AddIOp::create(b, loc, t0, m);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()},
+                                  k.lessThan(token, k.numTokens),
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value sum = k.sumOfSquares(lane, k.index(width), k.index(kWarp),
+                                 [&](Value c) {
+                                   return memref::LoadOp::create(
+                                       b, loc, x, ValueRange{token, c});
+                                 });
+      scf::YieldOp::create(b, loc,
+                           k.rmsScale(k.warpSum(sum), width, g.eps));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, k.f32(0.0f));
+    }
+    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        lane, k.index(0));
+    k.ifThen(lane0, [&] {
+      memref::StoreOp::create(b, loc, ifOp.getResult(0), scales,
+                              ValueRange{m});
+    });
+  });
+  gpu::BarrierOp::create(b, loc);
+}
+
+Value gpu_kernels::emitProjectionEpilogue(OpBuilder &b, Location loc,
+                                          const Projection &g, Value v,
+                                          Value up, Type yType) {
+  using lowering::roundTo;
+  using lowering::toF32;
+  Value y = roundTo(b, loc, v, yType);
+  switch (g.epilogue) {
+  case Projection::Epilogue::Plain:
+    return y;
+  case Projection::Epilogue::Softcap:
+    return lowering::emitSoftcap(b, loc, y, g.cap);
+  case Projection::Epilogue::GatedGelu: {
+    Value u = roundTo(b, loc, up, yType);
+    Value act = roundTo(
+        b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, y)), yType);
+    Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, act),
+                                       toF32(b, loc, u));
+    return roundTo(b, loc, prod, yType);
+  }
+  }
+  return y;
+}
+
+void gpu_kernels::emitProjectionBlock(
+    KernelBody &k, const Projection &g, Value t0, Value n0,
+    llvm::function_ref<void()> normScales,
+    llvm::function_ref<void(int w, Value rowBase)> forWeight) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  k.ifThen(k.lessThan(t0, k.numTokens), [&] {
+    if (g.norm)
+      normScales();
+    if (g.gated()) {
+      forWeight(0, n0);
+      return;
+    }
+    int64_t offset = 0;
+    for (auto [i, w] : llvm::enumerate(g.weights)) {
+      int64_t rows = cast<ShapedType>(w.getType()).getDimSize(0);
+      Value lo = k.index(offset), hi = k.index(offset + rows);
+      Value inside = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, n0, lo),
+          k.lessThan(n0, hi));
+      k.ifThen(inside, [&] {
+        forWeight(static_cast<int>(i), arith::SubIOp::create(b, loc, n0, lo));
+      });
+      offset += rows;
+    }
+  });
+}
+
 SmallVector<NamedAttribute> Projection::specAttrs(Builder &a) const {
   SmallVector<int64_t> rows;
   for (Value w : weights)

@@ -193,6 +193,32 @@ struct Projection {
 /// `op` as a projection, or failure if it is none.
 FailureOr<Projection> matchProjection(Operation *op);
 
+/// The RMSNorm scales of a projection block's tokens t0 + m, m < warps x
+/// `tokensPerWarp`: warp w takes tokens [w·tokensPerWarp, +tokensPerWarp),
+/// its lanes sum the squares of x's `width` columns (one warp sum a token),
+/// lane 0 stores the scale in scales[m] (0 past the call's tokens); then a
+/// barrier. The gemm_mma and gemm_ffma prologues.
+void emitProjectionNormScales(KernelBody &k, const Projection &g, Value x,
+                              int64_t width, Value t0, Value warp, Value lane,
+                              int64_t tokensPerWarp, Value scales);
+
+/// A projection's f32 dot product `v` (and, gated, the up row's `up`) as
+/// the stored value of type `yType`, rounded where the reference rounds:
+/// y = round(v), then softcap(y), or round(round(gelu(y)) · round(up)).
+Value emitProjectionEpilogue(OpBuilder &b, Location loc, const Projection &g,
+                             Value v, Value up, Type yType);
+
+/// The body of a projection block of tokens from t0 and output rows from n0
+/// (a multiple of the weights' tile rows): nothing past the call's tokens
+/// (uniform in a block, so barriers inside are too); else `normScales()`
+/// when the projection normalizes, then `forWeight(w, rowBase)` for the
+/// weight whose rows hold n0 (concatenated weights are whole tiles each; a
+/// gated projection's block covers gate and up at once: weight 0).
+void emitProjectionBlock(
+    KernelBody &k, const Projection &g, Value t0, Value n0,
+    llvm::function_ref<void()> normScales,
+    llvm::function_ref<void(int w, Value rowBase)> forWeight);
+
 /// A chain of rowwise ops (sg.rms_norm, add, mul, layer_scalar, softcap,
 /// gelu_tanh over [tokens, width] rows): `first` and each next op that alone
 /// uses the previous result (an RMSNorm only first: it needs the whole row).
