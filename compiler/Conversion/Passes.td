@@ -85,10 +85,16 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     prologue (`fuse-row-chains`, on by default): the layer's post-attention
     chain in gate/up, its last chain in the next layer's QKV projection or
     the LM head. The results are the same bits either way.
+
+    The decode LM head also writes the argmax of its logits row to a buffer
+    the entry returns (`device-argmax`, on by default), so a greedy decode
+    copies one token back instead of the row.
   }];
   let options = [
     Option<"fuseRowChains", "fuse-row-chains", "bool", /*default=*/"true",
-           "Run decode's row chains in the next projection's prologue">
+           "Run decode's row chains in the next projection's prologue">,
+    Option<"deviceArgmax", "device-argmax", "bool", /*default=*/"true",
+           "End the decode LM head with the argmax of its logits row">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",

@@ -100,6 +100,8 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
   auto ret = cast<plan::ReturnOp>(block.getTerminator());
   os << (image ? "  soft tokens: " : "  logits: ")
      << describe(ret.getLogits(), entry) << "\n";
+  if (Value argmax = ret.getArgmax())
+    os << "  argmax of the last row: " << describe(argmax, entry) << "\n";
 }
 
 } // namespace

@@ -32,10 +32,12 @@ public:
   virtual status bind(const bound_weights &weights) = 0;
   /// Replays |phase| for tokens[0, n) at positions pos0.. (arguments already
   /// checked against the model), then writes float32 logits: the last row,
-  /// or every row when |all_positions|.
+  /// or every row when |all_positions|. With |argmax| (only where the model
+  /// has the phase's argmax operand) it writes that token instead and
+  /// copies no logits (|logits| unused).
   virtual status run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                      int64_t n, int64_t pos0, float *logits,
-                     bool all_positions) = 0;
+                     bool all_positions, int32_t *argmax) = 0;
 
   /// Replays an ENCODE_IMAGE |phase| on one image: |pixels| [patches,
   /// values] and |positions| [patches, 2] as the phase's operands say

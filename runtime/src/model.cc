@@ -440,6 +440,16 @@ status model_library::validate_plan() {
     status err = check_operand(logits, pw + "logits: ");
     if (!err.ok())
       return err;
+    if (const sgc_abi_operand_t *best = argmax(ph)) {
+      if (encode || best->kind != SGC_ABI_OPERAND_WORKSPACE ||
+          best->dtype != SGC_ABI_DTYPE_I32 || best->rank != 1 ||
+          best->shape[0] != 1)
+        return bad(pw + "the argmax must be a [1] I32 workspace buffer of a "
+                        "prefill or decode phase");
+      err = check_operand(*best, pw + "argmax: ");
+      if (!err.ok())
+        return err;
+    }
   }
   if (!phase(SGC_ABI_PHASE_PREFILL) || !phase(SGC_ABI_PHASE_DECODE))
     return bad("the model needs a prefill and a decode phase");

@@ -35,9 +35,18 @@ public:
   }
   /// The 2.3 image component, or null (none, or an older table).
   const sgc_abi_image_t *image() const {
-    return table_->header.struct_size >= sizeof(sgc_model_v2_t)
+    return table_->header.struct_size >= SGC_ABI_MODEL_V2_3_SIZE
                ? table_->image
                : nullptr;
+  }
+  /// The 2.4 argmax operand of |phase| (one of the table's phases), or null
+  /// (none, or an older table).
+  const sgc_abi_operand_t *argmax(const sgc_abi_phase_t &phase) const {
+    if (table_->header.struct_size < sizeof(sgc_model_v2_t) ||
+        !table_->phase_argmax)
+      return nullptr;
+    const sgc_abi_operand_t &o = table_->phase_argmax[&phase - table_->phases];
+    return o.rank ? &o : nullptr;
   }
 
   /// Sum of the manifest's bytes.

@@ -150,11 +150,12 @@ status session::prefill(const int32_t *tokens, int64_t n, int64_t pos0,
   if (model_->prefill_takes_images())
     set_image_rows(images, n);
   return executor_->run(*model_->phase(SGC_ABI_PHASE_PREFILL), tokens, n, pos0,
-                        logits, all_positions);
+                        logits, all_positions, nullptr);
 }
 
-status session::decode(int32_t token, int64_t pos, float *logits) {
-  if (!logits)
+status session::decode(int32_t token, int64_t pos, float *logits,
+                       int32_t *argmax) {
+  if (!logits && !argmax)
     return usage_error("decode needs a logits buffer");
   if (pos < 0 || pos >= context_)
     return usage_error("position " + std::to_string(pos) +
@@ -162,8 +163,20 @@ status session::decode(int32_t token, int64_t pos, float *logits) {
   status st = check_tokens(&token, 1);
   if (!st.ok())
     return st;
-  return executor_->run(*model_->phase(SGC_ABI_PHASE_DECODE), &token, 1, pos,
-                        logits, false);
+  const sgc_abi_phase_t &phase = *model_->phase(SGC_ABI_PHASE_DECODE);
+  if (argmax && !model_->argmax(phase))
+    return usage_error(model_->describe() +
+                       " computes no argmax: decode to logits");
+  st = executor_->run(phase, &token, 1, pos, logits, false, argmax);
+  if (st.ok() && argmax &&
+      (*argmax < 0 || *argmax >= model_->table().vocab_size))
+    return internal_error("the device's argmax " + std::to_string(*argmax) +
+                          " is outside the vocabulary");
+  return st;
+}
+
+bool session::decodes_argmax() const {
+  return model_->argmax(*model_->phase(SGC_ABI_PHASE_DECODE)) != nullptr;
 }
 
 void session::set_image_rows(const image_rows *images, int64_t n) {
@@ -319,9 +332,16 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   // What the repetition penalty sees: the prompt and what was generated.
   std::vector<int32_t> history(o.cached_tokens, o.cached_tokens + start);
   history.insert(history.end(), prompt, prompt + n_prompt);
+  // A greedy decode that nobody reads the logits of takes the device's
+  // argmax (the same rule as the sampler's): one token back, not the row.
+  const bool device_greedy = how.temperature <= 0.0f &&
+                             how.repetition_penalty == 1.0f && !o.on_logits &&
+                             decodes_argmax();
+  int32_t next = -1;
   int64_t generated = 0;
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    const int32_t token = pick.sample(row.data(), vocab, history);
+    const int32_t token =
+        next >= 0 ? next : pick.sample(row.data(), vocab, history);
     ++generated;
     if (out_num_generated)
       *out_num_generated = generated;
@@ -332,7 +352,8 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
                             ? o.feed_tokens[step]
                             : token;
     history.push_back(fed);
-    st = decode(fed, start + n_prompt + step, row.data());
+    st = device_greedy ? decode(fed, start + n_prompt + step, nullptr, &next)
+                       : decode(fed, start + n_prompt + step, row.data());
     if (!st.ok())
       return st;
     if (o.on_logits)

@@ -37,7 +37,12 @@ public:
   };
   status prefill(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
                  bool all_positions, const image_rows *images = nullptr);
-  status decode(int32_t token, int64_t pos, float *logits);
+  /// One decode call: its logits row, or with |argmax| (where
+  /// decodes_argmax()) only the row's argmax, computed on the device.
+  status decode(int32_t token, int64_t pos, float *logits,
+                int32_t *argmax = nullptr);
+  /// Whether the model's decode phase computes the argmax of its row.
+  bool decodes_argmax() const;
   /// The vision tower on |image| (sgc_session_encode_image).
   status encode_image(const sgc_image_t &image, float *soft_tokens,
                       int64_t *count);

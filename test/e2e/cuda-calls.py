@@ -3,7 +3,11 @@ compiled CUDA model with --device cuda: what the CUDA executor must do
 (runtime/src/cuda/cuda_executor.cc) whatever the model. Prints one "ok:"
 line per check that holds and "FAIL:" for each that does not.
 
-usage: cuda-calls.py LOG PREFILL_CALLS DECODE_TOKENS
+usage: cuda-calls.py LOG PREFILL_CALLS DECODE_TOKENS argmax|logits
+
+The last argument says what a decode call copies back: the 4 bytes of the
+device's argmax (greedy decoding that nobody reads the logits of) or the
+logits row.
 """
 import collections
 import sys
@@ -11,6 +15,7 @@ import sys
 
 def main():
     log, prefills, decodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    decode_copy = sys.argv[4]
     calls = []
     for line in open(log):
         words = line.split()
@@ -49,7 +54,24 @@ def main():
     check(captured > 0 and direct > 0,
           "decode launches are captured, prefill launches direct")
     check(count["cuMemcpyDtoHAsync_v2"] == prefills + decodes,
-          "one logits copy per call (%d)" % (prefills + decodes))
+          "one copy back per call (%d)" % (prefills + decodes))
+    # A copy after a graph launch is a decode call's, any other a prefill's.
+    prefill_bytes, decode_bytes, after_graph = [], [], False
+    for n, a, _ in calls:
+        if n == "cuGraphLaunch":
+            after_graph = True
+        elif n == "cuMemcpyDtoHAsync_v2":
+            (decode_bytes if after_graph else prefill_bytes).append(
+                int(a["bytes"]))
+            after_graph = False
+    row = set(prefill_bytes)
+    check(len(row) == 1 and min(row) > 4,
+          "prefill copies one logits row (%s bytes)" % sorted(row))
+    want = {4} if decode_copy == "argmax" else row
+    check(len(decode_bytes) == decodes and set(decode_bytes) == want,
+          "decode copies %s (%s bytes)" %
+          ("only the argmax" if decode_copy == "argmax" else "the logits row",
+           sorted(set(decode_bytes))))
     return 1 if failed else 0
 
 

@@ -179,12 +179,12 @@ protected:
     logits->assign((all ? tokens.size() : 1) * 16, -1.0f);
     return exec_->run(phase(SGC_ABI_PHASE_PREFILL), tokens.data(),
                       static_cast<int64_t>(tokens.size()), pos0, logits->data(),
-                      all);
+                      all, nullptr);
   }
   sgc::status decode(int32_t token, int64_t pos, std::vector<float> *logits) {
     logits->assign(16, -1.0f);
     return exec_->run(phase(SGC_ABI_PHASE_DECODE), &token, 1, pos,
-                      logits->data(), false);
+                      logits->data(), false, nullptr);
   }
 
   temp_dir dir_;

@@ -161,6 +161,16 @@ static const sgc_abi_phase_t fake_phases[2] = {
       {SGC_ABI_DIM_TOKENS, FAKE_VOCAB}}},
 };
 
+#ifdef FAKE_BAD_ARGMAX
+/* A decode argmax operand the runtime must refuse: F32 (1) or I32 past the
+   workspace (2). */
+static const sgc_abi_operand_t fake_phase_argmax[2] = {
+    {SGC_ABI_OPERAND_WORKSPACE, 0,
+     FAKE_BAD_ARGMAX == 1 ? 0 : FAKE_WORKSPACE,
+     FAKE_BAD_ARGMAX == 1 ? SGC_ABI_DTYPE_F32 : SGC_ABI_DTYPE_I32, 1, {1}},
+    {0}};
+#endif
+
 static const sgc_abi_cpu_fn_t fake_functions[1] = {fake_run};
 
 /* The other spelling of the Gemma 3 prefix, as the compiler lists it. */
@@ -255,6 +265,11 @@ static const sgc_model_v2_t fake_model = {
 #ifdef FAKE_IMAGE_NO_PHASE
     0, /* cuda_emu */
     &fake_image,
+#endif
+#ifdef FAKE_BAD_ARGMAX
+    0, /* cuda_emu */
+    0, /* image */
+    fake_phase_argmax,
 #endif
 };
 

@@ -275,14 +275,14 @@ TEST(ModelOpen, Errors) {
        {"not an sgc model", "magic 0xDEADBEEF"}},
       {SGC_TEST_FAKE_MODEL_ABI3,
        SGC_STATUS_MISMATCH,
-       {"model ABI version 3.3", "runtime (ABI 2.3)", "newer sgc"}},
+       {"model ABI version 3.4", "runtime (ABI 2.4)", "newer sgc"}},
       {SGC_TEST_FAKE_MODEL_ABI1,
        SGC_STATUS_MISMATCH,
-       {"model ABI version 1.3", "runtime (ABI 2.3)", "older sgc",
+       {"model ABI version 1.4", "runtime (ABI 2.4)", "older sgc",
         "recompile"}},
       {SGC_TEST_FAKE_MODEL_NO_TABLE,
        SGC_STATUS_MISMATCH,
-       {"no table for this runtime's ABI 2.3"}},
+       {"no table for this runtime's ABI 2.4"}},
       {SGC_TEST_FAKE_MODEL_BAD_PLAN,
        SGC_STATUS_BAD_INPUT,
        {"invalid model table", "step 0: operand 9",
@@ -294,6 +294,14 @@ TEST(ModelOpen, Errors) {
        SGC_STATUS_BAD_INPUT,
        {"invalid model table",
         "an image record but no encode_image phase"}},
+      {SGC_TEST_FAKE_MODEL_ARGMAX_F32,
+       SGC_STATUS_BAD_INPUT,
+       {"invalid model table", "phase 0: the argmax must be a [1] I32 "
+                               "workspace buffer"}},
+      {SGC_TEST_FAKE_MODEL_ARGMAX_OUTSIDE,
+       SGC_STATUS_BAD_INPUT,
+       {"invalid model table", "phase 0: argmax: ",
+        "outside the workspace of 576 bytes"}},
   };
   for (const error_case &c : cases) {
     SCOPED_TRACE(c.path);

@@ -341,33 +341,7 @@ void AttnDecodeBuilder::emitWarpParts() {
 }
 
 void AttnDecodeBuilder::lastBlockCombines() {
-  Value zero = k.index(0);
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  gpu::BarrierOp::create(b, loc);
-  Value flag = k.sharedBuffer({1}, b.getI32Type());
-  Value tid0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                     zero);
-  k.ifThen(tid0, [&] {
-    Value old = memref::AtomicRMWOp::create(
-        b, loc, arith::AtomicRMWKind::addi,
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), counters,
-        ValueRange{g});
-    memref::StoreOp::create(b, loc, old, flag, ValueRange{zero});
-  });
-  gpu::BarrierOp::create(b, loc);
-  Value seen = memref::LoadOp::create(b, loc, flag, ValueRange{zero});
-  Value last = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, seen,
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), s.splits - 1));
-  k.ifThen(last, [&] {
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    combine(tid);
-    k.ifThen(tid0, [&] {
-      memref::StoreOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0),
-          counters, ValueRange{g});
-    });
-  });
+  k.ifLastBlock(counters, g, s.splits, [&] { combine(tid); });
 }
 
 void AttnDecodeBuilder::combine(Value tid) {

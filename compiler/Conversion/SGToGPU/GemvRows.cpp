@@ -11,7 +11,8 @@
 // as keep the grid at about 1056 blocks): 128-bit loads of the
 // weight row, f32 products, a warp-shuffle sum, and the epilogue (the
 // softcap of the LM head; GELU(gate) x up of the MLP in the reference's
-// rounding order, gate and up rows in the same warp).
+// rounding order, gate and up rows in the same warp). The decode LM head
+// ends with the row's argmax (Argmax.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,7 +91,8 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
 
 FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
                                                EmitContext &ctx,
-                                               const RowChain *prologue) {
+                                               const RowChain *prologue,
+                                               bool argmax) {
   FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched))
     return op->emitError("convert-sg-to-gpu: not a projection");
@@ -146,6 +148,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   if (prologue)
     params.push_back(xType);
   int64_t totalRows = g.totalRows();
+  if (argmax && (!ctx.oneToken() || g.weights.size() != 1 || g.gated()))
+    return op->emitError("convert-sg-to-gpu: the argmax epilogue needs a "
+                         "one-token projection of one weight");
 
   Builder a(op->getContext());
   SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
@@ -161,6 +166,20 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   if (prologue)
     specAttrs.push_back(a.getNamedAttr("prologue", prologue->steps(a)));
   int64_t threads = kWarps * kWarp;
+  int64_t rowsPerBlock = kWarps * rowsPerWarp;
+  int64_t blocks = (totalRows + rowsPerBlock - 1) / rowsPerBlock;
+  // The argmax's partials (values, ids), its counter and the token.
+  MLIRContext *mctx = op->getContext();
+  auto i32 = IntegerType::get(mctx, 32);
+  SmallVector<MemRefType> argmaxScratch = {
+      MemRefType::get({blocks}, Float32Type::get(mctx)),
+      MemRefType::get({blocks}, i32)};
+  auto oneI32 = MemRefType::get({1}, i32);
+  if (argmax) {
+    specAttrs.push_back(a.getNamedAttr("argmax", a.getBoolAttr(true)));
+    llvm::append_range(params, argmaxScratch);
+    params.append({oneI32, oneI32});
+  }
 
   KernelUse use;
   use.kernel = km.getOrCreate(
@@ -181,6 +200,10 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         for (size_t i = 0; i < op->getNumResults(); ++i)
           outs.push_back(k.params[p++]);
         Value chainOut = prologue ? k.params[p++] : Value();
+        ArgmaxBuffers best;
+        if (argmax)
+          best = {outs[0], k.params[p], k.params[p + 1], k.params[p + 2],
+                  k.params[p + 3]};
         Value xs = dynamicRow ? k.dynamicSharedBuffer({width}, ct)
                               : k.sharedBuffer({width}, ct);
         Value scratch = k.sharedBuffer({kWarps}, b.getF32Type());
@@ -279,14 +302,28 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
             });
             offset += n;
           }
+          if (argmax) {
+            Value begin = arith::MulIOp::create(
+                b, loc, k.blockId(gpu::Dimension::x), k.index(rowsPerBlock));
+            Value end = arith::MinUIOp::create(
+                b, loc,
+                Value(arith::AddIOp::create(b, loc, begin,
+                                            k.index(rowsPerBlock))),
+                k.index(totalRows));
+            emitArgmaxEpilogue(k, best, t, begin, end, blocks, threads);
+          }
         });
       });
   use.ins = ins;
   use.outs.assign(op->getResults().begin(), op->getResults().end());
   if (prologue)
     use.outs.push_back(prologue->result);
-  use.grid = {(totalRows + kWarps * rowsPerWarp - 1) / (kWarps * rowsPerWarp),
-              ctx.maxTokens, 1};
+  if (argmax) {
+    use.scratch = argmaxScratch;
+    use.zeroed = {oneI32};
+    use.writesArgmax = true;
+  }
+  use.grid = {blocks, ctx.maxTokens, 1};
   use.tokenGridDim = 1;
   use.block = {threads, 1, 1};
   if (dynamicRow)

@@ -97,6 +97,37 @@ Value KernelBody::dynamicSharedBuffer(ArrayRef<int64_t> shape, Type element) {
   return memref::ViewOp::create(b, loc, type, raw, index(0), ValueRange{});
 }
 
+void KernelBody::ifLastBlock(Value counters, Value slot, int64_t blocks,
+                             llvm::function_ref<void()> body) {
+  Value zero = index(0);
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  gpu::BarrierOp::create(b, loc);
+  Value flag = sharedBuffer({1}, b.getI32Type());
+  Value tid0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     threadId(gpu::Dimension::x), zero);
+  ifThen(tid0, [&] {
+    Value old = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addi,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), counters,
+        ValueRange{slot});
+    memref::StoreOp::create(b, loc, old, flag, ValueRange{zero});
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value seen = memref::LoadOp::create(b, loc, flag, ValueRange{zero});
+  Value last = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, seen,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), blocks - 1));
+  ifThen(last, [&] {
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    body();
+    ifThen(tid0, [&] {
+      memref::StoreOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0),
+          counters, ValueRange{slot});
+    });
+  });
+}
+
 static Value shuffleReduce(OpBuilder &b, Location loc, Value v, bool max) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
     auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,

@@ -57,6 +57,10 @@ struct KernelUse {
   /// Bytes of dynamic shared memory the kernel needs (its launch asks for
   /// them; above 48 KiB the runtime opts the kernel in).
   int64_t dynamicShared = 0;
+  /// The launch's very last parameter is an i32 [1] buffer it writes the
+  /// argmax of its logits row to (the decode LM head); the entry returns
+  /// it to the runtime.
+  bool writesArgmax = false;
 };
 
 /// Shared memory a block gets without the opt-in: the most a kernel may
@@ -134,6 +138,13 @@ public:
   void ifThen(Value cond, llvm::function_ref<void()> body);
   /// `a < b` on index values.
   Value lessThan(Value a, Value b);
+  /// Runs `body` in the one block of a grid of `blocks` that counts itself
+  /// in last at counters[slot] (an i32 of the zeroed region, which that
+  /// block resets): every thread fences its global writes first, so the
+  /// last block reads every block's. Barriers inside: every thread of the
+  /// block must call it.
+  void ifLastBlock(Value counters, Value slot, int64_t blocks,
+                   llvm::function_ref<void()> body);
 };
 
 /// What the emitters of one module share.
@@ -238,6 +249,21 @@ struct RowChain {
 /// The chain that starts at `first`, or failure.
 FailureOr<RowChain> matchRowChain(Operation *first);
 
+/// The buffers of the LM head's argmax: the logits row it reads back, the
+/// per-block bests (f32 values, i32 ids: scratch [blocks]), the grid's
+/// counter (the zeroed region, i32 [1]) and the token (i32 [1]).
+struct ArgmaxBuffers {
+  Value logits, partialValues, partialIds, counter, token;
+};
+
+/// Argmax.cpp: after a block has stored rows [rowBegin, rowEnd) of
+/// logits[t], its best goes to the partials; the last of the grid's
+/// `blocks` blocks writes the row's argmax (NaN never wins, ties go to the
+/// lowest id) to token[0]. Barriers inside: every thread must call it.
+void emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a, Value t,
+                        Value rowBegin, Value rowEnd, int64_t blocks,
+                        int64_t threads);
+
 /// The chain's row `t`, every column c strided over the block's `threads`
 /// threads and handed to `store(c, value)`; `params` hold `chain.ins` in
 /// order, `scratch` is a workgroup f32 buffer of threads / 32 elements.
@@ -259,8 +285,11 @@ FailureOr<KernelUse> emitEmbed(Operation *op, EmitContext &ctx);
 /// that input row itself from the chain's inputs and its first block stores
 /// it (the chain's result is the launch's last output): one launch instead
 /// of two (CUDA.md §1.3).
+/// With `argmax` (one token, one weight) the launch also writes the argmax
+/// of its output row (emitArgmaxEpilogue; KernelUse::writesArgmax).
 FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
-                                  const RowChain *prologue = nullptr);
+                                  const RowChain *prologue = nullptr,
+                                  bool argmax = false);
 /// GemmMma.cpp: the same projections over a chunk of tokens on tensor cores
 /// (mma.sync), where `gemmMmaApplies` (bf16 rows and weights, shapes in
 /// whole tiles).

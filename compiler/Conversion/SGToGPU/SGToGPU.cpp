@@ -64,6 +64,10 @@ struct EntryState {
   SmallVector<plan::AllocOp> secondRegion;
   std::optional<CarriedChain> carried;
   bool fuseChains = true;
+  bool deviceArgmax = true;
+  /// The buffer the LM head writes the argmax of the logits row to (its
+  /// offset set past the entry's scratch regions), or null.
+  plan::AllocOp argmax;
 };
 
 /// Expands one step of an entry.
@@ -203,6 +207,15 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
     state.zeroed.push_back(alloc);
     outs.push_back(alloc);
   }
+  if (use.writesArgmax) {
+    if (state.argmax)
+      return op->emitError("convert-sg-to-gpu: a second argmax in one entry");
+    state.argmax = plan::AllocOp::create(
+        b, call.getLoc(),
+        plan::BufferType::get(b.getContext(), {1}, b.getI32Type()),
+        b.getI64IntegerAttr(0));
+    outs.push_back(state.argmax);
+  }
   createCall(b, op->getLoc(), use, ctx, ins, outs,
              layer ? layer : call.getLayerAttr());
   return success();
@@ -265,6 +278,15 @@ LogicalResult StepExpansion::run() {
     }
   }
 
+  // The decode LM head (the projection that writes the entry's logits)
+  // also computes their argmax.
+  Value logits =
+      cast<plan::ReturnOp>(entry.getBlock().getTerminator()).getLogits();
+  auto isLMHead = [&](Operation *op) {
+    return ctx.oneToken() && op->getNumResults() == 1 &&
+           outputs.lookup(op->getResult(0)) == logits;
+  };
+
   llvm::SmallPtrSet<Operation *, 8> done;
   // A chain of this step that goes into the next projection's prologue.
   std::optional<RowChain> pending;
@@ -325,7 +347,9 @@ LogicalResult StepExpansion::run() {
       else if (gemmFfmaApplies(&op, ctx))
         use = emitGemmFfma(&op, ctx);
       else
-        use = emitGemvRows(&op, ctx, prologue);
+        use = emitGemvRows(&op, ctx, prologue,
+                           state.deviceArgmax && isLMHead(&op) &&
+                               !matchProjection(&op)->gated());
       pending.reset();
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {
@@ -420,6 +444,7 @@ struct ConvertSGToGPUPass
       int64_t base = alignUp(entry.getWorkspace().value_or(0));
       EntryState state{zeroed};
       state.fuseChains = fuseRowChains;
+      state.deviceArgmax = deviceArgmax;
       // Two scratch regions in turn where chains are carried (decode).
       bool twoRegions = fuseRowChains && ctx.oneToken();
       int64_t scratch[2] = {0, 0};
@@ -447,6 +472,14 @@ struct ConvertSGToGPUPass
       for (plan::AllocOp alloc : state.secondRegion)
         alloc.setOffset(*alloc.getOffset() + alignUp(scratch[0]));
       int64_t end = base + alignUp(scratch[0]) + scratch[1];
+      // The argmax outlives the steps: past both scratch regions.
+      if (state.argmax) {
+        state.argmax.setOffset(alignUp(end));
+        end = alignUp(end) + kAlignment;
+        cast<plan::ReturnOp>(entry.getBlock().getTerminator())
+            .getArgmaxMutable()
+            .assign(state.argmax);
+      }
       entry.setWorkspace(end);
       zeroedBase = std::max(zeroedBase, alignUp(end));
     }

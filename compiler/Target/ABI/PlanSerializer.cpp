@@ -103,7 +103,8 @@ LogicalResult PlanSerializer::readEntries() {
       return layer.emitError("emit: ABI 2.0 needs K and V caches of one head "
                              "width, got ")
              << layer.getHeadDim() << " and " << layer.getVHeadDim();
-  llvm::raw_string_ostream ops(operands), sts(steps), phs(phases);
+  llvm::raw_string_ostream ops(operands), sts(steps), phs(phases),
+      best(phaseArgmax);
 
   // One operand record; returns its kind. An encode_image entry's two
   // arguments are its pixels and patch positions.
@@ -247,6 +248,15 @@ LogicalResult PlanSerializer::readEntries() {
     if (failed(writeOperand(phs, ret.getLogits(), plan::EntryOp())))
       return failure();
     phs << "},\n";
+    best << "  ";
+    if (Value argmax = ret.getArgmax()) {
+      anyArgmax = true;
+      if (failed(writeOperand(best, argmax, plan::EntryOp())))
+        return failure();
+    } else {
+      best << "{0}";
+    }
+    best << ",\n";
     ++numPhases;
   }
   if (numPhases == 0)
@@ -322,6 +332,9 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
      << (numSteps ? steps : std::string("  {0},\n"))
      << "};\n\nstatic const sgc_abi_phase_t sgc_phases[] = {\n"
      << phases << "};\n\n";
+  if (anyArgmax)
+    os << "static const sgc_abi_operand_t sgc_phase_argmax[] = {\n"
+       << phaseArgmax << "};\n\n";
   if (imageSoftTokens > 0)
     writeImage(os);
 }
@@ -370,6 +383,8 @@ void PlanSerializer::writeModel(llvm::raw_ostream &os, StringRef target,
     os << "  .cuda_emu = &" << cudaEmu << ",\n";
   if (imageSoftTokens > 0)
     os << "  .image = &sgc_image,\n";
+  if (anyArgmax)
+    os << "  .phase_argmax = sgc_phase_argmax,\n";
   os << "};\n\n"
      << "SGC_ABI_EXPORT const sgc_abi_header_t *\n"
      << "sgc_model_query(uint32_t runtime_major, uint32_t runtime_minor) {\n"

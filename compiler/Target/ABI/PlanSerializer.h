@@ -60,6 +60,9 @@ private:
   SmallVector<PlanFunction> functions_;
   /// Text of the operand, step and phase initializers.
   std::string operands, steps, phases;
+  /// Per phase, its argmax operand (or a rank-0 one); `anyArgmax` if any.
+  std::string phaseArgmax;
+  bool anyArgmax = false;
   size_t numOperands = 0, numSteps = 0, numPhases = 0;
   int64_t vocab = 0, context = 0, maxPrefillChunk = 1, workspace = 0;
   /// Soft tokens per image of the encode_image entry; 0 without one.

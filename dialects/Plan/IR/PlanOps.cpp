@@ -362,5 +362,14 @@ LogicalResult ReturnOp::verify() {
       getLogits().getType().getShape().size() != 2)
     return emitOpError("requires a rank-2 plan.alloc buffer of logits, got ")
            << getLogits().getType();
+  // return_c2
+  if (Value argmax = getArgmax()) {
+    auto type = cast<BufferType>(argmax.getType());
+    if (!argmax.getDefiningOp<AllocOp>() || type.getShape() != ArrayRef<int64_t>{1} ||
+        !type.getElementType().isInteger(32))
+      return emitOpError("requires the argmax in a plan.alloc buffer of one "
+                         "i32, got ")
+             << argmax.getType();
+  }
   return success();
 }

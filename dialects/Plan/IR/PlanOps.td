@@ -236,11 +236,23 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
 def Plan_ReturnOp : Plan_Op<"return", [HasParent<"EntryOp">, Terminator]> {
   let summary = "Ends an entry point; names the buffer holding the logits";
   let description = [{
+    Optionally also the buffer that holds the argmax of the last logits row
+    (a CUDA decode's LM head computes it, so a greedy decode copies back one
+    token instead of the row).
+
     Constraints:
     - C1: the logits buffer is an alloc of rank 2 ([tokens, vocab]).
+    - C2: the argmax buffer, if any, is an alloc of one i32 (`[1]`).
   }];
-  let arguments = (ins Plan_AnyBuffer:$logits);
-  let assemblyFormat = "$logits attr-dict `:` qualified(type($logits))";
+  let arguments = (ins Plan_AnyBuffer:$logits,
+                       Optional<Plan_AnyBuffer>:$argmax);
+  let assemblyFormat = [{
+    $logits (`argmax` $argmax^)? attr-dict `:` qualified(type($logits))
+    (`,` qualified(type($argmax))^)?
+  }];
+  let builders = [OpBuilder<(ins "Value":$logits), [{
+    build($_builder, $_state, logits, Value());
+  }]>];
   let hasVerifier = 1;
 }
 

@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 3u
+#define SGC_ABI_VERSION_MINOR 4u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -683,6 +683,17 @@ typedef struct sgc_model_v2_t {
   /** The image component when the plan has an ENCODE_IMAGE phase, else
       NULL. */
   const sgc_abi_image_t *image;
+
+  /* 2.4 */
+  /**
+   * Per phase (parallel to |phases|), the WORKSPACE operand that holds the
+   * argmax of the phase's last logits row after its last step: I32 [1], the
+   * id of the largest logit, where NaN never wins and ties go to the lowest
+   * id (0 for a row of NaN only). A phase without one has an operand of
+   * rank 0. NULL when no phase has one. Lets a greedy decode copy back one
+   * token instead of the row (a CUDA plan's LM head computes it).
+   */
+  const sgc_abi_operand_t *phase_argmax;
 } sgc_model_v2_t;
 
 /** sizeof(sgc_model_v2_t) in ABI 2.0 and 2.1, which a runtime still reads
@@ -690,6 +701,8 @@ typedef struct sgc_model_v2_t {
 #define SGC_ABI_MODEL_V2_1_SIZE offsetof(sgc_model_v2_t, cuda_emu)
 /** sizeof(sgc_model_v2_t) in ABI 2.2 (the 2.3 fields absent: zero). */
 #define SGC_ABI_MODEL_V2_2_SIZE offsetof(sgc_model_v2_t, image)
+/** sizeof(sgc_model_v2_t) in ABI 2.3 (the 2.4 fields absent: zero). */
+#define SGC_ABI_MODEL_V2_3_SIZE offsetof(sgc_model_v2_t, phase_argmax)
 
 /**
  * What the compiler emits, in the generated C file:

@@ -150,9 +150,12 @@ void cpu_executor::describe(sgc_abi_memref_t *desc, const void *data,
 
 status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                          int64_t n, int64_t pos0, float *logits,
-                         bool all_positions) {
+                         bool all_positions, int32_t *argmax) {
   if (!weights_)
     return internal_error("no weights are bound");
+  // CPU plans have no argmax operand: the session asks for logits.
+  if (argmax)
+    return internal_error("the CPU plan computes no argmax");
   call_inputs in;
   in.tokens = tokens;
   in.n = n;

@@ -35,7 +35,8 @@ public:
   status allocate(int64_t context) override;
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
-             int64_t pos0, float *logits, bool all_positions) override;
+             int64_t pos0, float *logits, bool all_positions,
+             int32_t *argmax) override;
   status encode_image(const sgc_abi_phase_t &phase, const float *pixels,
                       const int32_t *positions, float *soft_tokens) override;
   status bind_image_rows(const float *embeds, const int32_t *blocks) override {

@@ -452,7 +452,7 @@ status cuda_executor::capture(const sgc_abi_phase_t &phase) {
 
 status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                           int64_t n, int64_t pos0, float *logits,
-                          bool all_positions) {
+                          bool all_positions, int32_t *argmax) {
   const sgc_model_v2_t &t = model_->table();
   const cuda_api &api = *api_;
   if (!bound_)
@@ -484,20 +484,31 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
     return st;
   }
 
-  // The logits rows back. Row-wise steps ran on every row (a kernel reads
-  // the token count from the step state, so a one-row view is not a thing
-  // on the GPU); only the rows asked for are copied.
+  // The argmax (4 bytes), or the logits rows back. Row-wise steps ran on
+  // every row (a kernel reads the token count from the step state, so a
+  // one-row view is not a thing on the GPU); only the rows asked for are
+  // copied.
   const sgc_abi_operand_t &lo = phase.logits;
   const uint64_t row_bytes = workspace_operand_bytes(lo, 1);
   const int64_t first = all_positions ? 0 : n - 1;
   const int64_t rows = n - first;
-  SGC_CU_TRY(api,
-             api.cuMemcpyDtoHAsync(logits_host_,
-                                   buffers_.workspace + lo.offset +
-                                       static_cast<uint64_t>(first) * row_bytes,
-                                   static_cast<uint64_t>(rows) * row_bytes,
-                                   stream_),
-             "cannot copy the logits from the GPU");
+  const sgc_abi_operand_t *best = argmax ? model_->argmax(phase) : nullptr;
+  if (argmax && !best)
+    return internal_error("the phase has no argmax operand");
+  if (best)
+    SGC_CU_TRY(api,
+               api.cuMemcpyDtoHAsync(logits_host_,
+                                     buffers_.workspace + best->offset,
+                                     sizeof *argmax, stream_),
+               "cannot copy the argmax from the GPU");
+  else
+    SGC_CU_TRY(api,
+               api.cuMemcpyDtoHAsync(
+                   logits_host_,
+                   buffers_.workspace + lo.offset +
+                       static_cast<uint64_t>(first) * row_bytes,
+                   static_cast<uint64_t>(rows) * row_bytes, stream_),
+               "cannot copy the logits from the GPU");
   SGC_CU_TRY(api, api.cuStreamSynchronize(stream_),
              "the GPU failed while running the " +
                  std::string(phase.kind == SGC_ABI_PHASE_DECODE ? "decode"
@@ -508,7 +519,10 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
   if (dump_ && !(st = dump_->flush()).ok())
     return st;
   ++calls_;
-  logits_to_f32(logits_host_, lo.dtype, rows, t.vocab_size, logits);
+  if (best)
+    std::memcpy(argmax, logits_host_, sizeof *argmax);
+  else
+    logits_to_f32(logits_host_, lo.dtype, rows, t.vocab_size, logits);
   return status();
 }
 

@@ -56,7 +56,8 @@ public:
   status allocate(int64_t context) override;
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
-             int64_t pos0, float *logits, bool all_positions) override;
+             int64_t pos0, float *logits, bool all_positions,
+             int32_t *argmax) override;
 
   const char *variant_name() const override { return variant_->name; }
   uint64_t kv_cache_bytes() const override { return kv_bytes_; }

@@ -119,7 +119,8 @@ public:
   }
 
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
-             int64_t pos0, float *logits, bool all_positions) override {
+             int64_t pos0, float *logits, bool all_positions,
+             int32_t *argmax) override {
     const sgc_model_v2_t &t = model_->table();
     if (!bound_)
       return internal_error("no weights are bound");
@@ -154,6 +155,13 @@ public:
         return st;
     }
     ++calls_;
+    if (argmax) {
+      const sgc_abi_operand_t *best = model_->argmax(phase);
+      if (!best)
+        return internal_error("the phase has no argmax operand");
+      std::memcpy(argmax, workspace_.data() + best->offset, sizeof *argmax);
+      return status();
+    }
     const sgc_abi_operand_t &lo = phase.logits;
     const uint64_t row_bytes = workspace_operand_bytes(lo, 1);
     const int64_t first = all_positions ? 0 : n - 1;

@@ -295,3 +295,13 @@ plan.entry @decode decode max_tokens(1) {
   // expected-error @+1 {{requires a rank-2 plan.alloc buffer of logits, got '!plan.buffer<8xf32>'}}
   plan.return %w : !plan.buffer<8xf32>
 }
+
+// -----
+// return_c2: the argmax is an alloc of one i32.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc offset(0) : !plan.buffer<1x8xf32>
+  %a = plan.alloc offset(64) : !plan.buffer<2xi32>
+  // expected-error @+1 {{requires the argmax in a plan.alloc buffer of one i32, got '!plan.buffer<2xi32>'}}
+  plan.return %l argmax %a : !plan.buffer<1x8xf32>, !plan.buffer<2xi32>
+}

@@ -43,13 +43,19 @@ plan.entry @prefill prefill max_tokens(8) workspace(16384) {
   plan.return %l : !plan.buffer<?x512xbf16>
 }
 
-// A lowered callee (no results): only its existence is checked.
+// A lowered callee (no results): only its existence is checked. The entry
+// also returns the argmax of its logits row.
 // CHECK-LABEL: plan.entry @decode decode max_tokens(1) {
+// CHECK: %[[L:.*]] = plan.alloc : !plan.buffer<1x512xbf16>
+// CHECK-NEXT: %[[A:.*]] = plan.alloc : !plan.buffer<1xi32>
+// CHECK-NEXT: plan.call @body(%{{.*}}) -> (%[[L]], %[[A]])
+// CHECK-NEXT: plan.return %[[L]] argmax %[[A]] : !plan.buffer<1x512xbf16>, !plan.buffer<1xi32>
 plan.entry @decode decode max_tokens(1) {
 ^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
   %l = plan.alloc : !plan.buffer<1x512xbf16>
-  plan.call @body(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x512xbf16>)
-  plan.return %l : !plan.buffer<1x512xbf16>
+  %a = plan.alloc : !plan.buffer<1xi32>
+  plan.call @body(%tokens) -> (%l, %a) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x512xbf16>, !plan.buffer<1xi32>)
+  plan.return %l argmax %a : !plan.buffer<1x512xbf16>, !plan.buffer<1xi32>
 }
 
 // The vision tower's entry: one image's patches and positions in, its soft

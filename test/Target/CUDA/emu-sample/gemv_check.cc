@@ -10,6 +10,12 @@
  * chain's output, the launch's last operand), checked like row_chain's; the
  * projection's reference then starts from the row the kernel stored.
  *
+ * With "argmax" (the decode LM head, Argmax.cpp) each sampled CTA's best
+ * (partial value and id, the four operands after the outputs: values, ids,
+ * counter, token) must be the largest of the rows it stored, the lowest id
+ * of equal ones; the counter counts each sampled CTA once, and the token is
+ * written only when every CTA ran (then it is the row's argmax).
+ *
  * Error bounds (interval.h): the exact sums in double, widened by Higham's
  * gamma_n * sum |terms| with n the longest chain of f32 roundings in the
  * kernel's order (a lane's K / (8 * 32) FMAs of 8-wide chunks, then 8 adds
@@ -56,6 +62,48 @@ void fill(const operand &o, int64_t begin, int64_t n, double mean,
 bool is_sentinel(const operand &o, int64_t i) {
   return o.dtype == SGC_ABI_DTYPE_BF16 ? o.bf16()[i] == 0xFFFF
                                        : sgc::float_bits(o.f32()[i]) == ~0u;
+}
+
+/// The argmax epilogue's partials of the sampled |ctas|, its counter and
+/// token (operands |first| to first + 3) against the logits row |out| the
+/// kernel stored: "" or what is wrong.
+std::string check_argmax(const kernel_case &c,
+                         const std::vector<uint32_t> &ctas, int64_t per_block,
+                         int64_t total_rows, uint32_t blocks,
+                         const operand &out, size_t first) {
+  const float *values = c.ops[first].f32();
+  const int32_t *ids = static_cast<const int32_t *>(c.ops[first + 1].memory->data());
+  const int32_t counter =
+      *static_cast<const int32_t *>(c.ops[first + 2].memory->data());
+  const int32_t token =
+      *static_cast<const int32_t *>(c.ops[first + 3].memory->data());
+  int64_t best_row = -1;
+  double best = 0;
+  for (uint32_t b : ctas) {
+    const int64_t begin = b * per_block;
+    const int64_t end = std::min(total_rows, begin + per_block);
+    int64_t want = begin;
+    for (int64_t j = begin; j < end; ++j)
+      if (element(out, j) > element(out, want))
+        want = j;
+    const std::string where = "argmax: CTA " + std::to_string(b);
+    if (ids[b] != want || values[b] != element(out, want))
+      return where + " has row " + std::to_string(ids[b]) + " (" +
+             std::to_string(values[b]) + "), its best is row " +
+             std::to_string(want) + " (" + std::to_string(element(out, want)) +
+             ")";
+    if (best_row < 0 || element(out, want) > best)
+      best_row = want, best = element(out, want);
+  }
+  const bool all = ctas.size() == blocks;
+  if (counter != (all ? 0 : static_cast<int32_t>(ctas.size())))
+    return "argmax: the counter is " + std::to_string(counter) + " after " +
+           std::to_string(ctas.size()) + " of " + std::to_string(blocks) +
+           " CTAs (0 once the last has reset it)";
+  if (token != (all ? best_row : -1))
+    return "argmax: the token is " + std::to_string(token) + ", expected " +
+           std::to_string(all ? best_row : -1);
+  return "";
 }
 
 } // namespace
@@ -117,8 +165,10 @@ check_result check_gemv_rows(kernel_case &c) {
   }
   const size_t norm_index = static_cast<size_t>(after_input);
   const size_t first_weight = norm_index + (norm_weight ? 1 : 0);
-  const size_t expected =
+  const bool argmax = s.has("argmax") && s.number(name, "argmax") != 0;
+  const size_t first_argmax =
       first_weight + num_weights + num_outputs + (chain.empty() ? 0 : 1);
+  const size_t expected = first_argmax + (argmax ? 4 : 0);
   if (c.ops.size() != expected) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
               " operands, the spec asks for " + std::to_string(expected);
@@ -184,10 +234,19 @@ check_result check_gemv_rows(kernel_case &c) {
   std::vector<uint32_t> outputs;
   for (size_t i = 0; i < num_outputs; ++i)
     outputs.push_back(static_cast<uint32_t>(first_weight + num_weights + i));
+  const size_t stored_index = first_argmax - 1;
   if (!chain.empty()) {
-    const operand &stored = c.ops.back();
+    const operand &stored = c.ops[stored_index];
     std::memset(stored.memory->data(), 0xFF, stored.memory->bytes());
-    outputs.push_back(static_cast<uint32_t>(c.ops.size() - 1));
+    outputs.push_back(static_cast<uint32_t>(stored_index));
+  }
+  // The argmax's partials and token start as sentinels, its counter zero.
+  if (argmax) {
+    for (size_t i = 0; i < 4; ++i) {
+      const operand &o = c.ops[first_argmax + i];
+      std::memset(o.memory->data(), i == 2 ? 0 : 0xFF, o.memory->bytes());
+      outputs.push_back(static_cast<uint32_t>(first_argmax + i));
+    }
   }
   const auto start = std::chrono::steady_clock::now();
   r.error = run_blocks(c, r.ctas, outputs);
@@ -202,7 +261,7 @@ check_result check_gemv_rows(kernel_case &c) {
   for (int64_t i = 0; i < k; ++i)
     input[i] = element(x, i);
   if (!chain.empty()) {
-    const operand &stored = c.ops.back();
+    const operand &stored = c.ops[stored_index];
     std::vector<interval> v(k);
     for (int64_t i = 0; i < k; ++i)
       v[i] = interval(input[i]);
@@ -288,6 +347,13 @@ check_result check_gemv_rows(kernel_case &c) {
     compare(element(out, local), y,
             "CTA " + std::to_string(b) + " row " + std::to_string(g), &r);
   });
+
+  if (argmax) {
+    r.error = check_argmax(c, r.ctas, per_block, total_rows, blocks,
+                           c.ops[first_weight + num_weights], first_argmax);
+    if (!r.error.empty())
+      return r;
+  }
 
   // Rows of the CTAs that did not run must be untouched.
   for (size_t i = 0; i < num_outputs; ++i) {
