@@ -304,12 +304,9 @@ FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
 /// sg.gelu_tanh, with the chain of such ops that follows.
 FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);
-/// QKNormRope.cpp: sg.norm_rope (with the cache write when `writeCache`).
-FailureOr<KernelUse> emitNormRope(Operation *op, EmitContext &ctx,
-                                  bool writeCache);
 /// QKNormRope.cpp: several sg.norm_rope (caches written in the pass when
 /// `append`) and sg.kv_write ops in one launch, one grid row per head of
-/// each in turn (the decode layer's q, k and v in one kernel).
+/// each in turn (a layer's q, k and v in one kernel).
 FailureOr<KernelUse> emitHeadJobs(ArrayRef<Operation *> ops, EmitContext &ctx,
                                   bool append);
 /// Attention.cpp: sg.sliding_attn, sg.full_attn where neither attention

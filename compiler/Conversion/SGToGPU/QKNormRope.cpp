@@ -1,13 +1,14 @@
 //===- QKNormRope.cpp - per-head norm, RoPE and the cache append ----------===//
 //
-// Part of sgc. `qknorm_rope_append` (CUDA.md §1.2): one warp per (token,
-// head): the head's sum of squares by warp shuffles, the normalized head
-// (rounded as sg.rms_norm rounds it) in shared memory, the rotation of each
-// pair (sg.rope / sg.partial_rope, inverse frequencies from the CPU path's
-// table), the store, and for a one-token call the write into ring slot
-// `pos mod window` or full slot `pos` in the same pass (that slot is read by
-// no query of the call). A longer chunk's write is a separate kv_write
-// launch after the cache's last reader (convert-sg-to-gpu places it).
+// Part of sgc. `qknorm_rope_append` (CUDA.md §1.2), a layer's q, k (and
+// Gemma 4's v) in one launch: one warp per (token, head): the head's sum of
+// squares by warp shuffles, the normalized head (rounded as sg.rms_norm
+// rounds it) in shared memory, the rotation of each pair (sg.rope /
+// sg.partial_rope, inverse frequencies from the CPU path's table), the
+// store, and for a one-token call the write into ring slot `pos mod window`
+// or full slot `pos` in the same pass (that slot is read by no query of the
+// call). A longer chunk's writes are kv_write launches after each cache's
+// last reader (convert-sg-to-gpu places them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -255,9 +256,4 @@ FailureOr<KernelUse> gpu_kernels::emitHeadJobs(ArrayRef<Operation *> ops,
   use.grid = {ctx.maxTokens, totalHeads, 1};
   use.block = {kWarp, 1, 1};
   return use;
-}
-
-FailureOr<KernelUse> gpu_kernels::emitNormRope(Operation *op, EmitContext &ctx,
-                                               bool writeCache) {
-  return emitHeadJobs({op}, ctx, writeCache);
 }

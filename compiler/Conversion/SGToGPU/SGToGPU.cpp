@@ -354,11 +354,13 @@ LogicalResult StepExpansion::run() {
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {
       use = emitRowChain(&op, ctx);
-    } else if (isa<sg::NormRopeOp>(op) && ctx.oneToken()) {
-      // Decode: the layer's q, k and v (norms, RoPE, cache writes) in one
-      // launch. A one-token call writes cache slot p, which none of its
-      // attention reads (ring: the slot of p - window), so a kv_write may
-      // move ahead of the attention.
+    } else if (isa<sg::NormRopeOp>(op)) {
+      // The layer's q, k and v (norms, RoPE) in one launch: the later ones
+      // whose inputs exist here. A one-token call also writes the caches
+      // (slot p, which none of its attention reads; ring: the slot of
+      // p - window), so a kv_write may move ahead of the attention. A chunk
+      // of several tokens writes each cache after its last reader.
+      bool append = ctx.oneToken();
       SmallVector<Operation *> group = {&op};
       auto ready = [&](Operation *other) {
         return llvm::all_of(other->getOperands(), [&](Value v) {
@@ -368,17 +370,17 @@ LogicalResult StepExpansion::run() {
       };
       for (Operation &other : llvm::make_range(std::next(op.getIterator()),
                                                bodyBlock.end()))
-        if (isa<sg::NormRopeOp, sg::KVWriteOp>(other) &&
+        if ((isa<sg::NormRopeOp>(other) ||
+             (append && isa<sg::KVWriteOp>(other))) &&
             !done.contains(&other) && ready(&other))
           group.push_back(&other);
-      use = emitHeadJobs(group, ctx, /*append=*/true);
-    } else if (auto rope = dyn_cast<sg::NormRopeOp>(op)) {
-      // A chunk of several tokens writes its keys after the cache's last
-      // reader.
-      bool inPass = !rope.getCache();
-      use = emitNormRope(&op, ctx, inPass);
-      if (succeeded(use) && !inPass) {
-        Operation *last = &op;
+      use = emitHeadJobs(group, ctx, append);
+      for (Operation *member : group) {
+        auto rope = dyn_cast<sg::NormRopeOp>(member);
+        if (append || failed(use) || !rope || !rope.getCache())
+          continue;
+        // After the cache's last reader, or after the launch.
+        Operation *last = group.back();
         for (Operation *user : rope.getCache().getUsers())
           if (user->getBlock() == &bodyBlock && last->isBeforeInBlock(user))
             last = user;
