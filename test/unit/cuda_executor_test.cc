@@ -675,6 +675,16 @@ TEST_F(CudaExecutor, KernelsMustFitTheSteps) {
                              ": CUDA variant 'sm_90a': decode step 3 (kernel "
                              "'fake_logits'): 2048 threads per block (at most "
                              "1024)");
+  // The emulator's table says fake_append uses dynamic shared memory that its
+  // launches do not bring: refused for the GPU too (the same kernels).
+  s = make(SGC_TEST_FAKE_CUDA_MODEL_DYNAMIC_SHARED);
+  EXPECT_EQ(s.code(), sgc::status_code::bad_input) << text(s);
+  EXPECT_NE(s.message().find(": CUDA variant 'sm_90a': "), std::string::npos)
+      << text(s);
+  EXPECT_NE(s.message().find("(kernel 'fake_append'): the kernel uses 256 bytes "
+                             "of dynamic shared memory, the launch asks for 0"),
+            std::string::npos)
+      << text(s);
 }
 
 TEST_F(CudaExecutor, MissingKernelNamesIt) {

@@ -36,6 +36,9 @@
  *   FAKE_CUDA_STEP_PARAMS   kernels[] says fake_append takes 5 parameters
  *                           (its steps pass 6)
  *   FAKE_CUDA_BIG_BLOCK     the decode logits step has 2048 threads a block
+ *   FAKE_CUDA_DYNAMIC_SHARED the cuda_emu table says fake_append uses 256
+ *                           bytes of dynamic shared memory (its steps ask
+ *                           for none)
  *   FAKE_CUDA_REAL_FATBIN   the fatbin is the file this names (of
  *                           FAKE_CUDA_REAL_FATBIN_BYTES bytes): the kernels
  *                           compiled by nvcc, for a real GPU
@@ -241,10 +244,17 @@ static void emu_logits(const sgc_abi_emu_ops_t *ops, void *const *params) {
 static const sgc_abi_emu_kernel_fn_t emu_kernels[4] = {emu_embed, emu_attn,
                                                        emu_append, emu_logits};
 static const uint32_t emu_static_shared[4] = {0, 0, 0, 0};
+#ifdef FAKE_CUDA_DYNAMIC_SHARED
+/* fake_append says it uses 256 bytes of dynamic shared memory, which no step
+   launching it asks for. */
+static const uint32_t emu_dynamic_shared[4] = {0, 0, 256, 0};
+#else
+static const uint32_t emu_dynamic_shared[4] = {0, 0, 0, 0};
+#endif
 
 static const sgc_abi_cuda_emu_t emu_table = {
     sizeof(sgc_abi_cuda_emu_t), 4, "sm_90a", emu_kernels, emu_static_shared,
-    NUM_SITES, 0, sites};
+    NUM_SITES, 0, sites, emu_dynamic_shared};
 
 /*===--- the fatbin, the kernels and the plan --------------------------===*/
 

@@ -220,7 +220,7 @@ LogicalResult writeGlue(ModuleOp module, const PlanSerializer &plan,
 
   // The emulator: a wrapper per kernel unpacking the parameter array.
   ArrayRef<PlanFunction> kernels = plan.functions();
-  std::string sharedBytes;
+  std::string sharedBytes, dynamicBytes;
   for (auto [i, fn] : llvm::enumerate(kernels)) {
     std::string host = kEmuKernelPrefix + fn.name;
     auto hostFn = module.lookupSymbol<LLVM::LLVMFuncOp>(host);
@@ -243,12 +243,17 @@ LogicalResult writeGlue(ModuleOp module, const PlanSerializer &plan,
     os << ");\n}\n";
     auto bytes = hostFn->getAttrOfType<IntegerAttr>("sg.emu_shared_bytes");
     sharedBytes += (i ? ", " : "") + std::to_string(bytes ? bytes.getInt() : 0);
+    auto dynamic =
+        hostFn->getAttrOfType<IntegerAttr>("sg.emu_dynamic_shared_bytes");
+    dynamicBytes +=
+        (i ? ", " : "") + std::to_string(dynamic ? dynamic.getInt() : 0);
   }
   os << "static const sgc_abi_emu_kernel_fn_t sgc_emu_kernels[] = {";
   for (size_t i = 0; i < kernels.size(); ++i)
     os << (i ? ", " : "") << "sgc_emu_fn" << i;
   os << "};\nstatic const uint32_t sgc_emu_shared_bytes[] = {" << sharedBytes
-     << "};\nstatic const char *const sgc_emu_sites[] = {\n";
+     << "};\nstatic const uint32_t sgc_emu_dynamic_shared_bytes[] = {"
+     << dynamicBytes << "};\nstatic const char *const sgc_emu_sites[] = {\n";
   auto sites = module->getAttrOfType<ArrayAttr>("sg.emu_sites");
   size_t numSites = sites ? sites.size() : 0;
   if (sites)
@@ -260,7 +265,7 @@ LogicalResult writeGlue(ModuleOp module, const PlanSerializer &plan,
   os << "};\nstatic const sgc_abi_cuda_emu_t sgc_cuda_emu = {\n"
      << "  sizeof(sgc_abi_cuda_emu_t), " << kernels.size()
      << ", \"sm_90a\", sgc_emu_kernels, sgc_emu_shared_bytes, " << numSites
-     << ", 0, sgc_emu_sites};\n\n";
+     << ", 0, sgc_emu_sites, sgc_emu_dynamic_shared_bytes};\n\n";
 
   // The device: the fatbin and the kernels the steps name.
   os << "static const char sgc_fatbin[] __attribute__((aligned(64))) =\n";

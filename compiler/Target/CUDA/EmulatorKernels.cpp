@@ -481,6 +481,7 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
           ValueRange{arith::ConstantIndexOp::create(b, loc, dynamicBytes)});
   }
   fn->setAttr("sg.emu_shared_bytes", b.getI64IntegerAttr(offset));
+  fn->setAttr("sg.emu_dynamic_shared_bytes", b.getI64IntegerAttr(dynamicBytes));
   for (Operation &op : body)
     b.clone(op, map);
 

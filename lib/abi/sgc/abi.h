@@ -556,7 +556,16 @@ typedef struct sgc_abi_cuda_emu_t {
   uint32_t num_sites;
   uint32_t reserved;
   const char *const *sites;
+  /* 2.4 */
+  /** Bytes of dynamic shared memory kernels[i] uses (after its static
+      bytes, on the GPU as in the emulator): every step launching it must
+      ask for at least as many. NULL in older tables. */
+  const uint32_t *dynamic_shared_bytes;
 } sgc_abi_cuda_emu_t;
+
+/** sizeof(sgc_abi_cuda_emu_t) in ABI 2.2 and 2.3 (no dynamic_shared_bytes). */
+#define SGC_ABI_CUDA_EMU_V2_2_SIZE \
+  offsetof(sgc_abi_cuda_emu_t, dynamic_shared_bytes)
 
 /**
  * One compiled variant: CPU code for a feature set (e.g. "znver4" and the

@@ -288,7 +288,7 @@ status create_emu_executor(std::shared_ptr<model_library> model,
                           " has emulator kernels for CUDA variant " +
                           quote(emu->variant ? emu->variant : "") + ", not " +
                           quote(v->name));
-  if (emu->struct_size < sizeof(sgc_abi_cuda_emu_t) ||
+  if (emu->struct_size < SGC_ABI_CUDA_EMU_V2_2_SIZE ||
       emu->num_kernels != v->num_functions || !emu->kernels)
     return bad("it has " + std::to_string(emu->num_kernels) +
                " kernels for a variant of " + std::to_string(v->num_functions));

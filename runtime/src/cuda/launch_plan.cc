@@ -23,6 +23,14 @@ status check_kernels(const model_library &model, const sgc_abi_variant_t &v) {
   for (uint32_t k = 0; k < v.num_functions; ++k)
     if (!v.kernels[k].name || !*v.kernels[k].name)
       return bad("kernel " + std::to_string(k) + " has no name");
+  // The dynamic shared memory each kernel uses (2.4, in the emulator's table
+  // of the same kernels): a launch that brings less would run past it.
+  const sgc_abi_cuda_emu_t *emu = model.cuda_emu();
+  const uint32_t *dynamic_needs =
+      emu && emu->struct_size >= sizeof(sgc_abi_cuda_emu_t) &&
+              emu->num_kernels == v.num_functions
+          ? emu->dynamic_shared_bytes
+          : nullptr;
   for (uint32_t p = 0; p < t.num_phases; ++p) {
     const sgc_abi_phase_t &ph = t.phases[p];
     for (uint32_t s = ph.first_step; s < ph.first_step + ph.num_steps; ++s) {
@@ -42,6 +50,11 @@ status check_kernels(const model_library &model, const sgc_abi_variant_t &v) {
       if (threads > 1024)
         return bad(where + std::to_string(threads) +
                    " threads per block (at most 1024)");
+      if (dynamic_needs && st.dynamic_shared_bytes < dynamic_needs[st.function])
+        return bad(where + "the kernel uses " +
+                   std::to_string(dynamic_needs[st.function]) +
+                   " bytes of dynamic shared memory, the launch asks for " +
+                   std::to_string(st.dynamic_shared_bytes));
     }
   }
   return status();
