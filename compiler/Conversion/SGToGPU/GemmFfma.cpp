@@ -270,7 +270,7 @@ void FfmaBuilder::build() {
   Value n0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
                                    k.index(tileN));
   emitProjectionBlock(
-      k, g, t0, n0, [&] { computeNormScales(); },
+      k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });
 }
 } // namespace
@@ -297,12 +297,13 @@ bool gpu_kernels::gemmFfmaApplies(Operation *op, EmitContext &ctx) {
 }
 
 FailureOr<KernelUse> gpu_kernels::emitGemmFfma(Operation *op,
-                                               EmitContext &ctx) {
+                                               EmitContext &ctx, bool lmHead) {
   FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched) || !gemmFfmaApplies(op, ctx))
     return op->emitError("convert-sg-to-gpu: no gemm_ffma kernel for this "
                          "projection");
   Projection g = *matched;
+  g.wantedRowsOnly = lmHead;
   KernelModule &km = ctx.kernels;
   auto xType = km.paramType(g.x, ctx.maxTokens);
   int64_t width = xType.getDimSize(1);

@@ -344,7 +344,7 @@ void GemmBuilder::build() {
   Value n0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
                                    k.index(t.n));
   emitProjectionBlock(
-      k, g, t0, n0, [&] { computeNormScales(); },
+      k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });
 }
 } // namespace
@@ -375,12 +375,13 @@ bool gpu_kernels::gemmMmaApplies(Operation *op, EmitContext &ctx) {
 }
 
 FailureOr<KernelUse> gpu_kernels::emitGemmMma(Operation *op,
-                                              EmitContext &ctx) {
+                                              EmitContext &ctx, bool lmHead) {
   FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched) || !gemmMmaApplies(op, ctx))
     return op->emitError("convert-sg-to-gpu: no gemm_mma kernel for this "
                          "projection");
   Projection g = *matched;
+  g.wantedRowsOnly = lmHead;
   KernelModule &km = ctx.kernels;
   auto xType = km.paramType(g.x, ctx.maxTokens);
   int64_t width = xType.getDimSize(1);

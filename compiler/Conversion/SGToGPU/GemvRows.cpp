@@ -92,11 +92,14 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
 FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
                                                EmitContext &ctx,
                                                const RowChain *prologue,
-                                               bool argmax) {
+                                               bool lmHead) {
   FailureOr<Projection> matched = matchProjection(op);
   if (failed(matched))
     return op->emitError("convert-sg-to-gpu: not a projection");
   Projection g = *matched;
+  // The LM head: a token's argmax, or a chunk's wanted rows only.
+  bool argmax = lmHead && ctx.oneToken();
+  g.wantedRowsOnly = lmHead && !ctx.oneToken();
   using Epilogue = Projection::Epilogue;
   KernelModule &km = ctx.kernels;
   auto xType = km.paramType(g.x, ctx.maxTokens);
@@ -210,7 +213,13 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         Value t = k.blockId(gpu::Dimension::y);
         Value tid = k.threadId(gpu::Dimension::x);
         Value step = k.index(threads);
-        k.ifThen(k.lessThan(t, k.numTokens), [&] {
+        Value live = k.lessThan(t, k.numTokens);
+        if (g.wantedRowsOnly)
+          live = arith::AndIOp::create(
+              b, loc, live,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, t,
+                                    k.firstLogitsRow()));
+        k.ifThen(live, [&] {
           // Prologue: the token's row into shared memory. With a chain in
           // front, the block computes that row itself (the first block also
           // stores it: later launches read it).

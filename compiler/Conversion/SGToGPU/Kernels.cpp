@@ -43,6 +43,12 @@ Value KernelBody::position() const {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
 }
 
+Value KernelBody::firstLogitsRow() const {
+  Value three = arith::ConstantIndexOp::create(b, loc, 3);
+  Value r = memref::LoadOp::create(b, loc, state, ValueRange{three});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), r);
+}
+
 Value KernelBody::threadId(gpu::Dimension d) {
   return gpu::ThreadIdOp::create(b, loc, d);
 }
@@ -400,12 +406,18 @@ Value gpu_kernels::emitProjectionEpilogue(OpBuilder &b, Location loc,
 }
 
 void gpu_kernels::emitProjectionBlock(
-    KernelBody &k, const Projection &g, Value t0, Value n0,
-    llvm::function_ref<void()> normScales,
+    KernelBody &k, const Projection &g, Value t0, int64_t blockTokens,
+    Value n0, llvm::function_ref<void()> normScales,
     llvm::function_ref<void(int w, Value rowBase)> forWeight) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
-  k.ifThen(k.lessThan(t0, k.numTokens), [&] {
+  Value live = k.lessThan(t0, k.numTokens);
+  if (g.wantedRowsOnly)
+    live = arith::AndIOp::create(
+        b, loc, live,
+        k.lessThan(k.firstLogitsRow(),
+                   arith::AddIOp::create(b, loc, t0, k.index(blockTokens))));
+  k.ifThen(live, [&] {
     if (g.norm)
       normScales();
     if (g.gated()) {
@@ -440,6 +452,8 @@ SmallVector<NamedAttribute> Projection::specAttrs(Builder &a) const {
       a.getNamedAttr("k", a.getI64IntegerAttr(width)),
       a.getNamedAttr("rows", a.getDenseI64ArrayAttr(rows)),
       a.getNamedAttr("epilogue", a.getStringAttr(name))};
+  if (wantedRowsOnly)
+    attrs.push_back(a.getNamedAttr("wanted_rows_only", a.getBoolAttr(true)));
   if (norm) {
     attrs.push_back(a.getNamedAttr("norm_eps", a.getF64FloatAttr(eps)));
     attrs.push_back(a.getNamedAttr("norm_offset", a.getI64IntegerAttr(offset)));

@@ -88,6 +88,9 @@ public:
   Value numTokens;
   /// The call's start position (index), read from the step state.
   Value position() const;
+  /// The first row of the call whose logits the runtime reads (index, the
+  /// step state's first_logits_row).
+  Value firstLogitsRow() const;
 
   Value threadId(gpu::Dimension d);
   Value blockId(gpu::Dimension d);
@@ -194,6 +197,9 @@ struct Projection {
   double eps = 0, cap = 0;
   int64_t offset = 0;
   Epilogue epilogue = Epilogue::Plain;
+  /// The LM head of a chunk: the blocks of rows below the step state's
+  /// first_logits_row do nothing (only the wanted logits are computed).
+  bool wantedRowsOnly = false;
   bool gated() const { return epilogue == Epilogue::GatedGelu; }
   /// Output rows: the weights' rows summed (gated: the gate's).
   int64_t totalRows() const;
@@ -219,15 +225,16 @@ void emitProjectionNormScales(KernelBody &k, const Projection &g, Value x,
 Value emitProjectionEpilogue(OpBuilder &b, Location loc, const Projection &g,
                              Value v, Value up, Type yType);
 
-/// The body of a projection block of tokens from t0 and output rows from n0
-/// (a multiple of the weights' tile rows): nothing past the call's tokens
-/// (uniform in a block, so barriers inside are too); else `normScales()`
+/// The body of a projection block of tokens [t0, t0 + blockTokens) and
+/// output rows from n0 (a multiple of the weights' tile rows): nothing past
+/// the call's tokens, nor (g.wantedRowsOnly) below its first wanted logits
+/// row (uniform in a block, so barriers inside are too); else `normScales()`
 /// when the projection normalizes, then `forWeight(w, rowBase)` for the
 /// weight whose rows hold n0 (concatenated weights are whole tiles each; a
 /// gated projection's block covers gate and up at once: weight 0).
 void emitProjectionBlock(
-    KernelBody &k, const Projection &g, Value t0, Value n0,
-    llvm::function_ref<void()> normScales,
+    KernelBody &k, const Projection &g, Value t0, int64_t blockTokens,
+    Value n0, llvm::function_ref<void()> normScales,
     llvm::function_ref<void(int w, Value rowBase)> forWeight);
 
 /// A chain of rowwise ops (sg.rms_norm, add, mul, layer_scalar, softcap,
@@ -285,22 +292,27 @@ FailureOr<KernelUse> emitEmbed(Operation *op, EmitContext &ctx);
 /// that input row itself from the chain's inputs and its first block stores
 /// it (the chain's result is the launch's last output): one launch instead
 /// of two (CUDA.md §1.3).
-/// With `argmax` (one token, one weight) the launch also writes the argmax
-/// of its output row (emitArgmaxEpilogue; KernelUse::writesArgmax).
+/// With `lmHead` (the projection writes the entry's logits; one weight)
+/// a one-token launch also writes the argmax of its output row
+/// (emitArgmaxEpilogue; KernelUse::writesArgmax), a chunk's computes only
+/// the wanted rows (Projection::wantedRowsOnly).
 FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
                                   const RowChain *prologue = nullptr,
-                                  bool argmax = false);
+                                  bool lmHead = false);
 /// GemmMma.cpp: the same projections over a chunk of tokens on tensor cores
 /// (mma.sync), where `gemmMmaApplies` (bf16 rows and weights, shapes in
 /// whole tiles).
+/// `lmHead`: as emitGemvRows' for a chunk.
 bool gemmMmaApplies(Operation *op, EmitContext &ctx);
-FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx,
+                                 bool lmHead = false);
 /// GemmFfma.cpp: the same projections over a chunk of f32 rows with bf16
 /// weights (--compute-dtype=f32), register-tiled f32 FMAs, where
 /// `gemmFfmaApplies` (rows a multiple of 16 columns, weights of whole
 /// 32-row tiles).
 bool gemmFfmaApplies(Operation *op, EmitContext &ctx);
-FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx);
+FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx,
+                                  bool lmHead = false);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
 /// sg.gelu_tanh, with the chain of such ops that follows.
 FailureOr<KernelUse> emitRowChain(Operation *op, EmitContext &ctx);

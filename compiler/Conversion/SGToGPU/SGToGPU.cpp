@@ -278,12 +278,15 @@ LogicalResult StepExpansion::run() {
     }
   }
 
-  // The decode LM head (the projection that writes the entry's logits)
-  // also computes their argmax.
+  // The LM head (the projection that writes the entry's logits): decode's
+  // also computes their argmax, a chunk's only the rows the runtime reads.
   Value logits =
       cast<plan::ReturnOp>(entry.getBlock().getTerminator()).getLogits();
   auto isLMHead = [&](Operation *op) {
-    return ctx.oneToken() && op->getNumResults() == 1 &&
+    FailureOr<Projection> g = matchProjection(op);
+    return succeeded(g) && !g->gated() && g->weights.size() == 1 &&
+           (!ctx.oneToken() || state.deviceArgmax) &&
+           op->getNumResults() == 1 &&
            outputs.lookup(op->getResult(0)) == logits;
   };
 
@@ -342,14 +345,13 @@ LogicalResult StepExpansion::run() {
         prologue = &carried->chain;
       else if (pending && matchProjection(&op)->x == pending->result)
         prologue = &*pending;
+      bool lmHead = isLMHead(&op);
       if (gemmMmaApplies(&op, ctx))
-        use = emitGemmMma(&op, ctx);
+        use = emitGemmMma(&op, ctx, lmHead);
       else if (gemmFfmaApplies(&op, ctx))
-        use = emitGemmFfma(&op, ctx);
+        use = emitGemmFfma(&op, ctx, lmHead);
       else
-        use = emitGemvRows(&op, ctx, prologue,
-                           state.deviceArgmax && isLMHead(&op) &&
-                               !matchProjection(&op)->gated());
+        use = emitGemvRows(&op, ctx, prologue, lmHead);
       pending.reset();
     } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
                    sg::SoftcapOp, sg::GeluTanhOp>(op)) {

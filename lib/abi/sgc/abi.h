@@ -443,8 +443,13 @@ typedef struct sgc_abi_step_state_t {
    * against the allocated bytes).
    */
   int64_t full_slots;
-  /** Zero in 2.2. */
-  int64_t reserved;
+  /**
+   * (2.4; zero before) The first of the call's rows whose logits the
+   * runtime reads: 0 when it reads every row, num_tokens - 1 when only the
+   * last. A chunk's LM head skips the blocks of rows below it (their logits
+   * are then not written).
+   */
+  int64_t first_logits_row;
 } sgc_abi_step_state_t;
 
 /**

@@ -464,6 +464,7 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
   state.position = pos0;
   state.num_tokens = n;
   state.full_slots = context_length_;
+  state.first_logits_row = all_positions ? 0 : n - 1;
   std::memcpy(call_host_, &state, sizeof state);
   std::memcpy(static_cast<uint8_t *>(call_host_) + sizeof state, tokens,
               static_cast<size_t>(n) * sizeof(int32_t));

@@ -128,6 +128,7 @@ public:
     state_.position = pos0;
     state_.num_tokens = n;
     state_.full_slots = context_;
+    state_.first_logits_row = all_positions ? 0 : n - 1;
     std::memcpy(tokens_.data(), tokens, static_cast<size_t>(n) * 4);
     for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
          ++s) {

@@ -49,6 +49,7 @@ void set_step_state(const kernel_case &c, int64_t position, int64_t tokens) {
   state->position = position;
   state->num_tokens = tokens;
   state->full_slots = c.opt.full_slots;
+  state->first_logits_row = 0;
 }
 
 void count_unwritten_rows(const operand &out, int64_t width, int64_t tokens,
