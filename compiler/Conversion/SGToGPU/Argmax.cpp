@@ -41,9 +41,11 @@ Candidate better(OpBuilder &b, Location loc, Candidate x, Candidate y) {
   };
   Value xNaN = cmp(P::UNO, x.value, x.value);
   Value larger = cmp(P::OGT, y.value, x.value);
-  Value lowerTie = arith::AndIOp::create(
-      b, loc, cmp(P::OEQ, y.value, x.value),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y.id, x.id));
+  // One statement each: argument order would differ between compilers.
+  Value lowerId =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y.id, x.id);
+  Value equal = cmp(P::OEQ, y.value, x.value);
+  Value lowerTie = arith::AndIOp::create(b, loc, equal, lowerId);
   Value wins = arith::OrIOp::create(
       b, loc, xNaN,
       arith::OrIOp::create(b, loc, larger, lowerTie).getResult());

@@ -412,11 +412,12 @@ void gpu_kernels::emitProjectionBlock(
   OpBuilder &b = k.b;
   Location loc = k.loc;
   Value live = k.lessThan(t0, k.numTokens);
-  if (g.wantedRowsOnly)
-    live = arith::AndIOp::create(
-        b, loc, live,
-        k.lessThan(k.firstLogitsRow(),
-                   arith::AddIOp::create(b, loc, t0, k.index(blockTokens))));
+  if (g.wantedRowsOnly) {
+    // One statement each: argument order would differ between compilers.
+    Value end = arith::AddIOp::create(b, loc, t0, k.index(blockTokens));
+    Value first = k.firstLogitsRow();
+    live = arith::AndIOp::create(b, loc, live, k.lessThan(first, end));
+  }
   k.ifThen(live, [&] {
     if (g.norm)
       normScales();
