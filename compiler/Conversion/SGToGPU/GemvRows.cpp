@@ -151,9 +151,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   if (prologue)
     params.push_back(xType);
   int64_t totalRows = g.totalRows();
-  if (argmax && (!ctx.oneToken() || g.weights.size() != 1 || g.gated()))
+  if (argmax && (g.weights.size() != 1 || g.gated()))
     return op->emitError("convert-sg-to-gpu: the argmax epilogue needs a "
-                         "one-token projection of one weight");
+                         "projection of one weight");
 
   Builder a(op->getContext());
   SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
@@ -215,10 +215,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         Value step = k.index(threads);
         Value live = k.lessThan(t, k.numTokens);
         if (g.wantedRowsOnly)
-          live = arith::AndIOp::create(
-              b, loc, live,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, t,
-                                    k.firstLogitsRow()));
+          live = arith::AndIOp::create(b, loc, live, k.rowsWanted(t, 1));
         k.ifThen(live, [&] {
           // Prologue: the token's row into shared memory. With a chain in
           // front, the block computes that row itself (the first block also

@@ -43,10 +43,12 @@ Value KernelBody::position() const {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
 }
 
-Value KernelBody::firstLogitsRow() const {
-  Value three = arith::ConstantIndexOp::create(b, loc, 3);
-  Value r = memref::LoadOp::create(b, loc, state, ValueRange{three});
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), r);
+Value KernelBody::rowsWanted(Value t0, int64_t rows) {
+  // One statement each: argument order would differ between compilers.
+  Value end = arith::AddIOp::create(b, loc, t0, index(rows));
+  Value r = memref::LoadOp::create(b, loc, state, ValueRange{index(3)});
+  Value first = arith::IndexCastOp::create(b, loc, b.getIndexType(), r);
+  return lessThan(first, end);
 }
 
 Value KernelBody::threadId(gpu::Dimension d) {
@@ -412,12 +414,8 @@ void gpu_kernels::emitProjectionBlock(
   OpBuilder &b = k.b;
   Location loc = k.loc;
   Value live = k.lessThan(t0, k.numTokens);
-  if (g.wantedRowsOnly) {
-    // One statement each: argument order would differ between compilers.
-    Value end = arith::AddIOp::create(b, loc, t0, k.index(blockTokens));
-    Value first = k.firstLogitsRow();
-    live = arith::AndIOp::create(b, loc, live, k.lessThan(first, end));
-  }
+  if (g.wantedRowsOnly)
+    live = arith::AndIOp::create(b, loc, live, k.rowsWanted(t0, blockTokens));
   k.ifThen(live, [&] {
     if (g.norm)
       normScales();

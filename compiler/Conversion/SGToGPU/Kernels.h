@@ -88,9 +88,9 @@ public:
   Value numTokens;
   /// The call's start position (index), read from the step state.
   Value position() const;
-  /// The first row of the call whose logits the runtime reads (index, the
-  /// step state's first_logits_row).
-  Value firstLogitsRow() const;
+  /// Whether the runtime reads the logits of a row in [t0, t0 + rows): the
+  /// step state's first_logits_row is below t0 + rows (i1).
+  Value rowsWanted(Value t0, int64_t rows);
 
   Value threadId(gpu::Dimension d);
   Value blockId(gpu::Dimension d);

@@ -460,11 +460,8 @@ status cuda_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
   SGC_CU_TRY(api, api.cuCtxSetCurrent(context_), "cannot use the CUDA device");
 
   // The step state and the tokens: one copy, ordered before the launches.
-  sgc_abi_step_state_t state{};
-  state.position = pos0;
-  state.num_tokens = n;
-  state.full_slots = context_length_;
-  state.first_logits_row = all_positions ? 0 : n - 1;
+  const sgc_abi_step_state_t state =
+      step_state(pos0, n, context_length_, all_positions);
   std::memcpy(call_host_, &state, sizeof state);
   std::memcpy(static_cast<uint8_t *>(call_host_) + sizeof state, tokens,
               static_cast<size_t>(n) * sizeof(int32_t));

@@ -124,11 +124,7 @@ public:
     const sgc_model_v2_t &t = model_->table();
     if (!bound_)
       return internal_error("no weights are bound");
-    state_ = sgc_abi_step_state_t{};
-    state_.position = pos0;
-    state_.num_tokens = n;
-    state_.full_slots = context_;
-    state_.first_logits_row = all_positions ? 0 : n - 1;
+    state_ = step_state(pos0, n, context_, all_positions);
     std::memcpy(tokens_.data(), tokens, static_cast<size_t>(n) * 4);
     for (uint32_t s = phase.first_step; s < phase.first_step + phase.num_steps;
          ++s) {

@@ -134,6 +134,16 @@ void launch_grid(const sgc_abi_step_t &step, int64_t n, uint32_t grid[3]) {
     grid[d] = static_cast<uint32_t>(n);
 }
 
+sgc_abi_step_state_t step_state(int64_t pos0, int64_t n, int64_t full_slots,
+                                bool all_positions) {
+  sgc_abi_step_state_t state{};
+  state.position = pos0;
+  state.num_tokens = n;
+  state.full_slots = full_slots;
+  state.first_logits_row = all_positions ? 0 : n - 1;
+  return state;
+}
+
 uint64_t workspace_operand_bytes(const sgc_abi_operand_t &o, int64_t n) {
   uint64_t bytes = dtype_size(static_cast<dtype>(o.dtype));
   for (uint32_t d = 0; d < o.rank; ++d)

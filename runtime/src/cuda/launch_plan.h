@@ -57,6 +57,12 @@ void step_params(const sgc_model_v2_t &t, const sgc_abi_step_t &step,
 /// blocks past it would do nothing); other steps keep their grid.
 void launch_grid(const sgc_abi_step_t &step, int64_t n, uint32_t grid[3]);
 
+/// The step state of a call of |n| tokens from |pos0|, with |full_slots|
+/// slots in a full layer's cache; the LM head computes every row when
+/// |all_positions|, else the last.
+sgc_abi_step_state_t step_state(int64_t pos0, int64_t n, int64_t full_slots,
+                                bool all_positions);
+
 /// Bytes of a WORKSPACE operand when the call has |n| tokens.
 uint64_t workspace_operand_bytes(const sgc_abi_operand_t &o, int64_t n);
 
