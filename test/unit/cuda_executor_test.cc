@@ -642,6 +642,24 @@ TEST_F(CudaExecutor, RefusedSharedMemoryOptInNamesTheKernel) {
       << text(s);
 }
 
+TEST_F(CudaExecutor, KernelsWithStaticSharedMemoryOptInToTheirDynamic) {
+  // fake_append has 44 KiB of static shared memory and its steps bring 8 KiB
+  // of dynamic: under 48 KiB of dynamic, but over 48 KiB together, which a
+  // driver refuses without the opt-in.
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL_STATIC_SHARED).ok());
+  std::vector<float> logits;
+  const sgc::status s = prefill({3, 4, 5}, 0, &logits);
+  ASSERT_TRUE(s.ok()) << text(s);
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  std::vector<std::string> optins;
+  for (const call &c : read_log(log_))
+    if (c.name == "cuFuncSetAttribute")
+      optins.push_back(c.args.at("name") + " " + c.args.at("value"));
+  const std::vector<std::string> want = {"fake_attn 65536",
+                                         "fake_append 8192"};
+  EXPECT_EQ(optins, want);
+}
+
 TEST_F(CudaExecutor, AFaultWhileRunningNamesThePhase) {
   ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
   // A kernel fault shows at the next synchronization: the one after the

@@ -4,8 +4,8 @@
  * GPU. It implements the entry points runtime/src/cuda/cuda_driver.cc
  * resolves, with "device memory" in host memory (a device address is the
  * host address), and checks what a real driver would refuse: copies and
- * launches naming memory outside an allocation, more than 48 KiB of dynamic
- * shared memory without the opt-in, copies or synchronization inside a
+ * launches naming memory outside an allocation, static + dynamic shared
+ * memory over 48 KiB without the opt-in, copies or synchronization inside a
  * stream capture, kernels and parameters the module does not have.
  *
  * Build-time macros: FAKE_CUDA_INIT_RESULT is what cuInit returns (100 =
@@ -31,7 +31,10 @@
  *
  * Modules are the fake fatbins of test/unit/fake_cuda_model.c: text
  * starting "sgc-fake-fatbin", then one line per kernel:
- *   kernel NAME NUM_PARAMS [write OUT DTYPE COLS STATE]
+ *   kernel NAME NUM_PARAMS [static BYTES] [write OUT DTYPE COLS STATE]
+ * "static": the kernel's static shared memory (default 0). As a real
+ * driver, a launch may bring at most 48 KiB less that of dynamic shared
+ * memory, or what cuFuncSetAttribute opted in to.
  * With "write", running the kernel fills parameter OUT's buffer: rows
  * r < num_tokens of the step state at parameter STATE, COLS columns, f32
  * c + 100 (position + r) or bf16 0.5 c + 16 r. Every parameter is taken to
@@ -195,7 +198,8 @@ typedef struct function {
   int write; /* has a write pattern */
   unsigned out, cols, state;
   int bf16;
-  int max_dynamic_shared;
+  unsigned static_shared;
+  int max_dynamic_shared; /* -1: not opted in */
 } function;
 
 #define MAX_FUNCTIONS 128
@@ -381,6 +385,10 @@ EXPORT int cuModuleLoadData(void **mod, const void *image) {
       free(m);
       return refuse("cuModuleLoadData", INVALID_IMAGE, "bad kernel line");
     }
+    int more = 0;
+    f->max_dynamic_shared = -1;
+    if (sscanf(text + used, " static %u%n", &f->static_shared, &more) == 1)
+      used += more;
     if (sscanf(text + used, " write %u %7s %u %u", &f->out, dtype, &f->cols,
                &f->state) == 4) {
       f->write = 1;
@@ -416,6 +424,7 @@ EXPORT int cuModuleGetFunction(void **fn, void *mod, const char *name) {
     function *f = &m->functions[m->count++];
     strcpy(f->name, name);
     f->unknown = 1;
+    f->max_dynamic_shared = -1;
     say("cuModuleGetFunction name=%s", name);
     *fn = f;
     return OK;
@@ -431,8 +440,9 @@ EXPORT int cuFuncSetAttribute(void *fn, int attribute, int value) {
       value);
   if (attribute != 8) /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
     return refuse("cuFuncSetAttribute", INVALID_VALUE, "unexpected attribute");
-  if (value < 0 || value > 227 * 1024)
-    return refuse("cuFuncSetAttribute", INVALID_VALUE, "over 227 KiB");
+  if (value < 0 || (long)value + f->static_shared > 227 * 1024)
+    return refuse("cuFuncSetAttribute", INVALID_VALUE,
+                  "static + dynamic over 227 KiB");
   f->max_dynamic_shared = value;
   return OK;
 }
@@ -611,6 +621,14 @@ static const char *count_text(unsigned n) {
   return buf;
 }
 
+/* The dynamic shared memory a launch of |f| may bring: what it opted in
+   to, else what its static bytes leave of 48 KiB. */
+static long dynamic_shared_allowed(const function *f) {
+  if (f->max_dynamic_shared >= 0)
+    return f->max_dynamic_shared;
+  return 48 * 1024 - (long)f->static_shared;
+}
+
 EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
                             void **extra) {
   function *f = (function *)fn;
@@ -623,9 +641,12 @@ EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
     return refuse("cuLaunchKernelEx", INVALID_VALUE, "extra is not used");
   if (c->block[0] * c->block[1] * c->block[2] > 1024)
     return refuse("cuLaunchKernelEx", INVALID_VALUE, "over 1024 threads");
-  if (c->shared > 48 * 1024 && (int)c->shared > f->max_dynamic_shared)
+  if (c->shared > dynamic_shared_allowed(f))
     return refuse("cuLaunchKernelEx", INVALID_VALUE,
-                  "dynamic shared memory over 48 KiB without the opt-in");
+                  f->max_dynamic_shared < 0
+                      ? "static + dynamic shared memory over 48 KiB without "
+                        "the opt-in"
+                      : "more dynamic shared memory than the opt-in");
   if (c->stream != &stream_token)
     return refuse("cuLaunchKernelEx", INVALID_HANDLE, "unknown stream");
   if (f->params > MAX_PARAMS)

@@ -39,6 +39,11 @@
  *   FAKE_CUDA_DYNAMIC_SHARED the cuda_emu table says fake_append uses 256
  *                           bytes of dynamic shared memory (its steps ask
  *                           for none)
+ *   FAKE_CUDA_STATIC_SHARED the fatbin's fake_append has 44 KiB of static
+ *                           shared memory and its steps ask for 8 KiB of
+ *                           dynamic: over 48 KiB together, so launches
+ *                           fail unless the runtime opts in (it opts in
+ *                           for any dynamic bytes)
  *   FAKE_CUDA_REAL_FATBIN   the fatbin is the file this names (of
  *                           FAKE_CUDA_REAL_FATBIN_BYTES bytes): the kernels
  *                           compiled by nvcc, for a real GPU
@@ -265,6 +270,8 @@ static const char fatbin[] = "sgc-fake-fatbin\n"
 #endif
 #ifdef FAKE_CUDA_PARAM_COUNT
                              "kernel fake_append 7\n"
+#elif defined(FAKE_CUDA_STATIC_SHARED)
+                             "kernel fake_append 6 static 45056\n"
 #else
                              "kernel fake_append 6\n"
 #endif
@@ -347,15 +354,21 @@ static const sgc_abi_operand_t operands[20] = {
 #else
 #define TOKENS_X SGC_ABI_STEP_GRID_TOKENS_X
 #endif
+#ifdef FAKE_CUDA_STATIC_SHARED
+#define APPEND_DYNAMIC_SHARED (8 * 1024)
+#else
+#define APPEND_DYNAMIC_SHARED 0
+#endif
 static const sgc_abi_step_t steps[8] = {
     {0, 0, 5, -1, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, TOKENS_X},
     {1, 5, 5, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 64 * 1024, TOKENS_X},
-    {2, 10, 6, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, 0, TOKENS_X},
+    {2, 10, 6, 0, {CHUNK, 1, 1}, {HIDDEN, 1, 1}, APPEND_DYNAMIC_SHARED,
+     TOKENS_X},
     {3, 16, 4, -1, {CHUNK, 1, 1}, {VOCAB, 1, 1}, 0,
      SGC_ABI_STEP_ROWWISE | TOKENS_X},
     {0, 0, 5, -1, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
     {1, 5, 5, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 1024, 0},
-    {2, 10, 6, 0, {1, 1, 1}, {HIDDEN, 1, 1}, 0, 0},
+    {2, 10, 6, 0, {1, 1, 1}, {HIDDEN, 1, 1}, APPEND_DYNAMIC_SHARED, 0},
     {3, 16, 4, -1, {1, 1, 1}, {LOGITS_BLOCK, 1, 1}, 0, SGC_ABI_STEP_ROWWISE},
 };
 

@@ -110,8 +110,12 @@ status cuda_executor::open(const options &o) {
                                    : " is absent"));
       }
     }
+    // Every kernel launched with dynamic shared memory opts in to its
+    // most: without it the driver allows 48 KiB less the kernel's static
+    // bytes, which the runtime does not know (a kernel with 40 KiB static
+    // and 16 KiB dynamic fails at its first launch).
     const uint32_t shared = max_dynamic_shared_bytes(t, k);
-    if (shared > cuda_default_shared_limit)
+    if (shared > 0)
       SGC_CU_TRY(api,
                  api.cuFuncSetAttribute(
                      functions_[k],

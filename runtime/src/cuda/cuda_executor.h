@@ -47,8 +47,8 @@ public:
   };
 
   /// Opens the driver, the device's primary context and a stream, loads the
-  /// variant's fatbin and resolves its kernels (opting in to more than
-  /// 48 KiB of dynamic shared memory where a step needs it).
+  /// variant's fatbin and resolves its kernels (each launched with dynamic
+  /// shared memory opts in to the most any step asks for).
   static status create(std::shared_ptr<model_library> model, const options &o,
                        std::unique_ptr<executor> *out);
   ~cuda_executor() override;

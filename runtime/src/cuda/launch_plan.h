@@ -20,10 +20,6 @@
 namespace sgc {
 namespace runtime {
 
-/// Kernels with more dynamic shared memory than this must opt in
-/// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
-constexpr uint32_t cuda_default_shared_limit = 48 * 1024;
-
 /// Picks the CUDA variant: by |name| when given (usage error naming the
 /// ones there are otherwise), else the first. Then checks its kernels
 /// against the plan: every kernel named, every step's launch geometry
