@@ -6,8 +6,8 @@ table of the glue (a kernel whose PTX takes dynamic shared memory gets bytes
 of it in every launch, none other does; static plus dynamic within an
 H200 block's 227 KiB) and, with
 --nvdisasm, the SASS of the cubin (128-bit weight loads in gemv_rows, no
-local memory anywhere; HMMA in every kernel of the tensor-core families; the
-count of HMMA). Prints one line per finding and
+local memory anywhere; HMMA in every kernel of the tensor-core families, none
+under a predicate; the count of HMMA). Prints one line per finding and
 exits 1 if any check fails."""
 import argparse
 import collections
@@ -76,9 +76,13 @@ def family(name):
     return re.sub(r"_\d+$", "", name)
 
 
-def sass_by_kernel(nvdisasm, cubin):
-    text = subprocess.run([nvdisasm, "-c", cubin], check=True,
-                          capture_output=True, text=True).stdout
+def sass_by_kernel(nvdisasm, cubin, listing=None):
+    """{kernel: its SASS lines}: instructions and the `.L_x_N:` labels
+    (branch targets, for perf-model.py's loops), from `nvdisasm -c` of the
+    cubin or from |listing|, a saved one."""
+    text = open(listing).read() if listing else subprocess.run(
+        [nvdisasm, "-c", cubin], check=True, capture_output=True,
+        text=True).stdout
     out = collections.defaultdict(list)
     current = None
     for line in text.splitlines():
@@ -87,7 +91,7 @@ def sass_by_kernel(nvdisasm, cubin):
         if m:
             current = m.group(1)
             continue
-        if current and "/*" in line:
+        if current and ("/*" in line or re.match(r"\.L_x_\d+:", line)):
             out[current].append(line)
     return out
 
@@ -99,6 +103,8 @@ def main():
                     help="FAMILY=REGS, the most registers a kernel of the "
                          "family may use")
     ap.add_argument("--nvdisasm")
+    ap.add_argument("--sass", help="a saved `nvdisasm -c` listing of the "
+                    "cubin, read instead of running --nvdisasm")
     ap.add_argument("--tensor-core", action="append",
                     default=list(TENSOR_CORE_FAMILIES),
                     help="a family whose every kernel must have HMMA")
@@ -148,8 +154,10 @@ def main():
         check(k["regs"] <= int(budgets[fam]),
               f"{fam}: at most {k['regs']} registers ({name}) <= {budgets[fam]}")
 
-    if args.nvdisasm:
-        sass = sass_by_kernel(args.nvdisasm, os.path.join(args.temps, "kernels.cubin"))
+    if args.nvdisasm or args.sass:
+        sass = sass_by_kernel(args.nvdisasm,
+                              os.path.join(args.temps, "kernels.cubin"),
+                              args.sass)
         check(set(sass) == set(kernels),
               f"SASS for all {len(kernels)} kernels")
         local = [n for n, lines in sass.items()
@@ -193,6 +201,13 @@ def main():
                   f"HMMA.16816.F32.BF16 in all {len(tensor)} kernels of the "
                   f"tensor-core families" +
                   (": missing in " + ", ".join(scalar) if scalar else ""))
+        # mma.sync is not convergent in LLVM 22's NVVM intrinsics: nothing
+        # stops a pass from sinking it into a divergent branch, where the
+        # warp-wide product would read the lanes that skip it.
+        predicated = sorted({n for n, lines in sass.items() for l in lines
+                             if re.search(r"@!?U?P\w+\s+HMMA", l)})
+        check(not predicated, "no predicated HMMA in any kernel" +
+              (": " + ", ".join(predicated) if predicated else ""))
         print(f"HMMA instructions: {hmma}")
     print(f"{'FAILED' if failed else 'PASSED'}: {failed} failed")
     return 1 if failed else 0
