@@ -91,10 +91,13 @@ def err_of(ours, ref):
     """max|d| / range(ref) as the module doc says."""
     if np is not None:
         a, b = ours, ref
-        both_nan = np.isnan(a) & np.isnan(b)
+        # Equal values agree, infinities included (an empty split's -inf
+        # maximum on both sides), and so do two NaNs.
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
         fin = np.isfinite(b)
-        d = np.abs(a - b)
-        d[both_nan] = 0.0
+        with np.errstate(invalid="ignore"):
+            d = np.abs(a - b)
+        d[same] = 0.0
         if not np.all(np.isfinite(d)):
             return math.inf
         rb = b[fin]
@@ -107,14 +110,14 @@ def err_of(ours, ref):
     worst = 0.0
     lo, hi = math.inf, -math.inf
     for x, y in zip(ours, ref):
-        if math.isnan(x) and math.isnan(y):
+        if math.isfinite(y):
+            lo, hi = min(lo, y), max(hi, y)
+        if x == y or (math.isnan(x) and math.isnan(y)):
             continue
         dd = abs(x - y)
         if not math.isfinite(dd):
             return math.inf
         worst = max(worst, dd)
-        if math.isfinite(y):
-            lo, hi = min(lo, y), max(hi, y)
     rng = hi - lo if hi >= lo else 0.0
     if rng == 0.0:
         rng = max((abs(y) for y in ref if math.isfinite(y)), default=0.0) or 1.0

@@ -7,6 +7,8 @@
                                              record INDEX (F32 or BF16) of an
                                              SGC_CUDA_DUMP file, in place;
                                              prints the record's header
+  corrupt.py dump FILE INDEX VALUE [ELEMENT] sets that value (or element
+                                             ELEMENT's) to VALUE instead
 """
 import json
 import struct
@@ -26,22 +28,24 @@ def safetensors(path, name, delta):
         f.write(struct.pack("<f", v + delta))
 
 
-def dump(path, index):
+def dump(path, index, value=None, element=0):
     with open(path, "r+b") as f:
         for i in range(index + 1):
             line = f.readline()
             h = json.loads(line)
             if i < index:
                 f.seek(h["bytes"], 1)
-        at = f.tell()
+        at = f.tell() + element * (4 if h["dtype"] == "F32" else 2)
+        f.seek(at)
         if h["dtype"] == "F32":
             (v,) = struct.unpack("<f", f.read(4))
             f.seek(at)
-            f.write(struct.pack("<f", v + 1 + abs(v)))
+            f.write(struct.pack("<f", v + 1 + abs(v) if value is None else value))
         elif h["dtype"] == "BF16":
             (u,) = struct.unpack("<H", f.read(2))
             (v,) = struct.unpack("<f", struct.pack("<I", u << 16))
-            (w,) = struct.unpack("<I", struct.pack("<f", v + 1 + abs(v)))
+            (w,) = struct.unpack("<I", struct.pack(
+                "<f", v + 1 + abs(v) if value is None else value))
             f.seek(at)
             f.write(struct.pack("<H", w >> 16))
         else:
@@ -53,4 +57,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "safetensors":
         safetensors(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     else:
-        dump(sys.argv[2], int(sys.argv[3]))
+        dump(sys.argv[2], int(sys.argv[3]),
+             float(sys.argv[4]) if len(sys.argv) > 4 else None,
+             int(sys.argv[5]) if len(sys.argv) > 5 else 0)
