@@ -8,7 +8,8 @@
 // RMSNorm (the prologue:
 // every block recomputes the small row's norm instead of a grid-wide
 // reduction); then each warp takes a run of output rows (one, or as many
-// as keep the grid at about 1056 blocks): 128-bit loads of the
+// as keep the grid within one wave of the blocks an SM holds: gemvGrid):
+// 128-bit loads of the
 // weight row, f32 products, a warp-shuffle sum, and the epilogue (the
 // softcap of the LM head; GELU(gate) x up of the MLP in the reference's
 // rounding order, gate and up rows in the same warp). The decode LM head
@@ -38,9 +39,44 @@ namespace {
 constexpr int64_t kWarps = 4;
 /// bf16/f32 elements per lane per load: 16 bytes of bf16.
 constexpr int64_t kVector = 8;
-/// Blocks a token's rows are spread over at most: about 8 resident blocks
-/// of 128 threads on each of an H200's 132 SMs.
-constexpr int64_t kMaxBlocks = 1056;
+/// An H200 (sm_90; CUDA C Programming Guide, compute capability 9.0): its
+/// SMs, and what one SM holds: 65,536 registers, 228 KiB of shared memory
+/// of which the driver reserves 1 KiB a block, allocated in 128-byte units.
+constexpr int64_t kSMs = 132;
+constexpr int64_t kRegistersPerSM = 65536;
+constexpr int64_t kSharedPerSM = 228 * 1024;
+constexpr int64_t kSharedReservedPerBlock = 1024;
+constexpr int64_t kSharedUnit = 128;
+/// The most registers a gemv_rows thread may take (seed-kernels.test's
+/// budget; ptxas reports 34-61 for the seeds' kernels).
+constexpr int64_t kRegisterBudget = 64;
+
+/// A gemv_rows grid: blocks (of one token), each warp's run of rows.
+struct GemvGrid {
+  int64_t blocks, rowsPerWarp;
+};
+
+/// The grid of a gemv_rows launch of `totalRows` output rows whose block
+/// has `sharedBytes` of shared memory (static and dynamic). The rule: an SM
+/// holds R blocks of kWarps warps at once, R = min(65,536 / (64 x 128) = 8
+/// at the register budget, 228 KiB / (sharedBytes + 1 KiB, in 128-byte
+/// units)); each warp takes ceil(totalRows / (kWarps x 132 x R)) rows, so
+/// the grid is at most one wave of 132 x R blocks. Every block is resident
+/// from the start, none runs alone in a small last wave (the fixed 8 blocks
+/// an SM before: 960 blocks of Gemma 3's down projection, which holds 7 an
+/// SM, ran 1.04 waves), and each block's prologue (the input row, its norm)
+/// is paid by as few blocks as fill the GPU.
+GemvGrid gemvGrid(int64_t totalRows, int64_t sharedBytes) {
+  int64_t byRegisters = kRegistersPerSM / (kRegisterBudget * kWarps * kWarp);
+  int64_t perBlock = sharedBytes + kSharedReservedPerBlock;
+  perBlock = (perBlock + kSharedUnit - 1) / kSharedUnit * kSharedUnit;
+  int64_t residency =
+      std::max<int64_t>(1, std::min(byRegisters, kSharedPerSM / perBlock));
+  int64_t wave = kWarps * kSMs * residency;
+  int64_t rowsPerWarp = std::max<int64_t>(1, (totalRows + wave - 1) / wave);
+  int64_t rowsPerBlock = kWarps * rowsPerWarp;
+  return {(totalRows + rowsPerBlock - 1) / rowsPerBlock, rowsPerWarp};
+}
 
 /// sum_k f32(w[row, k]) * f32(xs[k]) over the lanes of a warp (each lane
 /// takes every 32nd chunk of kVector elements), in every lane.
@@ -159,18 +195,19 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   SmallVector<NamedAttribute> specAttrs = g.specAttrs(a);
   specAttrs.push_back(a.getNamedAttr("warps", a.getI64IntegerAttr(kWarps)));
   specAttrs.push_back(a.getNamedAttr("vector", a.getI64IntegerAttr(kVector)));
-  // Enough blocks to fill the GPU, no more: every block recomputes the
-  // input row's prologue (the norm, a fused chain), which a run of rows per
-  // warp amortizes (the LM head: 63 rows a warp instead of 65,552 blocks).
-  int64_t rowsPerWarp = std::max<int64_t>(
-      1, (totalRows + kWarps * kMaxBlocks - 1) / (kWarps * kMaxBlocks));
+  // Enough blocks to fill the GPU once, no more: every block recomputes
+  // the input row's prologue (the norm, a fused chain), which a run of rows
+  // per warp amortizes (the LM head: 63 rows a warp instead of 65,552
+  // blocks). The row's shared memory decides how many blocks fill it. (The
+  // argmax's few bytes of flags aside: they never decide.)
+  GemvGrid grid = gemvGrid(totalRows, rowBytes + scratchBytes);
+  int64_t blocks = grid.blocks, rowsPerWarp = grid.rowsPerWarp;
   specAttrs.push_back(
       a.getNamedAttr("rows_per_warp", a.getI64IntegerAttr(rowsPerWarp)));
   if (prologue)
     specAttrs.push_back(a.getNamedAttr("prologue", prologue->steps(a)));
   int64_t threads = kWarps * kWarp;
   int64_t rowsPerBlock = kWarps * rowsPerWarp;
-  int64_t blocks = (totalRows + rowsPerBlock - 1) / rowsPerBlock;
   // The argmax's partials (values, ids), its counter and the token.
   MLIRContext *mctx = op->getContext();
   auto i32 = IntegerType::get(mctx, 32);
@@ -212,49 +249,57 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         Value scratch = k.sharedBuffer({kWarps}, b.getF32Type());
         Value t = k.blockId(gpu::Dimension::y);
         Value tid = k.threadId(gpu::Dimension::x);
-        Value step = k.index(threads);
         Value live = k.lessThan(t, k.numTokens);
         if (g.wantedRowsOnly)
           live = arith::AndIOp::create(b, loc, live, k.rowsWanted(t, 1));
         k.ifThen(live, [&] {
-          // Prologue: the token's row into shared memory. With a chain in
-          // front, the block computes that row itself (the first block also
-          // stores it: later launches read it).
-          auto inputAt = [&](Value c) -> Value {
-            if (prologue)
-              return memref::LoadOp::create(b, loc, xs, ValueRange{c});
-            return memref::LoadOp::create(b, loc, x, ValueRange{t, c});
+          // Prologue: the token's row into shared memory, in chunks of 8
+          // columns a thread (16-byte loads: KernelBody::forRowChunks).
+          // With a chain in front, the block computes that row itself (the
+          // first block also stores it: later launches read it); else one
+          // pass copies it, summing the squares of a norm on the way. Each
+          // thread then normalizes the chunks it wrote: no barrier needed.
+          int64_t n = KernelBody::rowChunk(width);
+          auto rowChunk = [&](Value c) {
+            return k.loadChunk(xs, ValueRange{}, c, n);
           };
+          Value sum;
           if (prologue) {
             Value first = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::eq,
                 k.blockId(gpu::Dimension::x), k.index(0));
             emitRowChainRow(k, *prologue, inputs, t, threads, scratch,
                             [&](Value c, Value v) {
-                              memref::StoreOp::create(b, loc, v, xs,
-                                                      ValueRange{c});
+                              k.storeChunk(v, xs, ValueRange{}, c);
                               k.ifThen(first, [&] {
-                                memref::StoreOp::create(b, loc, v, chainOut,
-                                                        ValueRange{t, c});
+                                k.storeChunk(v, chainOut, ValueRange{t}, c);
                               });
                             });
+            if (g.norm)
+              sum = k.rowSumOfSquares(width, n, threads, rowChunk);
+          } else {
+            auto copy = [&](Value c) {
+              Value v = k.loadChunk(x, ValueRange{t}, c, n);
+              k.storeChunk(v, xs, ValueRange{}, c);
+              return v;
+            };
+            if (g.norm)
+              sum = k.rowSumOfSquares(width, n, threads, copy);
+            else
+              k.forRowChunks(width, n, threads, [&](Value c) { copy(c); });
           }
-          Value r;
           if (g.norm) {
-            // Each thread reads the columns it wrote: no barrier needed.
-            Value sum = k.sumOfSquares(tid, k.index(width), step, inputAt);
-            r = k.rmsScale(k.blockSum(sum, threads, scratch), width, g.eps);
+            Value r =
+                k.rmsScale(k.blockSum(sum, threads, scratch), width, g.eps);
+            k.forRowChunks(width, n, threads, [&](Value c) {
+              Value w = normWeight
+                            ? k.loadChunk(normWeight, ValueRange{}, c, n)
+                            : Value();
+              k.storeChunk(lowering::emitNormalize(b, loc, rowChunk(c), r, w,
+                                                   g.offset == 1, ct),
+                           xs, ValueRange{}, c);
+            });
           }
-          k.forRange(tid, k.index(width), step, [&](Value c) {
-            Value v = inputAt(c);
-            if (g.norm) {
-              Value w = normWeight ? Value(memref::LoadOp::create(
-                                         b, loc, normWeight, ValueRange{c}))
-                                   : Value();
-              v = lowering::emitNormalize(b, loc, v, r, w, g.offset == 1, ct);
-            }
-            memref::StoreOp::create(b, loc, v, xs, ValueRange{c});
-          });
           gpu::BarrierOp::create(b, loc);
 
           // Each warp its run of rowsPerWarp consecutive output rows.

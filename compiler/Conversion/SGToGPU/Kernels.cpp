@@ -183,10 +183,54 @@ Value KernelBody::sumOfSquares(Value start, Value end, Value step,
       [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
         Value v = lowering::toF32(b, loc, load(i));
         Value sq = arith::MulFOp::create(b, loc, v, v);
-        scf::YieldOp::create(b, loc,
-                             Value(arith::AddFOp::create(b, loc, acc[0], sq)));
+        Value sum = acc[0];
+        if (auto vec = dyn_cast<VectorType>(sq.getType())) {
+          for (int64_t e = 0; e < vec.getNumElements(); ++e)
+            sum = arith::AddFOp::create(
+                b, loc, sum,
+                Value(vector::ExtractOp::create(b, loc, sq,
+                                                ArrayRef<int64_t>{e})));
+        } else {
+          sum = arith::AddFOp::create(b, loc, sum, sq);
+        }
+        scf::YieldOp::create(b, loc, sum);
       });
   return loop.getResult(0);
+}
+
+int64_t KernelBody::rowChunk(int64_t width) {
+  return width % kRowChunk == 0 ? kRowChunk : 1;
+}
+
+void KernelBody::forRowChunks(int64_t width, int64_t n, int64_t threads,
+                              llvm::function_ref<void(Value)> body) {
+  Value first = arith::MulIOp::create(b, loc, threadId(gpu::Dimension::x),
+                                      index(n));
+  forRange(first, index(width), index(threads * n), body);
+}
+
+Value KernelBody::rowSumOfSquares(int64_t width, int64_t n, int64_t threads,
+                                  llvm::function_ref<Value(Value)> load) {
+  Value first = arith::MulIOp::create(b, loc, threadId(gpu::Dimension::x),
+                                      index(n));
+  return sumOfSquares(first, index(width), index(threads * n), load);
+}
+
+Value KernelBody::loadChunk(Value buf, ValueRange idx, Value c, int64_t n) {
+  Value v = lowering::emitRowLoad(b, loc, buf, idx, c, n);
+  if (auto load = v.getDefiningOp<vector::LoadOp>())
+    load.setAlignment(16);
+  return v;
+}
+
+void KernelBody::storeChunk(Value v, Value buf, ValueRange idx, Value c) {
+  SmallVector<Value> indices(idx);
+  indices.push_back(c);
+  if (!isa<VectorType>(v.getType())) {
+    memref::StoreOp::create(b, loc, v, buf, indices);
+    return;
+  }
+  vector::StoreOp::create(b, loc, v, buf, indices).setAlignment(16);
 }
 
 Value KernelBody::rmsScale(Value sum, int64_t width, double eps) {

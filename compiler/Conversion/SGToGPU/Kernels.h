@@ -32,6 +32,10 @@ namespace mlir::sgc::gpu_kernels {
 
 /// Threads per warp on every NVIDIA GPU.
 constexpr int64_t kWarp = 32;
+/// Elements a thread takes at once in a block's pass over a row
+/// (KernelBody::forRowChunks): 16 bytes of bf16 (one 128-bit load), 32 of
+/// f32 (two).
+constexpr int64_t kRowChunk = 8;
 
 /// One launch an emitter asks for: a kernel, the sg values it reads and
 /// writes (in parameter order after the step state) and its geometry.
@@ -116,9 +120,26 @@ public:
   Value blockSum(Value v, int64_t threads, Value scratch);
 
   /// This thread's part of an RMSNorm: the f32 sum of squares of
-  /// `load(i)` for i = start, start + step, ... < end.
+  /// `load(i)` for i = start, start + step, ... < end (a vector's elements
+  /// in order: one chain of f32 adds either way).
   Value sumOfSquares(Value start, Value end, Value step,
                      llvm::function_ref<Value(Value)> load);
+
+  /// A block's pass over a [width] row (the gemv_rows and row_chain
+  /// prologues): the columns in chunks of `n` = rowChunk(width), thread tid
+  /// of `threads` the chunks from columns tid·n, (tid + threads)·n, ... <
+  /// width: `body(c)` with each chunk's first column.
+  static int64_t rowChunk(int64_t width);
+  void forRowChunks(int64_t width, int64_t n, int64_t threads,
+                    llvm::function_ref<void(Value)> body);
+  /// forRowChunks' columns as sumOfSquares sums them (`load(c)`: the chunk).
+  Value rowSumOfSquares(int64_t width, int64_t n, int64_t threads,
+                        llvm::function_ref<Value(Value)> load);
+  /// buf[idx..., c .. c + n): a vector<n x element> load, 16-byte aligned
+  /// (rows and row chunks are: CUDA.md §3.1), or a scalar load for n = 1.
+  Value loadChunk(Value buf, ValueRange idx, Value c, int64_t n);
+  /// Stores loadChunk's value `v` at buf[idx..., c].
+  void storeChunk(Value v, Value buf, ValueRange idx, Value c);
   /// RMSNorm's scale from the row's sum of squares: rsqrt(sum / width + eps).
   Value rmsScale(Value sum, int64_t width, double eps);
 
@@ -271,9 +292,11 @@ void emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a, Value t,
                         Value rowBegin, Value rowEnd, int64_t blocks,
                         int64_t threads);
 
-/// The chain's row `t`, every column c strided over the block's `threads`
-/// threads and handed to `store(c, value)`; `params` hold `chain.ins` in
-/// order, `scratch` is a workgroup f32 buffer of threads / 32 elements.
+/// The chain's row `t` in KernelBody::forRowChunks' chunks over the block's
+/// `threads` threads, each handed to `store(c, value)` (c its first column,
+/// value a vector of its rowChunk(width) elements, or a scalar for
+/// rowChunk 1: KernelBody::storeChunk stores it); `params` hold `chain.ins`
+/// in order, `scratch` is a workgroup f32 buffer of threads / 32 elements.
 /// With an RMSNorm first it has barriers: every thread must call it.
 void emitRowChainRow(KernelBody &k, const RowChain &chain,
                      ArrayRef<Value> params, Value t, int64_t threads,

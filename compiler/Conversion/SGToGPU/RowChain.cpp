@@ -3,7 +3,8 @@
 // Part of sgc. The post-norms and the residual adds between the projections
 // (rms_norm -> add -> layer_scalar), and any other run of elementwise sg ops
 // over [tokens, width] rows, become one kernel: one block per token row, each
-// thread a strided set of columns, every op in f32 and rounded to the compute
+// thread a strided set of chunks of 8 columns (16-byte loads of bf16 rows:
+// KernelBody::forRowChunks; single columns for other widths), every op in f32 and rounded to the compute
 // dtype where the CPU path (and the reference) rounds it. An RMSNorm can only
 // start a chain: it needs its whole input row, which the block reads from
 // the parameter.
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -137,44 +139,54 @@ void gpu_kernels::emitRowChainRow(
   OpBuilder &b = k.b;
   Location loc = k.loc;
   int64_t width = chain.width();
+  int64_t n = KernelBody::rowChunk(width);
   Type ct = chain.elementType();
-  Value tid = k.threadId(gpu::Dimension::x);
-  Value xIn = params[0];
+  // [1] scalars (Gemma 4's layer scalar): one load before the pass, splat
+  // to the chunk.
+  llvm::DenseMap<unsigned, Value> scalars;
+  for (const SmallVector<unsigned> &side : chain.sideParams)
+    for (unsigned param : side) {
+      auto type = cast<MemRefType>(params[param].getType());
+      if (type.getRank() != 1 || type.getDimSize(0) != 1 ||
+          scalars.count(param))
+        continue;
+      Value v = memref::LoadOp::create(b, loc, params[param],
+                                       ValueRange{k.index(0)});
+      if (n > 1)
+        v = vector::BroadcastOp::create(
+            b, loc, VectorType::get({n}, type.getElementType()), v);
+      scalars[param] = v;
+    }
+  // The chunk of parameter `param` at column c: [tokens, width] rows,
+  // [width] weights, [1] scalars.
+  auto load = [&](unsigned param, Value c) -> Value {
+    if (Value scalar = scalars.lookup(param))
+      return scalar;
+    Value buffer = params[param];
+    if (cast<MemRefType>(buffer.getType()).getRank() == 2)
+      return k.loadChunk(buffer, ValueRange{t}, c, n);
+    return k.loadChunk(buffer, ValueRange{}, c, n);
+  };
   Value r;
   auto norm = dyn_cast<sg::RMSNormOp>(chain.ops.front());
   if (norm) {
-    Value sum = k.sumOfSquares(
-        tid, k.index(width), k.index(threads), [&](Value c) {
-          return memref::LoadOp::create(b, loc, xIn, ValueRange{t, c});
-        });
+    Value sum = k.rowSumOfSquares(width, n, threads,
+                                  [&](Value c) { return load(0, c); });
     r = k.rmsScale(k.blockSum(sum, threads, scratch), width,
                    norm.getEps().convertToDouble());
   }
-  k.forRange(tid, k.index(width), k.index(threads), [&](Value c) {
-    auto load = [&](unsigned param) -> Value {
-      Value buffer = params[param];
-      auto type = cast<MemRefType>(buffer.getType());
-      // [tokens, width] rows, [width] weights, [1] scalars.
-      SmallVector<Value> idx;
-      if (type.getRank() == 2)
-        idx = {t, c};
-      else if (type.getDimSize(0) == 1)
-        idx = {k.index(0)};
-      else
-        idx = {c};
-      return memref::LoadOp::create(b, loc, buffer, idx);
-    };
-    Value v = load(0);
+  k.forRowChunks(width, n, threads, [&](Value c) {
+    Value v = load(0, c);
     for (auto [op, side] : llvm::zip_equal(chain.ops, chain.sideParams)) {
-      if (auto n = dyn_cast<sg::RMSNormOp>(op)) {
-        Value w = side.empty() ? Value() : load(side[0]);
-        v = lowering::emitNormalize(b, loc, v, r, w,
-                                    n.getWeightOffsetAttr().getInt() == 1, ct);
+      if (auto rms = dyn_cast<sg::RMSNormOp>(op)) {
+        Value w = side.empty() ? Value() : load(side[0], c);
+        v = lowering::emitNormalize(
+            b, loc, v, r, w, rms.getWeightOffsetAttr().getInt() == 1, ct);
         continue;
       }
       Value vf = toF32(b, loc, v);
       // x op x reads the chain value for its missing side input.
-      Value other = side.empty() ? vf : toF32(b, loc, load(side[0]));
+      Value other = side.empty() ? vf : toF32(b, loc, load(side[0], c));
       Value y;
       if (isa<sg::AddOp>(op))
         y = arith::AddFOp::create(b, loc, vf, other);
@@ -218,15 +230,13 @@ FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
       "row_chain", spec, params, {kThreads, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
         OpBuilder &b = k.b;
-        Location loc = k.loc;
         Value out = k.params.back();
         Value t = k.blockId(gpu::Dimension::x);
         Value scratch = k.sharedBuffer({kThreads / kWarp}, b.getF32Type());
         k.ifThen(k.lessThan(t, k.numTokens), [&] {
           emitRowChainRow(k, chain, ArrayRef<Value>(k.params).drop_back(), t,
                           kThreads, scratch, [&](Value c, Value v) {
-                            memref::StoreOp::create(b, loc, v, out,
-                                                    ValueRange{t, c});
+                            k.storeChunk(v, out, ValueRange{t}, c);
                           });
         });
       });

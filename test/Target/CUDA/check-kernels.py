@@ -6,7 +6,8 @@ table of the glue (a kernel whose PTX takes dynamic shared memory gets bytes
 of it in every launch, none other does; static plus dynamic within an
 H200 block's 227 KiB) and, with
 --nvdisasm, the SASS of the cubin (128-bit weight loads in gemv_rows, no
-local memory anywhere; HMMA in every kernel of the tensor-core families, none
+local memory anywhere; no 16-bit loads in gemv_rows' input-row prologue;
+HMMA in every kernel of the tensor-core families, none
 under a predicate; the count of HMMA). Prints one line per finding and
 exits 1 if any check fails."""
 import argparse
@@ -96,6 +97,55 @@ def sass_by_kernel(nvdisasm, cubin, listing=None):
     return out
 
 
+INSN = re.compile(r"/\*([0-9a-f]+)\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
+LDG_WIDTH = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
+
+
+def ldg_width(op):
+    for part in op.split(".")[1:]:
+        if part in LDG_WIDTH:
+            return LDG_WIDTH[part]
+    return 4
+
+
+def parse_sass(lines):
+    """Instructions (address, opcode, operands) and the loops: (first, last)
+    instruction indices of each backward branch's range."""
+    insns, labels, branches = [], {}, []
+    for line in lines:
+        m = re.match(r"\s*(\.L_x_\d+):", line)
+        if m:
+            labels[m.group(1)] = len(insns)
+            continue
+        m = INSN.search(line)
+        if not m:
+            continue
+        insns.append((int(m.group(1), 16), m.group(3), m.group(4)))
+        b = re.search(r"`\((\.L_x_\d+)\)", m.group(4))
+        if m.group(3).startswith("BRA") and b:
+            branches.append((len(insns) - 1, b.group(1)))
+    loops = [(labels[t], i) for i, t in branches if t in labels and labels[t] <= i]
+    return insns, loops
+
+
+def narrow_prologue_loads(lines):
+    """The 16-bit (or narrower) global loads of a gemv_rows kernel's
+    prologue, the code before its first weight load (LDG.E.128.CONSTANT):
+    (those in a loop, a load a column or so; those outside the loops, a
+    load a block: a [1] operand such as Gemma 4's layer scalar)."""
+    insns, loops = parse_sass(lines)
+    first = next((i for i, (_, op, _) in enumerate(insns)
+                  if op.startswith("LDG.E.128.CONSTANT")), len(insns))
+    in_loop = once = 0
+    for i, (_, op, _) in enumerate(insns[:first]):
+        if op.startswith("LDG") and ldg_width(op) <= 2:
+            if any(lo <= i <= hi for lo, hi in loops):
+                in_loop += 1
+            else:
+                once += 1
+    return in_loop, once
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("temps", help="the --save-temps directory")
@@ -179,6 +229,19 @@ def main():
                   f"128-bit read-only weight loads (LDG.E.128.CONSTANT) in all "
                   f"{len(kernels_of)} {fam} kernels" +
                   (": missing in " + ", ".join(narrow) if narrow else ""))
+        # gemv_rows reads its input row (and a chain's residual, the norm
+        # weight) in 16-byte chunks: no 16-bit loads a column before the
+        # first weight load, at most one a block (a [1] operand).
+        gemv = sorted(n for n in sass if family(n) == "gemv_rows")
+        narrow = {n: narrow_prologue_loads(sass[n]) for n in gemv}
+        scalar = [n for n in gemv if narrow[n][0] or narrow[n][1] > 1]
+        check(gemv and not scalar,
+              f"no 16-bit global loads in the input-row prologue of all "
+              f"{len(gemv)} gemv_rows kernels (loads outside the loops, one a "
+              f"kernel at most: {sum(o for _, o in narrow.values())})" +
+              (": " + ", ".join(f"{n} has {l} in loops, {o} once"
+                                for n, (l, o) in narrow.items() if n in scalar)
+               if scalar else ""))
         hmma = sum(1 for lines in sass.values() for l in lines if "HMMA" in l)
         if args.no_tensor_cores:
             # f32 prefill projections: f32 FMAs on read-only bf16 weights.

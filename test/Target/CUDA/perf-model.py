@@ -53,8 +53,9 @@ Formulas (one launch):
   (L + C)).
   gemv_rows prologue (each wave): the loops before the main loop; a loop
   with global loads costs L2 a trip, one with shared loads only 30 cycles,
-  trips = ceil(width / threads / u), u = the most distinct offsets from one
-  base register among its loads (the unroll).
+  trips = ceil(width / threads / (u x e)), u = the most distinct offsets
+  from one base register among its loads (the unroll), e = the row's
+  elements in its widest load (16-byte chunks: 8 bf16, 4 f32; 1 scalar).
   Decode attention: + the combine of the last block (its fences, atomic and
   the partials' loads: 4 x L2).
   Small kernels (embed, qknorm_rope_append, kv_write, row_chain): L + one L2
@@ -169,35 +170,9 @@ def workspace_bytes(g, step, tokens):
 
 # --- the SASS ---------------------------------------------------------------
 
-INSN = re.compile(r"/\*([0-9a-f]+)\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
-LDG_WIDTH = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
-
-
-def ldg_width(op):
-    for part in op.split(".")[1:]:
-        if part in LDG_WIDTH:
-            return LDG_WIDTH[part]
-    return 4
-
-
-def parse_sass(lines):
-    """Instructions (address, opcode, operands) and the loops: (first, last)
-    instruction indices of each backward branch's range."""
-    insns, labels, branches = [], {}, []
-    for line in lines:
-        m = re.match(r"\s*(\.L_x_\d+):", line)
-        if m:
-            labels[m.group(1)] = len(insns)
-            continue
-        m = INSN.search(line)
-        if not m:
-            continue
-        insns.append((int(m.group(1), 16), m.group(3), m.group(4)))
-        b = re.search(r"`\((\.L_x_\d+)\)", m.group(4))
-        if m.group(3).startswith("BRA") and b:
-            branches.append((len(insns) - 1, b.group(1)))
-    loops = [(labels[t], i) for i, t in branches if t in labels and labels[t] <= i]
-    return insns, loops
+# The instruction and loop reader of check-kernels.py.
+INSN, LDG_WIDTH = ck.INSN, ck.LDG_WIDTH
+ldg_width, parse_sass = ck.ldg_width, ck.parse_sass
 
 
 def innermost(loops):
@@ -234,12 +209,18 @@ def analyze_sass(lines):
     inner = innermost(loops)
     per_trip = {l: sum(ldg_width(op) for op, _ in loads(insns, *l, "LDG"))
                 for l in inner}
-    # The streaming loop: the most loads of the kernel's widest width (the
-    # weight or KV loads), then the most bytes.
+    # The streaming loop: the most read-only (.CONSTANT: weight) loads of
+    # the kernel's widest width, then the most of that width (the weight or
+    # KV loads; gemv_rows' prologue reads its row as wide), then the most
+    # bytes.
     top = max(widths, default=0)
-    main = max(inner, key=lambda l: (
-        sum(ldg_width(op) == top for op, _ in loads(insns, *l, "LDG")),
-        per_trip[l], -l[0]), default=None)
+
+    def widest(l, constant):
+        return sum(ldg_width(op) == top and (not constant or "CONSTANT" in op)
+                   for op, _ in loads(insns, *l, "LDG"))
+
+    main = max(inner, key=lambda l: (widest(l, True), widest(l, False),
+                                      per_trip[l], -l[0]), default=None)
     if main is None or per_trip[main] == 0:
         main = None
     a = dict(
@@ -258,7 +239,8 @@ def analyze_sass(lines):
         g = loads(insns, *l, "LDG")
         s = loads(insns, *l, "LDS")
         if g or s:
-            a["prologue"].append((bool(g), unroll(g or s)))
+            a["prologue"].append((bool(g), unroll(g or s),
+                                  max(ldg_width(op) for op, _ in g or s)))
     return a
 
 
@@ -294,10 +276,21 @@ def stream_seconds(nbytes, blocks, per_sm, warps, a, prologue_s):
     return total
 
 
-def gemv_prologue_seconds(a, width, threads):
+def gemv_row(g, step):
+    """A gemv_rows step's input row: its width (the weights' K) and the
+    bytes of its elements (the dtype of the step's first workspace
+    operand, the row or the chain's first input)."""
+    width = max(shape[1] for shape, _ in weights(g, step) if len(shape) == 2)
+    dtype = next(d for kind, _, d, _ in operands(g, step) if kind == "WORKSPACE")
+    return width, DTYPE_BYTES[dtype]
+
+
+def gemv_prologue_seconds(a, row, threads):
+    width, element = row
     per_thread = width / threads
-    return sum(math.ceil(per_thread / u) * (LAT_L2 if glob else LAT_SHARED)
-               for glob, u in a["prologue"])
+    return sum(math.ceil(per_thread / (u * max(1, load // element))) *
+               (LAT_L2 if glob else LAT_SHARED)
+               for glob, u, load in a["prologue"])
 
 
 def live_keys(g, layer, position):
@@ -313,8 +306,7 @@ def launch_seconds(g, step, k, a, tokens, position, per_sm, phase_tokens=None):
     w = weights(g, step)
     wbytes = sum(b for _, b in w)
     if fam == "gemv_rows":
-        width = max(shape[1] for shape, _ in w if len(shape) == 2)
-        pro = gemv_prologue_seconds(a, width, threads)
+        pro = gemv_prologue_seconds(a, gemv_row(g, step), threads)
         return stream_seconds(wbytes, blocks, per_sm, warps, a, pro)
     if fam.startswith("attn_decode"):
         kv = live_keys(g, step["layer"], position) * g["kv"][step["layer"]][2]
@@ -377,9 +369,8 @@ def model(temps, nvdisasm, listing, position, prompt):
                           for p, n in calls)
             if kind == "decode":
                 if r["family"] == "gemv_rows":
-                    width = max(sh[1] for sh, _ in weights(g, step) if len(sh) == 2)
                     r["prologue_us"] = gemv_prologue_seconds(
-                        r["a"], width, threads) * 1e6
+                        r["a"], gemv_row(g, step), threads) * 1e6
             if r["grid"] == "-":
                 # The decode grid, else the prefill chunk's.
                 r["grid"] = "x".join(map(str, step["grid"]))
