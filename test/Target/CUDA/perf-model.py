@@ -42,7 +42,8 @@ Formulas (one launch):
               256), 233472 / (smem + 1 KiB, in 128-byte units), 32).
   waves = grid blocks / (132 x blocks/SM); a wave runs its blocks together.
   Main loop = the innermost SASS loop (a backward branch) with the most
-  global-load bytes a trip; in flight a warp = 32 x those bytes (a trip's
+  read-only (.CONSTANT) loads of the kernel's widest width, then the most
+  loads of that width, then the most global-load bytes a trip; in flight a warp = 32 x those bytes (a trip's
   loads are issued together, none across trips); in flight a wave = that x
   its warps. A trip costs L + C, C = its issue time (one cycle an
   instruction, 25 a shuffle, 20 a MUFU: a warp per scheduler runs a
