@@ -46,6 +46,20 @@ def main():
     check(optin == want,
           "the shared-memory opt-in is exactly the kernels with dynamic "
           "shared memory, to their most (%d of them)" % len(want))
+    # PDL: each kernel of a compiled model waits for its predecessor, so
+    # every launch but the first after a copy (a call's) asks for it, the
+    # captured decode launches too.
+    first, wrong, launches = True, [], 0
+    for n, a, _ in calls:
+        if n in ("cuMemcpyHtoDAsync_v2", "cuStreamBeginCapture_v2"):
+            first = True
+        elif n == "cuLaunchKernelEx":
+            launches += 1
+            if a.get("pdl") != ("0" if first else "1"):
+                wrong.append("%s pdl=%s" % (a["name"], a.get("pdl")))
+            first = False
+    check(not wrong, "every launch but a call's first asks for PDL (%d "
+          "launches%s)" % (launches, ": " + ", ".join(wrong[:3]) if wrong else ""))
     check(count["cuStreamBeginCapture_v2"] == 1 and
           count["cuGraphInstantiateWithFlags"] == 1,
           "the decode phase is captured once")

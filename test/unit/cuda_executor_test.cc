@@ -121,6 +121,7 @@ protected:
     unsetenv("FAKE_CUDA_LAUNCH_US");
     unsetenv("SGC_CUDA_PROFILE");
     unsetenv("SGC_CUDA_DUMP");
+    unsetenv("SGC_CUDA_PDL");
     reset_fake_counts();
     write_weights(dir_.file("w.safetensors"), weights_);
   }
@@ -140,6 +141,7 @@ protected:
     unsetenv("FAKE_CUDA_FREE_BYTES");
     unsetenv("FAKE_CUDA_LAUNCH_US");
     unsetenv("SGC_CUDA_DUMP");
+    unsetenv("SGC_CUDA_PDL");
   }
 
   /// Opens |model_path|, binds the weights, creates, allocates and binds
@@ -658,6 +660,45 @@ TEST_F(CudaExecutor, KernelsWithStaticSharedMemoryOptInToTheirDynamic) {
   const std::vector<std::string> want = {"fake_attn 65536",
                                          "fake_append 8192"};
   EXPECT_EQ(optins, want);
+}
+
+// The launches' pdl= words, in order, with a '|' before each call's.
+std::string pdl_pattern(const std::vector<call> &calls) {
+  std::string out;
+  for (const call &c : calls) {
+    if (c.name == "cuMemcpyHtoDAsync_v2" || c.name == "cuStreamBeginCapture_v2")
+      out += "|";
+    else if (c.name == "cuLaunchKernelEx")
+      out += c.args.at("pdl");
+  }
+  return out;
+}
+
+TEST_F(CudaExecutor, KernelsThatWaitLaunchWithProgrammaticSerialization) {
+  // Every kernel waits for its predecessor: each call's launches after the
+  // first ask for PDL, the captured decode launches too.
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL_WAITS).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  ASSERT_TRUE(decode(8, 4, &logits).ok());
+  // Weights and state copies, the prefill, the decode's copy, its capture.
+  std::string p = pdl_pattern(read_log(log_));
+  EXPECT_NE(p.find("|0111||0111|"), std::string::npos) << p;
+  EXPECT_EQ(p.find("|1"), std::string::npos) << p;
+}
+
+TEST_F(CudaExecutor, KernelsThatDoNotWaitOrPdlOffLaunchPlainly) {
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL).ok());
+  std::vector<float> logits;
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  EXPECT_EQ(pdl_pattern(read_log(log_)).find('1'), std::string::npos);
+  setenv("SGC_CUDA_PDL", "0", 1);
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL_WAITS).ok());
+  unsetenv("SGC_CUDA_PDL");
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  EXPECT_EQ(pdl_pattern(read_log(log_)).find('1'), std::string::npos);
 }
 
 TEST_F(CudaExecutor, AFaultWhileRunningNamesThePhase) {

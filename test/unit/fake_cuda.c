@@ -6,7 +6,9 @@
  * host address), and checks what a real driver would refuse: copies and
  * launches naming memory outside an allocation, static + dynamic shared
  * memory over 48 KiB without the opt-in, copies or synchronization inside a
- * stream capture, kernels and parameters the module does not have.
+ * stream capture, kernels and parameters the module does not have,
+ * launch attributes other than programmatic stream serialization (each
+ * cuLaunchKernelEx line says pdl=1 when a launch asks for it).
  *
  * Build-time macros: FAKE_CUDA_INIT_RESULT is what cuInit returns (100 =
  * CUDA_ERROR_NO_DEVICE); FAKE_CUDA_COUNT the device count.
@@ -270,12 +272,20 @@ static void run(const launch *l) {
     }
 }
 
-/* CUlaunchConfig (cuda.h). */
+/* CUlaunchAttribute and CUlaunchConfig (cuda.h). */
+typedef struct launch_attribute {
+  unsigned id;
+  unsigned pad;
+  union {
+    int programmatic; /* PROGRAMMATIC_STREAM_SERIALIZATION's value */
+    char bytes[64];
+  } value;
+} launch_attribute;
 typedef struct launch_config {
   unsigned grid[3], block[3];
   unsigned shared;
   void *stream;
-  void *attrs;
+  launch_attribute *attrs;
   unsigned num_attrs;
 } launch_config;
 
@@ -636,6 +646,7 @@ EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
   char text[MAX_PARAMS * 20 + 1] = "";
   size_t used = 0;
   unsigned i;
+  int pdl = 0;
   ENTER("cuLaunchKernelEx");
   if (extra)
     return refuse("cuLaunchKernelEx", INVALID_VALUE, "extra is not used");
@@ -649,6 +660,12 @@ EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
                       : "more dynamic shared memory than the opt-in");
   if (c->stream != &stream_token)
     return refuse("cuLaunchKernelEx", INVALID_HANDLE, "unknown stream");
+  for (i = 0; i < c->num_attrs; ++i) {
+    if (c->attrs[i].id != 6) /* PROGRAMMATIC_STREAM_SERIALIZATION */
+      return refuse("cuLaunchKernelEx", INVALID_VALUE,
+                    "an unexpected launch attribute");
+    pdl = c->attrs[i].value.programmatic != 0;
+  }
   if (f->params > MAX_PARAMS)
     return refuse("cuLaunchKernelEx", INVALID_VALUE, "too many parameters");
   l.fn = f;
@@ -661,9 +678,9 @@ EXPORT int cuLaunchKernelEx(const launch_config *c, void *fn, void **params,
                              i ? "," : "", (unsigned long long)l.values[i]);
   }
   say("cuLaunchKernelEx name=%s grid=%u,%u,%u block=%u,%u,%u smem=%u "
-      "params=%s values=%s%s",
+      "pdl=%d params=%s values=%s%s",
       f->name, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-      c->block[2], c->shared, f->unknown ? "?" : count_text(f->params),
+      c->block[2], c->shared, pdl, f->unknown ? "?" : count_text(f->params),
       f->unknown ? "-" : text, capturing ? " captured" : "");
   if (capturing) {
     if (captured->count == MAX_LAUNCHES)

@@ -44,6 +44,8 @@
  *                           dynamic: over 48 KiB together, so launches
  *                           fail unless the runtime opts in (it opts in
  *                           for any dynamic bytes)
+ *   FAKE_CUDA_WAITS         every kernel is flagged SGC_ABI_CUDA_KERNEL_WAITS
+ *                           (launched with programmatic serialization)
  *   FAKE_CUDA_REAL_FATBIN   the fatbin is the file this names (of
  *                           FAKE_CUDA_REAL_FATBIN_BYTES bytes): the kernels
  *                           compiled by nvcc, for a real GPU
@@ -308,11 +310,16 @@ extern const unsigned char fake_real_fatbin[]
 #define LOGITS_BLOCK VOCAB
 #endif
 
+#ifdef FAKE_CUDA_WAITS
+#define KERNEL_FLAGS SGC_ABI_CUDA_KERNEL_WAITS
+#else
+#define KERNEL_FLAGS 0
+#endif
 static const sgc_abi_cuda_kernel_t kernels[4] = {
-    {"fake_embed", 5, 0},
-    {"fake_attn", 5, 0},
-    {"fake_append", APPEND_PARAMS, 0},
-    {"fake_logits", 4, 0},
+    {"fake_embed", 5, KERNEL_FLAGS},
+    {"fake_attn", 5, KERNEL_FLAGS},
+    {"fake_append", APPEND_PARAMS, KERNEL_FLAGS},
+    {"fake_logits", 4, KERNEL_FLAGS},
 };
 
 #define OP(kind, index) {kind, index, 0, 0, 0, {0}}

@@ -13,6 +13,7 @@
 #include "compiler/Target/CPU/CPULibrary.h"
 #include "compiler/Target/CUDA/CUDATarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
+#include "compiler/Target/CUDA/ProgrammaticLaunch.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -271,9 +272,12 @@ LogicalResult writeGlue(ModuleOp module, const PlanSerializer &plan,
   os << "static const char sgc_fatbin[] __attribute__((aligned(64))) =\n";
   writeBytes(os, fatbin);
   os << "  ;\nstatic const sgc_abi_cuda_kernel_t sgc_cuda_kernels[] = {\n";
+  const char *flags = module->hasAttr(kProgrammaticLaunchAttr)
+                          ? "SGC_ABI_CUDA_KERNEL_WAITS"
+                          : "0";
   for (const PlanFunction &fn : kernels)
     os << "  {" << PlanSerializer::cString(fn.name) << ", "
-       << fn.operandKinds.size() << ", 0},\n";
+       << fn.operandKinds.size() << ", " << flags << "},\n";
   os << "};\nstatic const sgc_abi_variant_t sgc_variants[] = {\n"
      << "  {\"sm_90a\", SGC_ABI_DEVICE_CUDA, " << kernels.size()
      << ", 0, 0, sgc_cuda_kernels, sgc_fatbin, " << fatbin.size()

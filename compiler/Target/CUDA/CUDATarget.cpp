@@ -12,6 +12,7 @@
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
 #include "compiler/Target/CUDA/ExternDynamicShared.h"
+#include "compiler/Target/CUDA/ProgrammaticLaunch.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -42,6 +43,8 @@ public:
   void buildCodegenPipeline(OpPassManager &pm) const override {
     // The emulator's copies first, from the same kernel IR.
     pm.addPass(createGPUToEmulatorPass());
+    // After the copies: the emulator runs launches one after another.
+    pm.addPass(createProgrammaticLaunchPass());
     GpuNVVMAttachTargetOptions attach;
     attach.chip = "sm_90a";
     attach.features = "+ptx86";

@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 4u
+#define SGC_ABI_VERSION_MINOR 5u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -464,8 +464,17 @@ typedef struct sgc_abi_cuda_kernel_t {
   const char *name;
   /** Parameters it takes, one per step operand. */
   uint32_t num_params;
-  uint32_t reserved;
+  /** SGC_ABI_CUDA_KERNEL_* bits (2.5; zero in older tables, where the
+      field was reserved). A runtime ignores the bits it does not know. */
+  uint32_t flags;
 } sgc_abi_cuda_kernel_t;
+
+/** sgc_abi_cuda_kernel_t.flags (2.5): every thread of the kernel executes
+    griddepcontrol.wait before anything else (no read of what an earlier
+    kernel wrote comes before the earlier kernels have finished), so a
+    runtime may launch it with programmatic stream serialization: its
+    blocks may become resident while the previous kernel finishes. */
+#define SGC_ABI_CUDA_KERNEL_WAITS 1u
 
 /*===----------------------------------------------------------------------===*
  * The CUDA emulator's view of a kernel (2.2, CUDA.md section 0.5)

@@ -54,13 +54,26 @@ constexpr int stream_capture_mode_thread_local = 1;
 /// CU_EVENT_DEFAULT: an event that records time.
 constexpr unsigned event_default = 0;
 
+/// CUlaunchAttribute (cuda.h): the id, padding to 8 bytes, a 64-byte value.
+struct launch_attribute {
+  unsigned id;
+  unsigned pad;
+  union {
+    int programmatic_stream_serialization_allowed;
+    char bytes[64];
+  } value;
+};
+static_assert(sizeof(launch_attribute) == 72, "CUlaunchAttribute");
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (CUDA 12+).
+constexpr unsigned launch_attribute_programmatic_stream_serialization = 6;
+
 /// CUlaunchConfig (cuda.h, CUDA 12+).
 struct launch_config {
   unsigned grid_x, grid_y, grid_z;
   unsigned block_x, block_y, block_z;
   unsigned shared_mem_bytes;
   stream h_stream;
-  void *attrs; // CUlaunchAttribute *, unused
+  launch_attribute *attrs;
   unsigned num_attrs;
 };
 

@@ -8,7 +8,10 @@
  * in the step state, which is why one captured graph serves every token.
  * With SGC_CUDA_PROFILE or SGC_CUDA_DUMP (launch_trace.h) decode launches
  * one by one too: events around each launch, or the written operands
- * copied back after it.
+ * copied back after it. Every launch but a phase's first of a kernel that
+ * waits for its predecessor (SGC_ABI_CUDA_KERNEL_WAITS) asks for
+ * programmatic stream serialization, in the graph too: the kernel's blocks
+ * become resident while the one before finishes, which hides the launch.
  */
 #include "runtime/src/cuda/cuda_executor.h"
 
@@ -17,7 +20,9 @@
 #include "runtime/src/weights.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace sgc {
 namespace runtime {
@@ -34,6 +39,9 @@ status cuda_executor::create(std::shared_ptr<model_library> model,
   e->progress_ = o.progress;
   e->progress_user_ = o.progress_user;
   e->staging_bytes_ = o.staging_bytes ? o.staging_bytes : 1;
+  const char *pdl = std::getenv("SGC_CUDA_PDL");
+  e->programmatic_ =
+      o.programmatic_launch && !(pdl && std::string_view(pdl) == "0");
   status st = select_cuda_variant(*e->model_, o.variant, &e->variant_);
   if (st.ok())
     st = e->open(o);
@@ -359,6 +367,17 @@ status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n,
     c.block_z = step.block[2];
     c.shared_mem_bytes = step.dynamic_shared_bytes;
     c.h_stream = stream_;
+    // A kernel that waits for its predecessor may start while it finishes
+    // (PDL), also inside the captured graph; not the phase's first, which
+    // follows a copy.
+    cu::launch_attribute pdl{};
+    if (programmatic_ && s != phase.first_step &&
+        (variant_->kernels[step.function].flags & SGC_ABI_CUDA_KERNEL_WAITS)) {
+      pdl.id = cu::launch_attribute_programmatic_stream_serialization;
+      pdl.value.programmatic_stream_serialization_allowed = 1;
+      c.attrs = &pdl;
+      c.num_attrs = 1;
+    }
     SGC_CU_TRY(api,
                api.cuLaunchKernelEx(&c, functions_[step.function],
                                     param_pointers_[s].data(), nullptr),

@@ -44,6 +44,10 @@ public:
     /// launch by launch instead of as the captured graph.
     std::string profile_path;
     std::string dump_path;
+    /// Kernels flagged SGC_ABI_CUDA_KERNEL_WAITS launch with programmatic
+    /// stream serialization (PDL); SGC_CUDA_PDL=0 in the environment turns
+    /// it off too (an A/B of the launch gaps).
+    bool programmatic_launch = true;
   };
 
   /// Opens the driver, the device's primary context and a stream, loads the
@@ -114,6 +118,8 @@ private:
   std::vector<std::vector<void *>> param_pointers_;
   cu::graph graph_ = nullptr;
   cu::graph_exec decode_graph_ = nullptr;
+  /// options::programmatic_launch and SGC_CUDA_PDL.
+  bool programmatic_ = true;
 
   /// SGC_CUDA_PROFILE / SGC_CUDA_DUMP (null when not asked for).
   std::unique_ptr<launch_profile> profile_;

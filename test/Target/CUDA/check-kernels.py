@@ -51,7 +51,7 @@ def dynamic_shared_by_kernel(glue):
     """{kernel: [dynamic shared bytes of each launch]} from the glue's
     sgc_cuda_kernels (names in function order) and sgc_steps tables."""
     text = open(glue).read()
-    names = re.findall(r'\{"(\w+)", \d+, \d+\}',
+    names = re.findall(r'\{"(\w+)", \d+, \w+\}',
                        text.split("sgc_cuda_kernels[] = {", 1)[1].split("};")[0])
     steps = text.split("sgc_steps[] = {", 1)[1].split("};")[0]
     out = collections.defaultdict(list)

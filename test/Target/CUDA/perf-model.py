@@ -122,7 +122,7 @@ def read_glue(path):
     text = open(path).read()
     g = {"model": re.search(r'\.model_id = "([^"]+)"', text).group(1),
          "chunk": int(re.search(r"\.max_prefill_chunk = (\d+)", text).group(1))}
-    g["kernels"] = re.findall(r'\{"(\w+)", \d+, \d+\}',
+    g["kernels"] = re.findall(r'\{"(\w+)", \d+, \w+\}',
                               table(text, "sgc_cuda_kernels"))
     g["tensors"] = [(ints(shape), int(nbytes)) for shape, nbytes in re.findall(
         r'\{"[^"]+", \w+, \d+, SGC_ABI_DTYPE_\w+, \d+, \{([^}]*)\}, (\d+)ull',
