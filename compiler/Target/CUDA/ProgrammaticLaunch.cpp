@@ -20,9 +20,8 @@ struct ProgrammaticLaunchPass
 
   StringRef getArgument() const override { return "sgc-programmatic-launch"; }
   StringRef getDescription() const override {
-    return "Start every GPU kernel with griddepcontrol.wait and "
-           "launch_dependents, so a runtime may launch it with programmatic "
-           "stream serialization";
+    return "Start every GPU kernel with griddepcontrol.wait, so a runtime "
+           "may launch it with programmatic stream serialization";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<NVVM::NVVMDialect>();
@@ -38,8 +37,6 @@ struct ProgrammaticLaunchPass
       OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
       NVVM::GriddepcontrolOp::create(b, fn.getLoc(),
                                      NVVM::GridDepActionKind::wait);
-      NVVM::GriddepcontrolOp::create(b, fn.getLoc(),
-                                     NVVM::GridDepActionKind::launch_dependents);
       any = true;
     });
     if (any)
