@@ -4,7 +4,8 @@
 (registers, static shared memory), the glue's launch table (grids, blocks,
 dynamic shared memory, the weights and KV caches each step reads) and the
 SASS of the cubin (nvdisasm). Nothing runs on a GPU: the tables are a
-prediction for the GPU run to confirm or refute (bench/gpu/PERF_MODEL.md).
+prediction for the GPU run to confirm or refute (bench/README.md, "the static
+performance model").
 
   perf-model.py DIR --nvdisasm PATH [--sass LISTING] [--position P]
                 [--prompt N] [--measured PROFILE.tsv] [--markdown]
