@@ -10,8 +10,8 @@
  * one by one too: events around each launch, or the written operands
  * copied back after it. Every launch but a phase's first of a kernel that
  * waits for its predecessor (SGC_ABI_CUDA_KERNEL_WAITS) asks for
- * programmatic stream serialization, in the graph too: the kernel's blocks
- * become resident while the one before finishes, which hides the launch.
+ * programmatic stream serialization, in the graph too: the kernel is set up
+ * while the one before drains (0.3-0.6 % of graph decode on an H200).
  */
 #include "runtime/src/cuda/cuda_executor.h"
 
@@ -367,9 +367,9 @@ status cuda_executor::launch_steps(const sgc_abi_phase_t &phase, int64_t n,
     c.block_z = step.block[2];
     c.shared_mem_bytes = step.dynamic_shared_bytes;
     c.h_stream = stream_;
-    // A kernel that waits for its predecessor may start while it finishes
-    // (PDL), also inside the captured graph; not the phase's first, which
-    // follows a copy.
+    // A kernel that waits for its predecessor may be set up while it
+    // drains (PDL), also inside the captured graph; not the phase's first,
+    // which follows a copy.
     cu::launch_attribute pdl{};
     if (programmatic_ && s != phase.first_step &&
         (variant_->kernels[step.function].flags & SGC_ABI_CUDA_KERNEL_WAITS)) {
