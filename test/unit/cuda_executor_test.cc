@@ -122,6 +122,7 @@ protected:
     unsetenv("SGC_CUDA_PROFILE");
     unsetenv("SGC_CUDA_DUMP");
     unsetenv("SGC_CUDA_PDL");
+    unsetenv("FAKE_CUDA_DRIVER_VERSION");
     reset_fake_counts();
     write_weights(dir_.file("w.safetensors"), weights_);
   }
@@ -696,6 +697,13 @@ TEST_F(CudaExecutor, KernelsThatDoNotWaitOrPdlOffLaunchPlainly) {
   setenv("SGC_CUDA_PDL", "0", 1);
   ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL_WAITS).ok());
   unsetenv("SGC_CUDA_PDL");
+  ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
+  ASSERT_TRUE(decode(7, 3, &logits).ok());
+  EXPECT_EQ(pdl_pattern(read_log(log_)).find('1'), std::string::npos);
+  // A driver before 12.3 cannot capture programmatic launches in a graph.
+  setenv("FAKE_CUDA_DRIVER_VERSION", "12020", 1);
+  ASSERT_TRUE(make(SGC_TEST_FAKE_CUDA_MODEL_WAITS).ok());
+  unsetenv("FAKE_CUDA_DRIVER_VERSION");
   ASSERT_TRUE(prefill({3, 4, 5}, 0, &logits).ok());
   ASSERT_TRUE(decode(7, 3, &logits).ok());
   EXPECT_EQ(pdl_pattern(read_log(log_)).find('1'), std::string::npos);

@@ -20,6 +20,7 @@
  *                             e.g. cuMemAlloc_v2) returns CODE;
  *                             NAME#K=CODE: the K-th call (1-based)
  *   FAKE_CUDA_FREE_BYTES=N    device memory free and total (default 1 GiB)
+ *   FAKE_CUDA_DRIVER_VERSION=V  what cuDriverGetVersion says (default 12080)
  *   FAKE_CUDA_ANY_IMAGE=1     take any other image too (a real fatbin of a
  *                             compiled model): every kernel name resolves,
  *                             its parameters unknown (cuFuncGetParamInfo:
@@ -299,7 +300,8 @@ EXPORT int cuInit(unsigned int flags) {
 }
 
 EXPORT int cuDriverGetVersion(int *version) {
-  *version = 12080;
+  const char *v = getenv("FAKE_CUDA_DRIVER_VERSION");
+  *version = v ? atoi(v) : 12080;
   return OK;
 }
 

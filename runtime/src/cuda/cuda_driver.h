@@ -55,7 +55,7 @@ constexpr int stream_capture_mode_thread_local = 1;
 constexpr unsigned event_default = 0;
 
 /// CUlaunchAttribute (cuda.h): the id, padding to 8 bytes, a 64-byte value.
-struct launch_attribute {
+struct alignas(8) launch_attribute {
   unsigned id;
   unsigned pad;
   union {
@@ -63,7 +63,9 @@ struct launch_attribute {
     char bytes[64];
   } value;
 };
-static_assert(sizeof(launch_attribute) == 72, "CUlaunchAttribute");
+static_assert(sizeof(launch_attribute) == 72 &&
+                  offsetof(launch_attribute, value) == 8,
+              "CUlaunchAttribute");
 /// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (CUDA 12+).
 constexpr unsigned launch_attribute_programmatic_stream_serialization = 6;
 
