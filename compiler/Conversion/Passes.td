@@ -58,6 +58,31 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def SelectKernelsPass : Pass<"sg-select-kernels", "mlir::ModuleOp"> {
+  let summary = "Choose the kernel family of every op of the plan's sg bodies";
+  let description = [{
+    For a CUDA build: records on each op of every sg body a plan step calls
+    what convert-sg-to-gpu will make of it, `sg.selected_kernel =
+    #sg.kernel<"family", {options}>`: the applying family of the highest
+    benefit in the target's registry (KernelFamilies.cpp), `lm_head` on the
+    projection that writes the entry's logits. Ops that another op's launch
+    computes name how: `fused` (a row chain's later ops, the later head
+    jobs of a layer's q/k/v launch), `prologue` (decode: a row chain the next
+    projection's prologue computes), `carried` (decode: the step's last row
+    chain, which the next step computes; the call that takes it into its
+    first projection gets `sg.carried_prologue`). The results are the same
+    bits with or without the fusions.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The CUDA chip the kernels are built for">,
+    Option<"fuseRowChains", "fuse-row-chains", "bool", /*default=*/"true",
+           "Run decode's row chains in the next projection's prologue">,
+    Option<"deviceArgmax", "device-argmax", "bool", /*default=*/"true",
+           "End the decode LM head with the argmax of its logits row">
+  ];
+}
+
 def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
   let summary = "Replace the plan's sg-body steps by launches of specialized kernels";
   let description = [{
@@ -80,21 +105,18 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
     its outputs that are not updated in place; token dimensions are static at
     the entry's max_tokens, and kernels read the live count from the state.
 
-    In decode, a row chain (post-norm, residual add, layer scalar) whose
-    result the next projection normalizes runs in that projection's
-    prologue (`fuse-row-chains`, on by default): the layer's post-attention
-    chain in gate/up, its last chain in the next layer's QKV projection or
-    the LM head. The results are the same bits either way.
-
-    The decode LM head also writes the argmax of its logits row to a buffer
-    the entry returns (`device-argmax`, on by default), so a greedy decode
-    copies one token back instead of the row.
+    Each op becomes what sg-select-kernels recorded on it (`sg.selected_kernel`,
+    a `#sg.kernel<family, options>`); an op without a record is an error.
+    A row chain recorded `prologue` runs in the next projection's prologue,
+    one recorded `carried` in the next step's first projection where that
+    call says `sg.carried_prologue` (else in a row_chain launch before it).
+    The decode LM head (`lm_head`) also writes the argmax of its logits row
+    to a buffer the entry returns, so a greedy decode copies one token back
+    instead of the row.
   }];
   let options = [
-    Option<"fuseRowChains", "fuse-row-chains", "bool", /*default=*/"true",
-           "Run decode's row chains in the next projection's prologue">,
-    Option<"deviceArgmax", "device-argmax", "bool", /*default=*/"true",
-           "End the decode LM head with the argmax of its logits row">
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The CUDA chip the kernels are built for">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",

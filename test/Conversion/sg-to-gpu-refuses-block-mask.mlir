@@ -1,4 +1,4 @@
-// RUN: not sgc-opt %s -split-input-file -convert-sg-to-gpu 2>&1 | FileCheck %s
+// RUN: not sgc-opt %s -split-input-file -sg-select-kernels -convert-sg-to-gpu 2>&1 | FileCheck %s
 // The CUDA attention kernel is causal only: an attention op with image-block
 // ids (a prefill with an image) is refused by name, not run unmasked. (The
 // prompt's token ids stand in for the block ids here.)

@@ -1,4 +1,4 @@
-// RUN: not sgc-opt %s -split-input-file -convert-sg-to-gpu 2>&1 | FileCheck %s
+// RUN: not sgc-opt %s -split-input-file -sg-select-kernels -convert-sg-to-gpu 2>&1 | FileCheck %s
 // The CUDA backend has no kernels for the vision towers' forms of sg.linear
 // yet: it refuses them by name instead of running the bias-free kernel.
 
@@ -12,7 +12,7 @@ func.func @embed(%ids: tensor<?xi32>, %t: tensor<512x32xbf16>) -> tensor<?x32xbf
 }
 
 func.func @body(%x: tensor<?x32xbf16>, %w: tensor<64x32xbf16>, %b: tensor<64xbf16>) -> tensor<?x64xbf16> {
-  // CHECK: error: convert-sg-to-gpu: 'sg.linear' with a bias, an [in, out] or a rank > 2 weight has no CUDA kernel yet
+  // CHECK: error: sg-select-kernels: 'sg.linear' with a bias, an [in, out] or a rank > 2 weight has no CUDA kernel yet
   %y = sg.linear %x, %w bias(%b) : (tensor<?x32xbf16>, tensor<64x32xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
@@ -40,7 +40,7 @@ func.func @embed(%ids: tensor<?xi32>, %t: tensor<512x32xbf16>) -> tensor<?x32xbf
 }
 
 func.func @body(%x: tensor<?x32xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x64xbf16> {
-  // CHECK: error: convert-sg-to-gpu: 'sg.linear' with a bias, an [in, out] or a rank > 2 weight has no CUDA kernel yet
+  // CHECK: error: sg-select-kernels: 'sg.linear' with a bias, an [in, out] or a rank > 2 weight has no CUDA kernel yet
   %y = sg.linear %x, %w {weight_layout = "in_out"} : (tensor<?x32xbf16>, tensor<32x64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
@@ -67,7 +67,7 @@ func.func @embed(%ids: tensor<?xi32>, %t: tensor<512x32xbf16>) -> tensor<?x32xbf
 
 func.func @body(%x: tensor<?x32xbf16>) -> tensor<?x32xbf16> {
   %q = sg.split_heads %x : tensor<?x32xbf16> -> tensor<?x4x8xbf16>
-  // CHECK: error: convert-sg-to-gpu: 'sg.encoder_attn' has no CUDA kernel yet
+  // CHECK: error: sg-select-kernels: 'sg.encoder_attn' has no CUDA kernel yet
   %a = sg.encoder_attn %q, %q, %q {scale = 1.0 : f64} : (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<?x4x8xbf16>) -> tensor<?x4x8xbf16>
   %m = sg.merge_heads %a : tensor<?x4x8xbf16> -> tensor<?x32xbf16>
   return %m : tensor<?x32xbf16>

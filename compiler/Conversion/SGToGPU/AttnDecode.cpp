@@ -60,7 +60,7 @@ constexpr int64_t kHeadRegisters = 64;
 
 int64_t chunks(int64_t width) { return (width + kSpan - 1) / kSpan; }
 
-FailureOr<AttnShape> shapeOf(Operation *op, EmitContext &ctx) {
+FailureOr<AttnShape> shapeOf(Operation *op, const TargetContext &ctx) {
   AttnShape s;
   Value blocks;
   if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
@@ -96,7 +96,7 @@ FailureOr<AttnShape> shapeOf(Operation *op, EmitContext &ctx) {
   // About 64 keys a block at the longest context; at least two parts, so
   // the combine runs at every length.
   s.splits = std::clamp<int64_t>((s.slots + 63) / 64, 2, 64);
-  if (mmaPartsApply(s)) {
+  if (mmaPartsApply(s, ctx.chip)) {
     // Every head of the group in the M rows of one tensor-core tile.
     s.mma = true;
     s.headsPerWarp = s.group;
@@ -401,8 +401,13 @@ void AttnDecodeBuilder::combine(Value tid) {
 }
 } // namespace
 
-bool gpu_kernels::attnDecodeApplies(Operation *op, EmitContext &ctx) {
+bool gpu_kernels::attnDecodeApplies(Operation *op, const TargetContext &ctx) {
   return succeeded(shapeOf(op, ctx));
+}
+
+bool gpu_kernels::attnDecodeUsesMma(Operation *op, const TargetContext &ctx) {
+  FailureOr<AttnShape> shape = shapeOf(op, ctx);
+  return succeeded(shape) && shape->mma;
 }
 
 FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,

@@ -41,7 +41,8 @@ struct AttnDecodeKernel {
 
 /// Whether the tensor-core parts serve `s` (bf16, 8 q heads per kv head, a
 /// head dim of whole 64-column warp slices).
-bool mmaPartsApply(const AttnShape &s);
+/// Its shared memory is static: within `chip`'s limit without the opt-in.
+bool mmaPartsApply(const AttnShape &s, const CudaChip &chip);
 
 /// Writes the block's part (o, m, l of every head of the group) to
 /// partials[g][split] with mma.sync: S = Q K^T over the key tiles (the

@@ -53,7 +53,6 @@ constexpr int64_t kChunk = 8;
 /// fall in distinct banks.
 constexpr int64_t kPad = 8;
 constexpr int64_t kThreads = kAttnDecodeWarps * kWarp;
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
 int64_t sharedBytes(int64_t d) {
   return (kHeadRows + 2 * kKeyTile) * (d + kPad) * 2 +
@@ -61,10 +60,10 @@ int64_t sharedBytes(int64_t d) {
 }
 } // namespace
 
-bool gpu_kernels::mmaPartsApply(const AttnShape &s) {
+bool gpu_kernels::mmaPartsApply(const AttnShape &s, const CudaChip &chip) {
   return s.ct.isBF16() && s.group == kHeadRows && s.d == s.dv &&
          s.d % (16 * kAttnDecodeWarps) == 0 &&
-         sharedBytes(s.d) <= kMaxSharedBytes;
+         sharedBytes(s.d) <= chip.staticSharedLimit;
 }
 
 void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {

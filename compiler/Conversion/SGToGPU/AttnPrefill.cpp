@@ -69,8 +69,6 @@ constexpr int64_t kChunk = 8;
 constexpr int64_t kPad = 8;
 /// 16-byte loads a thread keeps in flight while staging a tile.
 constexpr int64_t kInFlight = 2;
-/// Static shared memory of a block without the opt-in.
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
 /// Output columns a warp keeps (32 f32 registers of O fragments, and 16 of
 /// Q's): 128 made 180 registers a thread at head_dim 256 and spilled when
 /// capped at 128.
@@ -99,7 +97,7 @@ int64_t sharedBytes(const PrefillShape &s, int64_t keys) {
   return bytes;
 }
 
-FailureOr<PrefillShape> shapeOf(Operation *op, EmitContext &ctx) {
+FailureOr<PrefillShape> shapeOf(Operation *op, const TargetContext &ctx) {
   PrefillShape s;
   Value blocks;
   if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
@@ -152,7 +150,7 @@ FailureOr<PrefillShape> shapeOf(Operation *op, EmitContext &ctx) {
     int64_t registers = s.d / (4 * s.colSplits) + s.dv / (2 * s.colSplits) +
                         keys / 2 + s.d / s.colSplits * keys / 64;
     if (registers <= kFragmentRegisters &&
-        sharedBytes(s, keys) <= kMaxSharedBytes) {
+        sharedBytes(s, keys) <= ctx.chip.staticSharedLimit) {
       s.tileKeys = keys;
       return s;
     }
@@ -694,7 +692,8 @@ void AttnPrefillBuilder::build() {
 }
 } // namespace
 
-bool gpu_kernels::attnPrefillApplies(Operation *op, EmitContext &ctx) {
+bool gpu_kernels::attnPrefillApplies(Operation *op,
+                                     const TargetContext &ctx) {
   return succeeded(shapeOf(op, ctx));
 }
 

@@ -275,7 +275,7 @@ void FfmaBuilder::build() {
 }
 } // namespace
 
-bool gpu_kernels::gemmFfmaApplies(Operation *op, EmitContext &ctx) {
+bool gpu_kernels::gemmFfmaApplies(Operation *op, const TargetContext &ctx) {
   if (ctx.oneToken())
     return false;
   FailureOr<Projection> g = matchProjection(op);

@@ -47,8 +47,6 @@ constexpr int64_t kThreads = kWarps * kWarp;
 constexpr int64_t kChunk = 8;
 /// Padding of a shared row, in elements (bank conflicts of fragment loads).
 constexpr int64_t kPad = 8;
-/// Static shared memory of a block without the opt-in.
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
 struct Tiles {
   int64_t n, k;
@@ -349,7 +347,7 @@ void GemmBuilder::build() {
 }
 } // namespace
 
-bool gpu_kernels::gemmMmaApplies(Operation *op, EmitContext &ctx) {
+bool gpu_kernels::gemmMmaApplies(Operation *op, const TargetContext &ctx) {
   if (ctx.oneToken())
     return false;
   FailureOr<Projection> g = matchProjection(op);
@@ -371,7 +369,7 @@ bool gpu_kernels::gemmMmaApplies(Operation *op, EmitContext &ctx) {
     return false;
   int64_t width = xType.getDimSize(1);
   FailureOr<Tiles> tiles = chooseTiles(*g, width);
-  return succeeded(tiles) && sharedBytes(*g, *tiles) <= kMaxSharedBytes;
+  return succeeded(tiles) && sharedBytes(*g, *tiles) <= ctx.chip.staticSharedLimit;
 }
 
 FailureOr<KernelUse> gpu_kernels::emitGemmMma(Operation *op,

@@ -39,14 +39,6 @@ namespace {
 constexpr int64_t kWarps = 4;
 /// bf16/f32 elements per lane per load: 16 bytes of bf16.
 constexpr int64_t kVector = 8;
-/// An H200 (sm_90; CUDA C Programming Guide, compute capability 9.0): its
-/// SMs, and what one SM holds: 65,536 registers, 228 KiB of shared memory
-/// of which the driver reserves 1 KiB a block, allocated in 128-byte units.
-constexpr int64_t kSMs = 132;
-constexpr int64_t kRegistersPerSM = 65536;
-constexpr int64_t kSharedPerSM = 228 * 1024;
-constexpr int64_t kSharedReservedPerBlock = 1024;
-constexpr int64_t kSharedUnit = 128;
 /// The most registers a gemv_rows thread may take (seed-kernels.test's
 /// budget; ptxas reports 34-61 for the seeds' kernels).
 constexpr int64_t kRegisterBudget = 64;
@@ -57,22 +49,27 @@ struct GemvGrid {
 };
 
 /// The grid of a gemv_rows launch of `totalRows` output rows whose block
-/// has `sharedBytes` of shared memory (static and dynamic). The rule: an SM
-/// holds R blocks of kWarps warps at once, R = min(65,536 / (64 x 128) = 8
-/// at the register budget, 228 KiB / (sharedBytes + 1 KiB, in 128-byte
-/// units)); each warp takes ceil(totalRows / (kWarps x 132 x R)) rows, so
-/// the grid is at most one wave of 132 x R blocks. Every block is resident
+/// has `sharedBytes` of shared memory (static and dynamic) on `chip`. The
+/// rule: an SM holds R blocks of kWarps warps at once, R = min(registers /
+/// (64 x 128) at the register budget, the SM's shared memory / (sharedBytes
+/// + what the driver keeps a block, in its units)); each warp takes
+/// ceil(totalRows / (kWarps x SMs x R)) rows, so the grid is at most one
+/// wave of SMs x R blocks (an H200: 132 SMs, R = 8 by registers, 65,536 /
+/// (64 x 128)). Every block is resident
 /// from the start, none runs alone in a small last wave (the fixed 8 blocks
 /// an SM before: 960 blocks of Gemma 3's down projection, which holds 7 an
 /// SM, ran 1.04 waves), and each block's prologue (the input row, its norm)
 /// is paid by as few blocks as fill the GPU.
-GemvGrid gemvGrid(int64_t totalRows, int64_t sharedBytes) {
-  int64_t byRegisters = kRegistersPerSM / (kRegisterBudget * kWarps * kWarp);
-  int64_t perBlock = sharedBytes + kSharedReservedPerBlock;
-  perBlock = (perBlock + kSharedUnit - 1) / kSharedUnit * kSharedUnit;
-  int64_t residency =
-      std::max<int64_t>(1, std::min(byRegisters, kSharedPerSM / perBlock));
-  int64_t wave = kWarps * kSMs * residency;
+GemvGrid gemvGrid(int64_t totalRows, int64_t sharedBytes,
+                  const CudaChip &chip) {
+  int64_t byRegisters =
+      chip.registersPerSM / (kRegisterBudget * kWarps * kWarp);
+  int64_t perBlock = sharedBytes + chip.sharedReservedPerBlock;
+  perBlock = (perBlock + chip.sharedUnit - 1) / chip.sharedUnit *
+             chip.sharedUnit;
+  int64_t residency = std::max<int64_t>(
+      1, std::min(byRegisters, chip.sharedPerSM / perBlock));
+  int64_t wave = kWarps * chip.sms * residency;
   int64_t rowsPerWarp = std::max<int64_t>(1, (totalRows + wave - 1) / wave);
   int64_t rowsPerBlock = kWarps * rowsPerWarp;
   return {(totalRows + rowsPerBlock - 1) / rowsPerBlock, rowsPerWarp};
@@ -152,11 +149,11 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   // 84 KiB), so both dtypes read the same row with the same sums.
   int64_t rowBytes = width * elementBytes;
   int64_t scratchBytes = 16;
-  bool dynamicRow = rowBytes + scratchBytes > kStaticSharedLimit;
-  if (rowBytes + scratchBytes > kBlockSharedLimit)
+  bool dynamicRow = rowBytes + scratchBytes > ctx.chip.staticSharedLimit;
+  if (rowBytes + scratchBytes > ctx.chip.blockSharedLimit)
     return op->emitError("convert-sg-to-gpu: an input row of ")
            << rowBytes << " bytes does not fit a gemv_rows block's shared "
-           << "memory (" << kBlockSharedLimit << " with the opt-in)";
+           << "memory (" << ctx.chip.blockSharedLimit << " with the opt-in)";
 
   // The chain computes the input row (in this body, or at the end of the
   // step before, whose output is this step's input).
@@ -200,7 +197,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   // per warp amortizes (the LM head: 63 rows a warp instead of 65,552
   // blocks). The row's shared memory decides how many blocks fill it. (The
   // argmax's few bytes of flags aside: they never decide.)
-  GemvGrid grid = gemvGrid(totalRows, rowBytes + scratchBytes);
+  GemvGrid grid = gemvGrid(totalRows, rowBytes + scratchBytes, ctx.chip);
   int64_t blocks = grid.blocks, rowsPerWarp = grid.rowsPerWarp;
   specAttrs.push_back(
       a.getNamedAttr("rows_per_warp", a.getI64IntegerAttr(rowsPerWarp)));

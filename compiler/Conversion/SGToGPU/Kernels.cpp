@@ -359,6 +359,9 @@ FailureOr<Projection> gpu_kernels::matchProjection(Operation *op) {
     g.offset = offset;
   };
   if (auto linear = dyn_cast<sg::LinearOp>(op)) {
+    // No CUDA kernel reads a bias or an [in, out] weight yet.
+    if (!linear.isPlain())
+      return failure();
     g.x = linear.getX();
     g.weights.push_back(linear.getW());
   } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {

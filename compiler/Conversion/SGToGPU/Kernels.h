@@ -19,6 +19,8 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
 #define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
 
+#include "compiler/Conversion/SGToGPU/CudaChip.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -67,12 +69,6 @@ struct KernelUse {
   bool writesArgmax = false;
 };
 
-/// Shared memory a block gets without the opt-in: the most a kernel may
-/// declare statically.
-constexpr int64_t kStaticSharedLimit = 48 * 1024;
-/// Static plus dynamic shared memory one block may have on an H200 (sm_90)
-/// with the opt-in.
-constexpr int64_t kBlockSharedLimit = 227 * 1024;
 /// The kernel attribute recording the dynamic shared memory it uses.
 constexpr llvm::StringLiteral kDynamicSharedAttr = "sg.dynamic_shared_bytes";
 
@@ -198,12 +194,20 @@ private:
   llvm::StringMap<unsigned> counts;
 };
 
-/// Where the emitters are called from: the entry's token bound.
-struct EmitContext {
-  KernelModule &kernels;
+/// What kernel selection knows of a call: the entry's token bound and the
+/// chip.
+struct TargetContext {
   int64_t maxTokens;
+  const CudaChip &chip;
   /// A decode entry: one token per call.
   bool oneToken() const { return maxTokens == 1; }
+};
+
+/// Where the emitters are called from: also the module the kernels go to.
+struct EmitContext : TargetContext {
+  EmitContext(KernelModule &kernels, int64_t maxTokens, const CudaChip &chip)
+      : TargetContext{maxTokens, chip}, kernels(kernels) {}
+  KernelModule &kernels;
 };
 
 /// A projection as the families see it (sg.linear, sg.norm_linear,
@@ -326,14 +330,14 @@ FailureOr<KernelUse> emitGemvRows(Operation *op, EmitContext &ctx,
 /// (mma.sync), where `gemmMmaApplies` (bf16 rows and weights, shapes in
 /// whole tiles).
 /// `lmHead`: as emitGemvRows' for a chunk.
-bool gemmMmaApplies(Operation *op, EmitContext &ctx);
+bool gemmMmaApplies(Operation *op, const TargetContext &ctx);
 FailureOr<KernelUse> emitGemmMma(Operation *op, EmitContext &ctx,
                                  bool lmHead = false);
 /// GemmFfma.cpp: the same projections over a chunk of f32 rows with bf16
 /// weights (--compute-dtype=f32), register-tiled f32 FMAs, where
 /// `gemmFfmaApplies` (rows a multiple of 16 columns, weights of whole
 /// 32-row tiles).
-bool gemmFfmaApplies(Operation *op, EmitContext &ctx);
+bool gemmFfmaApplies(Operation *op, const TargetContext &ctx);
 FailureOr<KernelUse> emitGemmFfma(Operation *op, EmitContext &ctx,
                                   bool lmHead = false);
 /// RowChain.cpp: sg.rms_norm, sg.add, sg.mul, sg.layer_scalar, sg.softcap,
@@ -349,11 +353,14 @@ FailureOr<KernelUse> emitHeadJobs(ArrayRef<Operation *> ops, EmitContext &ctx,
 FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
 /// AttnDecode.cpp: the same ops for one query (decode), split over the
 /// keys, where `attnDecodeApplies`.
-bool attnDecodeApplies(Operation *op, EmitContext &ctx);
+bool attnDecodeApplies(Operation *op, const TargetContext &ctx);
+/// Whether that kernel computes the parts on tensor cores
+/// (attn_decode_mma: bf16, 8 q heads a kv head).
+bool attnDecodeUsesMma(Operation *op, const TargetContext &ctx);
 FailureOr<KernelUse> emitAttnDecode(Operation *op, EmitContext &ctx);
 /// AttnPrefill.cpp: the same ops over a chunk of bf16 queries on tensor
 /// cores (mma.sync, GQA heads stacked in M), where `attnPrefillApplies`.
-bool attnPrefillApplies(Operation *op, EmitContext &ctx);
+bool attnPrefillApplies(Operation *op, const TargetContext &ctx);
 FailureOr<KernelUse> emitAttnPrefill(Operation *op, EmitContext &ctx);
 /// KVWrite.cpp: `values` into `cache` at the call's positions (ring slots
 /// when `window` > 0); `result` is the updated cache value.

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/KernelFamilies.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -29,11 +29,6 @@ using lowering::toF32;
 
 namespace {
 constexpr int64_t kThreads = 128;
-
-bool isChainOp(Operation *op) {
-  return isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
-             sg::SoftcapOp, sg::GeluTanhOp>(op);
-}
 
 /// The operands of a chain op other than the value flowing down the chain.
 SmallVector<Value> sideInputs(Operation *op, Value current) {
@@ -64,7 +59,7 @@ std::string describe(Operation *op) {
 } // namespace
 
 FailureOr<RowChain> gpu_kernels::matchRowChain(Operation *first) {
-  if (!isChainOp(first))
+  if (!isRowChainOp(first))
     return failure();
   // The chain: each next op is the only user of the previous result, and
   // its other operands exist before the chain starts.
@@ -82,7 +77,7 @@ FailureOr<RowChain> gpu_kernels::matchRowChain(Operation *first) {
     if (!current.hasOneUse())
       break;
     Operation *user = *current.getUsers().begin();
-    if (!isChainOp(user) || isa<sg::RMSNormOp>(user) ||
+    if (!isRowChainOp(user) || isa<sg::RMSNormOp>(user) ||
         user->getBlock() != first->getBlock() ||
         user->getResult(0).getType() != current.getType())
       break;

@@ -3,25 +3,26 @@
 // Part of sgc. The pass driver: every `plan.call` of an sg body becomes the
 // launches of the body's ops in program order (the view ops split_heads and
 // merge_heads launch nothing: they alias their input), each an instance of
-// a kernel family, deduplicated by spec into `gpu.module @sgc_kernels`.
+// the kernel family sg-select-kernels recorded on the op (SelectKernels.cpp),
+// deduplicated by spec into `gpu.module @sgc_kernels`.
 // Values between the launches of one step live in a scratch region after
 // the entry's planned workspace (they die with the step, so every step
 // reuses it); a body result goes straight into the step's output buffer,
 // a KV cache is updated in place. A chunk of several tokens writes its keys
 // after the cache's last reader, as sg.kv_write is placed.
 //
-// Decode fuses each row chain (post-norm, residual add, layer scalar) into
-// the prologue of the projection that reads its result (CUDA.md §1.3): the
-// post-attention chain into gate/up in the same step, and a step's last
-// chain, whose result is the step's output, into the next step's first
-// projection (the next layer's QKV, or the LM head). A carried chain reads
-// buffers of the step before, so consecutive decode steps use two scratch
-// regions in turn.
+// Decode fuses row chains (post-norm, residual add, layer scalar) into the
+// prologue of the projection that reads their result (CUDA.md §1.3), as the
+// records say: the post-attention chain into gate/up in the same step, and
+// a step's last chain, whose result is the step's output, into the next
+// step's first projection (the next layer's QKV, or the LM head). A carried
+// chain reads buffers of the step before, so consecutive decode steps use
+// two scratch regions in turn.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/Passes.h"
-#include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/KernelFamilies.h"
 #include "dialects/Plan/IR/PlanOps.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -63,8 +64,6 @@ struct EntryState {
   /// once the entry's steps are expanded).
   SmallVector<plan::AllocOp> secondRegion;
   std::optional<CarriedChain> carried;
-  bool fuseChains = true;
-  bool deviceArgmax = true;
   /// The buffer the LM head writes the argmax of the logits row to (its
   /// offset set past the entry's scratch regions), or null.
   plan::AllocOp argmax;
@@ -95,9 +94,6 @@ private:
   /// A buffer of `type` in the step's scratch region.
   Value scratchBuffer(MemRefType type);
   Value scratchAlloc(plan::BufferType type);
-  /// The op after `op` that launches a kernel (view ops launch none), or
-  /// null at the body's end.
-  Operation *nextLaunching(Operation *op);
 
   plan::EntryOp entry;
   plan::CallOp call;
@@ -140,16 +136,6 @@ Value StepExpansion::scratchAlloc(plan::BufferType type) {
   if (region == 1)
     state.secondRegion.push_back(alloc);
   return alloc;
-}
-
-Operation *StepExpansion::nextLaunching(Operation *op) {
-  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-    if (next->hasTrait<OpTrait::IsTerminator>())
-      return nullptr;
-    if (!isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(next))
-      return next;
-  }
-  return nullptr;
 }
 
 /// Creates the plan.call of `use` before `b`'s insertion point.
@@ -250,26 +236,21 @@ LogicalResult StepExpansion::run() {
   }
 
   // A chain carried from the step before goes into this step's first
-  // projection when that reads the chain's result; else it runs first, on
-  // its own.
+  // projection where the call says so; else it runs first, on its own.
   std::optional<CarriedChain> carried = std::move(state.carried);
   state.carried.reset();
-  auto normProjection = [&](Operation *op) {
-    FailureOr<Projection> g = matchProjection(op);
-    return op && succeeded(g) && g->norm && !gemmMmaApplies(op, ctx) &&
-           !gemmFfmaApplies(op, ctx);
-  };
   Operation *carriedInto = nullptr;
   if (carried) {
-    Operation *first = nullptr;
-    for (Operation &op : bodyBlock.without_terminator())
-      if (!isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op)) {
-        first = &op;
-        break;
-      }
-    if (first && normProjection(first) &&
-        map.lookupOrNull(matchProjection(first)->x) == carried->out) {
-      carriedInto = first;
+    if (sg::SGDialect::CarriedPrologueAttrHelper(call.getContext())
+            .isAttrPresent(call)) {
+      carriedInto = &*llvm::find_if(bodyBlock, [](Operation &op) {
+        return !isViewOp(&op);
+      });
+      FailureOr<Projection> g = matchProjection(carriedInto);
+      if (failed(g) || map.lookupOrNull(g->x) != carried->out)
+        return call.emitError("convert-sg-to-gpu: the step's first "
+                              "projection does not read the chain carried "
+                              "into it");
       for (auto [v, buffer] : llvm::zip_equal(carried->chain.ins, carried->ins))
         resolved[v] = buffer;
       resolved[carried->chain.result] = carried->out;
@@ -278,132 +259,87 @@ LogicalResult StepExpansion::run() {
     }
   }
 
-  // The LM head (the projection that writes the entry's logits): decode's
-  // also computes their argmax, a chunk's only the rows the runtime reads.
-  Value logits =
-      cast<plan::ReturnOp>(entry.getBlock().getTerminator()).getLogits();
-  auto isLMHead = [&](Operation *op) {
-    FailureOr<Projection> g = matchProjection(op);
-    return succeeded(g) && !g->gated() && g->weights.size() == 1 &&
-           (!ctx.oneToken() || state.deviceArgmax) &&
-           op->getNumResults() == 1 &&
-           outputs.lookup(op->getResult(0)) == logits;
-  };
-
+  sg::SGDialect::SelectedKernelAttrHelper kernelTag(call.getContext());
+  const KernelFamilySet &families = cudaKernelFamilies();
   llvm::SmallPtrSet<Operation *, 8> done;
   // A chain of this step that goes into the next projection's prologue.
   std::optional<RowChain> pending;
   for (Operation &op : bodyBlock.without_terminator()) {
     if (done.contains(&op))
       continue;
-    FailureOr<KernelUse> use = failure();
-    if (isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op)) {
+    if (isViewOp(&op)) {
       // Views: same bytes, another shape.
       map.map(op.getResult(0), map.lookup(op.getOperand(0)));
       continue;
     }
-    // Decode: a row chain whose result only the next projection's norm
-    // prologue reads first, or the step's output at its end, launches no
-    // kernel of its own.
-    if (state.fuseChains && ctx.oneToken() &&
-        isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp>(op)) {
+    sg::KernelAttr choice = kernelTag.getAttr(&op);
+    if (!choice)
+      return op.emitError("convert-sg-to-gpu: no kernel was selected for "
+                          "this op (sg-select-kernels runs first)");
+    StringRef name = choice.getFamily().getValue();
+    // Decode: a row chain that the next projection's prologue computes, or
+    // that the next step computes, launches no kernel of its own.
+    if (name == pseudo_family::kPrologue || name == pseudo_family::kCarried) {
       FailureOr<RowChain> chain = matchRowChain(&op);
-      if (succeeded(chain)) {
-        Operation *next = nextLaunching(chain->ops.back());
-        bool intoNext = next && normProjection(next) &&
-                        matchProjection(next)->x == chain->result;
-        bool atEnd = !next && outputs.count(chain->result);
-        if (intoNext || atEnd) {
-          for (Operation *chained : chain->ops)
-            done.insert(chained);
-          if (intoNext) {
-            pending = std::move(*chain);
-            continue;
-          }
-          CarriedChain next;
-          next.chain = std::move(*chain);
-          for (Value v : next.chain.ins)
-            next.ins.push_back(map.lookup(v));
-          next.out = outputs.lookup(next.chain.result);
-          next.layer = call.getLayerAttr();
-          state.carried = std::move(next);
-          continue;
-        }
+      if (failed(chain))
+        return op.emitError("convert-sg-to-gpu: no row chain starts here");
+      for (Operation *chained : chain->ops)
+        done.insert(chained);
+      if (name == pseudo_family::kPrologue) {
+        pending = std::move(*chain);
+        continue;
       }
+      CarriedChain next;
+      next.chain = std::move(*chain);
+      for (Value v : next.chain.ins)
+        next.ins.push_back(map.lookup(v));
+      next.out = outputs.lookup(next.chain.result);
+      next.layer = call.getLayerAttr();
+      if (!next.out)
+        return op.emitError("convert-sg-to-gpu: a carried row chain's result "
+                            "is no result of the step");
+      state.carried = std::move(next);
+      continue;
     }
-    if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())
-      return op.emitError("convert-sg-to-gpu: 'sg.linear' with a bias, an "
-                          "[in, out] or a rank > 2 weight has no CUDA kernel "
-                          "yet");
-    if (isa<sg::EmbedOp>(op)) {
-      use = emitEmbed(&op, ctx);
-    } else if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {
-      // A chunk of tokens on tensor cores where the shapes allow; one token
-      // (decode) and f32 rows stream the weights row by row.
-      const RowChain *prologue = nullptr;
-      if (&op == carriedInto)
-        prologue = &carried->chain;
-      else if (pending && matchProjection(&op)->x == pending->result)
-        prologue = &*pending;
-      bool lmHead = isLMHead(&op);
-      if (gemmMmaApplies(&op, ctx))
-        use = emitGemmMma(&op, ctx, lmHead);
-      else if (gemmFfmaApplies(&op, ctx))
-        use = emitGemmFfma(&op, ctx, lmHead);
-      else
-        use = emitGemvRows(&op, ctx, prologue, lmHead);
-      pending.reset();
-    } else if (isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
-                   sg::SoftcapOp, sg::GeluTanhOp>(op)) {
-      use = emitRowChain(&op, ctx);
-    } else if (isa<sg::NormRopeOp>(op)) {
+    const KernelFamily *family = families.lookup(name);
+    if (!family)
+      return op.emitError("convert-sg-to-gpu: no kernel family '")
+             << name << "'";
+    LaunchRequest request;
+    request.choice = choice;
+    SmallVector<Operation *> ops = {&op};
+    if (name == "qknorm_rope_append")
       // The layer's q, k and v (norms, RoPE) in one launch: the later ones
       // whose inputs exist here. A one-token call also writes the caches
       // (slot p, which none of its attention reads; ring: the slot of
       // p - window), so a kv_write may move ahead of the attention. A chunk
       // of several tokens writes each cache after its last reader.
-      bool append = ctx.oneToken();
-      SmallVector<Operation *> group = {&op};
-      auto ready = [&](Operation *other) {
-        return llvm::all_of(other->getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return !def || def->isBeforeInBlock(&op);
-        });
-      };
-      for (Operation &other : llvm::make_range(std::next(op.getIterator()),
-                                               bodyBlock.end()))
-        if ((isa<sg::NormRopeOp>(other) ||
-             (append && isa<sg::KVWriteOp>(other))) &&
-            !done.contains(&other) && ready(&other))
-          group.push_back(&other);
-      use = emitHeadJobs(group, ctx, append);
-      for (Operation *member : group) {
+      ops = gatherHeadJobs(&op, ctx.oneToken(), done);
+    request.ops = ops;
+    if (&op == carriedInto)
+      request.prologue = &carried->chain;
+    else if (request.has(kernel_option::kPrologue)) {
+      FailureOr<Projection> g = matchProjection(&op);
+      if (!pending || failed(g) || g->x != pending->result)
+        return op.emitError("convert-sg-to-gpu: no row chain before this "
+                            "projection computes its input");
+      request.prologue = &*pending;
+    }
+    FailureOr<KernelUse> use = family->emit(request, ctx);
+    if (pending && request.prologue == &*pending)
+      pending.reset();
+    if (succeeded(use) && name == "qknorm_rope_append" && !ctx.oneToken()) {
+      for (Operation *member : ops) {
         auto rope = dyn_cast<sg::NormRopeOp>(member);
-        if (append || failed(use) || !rope || !rope.getCache())
+        if (!rope || !rope.getCache())
           continue;
         // After the cache's last reader, or after the launch.
-        Operation *last = group.back();
+        Operation *last = ops.back();
         for (Operation *user : rope.getCache().getUsers())
           if (user->getBlock() == &bodyBlock && last->isBeforeInBlock(user))
             last = user;
         deferred.push_back({last, rope});
       }
-    } else if (isa<sg::SlidingAttnOp, sg::FullAttnOp>(op)) {
-      // One query splits its keys; a chunk of bf16 queries runs on tensor
-      // cores; f32 and image-block calls keep the per-query kernel.
-      if (attnDecodeApplies(&op, ctx))
-        use = emitAttnDecode(&op, ctx);
-      else if (attnPrefillApplies(&op, ctx))
-        use = emitAttnPrefill(&op, ctx);
-      else
-        use = emitAttention(&op, ctx);
-    } else if (auto write = dyn_cast<sg::KVWriteOp>(op)) {
-      IntegerAttr window = write.getWindowAttr();
-      use = emitKVWrite(op.getLoc(), write.getValues(), write.getCache(),
-                        write.getResult(), window ? window.getInt() : 0, ctx);
-    } else {
-      return op.emitError("convert-sg-to-gpu: '")
-             << op.getName() << "' has no CUDA kernel yet";
     }
     if (failed(use) || failed(launch(&op, *use)))
       return failure();
@@ -429,12 +365,39 @@ LogicalResult StepExpansion::run() {
   return success();
 }
 
+/// Whether a step of `entry` leaves a row chain to the next (whose buffers
+/// it reads then).
+static bool carriesChains(plan::EntryOp entry) {
+  sg::SGDialect::SelectedKernelAttrHelper kernelTag(entry.getContext());
+  auto module = entry->getParentOfType<ModuleOp>();
+  for (plan::CallOp call : entry.getBlock().getOps<plan::CallOp>()) {
+    auto body = module.lookupSymbol<func::FuncOp>(
+        call.getCallee().getLeafReference());
+    if (!body || body.isExternal())
+      continue;
+    WalkResult found = body.walk([&](Operation *op) {
+      sg::KernelAttr choice = kernelTag.getAttr(op);
+      return choice && choice.getFamily() == pseudo_family::kCarried
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
 namespace {
 struct ConvertSGToGPUPass
     : public sgc::impl::ConvertSGToGPUPassBase<ConvertSGToGPUPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    const CudaChip *cudaChip = CudaChip::lookup(chip);
+    if (!cudaChip) {
+      module.emitError("convert-sg-to-gpu: no CUDA chip '") << chip << "'";
+      return signalPassFailure();
+    }
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     auto kernelModule =
@@ -444,13 +407,12 @@ struct ConvertSGToGPUPass
     SmallVector<plan::AllocOp> zeroed;
     int64_t zeroedBase = 0;
     for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
-      EmitContext ctx{kernels, static_cast<int64_t>(entry.getMaxTokens())};
+      EmitContext ctx(kernels, static_cast<int64_t>(entry.getMaxTokens()),
+                      *cudaChip);
       int64_t base = alignUp(entry.getWorkspace().value_or(0));
       EntryState state{zeroed};
-      state.fuseChains = fuseRowChains;
-      state.deviceArgmax = deviceArgmax;
       // Two scratch regions in turn where chains are carried (decode).
-      bool twoRegions = fuseRowChains && ctx.oneToken();
+      bool twoRegions = ctx.oneToken() && carriesChains(entry);
       int64_t scratch[2] = {0, 0};
       int index = 0;
       for (plan::CallOp call :

@@ -37,6 +37,7 @@ public:
   }
 
   void buildLowerPipeline(OpPassManager &pm) const override {
+    pm.addPass(createSelectKernelsPass());
     pm.addPass(createConvertSGToGPUPass());
   }
 

@@ -82,8 +82,14 @@ def SG_Dialect : Dialect {
     // updates in place (a KV cache), or -1 for an output buffer of its own.
     "::mlir::ArrayAttr":$result_slots,
     // Fusion passes: a fusion remark's data (diagnostic metadata, no op's).
-    "::mlir::DictionaryAttr":$fusion_change
+    "::mlir::DictionaryAttr":$fusion_change,
+    // sg-select-kernels, on each op of a body: its kernel family and choices.
+    "::mlir::sgc::sg::KernelAttr":$selected_kernel,
+    // sg-select-kernels, on a plan.call: its body's first projection runs
+    // the row chain the step before carried, in its prologue.
+    "::mlir::UnitAttr":$carried_prologue
   );
+  let useDefaultAttributePrinterParser = 1;
 }
 
 /// Each row of the op's results (along the token dimension) depends only on

@@ -12,6 +12,10 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
 
+// The attributes first: the dialect's discardable attribute helpers name them.
+#define GET_ATTRDEF_CLASSES
+#include "dialects/SG/IR/SGAttrs.h.inc"
+
 #include "dialects/SG/IR/SGOpsDialect.h.inc"
 
 #endif // SGC_DIALECTS_SG_IR_SGDIALECT_H

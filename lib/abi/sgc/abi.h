@@ -476,6 +476,16 @@ typedef struct sgc_abi_cuda_kernel_t {
     blocks may become resident while the previous kernel finishes. */
 #define SGC_ABI_CUDA_KERNEL_WAITS 1u
 
+/** Shared memory of one block on the chips sgc builds for (sm_90, CUDA C
+    Programming Guide, compute capability 9.0): what a kernel may declare
+    statically, which is also all a block has without an opt-in; and the
+    most static plus dynamic bytes with the opt-in, which the runtime makes
+    for every kernel launched with dynamic shared memory. The compiler keeps
+    each kernel within them (compiler/Conversion/SGToGPU/CudaChip.h), the
+    emulator refuses a launch over the second. */
+#define SGC_ABI_CUDA_STATIC_SHARED_BYTES (48u * 1024u)
+#define SGC_ABI_CUDA_MAX_SHARED_BYTES (227u * 1024u)
+
 /*===----------------------------------------------------------------------===*
  * The CUDA emulator's view of a kernel (2.2, CUDA.md section 0.5)
  *===----------------------------------------------------------------------===*/

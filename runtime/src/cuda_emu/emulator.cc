@@ -24,7 +24,7 @@ namespace {
 
 /// The most threads and shared memory an sm_90 CTA can have.
 constexpr uint32_t max_block_threads = 1024;
-constexpr uint64_t max_shared_bytes = 227 * 1024;
+constexpr uint64_t max_shared_bytes = SGC_ABI_CUDA_MAX_SHARED_BYTES;
 
 enum class run_state : uint8_t { runnable, waiting, done, failed };
 enum class wait_kind : uint8_t { none, barrier, shuffle, mma, ldmatrix };
@@ -682,7 +682,8 @@ status check_launch(const launch &l) {
   if (smem > max_shared_bytes)
     return internal_error(name + ": " + std::to_string(smem) +
                           " bytes of shared memory, more than an sm_90 CTA "
-                          "can have (232448)");
+                          "can have (" + std::to_string(max_shared_bytes) +
+                          ")");
   return status();
 }
 

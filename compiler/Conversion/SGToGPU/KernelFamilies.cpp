@@ -1,0 +1,153 @@
+//===- KernelFamilies.cpp - the CUDA kernel families, one line each ------===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToGPU/KernelFamilies.h"
+#include "dialects/SG/IR/SGOps.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::gpu_kernels;
+
+void KernelFamilySet::add(const KernelFamily &family) {
+  auto *at = llvm::find_if(families, [&](const KernelFamily &f) {
+    return f.benefit < family.benefit;
+  });
+  families.insert(at, family);
+}
+
+const KernelFamily *KernelFamilySet::select(Operation *op,
+                                            const TargetContext &ctx) const {
+  for (const KernelFamily &family : families)
+    if (family.applies(op, ctx))
+      return &family;
+  return nullptr;
+}
+
+const KernelFamily *KernelFamilySet::lookup(StringRef name) const {
+  for (const KernelFamily &family : families)
+    if (family.name == name)
+      return &family;
+  return nullptr;
+}
+
+bool gpu_kernels::isRowChainOp(Operation *op) {
+  return isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
+             sg::SoftcapOp, sg::GeluTanhOp>(op);
+}
+
+bool gpu_kernels::isViewOp(Operation *op) {
+  return isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op);
+}
+
+SmallVector<Operation *>
+gpu_kernels::gatherHeadJobs(Operation *op, bool append,
+                            const llvm::SmallPtrSetImpl<Operation *> &done) {
+  SmallVector<Operation *> group = {op};
+  auto ready = [&](Operation *other) {
+    return llvm::all_of(other->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || def->isBeforeInBlock(op);
+    });
+  };
+  for (Operation &other :
+       llvm::make_range(std::next(op->getIterator()), op->getBlock()->end()))
+    if ((isa<sg::NormRopeOp>(other) ||
+         (append && isa<sg::KVWriteOp>(other))) &&
+        !done.contains(&other) && ready(&other))
+      group.push_back(&other);
+  return group;
+}
+
+namespace {
+template <typename... Ops>
+bool isOneOf(Operation *op, const TargetContext &) {
+  return isa<Ops...>(op);
+}
+
+/// A projection the CUDA families take (matchProjection: an sg.linear only
+/// without a bias, with an [out, in] weight of rank 2).
+bool isProjection(Operation *op, const TargetContext &) {
+  return succeeded(matchProjection(op));
+}
+
+bool attnDecodeMmaApplies(Operation *op, const TargetContext &ctx) {
+  return attnDecodeApplies(op, ctx) && attnDecodeUsesMma(op, ctx);
+}
+
+FailureOr<KernelUse> emitProjection(const LaunchRequest &r, EmitContext &ctx,
+                                    StringRef family) {
+  bool lmHead = r.has(kernel_option::kLMHead);
+  if (family == "gemm_mma")
+    return emitGemmMma(r.op(), ctx, lmHead);
+  if (family == "gemm_ffma")
+    return emitGemmFfma(r.op(), ctx, lmHead);
+  return emitGemvRows(r.op(), ctx, r.prologue, lmHead);
+}
+
+KernelFamilySet buildCudaFamilies() {
+  KernelFamilySet set;
+  set.add({"embed", 1, isOneOf<sg::EmbedOp>,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitEmbed(r.op(), c);
+           }});
+  // Projections: a chunk on tensor cores (bf16) or register-tiled FFMA
+  // (f32 rows) where the shapes allow, else a warp per output row.
+  set.add({"gemm_mma", 3, gemmMmaApplies,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitProjection(r, c, "gemm_mma");
+           }});
+  set.add({"gemm_ffma", 2, gemmFfmaApplies,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitProjection(r, c, "gemm_ffma");
+           }});
+  set.add({"gemv_rows", 1, isProjection,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitProjection(r, c, "gemv_rows");
+           }});
+  set.add({"row_chain", 1,
+           isOneOf<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
+                   sg::SoftcapOp, sg::GeluTanhOp>,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitRowChain(r.op(), c);
+           }});
+  set.add({"qknorm_rope_append", 1, isOneOf<sg::NormRopeOp>,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitHeadJobs(r.ops, c, c.oneToken());
+           }});
+  // Attention: one query split over its keys (tensor cores for 8 q heads a
+  // kv head), a bf16 chunk on tensor cores, else a warp per query head.
+  set.add({"attn_decode_mma", 4, attnDecodeMmaApplies,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitAttnDecode(r.op(), c);
+           }});
+  set.add({"attn_decode_splitk", 3, attnDecodeApplies,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitAttnDecode(r.op(), c);
+           }});
+  set.add({"attn_prefill", 2, attnPrefillApplies,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitAttnPrefill(r.op(), c);
+           }});
+  set.add({"attention", 1, isOneOf<sg::SlidingAttnOp, sg::FullAttnOp>,
+           [](const LaunchRequest &r, EmitContext &c) {
+             return emitAttention(r.op(), c);
+           }});
+  set.add({"kv_write", 1, isOneOf<sg::KVWriteOp>,
+           [](const LaunchRequest &r, EmitContext &c) {
+             auto write = cast<sg::KVWriteOp>(r.op());
+             IntegerAttr window = write.getWindowAttr();
+             return emitKVWrite(write.getLoc(), write.getValues(),
+                                write.getCache(), write.getResult(),
+                                window ? window.getInt() : 0, c);
+           }});
+  return set;
+}
+} // namespace
+
+const KernelFamilySet &gpu_kernels::cudaKernelFamilies() {
+  static const KernelFamilySet families = buildCudaFamilies();
+  return families;
+}

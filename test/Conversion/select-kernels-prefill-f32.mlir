@@ -1,0 +1,74 @@
+// RUN: sgc-opt %s -sg-select-kernels | FileCheck %s
+// RUN: sgc-opt %s -sg-select-kernels -convert-sg-to-gpu | FileCheck %s --check-prefix=LAUNCH
+// sg-select-kernels on an f32 prefill plan (--compute-dtype=f32: f32 rows,
+// bf16 weights): projections as register-tiled FFMA, attention with the
+// per-query kernel (no tensor-core attention for f32).
+
+// CHECK: sg.norm_linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_ffma">
+// CHECK: sg.sliding_attn {{.*}}sg.selected_kernel = #sg.kernel<"attention">
+// CHECK: sg.linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_ffma">
+// CHECK: sg.norm_linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_ffma", {lm_head}>
+
+// LAUNCH: plan.call @sgc_kernels::@gemm_ffma_0(
+// LAUNCH: plan.call @sgc_kernels::@attention_0(
+// LAUNCH: gpu.func @gemm_ffma_2(
+// LAUNCH-SAME: wanted_rows_only = true
+
+plan.tensor @n : tensor<64xbf16> fill(random)
+plan.tensor @hn : tensor<16xbf16> fill(random)
+plan.tensor @wq : tensor<64x64xbf16> fill(random)
+plan.tensor @wkv : tensor<32x64xbf16> fill(random)
+plan.tensor @lm : tensor<128x64xbf16> fill(random)
+plan.kv_layer @kv0 ring layer(0) slots(8) kv_heads(2) head_dim(16, 16) : f32
+
+func.func @embed(%ids: tensor<?xi32>, %t: tensor<128x64xbf16>) -> tensor<?x64xf32> {
+  %h = sg.embed %t[%ids] scale(1.0) : (tensor<128x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
+  return %h : tensor<?x64xf32>
+}
+
+func.func @layer(%x: tensor<?x64xf32>, %pos: i64, %kc: tensor<8x2x16xf32>, %vc: tensor<8x2x16xf32>,
+                 %n: tensor<64xbf16>, %wq: tensor<64x64xbf16>, %wk: tensor<32x64xbf16>, %wv: tensor<32x64xbf16>,
+                 %hn: tensor<16xbf16>, %wo: tensor<64x64xbf16>) -> (tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<?x64xf32>) {
+  %qkv:3 = sg.norm_linear %x norm(%n) weights(%wq, %wk, %wv) {eps = 1.0e-6 : f64, weight_offset = 1 : i64}
+      : (tensor<?x64xf32>, tensor<64xbf16>, tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>)
+  %qh = sg.split_heads %qkv#0 : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  %kh = sg.split_heads %qkv#1 : tensor<?x32xf32> -> tensor<?x2x16xf32>
+  %vh = sg.split_heads %qkv#2 : tensor<?x32xf32> -> tensor<?x2x16xf32>
+  %q = sg.norm_rope %qh norm(%hn) at %pos {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64}
+      : (tensor<?x4x16xf32>, tensor<16xbf16>, i64) -> tensor<?x4x16xf32>
+  %k, %kc2 = sg.norm_rope %kh norm(%hn) at %pos into %kc {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64, window = 8 : i64}
+      : (tensor<?x2x16xf32>, tensor<16xbf16>, i64, tensor<8x2x16xf32>) -> (tensor<?x2x16xf32>, tensor<8x2x16xf32>)
+  %a = sg.sliding_attn %q, %k, %vh cache(%kc, %vc) at %pos {scale = 0.25 : f64, window = 8 : i64}
+      : (tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, i64) -> tensor<?x4x16xf32>
+  %vc2 = sg.kv_write %vh into %vc at %pos {window = 8 : i64} : tensor<?x2x16xf32> into tensor<8x2x16xf32>
+  %m = sg.merge_heads %a : tensor<?x4x16xf32> -> tensor<?x64xf32>
+  %o = sg.linear %m, %wo : (tensor<?x64xf32>, tensor<64x64xbf16>) -> tensor<?x64xf32>
+  %on = sg.rms_norm %o, %n {eps = 1.0e-6 : f64, weight_offset = 1 : i64} : (tensor<?x64xf32>, tensor<64xbf16>) -> tensor<?x64xf32>
+  %y = sg.add %x, %on : tensor<?x64xf32>
+  return %kc2, %vc2, %y : tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<?x64xf32>
+}
+
+func.func @head(%x: tensor<?x64xf32>, %n: tensor<64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?x128xf32> {
+  %l = sg.norm_linear %x norm(%n) weights(%w) {eps = 1.0e-6 : f64, weight_offset = 1 : i64}
+      : (tensor<?x64xf32>, tensor<64xbf16>, tensor<128x64xbf16>) -> tensor<?x128xf32>
+  return %l : tensor<?x128xf32>
+}
+
+plan.entry @prefill prefill max_tokens(64) workspace(65536) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %n = plan.weight @n : !plan.buffer<64xbf16>
+  %hn = plan.weight @hn : !plan.buffer<16xbf16>
+  %wq = plan.weight @wq : !plan.buffer<64x64xbf16>
+  %wkv = plan.weight @wkv : !plan.buffer<32x64xbf16>
+  %head = plan.weight @lm : !plan.buffer<128x64xbf16>
+  %k0 = plan.kv_cache @kv0 key : !plan.buffer<8x2x16xf32>
+  %v0 = plan.kv_cache @kv0 value : !plan.buffer<8x2x16xf32>
+  %x0 = plan.alloc offset(0) : !plan.buffer<?x64xf32>
+  plan.call @embed(%tokens, %head) -> (%x0) : (!plan.buffer<?xi32>, !plan.buffer<128x64xbf16>) -> (!plan.buffer<?x64xf32>)
+  %x1 = plan.alloc offset(16384) : !plan.buffer<?x64xf32>
+  plan.call @layer(%x0, %pos, %k0, %v0, %n, %wq, %wkv, %wkv, %hn, %wq) -> (%k0, %v0, %x1) {layer = 0 : i64}
+      : (!plan.buffer<?x64xf32>, i64, !plan.buffer<8x2x16xf32>, !plan.buffer<8x2x16xf32>, !plan.buffer<64xbf16>, !plan.buffer<64x64xbf16>, !plan.buffer<32x64xbf16>, !plan.buffer<32x64xbf16>, !plan.buffer<16xbf16>, !plan.buffer<64x64xbf16>) -> (!plan.buffer<8x2x16xf32>, !plan.buffer<8x2x16xf32>, !plan.buffer<?x64xf32>)
+  %l = plan.alloc offset(32768) : !plan.buffer<?x128xf32>
+  plan.call @head(%x1, %n, %head) -> (%l) : (!plan.buffer<?x64xf32>, !plan.buffer<64xbf16>, !plan.buffer<128x64xbf16>) -> (!plan.buffer<?x128xf32>)
+  plan.return %l : !plan.buffer<?x128xf32>
+}
