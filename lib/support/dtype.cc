@@ -20,17 +20,19 @@ struct dtype_row {
   uint32_t size;
 };
 constexpr dtype_row table[] = {
-    {dtype::invalid, "INVALID", 0}, {dtype::boolean, "BOOL", 1},
-    {dtype::u8, "U8", 1},           {dtype::i8, "I8", 1},
-    {dtype::i16, "I16", 2},         {dtype::u16, "U16", 2},
-    {dtype::f16, "F16", 2},         {dtype::bf16, "BF16", 2},
-    {dtype::i32, "I32", 4},         {dtype::u32, "U32", 4},
-    {dtype::f32, "F32", 4},         {dtype::f64, "F64", 8},
-    {dtype::i64, "I64", 8},         {dtype::u64, "U64", 8},
-    {dtype::f8_e4m3, "F8_E4M3", 1}, {dtype::f8_e5m2, "F8_E5M2", 1},
-    {dtype::f8_e8m0, "F8_E8M0", 1},
+#define SGC_DTYPE_ROW(name, code, bytes) {dtype(code), #name, bytes},
+    SGC_ABI_DTYPES(SGC_DTYPE_ROW)
+#undef SGC_DTYPE_ROW
 };
 static_assert(sizeof(table) / sizeof(table[0]) == dtype_count, "");
+// Row i holds code i (dtype_name and dtype_size index by code).
+constexpr bool rowsInCodeOrder() {
+  for (uint32_t i = 0; i < dtype_count; ++i)
+    if (static_cast<uint32_t>(table[i].type) != i)
+      return false;
+  return true;
+}
+static_assert(rowsInCodeOrder(), "");
 } // namespace
 
 bool dtype_is_valid(uint32_t raw) { return raw > 0 && raw < dtype_count; }

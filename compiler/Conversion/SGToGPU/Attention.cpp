@@ -33,23 +33,14 @@ using lowering::toF32;
 
 FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                                                 EmitContext &ctx) {
-  Value q, kNew, vNew, kCache, vCache, blocks;
-  int64_t window = 0;
-  double scaleValue = 1.0;
-  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
-    q = attn.getQ(), kNew = attn.getK(), vNew = attn.getV();
-    kCache = attn.getKCache(), vCache = attn.getVCache();
-    window = attn.getWindowAttr().getInt();
-    scaleValue = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
-    q = attn.getQ(), kNew = attn.getK(), vNew = attn.getV();
-    kCache = attn.getKCache(), vCache = attn.getVCache();
-    scaleValue = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else {
+  auto attn = dyn_cast<sg::AttentionOpInterface>(op);
+  if (!attn)
     return op->emitError("convert-sg-to-gpu: not an attention op");
-  }
+  sg::AttentionParts parts = attn.getAttention();
+  Value q = parts.q, kNew = parts.k, vNew = parts.v;
+  Value kCache = parts.kCache, vCache = parts.vCache, blocks = parts.blocks;
+  int64_t window = parts.window;
+  double scaleValue = parts.scale;
   // The kernel below is causal only: no image-block mask yet.
   if (blocks)
     return op->emitError("convert-sg-to-gpu: '")
@@ -116,9 +107,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                                           /*withElseRegion=*/true);
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(ifOp.thenBlock());
-            use(cacheBuf, window > 0 ? Value(arith::RemUIOp::create(
-                                           b, loc, j, k.index(window)))
-                                     : j);
+            use(cacheBuf, k.cacheSlot(j, window));
             b.setInsertionPointToStart(ifOp.elseBlock());
             use(chunkBuf, arith::SubIOp::create(b, loc, j, pos0));
           };

@@ -61,22 +61,14 @@ constexpr int64_t kHeadRegisters = 64;
 int64_t chunks(int64_t width) { return (width + kSpan - 1) / kSpan; }
 
 FailureOr<AttnShape> shapeOf(Operation *op, const TargetContext &ctx) {
-  AttnShape s;
-  Value blocks;
-  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
-    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
-    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
-    s.window = attn.getWindowAttr().getInt();
-    s.scale = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
-    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
-    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
-    s.scale = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else {
+  auto attn = dyn_cast<sg::AttentionOpInterface>(op);
+  if (!attn)
     return failure();
-  }
+  sg::AttentionParts a = attn.getAttention();
+  AttnShape s;
+  s.q = a.q, s.kNew = a.k, s.vNew = a.v, s.kCache = a.kCache,
+  s.vCache = a.vCache, s.window = a.window, s.scale = a.scale;
+  Value blocks = a.blocks;
   if (blocks || !ctx.oneToken())
     return failure();
   auto qType = cast<ShapedType>(s.q.getType());
@@ -176,9 +168,7 @@ Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
                                 k.lessThan(j, pos0), /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value slot = s.window > 0 ? Value(arith::RemUIOp::create(
-                                  b, loc, j, k.index(s.window)))
-                            : j;
+  Value slot = k.cacheSlot(j, s.window);
   scf::YieldOp::create(
       b, loc, loadChunk(isK ? kCache : vCache, slot, g, width, c));
   b.setInsertionPointToStart(ifOp.elseBlock());

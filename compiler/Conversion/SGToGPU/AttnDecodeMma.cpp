@@ -127,9 +127,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(ifCached.thenBlock());
-      Value slot = s.window > 0 ? Value(arith::RemUIOp::create(
-                                      b, loc, j, k.index(s.window)))
-                                : j;
+      Value slot = k.cacheSlot(j, s.window);
       auto v = vector::LoadOp::create(b, loc, chunkType, cache,
                                       ValueRange{slot, a.g, col});
       v.setAlignment(16);

@@ -98,22 +98,14 @@ int64_t sharedBytes(const PrefillShape &s, int64_t keys) {
 }
 
 FailureOr<PrefillShape> shapeOf(Operation *op, const TargetContext &ctx) {
-  PrefillShape s;
-  Value blocks;
-  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op)) {
-    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
-    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
-    s.window = attn.getWindowAttr().getInt();
-    s.scale = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
-    s.q = attn.getQ(), s.kNew = attn.getK(), s.vNew = attn.getV();
-    s.kCache = attn.getKCache(), s.vCache = attn.getVCache();
-    s.scale = attn.getScale().convertToDouble();
-    blocks = attn.getBlocks();
-  } else {
+  auto attn = dyn_cast<sg::AttentionOpInterface>(op);
+  if (!attn)
     return failure();
-  }
+  sg::AttentionParts a = attn.getAttention();
+  PrefillShape s;
+  s.q = a.q, s.kNew = a.k, s.vNew = a.v, s.kCache = a.kCache,
+  s.vCache = a.vCache, s.window = a.window, s.scale = a.scale;
+  Value blocks = a.blocks;
   // Image blocks keep the per-query kernel (its mask); one token is decode.
   if (blocks || ctx.oneToken())
     return failure();
@@ -264,9 +256,7 @@ Value AttnPrefillBuilder::keyChunk(bool isK, Value j, Value col, Value end) {
                                   /*withElseRegion=*/true);
   scf::YieldOp::create(b, loc, source.getResults());
   b.setInsertionPointToStart(source.thenBlock());
-  Value slot = s.window > 0 ? Value(arith::RemUIOp::create(
-                                  b, loc, j, k.index(s.window)))
-                            : j;
+  Value slot = k.cacheSlot(j, s.window);
   scf::YieldOp::create(b, loc, load(isK ? kCache : vCache, slot));
   b.setInsertionPointToStart(source.elseBlock());
   scf::YieldOp::create(

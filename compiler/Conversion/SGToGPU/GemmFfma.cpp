@@ -141,7 +141,7 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
         wv.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
         nw = wv;
       }
-      row = lowering::emitNormalize(b, loc, row, scale, nw, g.offset == 1,
+      row = lowering::emitNormalize(b, loc, row, scale, nw, g.normOffset == 1,
                                     f32);
     }
     scf::YieldOp::create(b, loc, row);

@@ -165,7 +165,7 @@ void GemmBuilder::storeX(Value m, Value col, Value kb, Value chunk) {
       wv.setAlignment(16);
       w = wv;
     }
-    chunk = lowering::emitNormalize(b, loc, chunk, r, w, g.offset == 1,
+    chunk = lowering::emitNormalize(b, loc, chunk, r, w, g.normOffset == 1,
                                     b.getBF16Type());
   }
   auto st = vector::StoreOp::create(b, loc, chunk, xs, ValueRange{m, col});

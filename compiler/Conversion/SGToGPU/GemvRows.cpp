@@ -293,7 +293,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
                             ? k.loadChunk(normWeight, ValueRange{}, c, n)
                             : Value();
               k.storeChunk(lowering::emitNormalize(b, loc, rowChunk(c), r, w,
-                                                   g.offset == 1, ct),
+                                                   g.normOffset == 1, ct),
                            xs, ValueRange{}, c);
             });
           }

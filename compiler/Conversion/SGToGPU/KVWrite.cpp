@@ -47,8 +47,7 @@ FailureOr<KernelUse> gpu_kernels::emitKVWrite(Location loc, Value values,
         }
         k.ifThen(live, [&] {
           Value slot = arith::AddIOp::create(b, loc, k.position(), t);
-          if (window > 0)
-            slot = arith::RemUIOp::create(b, loc, slot, k.index(window));
+          slot = k.cacheSlot(slot, window);
           k.forRange(k.threadId(gpu::Dimension::x), k.index(d),
                      k.index(kWarp), [&](Value c) {
                        Value v = memref::LoadOp::create(b, loc, in,

@@ -131,7 +131,7 @@ KernelFamilySet buildCudaFamilies() {
            [](const LaunchRequest &r, EmitContext &c) {
              return emitAttnPrefill(r.op(), c);
            }});
-  set.add({"attention", 1, isOneOf<sg::SlidingAttnOp, sg::FullAttnOp>,
+  set.add({"attention", 1, isOneOf<sg::AttentionOpInterface>,
            [](const LaunchRequest &r, EmitContext &c) {
              return emitAttention(r.op(), c);
            }});

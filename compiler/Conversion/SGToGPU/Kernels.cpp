@@ -297,6 +297,12 @@ void KernelBody::ifThen(Value cond, llvm::function_ref<void()> body) {
   body();
 }
 
+Value KernelBody::cacheSlot(Value j, int64_t window) {
+  if (window <= 0)
+    return j;
+  return arith::RemUIOp::create(b, loc, j, index(window));
+}
+
 Value KernelBody::lessThan(Value x, Value y) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
 }
@@ -350,38 +356,14 @@ MemRefType KernelModule::paramType(Value v, int64_t maxTokens) const {
 }
 
 FailureOr<Projection> gpu_kernels::matchProjection(Operation *op) {
-  Projection g;
-  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
-    if (!eps)
-      return;
-    g.norm = true;
-    g.eps = eps.getValueAsDouble();
-    g.offset = offset;
-  };
-  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
-    // No CUDA kernel reads a bias or an [in, out] weight yet.
-    if (!linear.isPlain())
-      return failure();
-    g.x = linear.getX();
-    g.weights.push_back(linear.getW());
-  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
-    g.x = fused.getX();
-    g.normWeight = fused.getNormWeight();
-    llvm::append_range(g.weights, fused.getWeights());
-    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
-    if (FloatAttr cap = fused.getSoftcapAttr()) {
-      g.epilogue = Projection::Epilogue::Softcap;
-      g.cap = cap.getValueAsDouble();
-    }
-  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
-    g.x = mlp.getX();
-    g.normWeight = mlp.getNormWeight();
-    g.weights = {mlp.getGate(), mlp.getUp()};
-    g.epilogue = Projection::Epilogue::GatedGelu;
-    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
-  } else {
+  auto projection = dyn_cast_or_null<sg::ProjectionOpInterface>(op);
+  if (!projection)
     return failure();
-  }
+  // No CUDA kernel reads a bias or an [in, out] weight yet.
+  if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())
+    return failure();
+  Projection g;
+  static_cast<sg::ProjectionParts &>(g) = projection.getProjection();
   return g;
 }
 
@@ -502,7 +484,7 @@ SmallVector<NamedAttribute> Projection::specAttrs(Builder &a) const {
     attrs.push_back(a.getNamedAttr("wanted_rows_only", a.getBoolAttr(true)));
   if (norm) {
     attrs.push_back(a.getNamedAttr("norm_eps", a.getF64FloatAttr(eps)));
-    attrs.push_back(a.getNamedAttr("norm_offset", a.getI64IntegerAttr(offset)));
+    attrs.push_back(a.getNamedAttr("norm_offset", a.getI64IntegerAttr(normOffset)));
     attrs.push_back(
         a.getNamedAttr("norm_weight", a.getBoolAttr(bool(normWeight))));
   }

@@ -20,6 +20,7 @@
 #define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
 
 #include "compiler/Conversion/SGToGPU/CudaChip.h"
+#include "dialects/SG/IR/SGInterfaces.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -158,6 +159,9 @@ public:
   void ifThen(Value cond, llvm::function_ref<void()> body);
   /// `a < b` on index values.
   Value lessThan(Value a, Value b);
+  /// The KV cache slot of key position `j` (index): j mod window on a ring
+  /// (window > 0), else j (sg::AttentionParts::window).
+  Value cacheSlot(Value j, int64_t window);
   /// Runs `body` in the one block of a grid of `blocks` that counts itself
   /// in last at counters[slot] (an i32 of the zeroed region, which that
   /// block resets): every thread fences its global writes first, so the
@@ -210,29 +214,23 @@ struct EmitContext : TargetContext {
   KernelModule &kernels;
 };
 
-/// A projection as the families see it (sg.linear, sg.norm_linear,
-/// sg.gated_mlp): the input, the optional fused RMSNorm, one or more weights
-/// whose rows are concatenated (gated: gate and up over the same rows) and
-/// the epilogue.
-struct Projection {
-  enum class Epilogue { Plain, Softcap, GatedGelu };
-  Value x, normWeight;
-  SmallVector<Value> weights;
-  bool norm = false;
-  double eps = 0, cap = 0;
-  int64_t offset = 0;
-  Epilogue epilogue = Epilogue::Plain;
+/// A projection as the families see it (sg::ProjectionOpInterface: the
+/// input, the optional fused RMSNorm, one or more weights whose rows are
+/// concatenated (gated: gate and up over the same rows) and the epilogue),
+/// with what the launch asks of it.
+struct Projection : sg::ProjectionParts {
+  using Epilogue = sg::ProjectionEpilogue;
   /// The LM head of a chunk: the blocks of rows below the step state's
   /// first_logits_row do nothing (only the wanted logits are computed).
   bool wantedRowsOnly = false;
-  bool gated() const { return epilogue == Epilogue::GatedGelu; }
   /// Output rows: the weights' rows summed (gated: the gate's).
   int64_t totalRows() const;
   /// The spec entries every projection kernel records.
   SmallVector<NamedAttribute> specAttrs(Builder &a) const;
 };
 
-/// `op` as a projection, or failure if it is none.
+/// `op` as a projection, or failure if it is none or one no CUDA kernel
+/// takes (a bias, an [in, out] or rank > 2 weight).
 FailureOr<Projection> matchProjection(Operation *op);
 
 /// The RMSNorm scales of a projection block's tokens t0 + m, m < warps x

@@ -185,7 +185,7 @@ LogicalResult EntrySelection::selectCall(plan::CallOp call,
     }
     SmallVector<NamedAttribute> options;
     Builder a(mctx);
-    if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op)) {
+    if (isa<sg::ProjectionOpInterface>(op)) {
       if (isLMHead(&op))
         options.push_back(
             a.getNamedAttr(kernel_option::kLMHead, UnitAttr::get(mctx)));

@@ -49,15 +49,6 @@ namespace {
 constexpr int64_t kLanes = 16;
 
 /// What distinguishes the two attention ops.
-struct AttnParams {
-  Value q, k, v, kCache, vCache, pos0;
-  /// The chunk's image-block ids; null without them.
-  Value blocks;
-  /// Window for sliding layers, 0 for full ones.
-  int64_t window;
-  double scale;
-};
-
 /// Everything that distinguishes one attention kernel from another.
 struct AttnSpec {
   int64_t hq, hkv, d, dv, slots, window;
@@ -757,7 +748,8 @@ static LogicalResult lowerEncoderAttn(sg::EncoderAttnOp op,
   return success();
 }
 
-static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
+static LogicalResult lowerAttention(Operation *op,
+                                    const sg::AttentionParts &params,
                                     FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op->getLoc();
@@ -779,7 +771,7 @@ static LogicalResult lowerAttention(Operation *op, const AttnParams &params,
                          "K cache's element type and the values' width");
   // The position travels as a one-element buffer (dispatchers pass buffers).
   Value posBuf = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
-  memref::StoreOp::create(b, loc, state.lookup(params.pos0), posBuf,
+  memref::StoreOp::create(b, loc, state.lookup(params.position), posBuf,
                           ValueRange{constIndex(b, loc, 0)});
   SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
                              withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v),
@@ -833,21 +825,8 @@ static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
 
 LogicalResult lowering::lowerAttentionFamily(Operation *op,
                                              FunctionLowering &state) {
-  if (auto attn = dyn_cast<sg::SlidingAttnOp>(op))
-    return lowerAttention(op,
-                          AttnParams{attn.getQ(), attn.getK(), attn.getV(),
-                                     attn.getKCache(), attn.getVCache(),
-                                     attn.getPos0(), attn.getBlocks(),
-                                     attn.getWindowAttr().getInt(),
-                                     attn.getScale().convertToDouble()},
-                          state);
-  if (auto attn = dyn_cast<sg::FullAttnOp>(op))
-    return lowerAttention(op,
-                          AttnParams{attn.getQ(), attn.getK(), attn.getV(),
-                                     attn.getKCache(), attn.getVCache(),
-                                     attn.getPos0(), attn.getBlocks(), 0,
-                                     attn.getScale().convertToDouble()},
-                          state);
+  if (auto attn = dyn_cast<sg::AttentionOpInterface>(op))
+    return lowerAttention(op, attn.getAttention(), state);
   if (auto attn = dyn_cast<sg::EncoderAttnOp>(op))
     return lowerEncoderAttn(attn, state);
   if (auto write = dyn_cast<sg::KVWriteOp>(op))

@@ -90,7 +90,7 @@ static_assert(kDotTileTokens % kTileTokens == 0, "xs pads to both tiles");
 
 namespace {
 
-enum class Epilogue { Plain, Softcap, GatedGelu };
+using Epilogue = sg::ProjectionEpilogue;
 
 /// What the input rows need before the kernel: widening, maybe the norm.
 struct InputSpec {
@@ -901,38 +901,23 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   KernelSpec spec;
   Value x, normWeight;
   SmallVector<Value> weights;
-  auto takeNorm = [&](FloatAttr eps, int64_t offset) {
-    if (!eps)
-      return;
-    input.norm = true;
-    input.eps = eps.getValueAsDouble();
-    input.offset = offset;
-  };
-  Value bias;
-  if (auto linear = dyn_cast<sg::LinearOp>(op)) {
-    x = linear.getX();
-    weights.push_back(linear.getW());
-    bias = linear.getBias();
-    if (bias)
-      spec.biasType = cast<RankedTensorType>(bias.getType()).getElementType();
-  } else if (auto fused = dyn_cast<sg::NormLinearOp>(op)) {
-    x = fused.getX();
-    normWeight = fused.getNormWeight();
-    weights.append(fused.getWeights().begin(), fused.getWeights().end());
-    takeNorm(fused.getEpsAttr(), fused.getWeightOffset());
-    if (FloatAttr cap = fused.getSoftcapAttr()) {
-      spec.epilogue = Epilogue::Softcap;
-      spec.cap = cap.getValueAsDouble();
-    }
-  } else if (auto mlp = dyn_cast<sg::GatedMLPOp>(op)) {
-    x = mlp.getX();
-    normWeight = mlp.getNormWeight();
-    weights = {mlp.getGate(), mlp.getUp()};
-    spec.epilogue = Epilogue::GatedGelu;
-    takeNorm(mlp.getEpsAttr(), mlp.getWeightOffset());
-  } else {
+  auto projection = dyn_cast<sg::ProjectionOpInterface>(op);
+  if (!projection)
     return op->emitError("not a linear-family op");
+  sg::ProjectionParts parts = projection.getProjection();
+  x = parts.x;
+  normWeight = parts.normWeight;
+  weights = parts.weights;
+  Value bias = parts.bias;
+  if (bias)
+    spec.biasType = cast<RankedTensorType>(bias.getType()).getElementType();
+  if (parts.norm) {
+    input.norm = true;
+    input.eps = parts.eps;
+    input.offset = parts.normOffset;
   }
+  spec.epilogue = parts.epilogue;
+  spec.cap = parts.cap;
   auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() != 2)
     return op->emitError("convert-sg-to-linalg: linears need a [tokens, in] "

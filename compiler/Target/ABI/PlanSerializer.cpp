@@ -7,6 +7,7 @@
 #include "compiler/Target/ABI/PlanSerializer.h"
 #include "dialects/Plan/IR/PlanOps.h"
 #include "dialects/SG/IR/SGDialect.h"
+#include "lib/abi/sgc/abi.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -15,17 +16,29 @@ using namespace mlir::sgc;
 
 namespace {
 
-std::string abiDtype(Type t) {
-  if (t.isBF16())
-    return "SGC_ABI_DTYPE_BF16";
-  if (t.isF32())
-    return "SGC_ABI_DTYPE_F32";
-  if (t.isF16())
-    return "SGC_ABI_DTYPE_F16";
-  if (t.isInteger(32))
-    return "SGC_ABI_DTYPE_I32";
-  return "SGC_ABI_DTYPE_INVALID";
+/// The safetensors name of an element type, as abi.h's SGC_ABI_DTYPES rows
+/// spell it, or "INVALID" for a type that has no row.
+StringRef dtypeName(Type t) {
+  StringRef name = t.isBF16()          ? "BF16"
+                   : t.isF16()         ? "F16"
+                   : t.isF32()         ? "F32"
+                   : t.isF64()         ? "F64"
+                   : t.isInteger(8)    ? "I8"
+                   : t.isInteger(16)   ? "I16"
+                   : t.isInteger(32)   ? "I32"
+                   : t.isInteger(64)   ? "I64"
+                   : isa<Float8E4M3FNType>(t) ? "F8_E4M3"
+                   : isa<Float8E5M2Type>(t) ? "F8_E5M2"
+                                       : "INVALID";
+#define SGC_KNOWN_DTYPE(row, code, bytes)                                     \
+  if (name == #row)                                                           \
+    return name;
+  SGC_ABI_DTYPES(SGC_KNOWN_DTYPE)
+#undef SGC_KNOWN_DTYPE
+  return "INVALID";
 }
+
+std::string abiDtype(Type t) { return ("SGC_ABI_DTYPE_" + dtypeName(t)).str(); }
 
 unsigned elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 

@@ -8,6 +8,7 @@
 #define SGC_DIALECTS_SG_IR_SGOPS_H
 
 #include "dialects/SG/IR/SGDialect.h"
+#include "dialects/SG/IR/SGInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

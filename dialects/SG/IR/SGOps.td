@@ -10,6 +10,7 @@
 #define SGC_DIALECTS_SG_IR_SGOPS_TD
 
 include "dialects/SG/IR/SGBase.td"
+include "dialects/SG/IR/SGInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
@@ -106,7 +107,8 @@ def SG_RMSNormOp : SG_Op<"rms_norm", [SG_RowWise, Pure]> {
   let hasVerifier = 1;
 }
 
-def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure]> {
+def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure,
+    DeclareOpInterfaceMethods<SG_ProjectionOpInterface>]> {
   let summary = "y = x · Wᵀ (+ b) with an f32 accumulator";
   let description = [{
     `result[..., n] = round(Σ_k x[..., k] · w[n, k] + f32(b[n]))`, products
@@ -293,7 +295,8 @@ def SG_PartialRopeOp : SG_Op<"partial_rope",
 // Attention and the KV cache
 //===----------------------------------------------------------------------===//
 
-class SG_AttnOpBase<string mnemonic> : SG_Op<mnemonic, [Pure]> {
+class SG_AttnOpBase<string mnemonic>
+    : SG_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<SG_AttentionOpInterface>]> {
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)` `at` $pos0
@@ -827,7 +830,8 @@ def SG_MergeImageRowsOp : SG_Op<"merge_image_rows",
 // Fused ops (made by the fusion phase; compiler/Transforms/Fuse*.cpp)
 //===----------------------------------------------------------------------===//
 
-def SG_NormLinearOp : SG_Op<"norm_linear", [SG_RowWise, Pure, AttrSizedOperandSegments]> {
+def SG_NormLinearOp : SG_Op<"norm_linear", [SG_RowWise, Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<SG_ProjectionOpInterface>]> {
   let summary = "optional RMSNorm, then several linears of the same input";
   let description = [{
     `n = round(rms_norm(x))` exactly as `sg.rms_norm` computes it (when
@@ -869,7 +873,8 @@ def SG_NormLinearOp : SG_Op<"norm_linear", [SG_RowWise, Pure, AttrSizedOperandSe
   let hasVerifier = 1;
 }
 
-def SG_GatedMLPOp : SG_Op<"gated_mlp", [SG_RowWise, Pure]> {
+def SG_GatedMLPOp : SG_Op<"gated_mlp", [SG_RowWise, Pure,
+    DeclareOpInterfaceMethods<SG_ProjectionOpInterface>]> {
   let summary = "RMSNorm, gate and up projections, GELU-tanh and product";
   let description = [{
     `n = round(rms_norm(x))` (when `eps` is set), `g = round(n · w_gateᵀ)`,

@@ -87,27 +87,36 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  *===----------------------------------------------------------------------===*/
 
 /**
- * Element types. The values equal the runtime's SGC_DTYPE_* codes; the names
- * are the safetensors dtype strings ("BF16", "F8_E4M3", ...).
+ * Element types, one row each: X(NAME, code, bytes per element). NAME is the
+ * safetensors spelling ("BF16", "F8_E4M3", ...), the code what the tables
+ * store (equal to the runtime's SGC_DTYPE_*). The one table of them: the
+ * enumerators below, the compiler's serializer and the runtime's dtype names
+ * and sizes (lib/support/dtype.cc) are made from these rows. The F8 types
+ * are storage only in 2.0.
  */
+#define SGC_ABI_DTYPES(X) \
+  X(INVALID, 0, 0)        \
+  X(BOOL, 1, 1)           \
+  X(U8, 2, 1)             \
+  X(I8, 3, 1)             \
+  X(I16, 4, 2)            \
+  X(U16, 5, 2)            \
+  X(F16, 6, 2)            \
+  X(BF16, 7, 2)           \
+  X(I32, 8, 4)            \
+  X(U32, 9, 4)            \
+  X(F32, 10, 4)           \
+  X(F64, 11, 8)           \
+  X(I64, 12, 8)           \
+  X(U64, 13, 8)           \
+  X(F8_E4M3, 14, 1)       \
+  X(F8_E5M2, 15, 1)       \
+  X(F8_E8M0, 16, 1)
+
 enum {
-  SGC_ABI_DTYPE_INVALID = 0,
-  SGC_ABI_DTYPE_BOOL = 1,
-  SGC_ABI_DTYPE_U8 = 2,
-  SGC_ABI_DTYPE_I8 = 3,
-  SGC_ABI_DTYPE_I16 = 4,
-  SGC_ABI_DTYPE_U16 = 5,
-  SGC_ABI_DTYPE_F16 = 6,
-  SGC_ABI_DTYPE_BF16 = 7,
-  SGC_ABI_DTYPE_I32 = 8,
-  SGC_ABI_DTYPE_U32 = 9,
-  SGC_ABI_DTYPE_F32 = 10,
-  SGC_ABI_DTYPE_F64 = 11,
-  SGC_ABI_DTYPE_I64 = 12,
-  SGC_ABI_DTYPE_U64 = 13,
-  SGC_ABI_DTYPE_F8_E4M3 = 14, /**< storage only in 2.0 */
-  SGC_ABI_DTYPE_F8_E5M2 = 15, /**< storage only in 2.0 */
-  SGC_ABI_DTYPE_F8_E8M0 = 16, /**< storage only in 2.0 */
+#define SGC_ABI_DTYPE_ENUMERATOR(name, code, bytes) SGC_ABI_DTYPE_##name = code,
+  SGC_ABI_DTYPES(SGC_ABI_DTYPE_ENUMERATOR)
+#undef SGC_ABI_DTYPE_ENUMERATOR
   SGC_ABI_DTYPE_COUNT = 17
 };
 
