@@ -13,7 +13,8 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lower sg bodies to linalg, scf, vector and memref on buffers";
   let description = [{
     Rewrites every function that holds sg ops (the bodies sg-outline-layers
-    made) from tensors to buffers, op by op in program order:
+    made) from tensors to buffers, op by op in program order, each with the
+    CPU family `sg-select-kernels=target=cpu` recorded on it:
 
     - elementwise ops, RMSNorm and type casts become `linalg.generic` on
       memrefs (the norm as a reduction into an f32 buffer, then one
@@ -61,6 +62,9 @@ def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
 def SelectKernelsPass : Pass<"sg-select-kernels", "mlir::ModuleOp"> {
   let summary = "Choose the kernel family of every op of the plan's sg bodies";
   let description = [{
+    With `target=cpu`: records on every sg op of a function body its CPU
+    family (CpuFamilies.cpp), which convert-sg-to-linalg lowers it with.
+
     For a CUDA build: records on each op of every sg body a plan step calls
     what convert-sg-to-gpu will make of it, `sg.selected_kernel =
     #sg.kernel<"family", {options}>`: the applying family of the highest
@@ -74,6 +78,8 @@ def SelectKernelsPass : Pass<"sg-select-kernels", "mlir::ModuleOp"> {
     bits with or without the fusions.
   }];
   let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
+           "The target whose families are chosen: cuda or cpu">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "The CUDA chip the kernels are built for">,
     Option<"fuseRowChains", "fuse-row-chains", "bool", /*default=*/"true",

@@ -1,4 +1,4 @@
-// RUN: sgc-opt %s -split-input-file -convert-sg-to-linalg | FileCheck %s
+// RUN: sgc-opt %s -split-input-file -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s
 
 // bf16 rows and weights with an even K: the rows are written as f32 and as
 // bf16, and the kernel carries the bf16 tiles behind the per-variant flag.

@@ -1,4 +1,4 @@
-// RUN: sgc-opt %s -convert-sg-to-linalg | FileCheck %s
+// RUN: sgc-opt %s -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s
 // The image-block mask of the decoder's attention (SGOps.td, sg.sliding_attn
 // and sg.full_attn with `blocks`): a query of a block (id >= 0) looks on to
 // the chunk's end, and a key ahead of it is masked unless it carries the

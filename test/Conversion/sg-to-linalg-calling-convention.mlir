@@ -1,4 +1,4 @@
-// RUN: sgc-opt %s -convert-sg-to-linalg | FileCheck %s
+// RUN: sgc-opt %s -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s
 // The calling convention of a lowered body (what the plan's serializer and
 // the CPU glue rely on): the execution context comes first, then the sg
 // arguments as memrefs, then one output buffer per result not updated in

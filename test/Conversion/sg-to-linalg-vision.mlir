@@ -1,4 +1,4 @@
-// RUN: sgc-opt %s -convert-sg-to-linalg | FileCheck %s
+// RUN: sgc-opt %s -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s
 // The CPU lowering of the vision towers' ops: where each one computes in f32
 // and where it rounds (SGOps.td states the math), the linear's bias inside
 // the kernel's one rounding, the encoder attention's mask. The numbers

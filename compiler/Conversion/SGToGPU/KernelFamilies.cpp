@@ -11,28 +11,6 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::gpu_kernels;
 
-void KernelFamilySet::add(const KernelFamily &family) {
-  auto *at = llvm::find_if(families, [&](const KernelFamily &f) {
-    return f.benefit < family.benefit;
-  });
-  families.insert(at, family);
-}
-
-const KernelFamily *KernelFamilySet::select(Operation *op,
-                                            const TargetContext &ctx) const {
-  for (const KernelFamily &family : families)
-    if (family.applies(op, ctx))
-      return &family;
-  return nullptr;
-}
-
-const KernelFamily *KernelFamilySet::lookup(StringRef name) const {
-  for (const KernelFamily &family : families)
-    if (family.name == name)
-      return &family;
-  return nullptr;
-}
-
 bool gpu_kernels::isRowChainOp(Operation *op) {
   return isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
              sg::SoftcapOp, sg::GeluTanhOp>(op);

@@ -1,8 +1,7 @@
-//===- KernelFamilies.h - the registry of a target's kernel families -*- C++ -*-===//
+//===- KernelFamilies.h - the CUDA kernel families --------------*- C++ -*-===//
 //
-// Part of sgc. A kernel family is shaped like a rewrite pattern: a name, a
-// benefit among the families that serve the same op, whether it applies to
-// an op (on this chip, at this token bound) and how it emits the launch.
+// Part of sgc. The CUDA target's registry (KernelRegistry.h): each family
+// applies to an op on this chip at this token bound and emits its launch.
 // sg-select-kernels picks, per op, the applying family of the highest
 // benefit and records it on the op (#sg.kernel); convert-sg-to-gpu emits
 // what the record names. A new family is its own .cpp plus one line in
@@ -13,6 +12,7 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOGPU_KERNELFAMILIES_H
 #define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELFAMILIES_H
 
+#include "compiler/Conversion/KernelRegistry.h"
 #include "compiler/Conversion/SGToGPU/Kernels.h"
 #include "dialects/SG/IR/SGDialect.h"
 
@@ -37,19 +37,7 @@ struct KernelFamily {
                                EmitContext &ctx);
 };
 
-/// A target's families, highest benefit first (in registration order among
-/// equals).
-class KernelFamilySet {
-public:
-  void add(const KernelFamily &family);
-  /// The family of the highest benefit that applies to `op`, or null.
-  const KernelFamily *select(Operation *op, const TargetContext &ctx) const;
-  const KernelFamily *lookup(StringRef name) const;
-  ArrayRef<KernelFamily> all() const { return families; }
-
-private:
-  SmallVector<KernelFamily> families;
-};
+using KernelFamilySet = KernelRegistry<KernelFamily, TargetContext>;
 
 /// The CUDA families.
 const KernelFamilySet &cudaKernelFamilies();

@@ -1,9 +1,11 @@
 //===- SelectKernels.cpp - the kernel family of every op, as IR ----------===//
 //
-// Part of sgc. sg-select-kernels decides, for a CUDA build, what each op of
-// the plan's sg bodies becomes, and records it on the op (#sg.kernel) where
-// --dump-ir-after-each and a test can see it; convert-sg-to-gpu then emits
-// what the records say. Per op: the applying family of the highest benefit
+// Part of sgc. sg-select-kernels decides what each op of the sg bodies
+// becomes on the target, and records it on the op (#sg.kernel) where
+// --dump-ir-after-each and a test can see it; the target's lowering
+// (convert-sg-to-linalg, convert-sg-to-gpu) then emits what the records say.
+// On the CPU: the op's family (CpuFamilies.cpp). On CUDA, for the plan's
+// bodies: Per op: the applying family of the highest benefit
 // (KernelFamilies.cpp) with its options (the LM head). In decode, a row
 // chain whose result only the next projection's norm reads goes into that
 // projection's prologue, and a step's last chain into the next step's first
@@ -16,6 +18,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/SGToGPU/KernelFamilies.h"
+#include "compiler/Conversion/SGToLinalg/CpuFamilies.h"
 #include "dialects/Plan/IR/PlanOps.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -219,6 +222,13 @@ struct SelectKernelsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (target == "cpu")
+      return selectCpu(module);
+    if (target != "cuda") {
+      module.emitError("sg-select-kernels: no target '")
+          << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
     const CudaChip *cudaChip = CudaChip::lookup(chip);
     if (!cudaChip) {
       module.emitError("sg-select-kernels: no CUDA chip '")
@@ -232,6 +242,32 @@ struct SelectKernelsPass
       if (failed(selection.run()))
         return signalPassFailure();
     }
+  }
+
+  /// Every sg op of every function body, its CPU family.
+  void selectCpu(ModuleOp module) {
+    const lowering::CpuKernelFamilySet &families =
+        lowering::cpuKernelFamilies();
+    KernelTag kernelTag(module.getContext());
+    WalkResult result = module.walk([&](Operation *op) {
+      if (!isa<sg::SGDialect>(op->getDialect()) ||
+          !isa<func::FuncOp>(op->getParentOp()))
+        return WalkResult::advance();
+      const lowering::CpuKernelFamily *family =
+          families.select(op, lowering::CpuContext());
+      if (!family) {
+        op->emitError("sg-select-kernels: '")
+            << op->getName()
+            << "' has no CPU kernel in a function body (weights must be "
+               "arguments: run sg-outline-layers first)";
+        return WalkResult::interrupt();
+      }
+      kernelTag.setAttr(op, sg::KernelAttr::get(op->getContext(),
+                                                family->name));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/Passes.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/SGToLinalg/CpuFamilies.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -53,24 +53,19 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
   return slots;
 }
 
+/// Lowers `op` with the CPU family sg-select-kernels recorded on it.
 static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
-  if (isa<sg::LinearOp, sg::NormLinearOp, sg::GatedMLPOp>(op))
-    return lowerLinear(op, state);
-  if (isa<sg::NormRopeOp>(op))
-    return lowerNormRope(op, state);
-  if (isa<sg::SlidingAttnOp, sg::FullAttnOp, sg::EncoderAttnOp, sg::KVWriteOp>(op))
-    return lowerAttentionFamily(op, state);
-  if (isa<sg::LayerNormOp, sg::AffineOp, sg::StandardizeOp, sg::AxialRopeOp,
-          sg::AddPositionEmbeddingOp, sg::AvgPool2DOp, sg::PositionPoolOp,
-          sg::MergeImageRowsOp>(op))
-    return lowerVisionFamily(op, state);
-  if (isa<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp, sg::MergeHeadsOp,
-          sg::RopeOp, sg::PartialRopeOp, sg::GeluTanhOp, sg::MulOp, sg::AddOp,
-          sg::LayerScalarOp, sg::SoftcapOp>(op))
-    return lowerElementwiseFamily(op, state);
-  return op->emitError("convert-sg-to-linalg: cannot lower '")
-         << op->getName() << "' in a function body (weights must be "
-                             "arguments: run sg-outline-layers first)";
+  sg::KernelAttr choice =
+      sg::SGDialect::SelectedKernelAttrHelper(op->getContext()).getAttr(op);
+  if (!choice)
+    return op->emitError("convert-sg-to-linalg: no kernel was selected for "
+                         "this op (sg-select-kernels=target=cpu runs first)");
+  const CpuKernelFamily *family =
+      cpuKernelFamilies().lookup(choice.getFamily().getValue());
+  if (!family)
+    return op->emitError("convert-sg-to-linalg: no CPU kernel family '")
+           << choice.getFamily().getValue() << "'";
+  return family->lower(op, state);
 }
 
 /// Rebuilds `func` on buffers; the new function replaces it.

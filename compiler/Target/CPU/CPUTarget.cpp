@@ -29,6 +29,9 @@ public:
   bool lowersVisionTower() const override { return true; }
 
   void buildLowerPipeline(OpPassManager &pm) const override {
+    SelectKernelsPassOptions select;
+    select.target = "cpu";
+    pm.addPass(createSelectKernelsPass(select));
     pm.addPass(createConvertSGToLinalgPass());
   }
 

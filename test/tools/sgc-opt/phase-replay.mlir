@@ -28,4 +28,5 @@
 // CHECK-DAG: --sg-fuse-gated-mlp
 // CHECK-DAG: --sg-fuse-softcap-head
 // CHECK-DAG: --sg-plan-memory
+// CHECK-DAG: --sg-select-kernels
 // CHECK-DAG: --convert-sg-to-linalg
