@@ -2,14 +2,20 @@
 //
 // Part of sgc. Gives every `plan.alloc` of an entry a byte offset in the
 // entry's workspace: a buffer lives from the step that first writes it to
-// the last step that reads it (the logits to the end), and buffers whose
-// lives do not overlap share bytes (first fit in order of first write,
-// 64-byte aligned). The plan.entry verifier checks the result.
+// the last step that reads it (the logits and the argmax to the end), and
+// buffers whose lives do not overlap share bytes (first fit in order of
+// first write, 64-byte aligned). The plan.entry verifier checks the result.
+// On a GPU target it runs again after convert-sg-to-gpu, when every step is
+// one launch: the buffers between a step's launches and the kernels' own
+// scratch are placed as the rest. The zeroed region's buffers (sg.zeroed:
+// counters the kernels leave at zero) share one offset past every entry's
+// workspace, which the runtime shares between the entries.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Plan/IR/PlanOps.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -32,15 +38,24 @@ struct Interval {
   int64_t offset = -1;
 };
 
-/// Places the allocs of `entry` and records the workspace size.
-void planEntry(plan::EntryOp entry) {
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// Places the allocs of `entry` but those of the zeroed region (appended to
+/// `zeroed`) and records the workspace size.
+void planEntry(plan::EntryOp entry, SmallVectorImpl<plan::AllocOp> &zeroed) {
   Block &block = entry.getBlock();
   int64_t numSteps = llvm::range_size(block.getOps<plan::CallOp>());
   SmallVector<Interval> intervals;
   llvm::DenseMap<Value, size_t> indexOf;
+  sg::SGDialect::ZeroedAttrHelper zeroedTag(entry.getContext());
   for (plan::AllocOp alloc : block.getOps<plan::AllocOp>()) {
-    int64_t bytes = alloc.getType().getBytes(entry.getMaxTokens());
-    bytes = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    if (zeroedTag.isAttrPresent(alloc)) {
+      zeroed.push_back(alloc);
+      continue;
+    }
+    int64_t bytes = alignUp(alloc.getType().getBytes(entry.getMaxTokens()));
     indexOf[alloc.getResult()] = intervals.size();
     intervals.push_back(Interval{alloc, numSteps, -1, bytes});
   }
@@ -55,8 +70,9 @@ void planEntry(plan::EntryOp entry) {
     ++step;
   }
   auto ret = cast<plan::ReturnOp>(block.getTerminator());
-  if (auto it = indexOf.find(ret.getLogits()); it != indexOf.end())
-    intervals[it->second].end = numSteps;
+  for (Value returned : {ret.getLogits(), ret.getArgmax()})
+    if (auto it = indexOf.find(returned); it != indexOf.end())
+      intervals[it->second].end = numSteps;
 
   SmallVector<size_t> order(intervals.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -95,8 +111,23 @@ void planEntry(plan::EntryOp entry) {
 
 struct PlanMemoryPass : public sgc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
+    SmallVector<plan::AllocOp> zeroed;
+    int64_t zeroedBase = 0;
+    for (auto entry : getOperation().getOps<plan::EntryOp>()) {
+      planEntry(entry, zeroed);
+      zeroedBase = std::max(zeroedBase, alignUp(*entry.getWorkspace()));
+    }
+    if (zeroed.empty())
+      return;
+    // One offset for all: launches run one after another and leave it zero.
+    Builder b(&getContext());
+    int64_t bytes = 0;
+    for (plan::AllocOp alloc : zeroed) {
+      alloc.setOffsetAttr(b.getI64IntegerAttr(zeroedBase));
+      bytes = std::max(bytes, alignUp(alloc.getType().getBytes(1)));
+    }
     for (auto entry : getOperation().getOps<plan::EntryOp>())
-      planEntry(entry);
+      entry.setWorkspaceAttr(b.getI64IntegerAttr(zeroedBase + bytes));
   }
 };
 

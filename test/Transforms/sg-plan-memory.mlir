@@ -49,3 +49,44 @@ plan.entry @decode decode max_tokens(1) {
   plan.call @c(%m, %s) -> (%l) : (!plan.buffer<1x8xf32>, !plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>)
   plan.return %l : !plan.buffer<1x8xf32>
 }
+
+// -----
+// After convert-sg-to-gpu: the argmax lives to the end as the logits do
+// (q, written after the LM head, skips both: 128 B at 192, not at 128), and
+// the zeroed region's buffers (sg.zeroed: counters) share one offset past
+// the largest entry's workspace, which every entry then has. Decode: t at
+// 0, l 64, the argmax 128, the partials p 192, q 192 -> 320 B; prefill 128
+// B. The zeroed region: 320, 64 bytes (2 x i32 rounded up).
+// CHECK-LABEL: plan.entry @decode decode max_tokens(1) workspace(384)
+// CHECK: plan.alloc offset(0) : !plan.buffer<1x8xf32>
+// CHECK: plan.alloc offset(320) {sg.zeroed} : !plan.buffer<2xi32>
+// CHECK: plan.alloc offset(64) : !plan.buffer<1x8xf32>
+// CHECK: plan.alloc offset(128) : !plan.buffer<1xi32>
+// CHECK: plan.alloc offset(192) : !plan.buffer<1xf32>
+// CHECK: plan.alloc offset(192) : !plan.buffer<1x32xf32>
+// CHECK-LABEL: plan.entry @prefill prefill max_tokens(4) workspace(384)
+// CHECK: plan.alloc offset(0) : !plan.buffer<?x8xf32>
+// CHECK: plan.alloc offset(320) {sg.zeroed} : !plan.buffer<2xi32>
+func.func private @a(memref<1xi32>)
+func.func private @head(memref<1x8xf32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %t = plan.alloc : !plan.buffer<1x8xf32>
+  %z = plan.alloc {sg.zeroed} : !plan.buffer<2xi32>
+  plan.call @a(%tokens) -> (%t, %z) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<2xi32>)
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  %arg = plan.alloc : !plan.buffer<1xi32>
+  %p = plan.alloc : !plan.buffer<1xf32>
+  plan.call @head(%t) -> (%l, %arg, %p) : (!plan.buffer<1x8xf32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<1xi32>, !plan.buffer<1xf32>)
+  %q = plan.alloc : !plan.buffer<1x32xf32>
+  plan.call @a(%tokens) -> (%q) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x32xf32>)
+  plan.return %l argmax %arg : !plan.buffer<1x8xf32>, !plan.buffer<1xi32>
+}
+func.func private @b(memref<?xi32>)
+plan.entry @prefill prefill max_tokens(4) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %t = plan.alloc : !plan.buffer<?x8xf32>
+  %z = plan.alloc {sg.zeroed} : !plan.buffer<2xi32>
+  plan.call @b(%tokens) -> (%t, %z) : (!plan.buffer<?xi32>) -> (!plan.buffer<?x8xf32>, !plan.buffer<2xi32>)
+  plan.return %t : !plan.buffer<?x8xf32>
+}

@@ -5,10 +5,10 @@
 // merge_heads launch nothing: they alias their input), each an instance of
 // the kernel family sg-select-kernels recorded on the op (SelectKernels.cpp),
 // deduplicated by spec into `gpu.module @sgc_kernels`.
-// Values between the launches of one step live in a scratch region after
-// the entry's planned workspace (they die with the step, so every step
-// reuses it); a body result goes straight into the step's output buffer,
-// a KV cache is updated in place. A chunk of several tokens writes its keys
+// Values between the launches of one step get buffers of their own, which
+// sg-plan-memory places after this pass, launch by launch (so does a
+// kernel's own scratch); a body result goes straight into the step's output
+// buffer, a KV cache is updated in place. A chunk of several tokens writes its keys
 // after the cache's last reader, as sg.kv_write is placed.
 //
 // Decode fuses row chains (post-norm, residual add, layer scalar) into the
@@ -16,8 +16,7 @@
 // records say: the post-attention chain into gate/up in the same step, and
 // a step's last chain, whose result is the step's output, into the next
 // step's first projection (the next layer's QKV, or the LM head). A carried
-// chain reads buffers of the step before, so consecutive decode steps use
-// two scratch regions in turn.
+// chain reads buffers of the step before, which live until it does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +37,6 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::gpu_kernels;
 
-static constexpr int64_t kAlignment = 64;
-
-static int64_t alignUp(int64_t v) {
-  return (v + kAlignment - 1) / kAlignment * kAlignment;
-}
-
 namespace {
 /// A row chain left at the end of a step for the next step's first
 /// projection: the chain (ops of the earlier body) and the buffers of its
@@ -57,15 +50,9 @@ struct CarriedChain {
 
 /// What the steps of one entry share.
 struct EntryState {
-  /// Buffers of the zeroed region (their offset is set once every entry's
-  /// workspace is known).
-  SmallVectorImpl<plan::AllocOp> &zeroed;
-  /// Scratch buffers of the second region (moved past the first region
-  /// once the entry's steps are expanded).
-  SmallVector<plan::AllocOp> secondRegion;
   std::optional<CarriedChain> carried;
-  /// The buffer the LM head writes the argmax of the logits row to (its
-  /// offset set past the entry's scratch regions), or null.
+  /// The buffer the LM head writes the argmax of the logits row to, or
+  /// null.
   plan::AllocOp argmax;
 };
 
@@ -73,14 +60,11 @@ struct EntryState {
 class StepExpansion {
 public:
   StepExpansion(plan::EntryOp entry, plan::CallOp call, func::FuncOp body,
-                EmitContext &ctx, int64_t scratchBase, int region,
-                EntryState &state)
-      : entry(entry), call(call), body(body), ctx(ctx),
-        scratchBase(scratchBase), region(region), state(state), b(call) {}
+                EmitContext &ctx, EntryState &state)
+      : entry(entry), call(call), body(body), ctx(ctx), state(state),
+        b(call) {}
 
   LogicalResult run();
-  /// Bytes of scratch this step used.
-  int64_t scratchBytes() const { return scratch; }
 
   /// Launches a carried chain on its own before `at`.
   static LogicalResult launchCarried(const CarriedChain &carried,
@@ -91,7 +75,7 @@ private:
   LogicalResult launch(Operation *op, const KernelUse &use,
                        Attribute layer = {});
   Value bufferFor(Value v);
-  /// A buffer of `type` in the step's scratch region.
+  /// A buffer of `type` for the step's launches (sg-plan-memory places it).
   Value scratchBuffer(MemRefType type);
   Value scratchAlloc(plan::BufferType type);
 
@@ -99,9 +83,6 @@ private:
   plan::CallOp call;
   func::FuncOp body;
   EmitContext &ctx;
-  int64_t scratchBase, scratch = 0;
-  /// 0 or 1: which scratch region the step's buffers use.
-  int region;
   EntryState &state;
   OpBuilder b;
   /// Values of other steps' bodies -> their buffers (a carried chain's).
@@ -129,13 +110,7 @@ Value StepExpansion::scratchBuffer(MemRefType type) {
 }
 
 Value StepExpansion::scratchAlloc(plan::BufferType type) {
-  int64_t offset = scratchBase + scratch;
-  scratch += alignUp(type.getBytes(entry.getMaxTokens()));
-  auto alloc = plan::AllocOp::create(b, call.getLoc(), type,
-                                     b.getI64IntegerAttr(offset));
-  if (region == 1)
-    state.secondRegion.push_back(alloc);
-  return alloc;
+  return plan::AllocOp::create(b, call.getLoc(), type, IntegerAttr());
 }
 
 /// Creates the plan.call of `use` before `b`'s insertion point.
@@ -189,8 +164,9 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
         b, call.getLoc(),
         plan::BufferType::get(type.getContext(), type.getShape(),
                               type.getElementType()),
-        b.getI64IntegerAttr(0));
-    state.zeroed.push_back(alloc);
+        IntegerAttr());
+    sg::SGDialect::ZeroedAttrHelper(b.getContext())
+        .setAttr(alloc, b.getUnitAttr());
     outs.push_back(alloc);
   }
   if (use.writesArgmax) {
@@ -199,7 +175,7 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
     state.argmax = plan::AllocOp::create(
         b, call.getLoc(),
         plan::BufferType::get(b.getContext(), {1}, b.getI32Type()),
-        b.getI64IntegerAttr(0));
+        IntegerAttr());
     outs.push_back(state.argmax);
   }
   createCall(b, op->getLoc(), use, ctx, ins, outs,
@@ -365,28 +341,6 @@ LogicalResult StepExpansion::run() {
   return success();
 }
 
-/// Whether a step of `entry` leaves a row chain to the next (whose buffers
-/// it reads then).
-static bool carriesChains(plan::EntryOp entry) {
-  sg::SGDialect::SelectedKernelAttrHelper kernelTag(entry.getContext());
-  auto module = entry->getParentOfType<ModuleOp>();
-  for (plan::CallOp call : entry.getBlock().getOps<plan::CallOp>()) {
-    auto body = module.lookupSymbol<func::FuncOp>(
-        call.getCallee().getLeafReference());
-    if (!body || body.isExternal())
-      continue;
-    WalkResult found = body.walk([&](Operation *op) {
-      sg::KernelAttr choice = kernelTag.getAttr(op);
-      return choice && choice.getFamily() == pseudo_family::kCarried
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
-    });
-    if (found.wasInterrupted())
-      return true;
-  }
-  return false;
-}
-
 namespace {
 struct ConvertSGToGPUPass
     : public sgc::impl::ConvertSGToGPUPassBase<ConvertSGToGPUPass> {
@@ -404,17 +358,10 @@ struct ConvertSGToGPUPass
         gpu::GPUModuleOp::create(b, module.getLoc(), "sgc_kernels");
     KernelModule kernels(module, kernelModule);
     llvm::SetVector<func::FuncOp> bodies;
-    SmallVector<plan::AllocOp> zeroed;
-    int64_t zeroedBase = 0;
     for (plan::EntryOp entry : module.getOps<plan::EntryOp>()) {
       EmitContext ctx(kernels, static_cast<int64_t>(entry.getMaxTokens()),
                       *cudaChip);
-      int64_t base = alignUp(entry.getWorkspace().value_or(0));
-      EntryState state{zeroed};
-      // Two scratch regions in turn where chains are carried (decode).
-      bool twoRegions = ctx.oneToken() && carriesChains(entry);
-      int64_t scratch[2] = {0, 0};
-      int index = 0;
+      EntryState state;
       for (plan::CallOp call :
            llvm::make_early_inc_range(entry.getBlock().getOps<plan::CallOp>())) {
         auto body = module.lookupSymbol<func::FuncOp>(
@@ -424,43 +371,24 @@ struct ConvertSGToGPUPass
           return signalPassFailure();
         }
         bodies.insert(body);
-        int region = twoRegions ? index++ % 2 : 0;
-        StepExpansion step(entry, call, body, ctx, base, region, state);
+        StepExpansion step(entry, call, body, ctx, state);
         if (failed(step.run()))
           return signalPassFailure();
-        scratch[region] = std::max(scratch[region], step.scratchBytes());
       }
       // A chain carried past the last step runs on its own at the end.
       if (state.carried &&
           failed(StepExpansion::launchCarried(
               *state.carried, entry, entry.getBlock().getTerminator(), ctx)))
         return signalPassFailure();
-      for (plan::AllocOp alloc : state.secondRegion)
-        alloc.setOffset(*alloc.getOffset() + alignUp(scratch[0]));
-      int64_t end = base + alignUp(scratch[0]) + scratch[1];
-      // The argmax outlives the steps: past both scratch regions.
-      if (state.argmax) {
-        state.argmax.setOffset(alignUp(end));
-        end = alignUp(end) + kAlignment;
+      if (state.argmax)
         cast<plan::ReturnOp>(entry.getBlock().getTerminator())
             .getArgmaxMutable()
             .assign(state.argmax);
-      }
-      entry.setWorkspace(end);
-      zeroedBase = std::max(zeroedBase, alignUp(end));
-    }
-    // The zeroed region: past every entry's workspace (the runtime shares
-    // one workspace between the entries), one offset for all its buffers
-    // (launches run one after another and leave it zero).
-    if (!zeroed.empty()) {
-      int64_t bytes = 0;
-      for (plan::AllocOp alloc : zeroed) {
-        alloc.setOffset(zeroedBase);
-        auto type = cast<plan::BufferType>(alloc.getType());
-        bytes = std::max(bytes, alignUp(type.getBytes(1)));
-      }
-      for (plan::EntryOp entry : module.getOps<plan::EntryOp>())
-        entry.setWorkspace(zeroedBase + bytes);
+      // The steps' placement does not hold for the launches: sg-plan-memory
+      // places every buffer again.
+      for (plan::AllocOp alloc : entry.getBlock().getOps<plan::AllocOp>())
+        alloc.removeOffsetAttr();
+      entry.removeWorkspaceAttr();
     }
     for (func::FuncOp body : bodies)
       body.erase();

@@ -13,6 +13,7 @@
 #include "compiler/Target/CUDA/EmulatorKernels.h"
 #include "compiler/Target/CUDA/ExternDynamicShared.h"
 #include "compiler/Target/CUDA/ProgrammaticLaunch.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,6 +40,8 @@ public:
   void buildLowerPipeline(OpPassManager &pm) const override {
     pm.addPass(createSelectKernelsPass());
     pm.addPass(createConvertSGToGPUPass());
+    // Again, launch by launch: the buffers between a step's launches.
+    pm.addPass(createPlanMemoryPass());
   }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {

@@ -83,6 +83,10 @@ def SG_Dialect : Dialect {
     "::mlir::ArrayAttr":$result_slots,
     // Fusion passes: a fusion remark's data (diagnostic metadata, no op's).
     "::mlir::DictionaryAttr":$fusion_change,
+    // convert-sg-to-gpu, on a plan.alloc: a buffer of the zeroed region
+    // (counters the runtime's zeroed workspace starts and the kernels leave
+    // at zero), which sg-plan-memory places past every entry's workspace.
+    "::mlir::UnitAttr":$zeroed,
     // sg-select-kernels, on each op of a body: its kernel family and choices.
     "::mlir::sgc::sg::KernelAttr":$selected_kernel,
     // sg-select-kernels, on a plan.call: its body's first projection runs
