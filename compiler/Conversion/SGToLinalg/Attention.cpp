@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/SGToLinalg/AttentionRows.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,10 +32,11 @@
 using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::attention;
 
-/// out[i, h, :] = round(acc[:]) for the `dv` f32 sums of one query head.
-static void storeRoundedRow(OpBuilder &b, Location loc, Value zero, Value acc, Value out,
-                            Value i, Value h, int64_t dv, Type ct) {
+void attention::storeRoundedRow(OpBuilder &b, Location loc, Value zero,
+                                Value acc, Value out, Value i, Value h,
+                                int64_t dv, Type ct) {
   emitFor(b, loc, zero, constIndex(b, loc, dv),
           [&](OpBuilder &b, Location loc, Value dd) {
             Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
@@ -45,8 +46,7 @@ static void storeRoundedRow(OpBuilder &b, Location loc, Value zero, Value acc, V
 }
 
 namespace {
-/// Lanes of the vectorized dot products and value updates.
-constexpr int64_t kLanes = 16;
+using attention::kLanes;
 
 /// What distinguishes the two attention ops.
 /// Everything that distinguishes one attention kernel from another.
@@ -71,10 +71,9 @@ struct AttnSpec {
   }
 };
 
-/// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
-/// (memref + leading indices): one chain of 16-lane partial sums (a multiply,
-/// then an add), one reassociating horizontal add, then a scalar tail.
-Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+} // namespace
+
+Value attention::emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
               ValueRange aIdx, Value bBuf, ValueRange bIdx) {
   return emitChainedSum(
       b, loc, n, kLanes, /*chains=*/1,
@@ -88,7 +87,7 @@ Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
 /// element: the order over keys is the caller's).
-void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+void attention::emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
               Value vBuf, ValueRange vIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   Type elem = cast<MemRefType>(vBuf.getType()).getElementType();
@@ -119,6 +118,8 @@ void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
             memref::StoreOp::create(b, loc, sum, acc, ValueRange{col});
           });
 }
+
+namespace {
 
 /// Vectors of kLanes values the weighted sum over values keeps in registers
 /// while it walks the keys (8 x 16 f32: 8 independent FMA chains).
@@ -330,8 +331,9 @@ void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
   }
 }
 
-/// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
-Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
+} // namespace
+
+Value attention::emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
                  llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
                  llvm::function_ref<Value(OpBuilder &, Location)> elseFn) {
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, cond,
@@ -343,6 +345,8 @@ Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
   scf::YieldOp::create(b, loc, elseFn(b, loc));
   return ifOp.getResult(0);
 }
+
+namespace {
 
 /// Whether key `j` (a position of the chunk, j > p) is masked for query row
 /// `i`: it lies outside the query's image block, `bi = blocks[i]`. Keys at
@@ -585,168 +589,7 @@ func::FuncOp getOrCreateAttnDispatcher(OpBuilder &b, ModuleOp module,
                            /*parallelRows=*/2);
 }
 
-/// Everything that distinguishes one encoder attention kernel from another.
-struct EncoderAttnSpec {
-  int64_t hq, hkv, d, dv;
-  double scale;
-  Type ct;
-  /// The element type of the key positions; null without a mask.
-  Type maskType;
-
-  std::string name() const {
-    uint64_t bits;
-    std::memcpy(&bits, &scale, sizeof bits);
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << "encoder_attn_" << hq << "x" << hkv << "x" << d << "x" << dv << "_"
-       << ct << (maskType ? "_mask" : "") << "_" << llvm::utohexstr(bits);
-    return s;
-  }
-};
-
-/// The kernel `@sgc_encoder_attn_…(q, k, v, [key_positions], out,
-/// head_begin, head_end)`: every query of query heads [head_begin,
-/// head_end) over every key, masked keys at score −inf and probability 0.
-func::FuncOp buildEncoderAttnKernel(OpBuilder &b, ModuleOp module,
-                                    const EncoderAttnSpec &spec, StringRef name) {
-  Location loc = module.getLoc();
-  int64_t dyn = ShapedType::kDynamic;
-  SmallVector<Type> args = {MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
-                            MemRefType::get({dyn, spec.hkv, spec.d}, spec.ct),
-                            MemRefType::get({dyn, spec.hkv, spec.dv}, spec.ct)};
-  if (spec.maskType)
-    args.push_back(MemRefType::get({dyn, 2}, spec.maskType));
-  args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
-               b.getIndexType(), b.getIndexType()});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  sg::SGDialect::KernelAttrHelper(b.getContext())
-      .setAttr(func, b.getStringAttr(spec.name()));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  unsigned next = 0;
-  Value q = entry->getArgument(next++), k = entry->getArgument(next++);
-  Value v = entry->getArgument(next++);
-  Value mask = spec.maskType ? entry->getArgument(next++) : Value();
-  Value out = entry->getArgument(next++);
-  Value headBegin = entry->getArgument(next++), headEnd = entry->getArgument(next++);
-  Type ct = spec.ct;
-  int64_t group = spec.hq / spec.hkv;
-
-  Value queries = dimOf(b, loc, q, 0), keys = dimOf(b, loc, k, 0);
-  Value scores = memref::AllocOp::create(
-      b, loc, MemRefType::get({dyn}, b.getF32Type()), ValueRange{keys},
-      b.getI64IntegerAttr(64));
-  Value acc = memref::AllocOp::create(b, loc, MemRefType::get({spec.dv}, b.getF32Type()),
-                                      ValueRange{}, b.getI64IntegerAttr(64));
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  Value scale = constF32(b, loc, static_cast<float>(spec.scale));
-  Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
-  Value fzero = constF32(b, loc, 0.0f);
-
-  emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
-    Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
-    emitFor(b, loc, zero, queries, [&](OpBuilder &b, Location loc, Value i) {
-      // Pass 1: scores (−inf for a masked key) and their maximum.
-      auto scoreLoop = scf::ForOp::create(
-          b, loc, zero, keys, one, ValueRange{negInf},
-          [&](OpBuilder &b, Location loc, Value j, ValueRange maxArg) {
-            auto score = [&](OpBuilder &b, Location loc) -> Value {
-              Value qk = emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
-                                 ValueRange{j, g});
-              // The reference rounds q·k and the scaled score to its dtype.
-              Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-              return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
-            };
-            Value s;
-            if (mask) {
-              Value px = memref::LoadOp::create(b, loc, mask, ValueRange{j, zero});
-              Value pad = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::slt, px,
-                  arith::ConstantOp::create(b, loc, b.getIntegerAttr(spec.maskType, 0)));
-              s = emitIfElse(b, loc, b.getF32Type(), pad,
-                             [&](OpBuilder &, Location) { return negInf; }, score);
-            } else {
-              s = score(b, loc);
-            }
-            memref::StoreOp::create(b, loc, s, scores, ValueRange{j});
-            scf::YieldOp::create(b, loc,
-                                 Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
-          });
-      Value maxScore = scoreLoop.getResult(0);
-      // Pass 2: exponentials (exactly 0 for a masked key) and their sum.
-      auto sumLoop = scf::ForOp::create(
-          b, loc, zero, keys, one, ValueRange{fzero},
-          [&](OpBuilder &b, Location loc, Value j, ValueRange sum) {
-            Value s = memref::LoadOp::create(b, loc, scores, ValueRange{j});
-            Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf);
-            Value e = math::ExpOp::create(b, loc,
-                                          Value(arith::SubFOp::create(b, loc, s, maxScore)));
-            e = arith::SelectOp::create(b, loc, masked, fzero, e);
-            memref::StoreOp::create(b, loc, e, scores, ValueRange{j});
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, sum[0], e)));
-          });
-      Value total = sumLoop.getResult(0);
-      // Every key masked: probabilities 0, result 0.
-      Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, fzero);
-      Value inv = arith::SelectOp::create(
-          b, loc, positive,
-          Value(arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), total)), fzero);
-      // Pass 3: out = round(sum_j round(p_j) * v_j).
-      linalg::FillOp::create(b, loc, fzero, acc);
-      emitFor(b, loc, zero, keys, [&](OpBuilder &b, Location loc, Value j) {
-        Value e = memref::LoadOp::create(b, loc, scores, ValueRange{j});
-        Value pt = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
-        emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{j, g});
-      });
-      storeRoundedRow(b, loc, zero, acc, out, i, h, spec.dv, ct);
-    });
-  });
-  memref::DeallocOp::create(b, loc, acc);
-  memref::DeallocOp::create(b, loc, scores);
-  func::ReturnOp::create(b, loc);
-  return func;
-}
 } // namespace
-
-static LogicalResult lowerEncoderAttn(sg::EncoderAttnOp op,
-                                      FunctionLowering &state) {
-  OpBuilder &b = state.b;
-  Location loc = op.getLoc();
-  Value q = state.lookup(op.getQ()), k = state.lookup(op.getK());
-  Value v = state.lookup(op.getV());
-  Value out = state.bufferFor(loc, op.getResult());
-  Type ct = cast<MemRefType>(out.getType()).getElementType();
-  for (Value t : {q, k, v})
-    if (cast<MemRefType>(t.getType()).getElementType() != ct)
-      return op.emitError("convert-sg-to-linalg: sg.encoder_attn needs q, k, "
-                          "v and the result of one element type");
-  auto qType = cast<MemRefType>(q.getType());
-  auto kType = cast<MemRefType>(k.getType());
-  auto vType = cast<MemRefType>(v.getType());
-  Value mask = op.getKeyPositions() ? state.lookup(op.getKeyPositions()) : Value();
-  EncoderAttnSpec spec{qType.getDimSize(1), kType.getDimSize(1), qType.getDimSize(2),
-                       vType.getDimSize(2), op.getScale().convertToDouble(), ct,
-                       mask ? cast<MemRefType>(mask.getType()).getElementType() : Type()};
-  std::string name = "sgc_dispatch_" + spec.name();
-  auto dispatcher = state.module.lookupSymbol<func::FuncOp>(name);
-  if (!dispatcher) {
-    func::FuncOp kernel = buildEncoderAttnKernel(b, state.module, spec, "sgc_" + spec.name());
-    // A head is long work: two are worth two threads.
-    dispatcher = declareDispatcher(b, state.module, kernel, name, spec.hq,
-                                   /*parallelRows=*/2);
-  }
-  SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
-                             withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v)};
-  if (mask)
-    args.push_back(withDynamicTokens(b, loc, mask));
-  args.push_back(withDynamicTokens(b, loc, out));
-  func::CallOp::create(b, loc, dispatcher, args);
-  state.buffers.map(op.getResult(), out);
-  return success();
-}
 
 static LogicalResult lowerAttention(Operation *op,
                                     const sg::AttentionParts &params,
@@ -828,7 +671,7 @@ LogicalResult lowering::lowerAttentionFamily(Operation *op,
   if (auto attn = dyn_cast<sg::AttentionOpInterface>(op))
     return lowerAttention(op, attn.getAttention(), state);
   if (auto attn = dyn_cast<sg::EncoderAttnOp>(op))
-    return lowerEncoderAttn(attn, state);
+    return lowerEncoderAttention(attn, state);
   if (auto write = dyn_cast<sg::KVWriteOp>(op))
     return lowerKVWrite(write, state);
   return op->emitError("not an attention-family op");

@@ -1,0 +1,50 @@
+//===- AttentionRows.h - the CPU attention kernels' rows --------*- C++ -*-===//
+//
+// Part of sgc. What the decoder's attention (Attention.cpp) and the vision
+// towers' encoder attention (EncoderAttention.cpp) build their kernels
+// from: dot products and value updates over a head's row, the rounded
+// store of a head's sums, a two-way scf.if.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_ATTENTIONROWS_H
+#define SGC_COMPILER_CONVERSION_SGTOLINALG_ATTENTIONROWS_H
+
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGOps.h"
+
+namespace mlir::sgc::lowering {
+
+/// sg.encoder_attn (EncoderAttention.cpp).
+LogicalResult lowerEncoderAttention(sg::EncoderAttnOp op,
+                                    FunctionLowering &state);
+
+namespace attention {
+
+/// Lanes of the vectorized dot products and value updates.
+constexpr int64_t kLanes = 16;
+
+/// out[i, h, :] = round(acc[:]) for the `dv` f32 sums of one query head.
+void storeRoundedRow(OpBuilder &b, Location loc, Value zero, Value acc,
+                     Value out, Value i, Value h, int64_t dv, Type ct);
+
+/// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
+/// (memref + leading indices): one chain of 16-lane partial sums (a multiply,
+/// then an add), one reassociating horizontal add, then a scalar tail.
+Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+              ValueRange aIdx, Value bBuf, ValueRange bIdx);
+
+/// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
+/// element: the order over keys is the caller's).
+void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+              Value vBuf, ValueRange vIdx);
+
+/// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
+Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
+                 llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
+                 llvm::function_ref<Value(OpBuilder &, Location)> elseFn);
+
+} // namespace attention
+} // namespace mlir::sgc::lowering
+
+#endif // SGC_COMPILER_CONVERSION_SGTOLINALG_ATTENTIONROWS_H

@@ -1,0 +1,670 @@
+//===- LinearKernel.cpp - the CPU projection kernel, rows and tiles ------===//
+//
+// Part of sgc. Builds `@sgc_<linear spec>(xs, [xb], w..., [bias], y...,
+// row_begin, row_end)` for one KernelSpec: the row path (4 accumulators of
+// 16 lanes along K, weights prefetched ahead), the f32 register tiles of
+// the token path over packed weight panels, the bf16 pair tiles
+// (vdpbf16ps) where the spec has them, and the epilogues; Linear.cpp says
+// which path serves which tokens and why (CPU.md §6).
+//
+//===----------------------------------------------------------------------===//
+
+
+#include "compiler/Conversion/SGToLinalg/LinearSpec.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::linear;
+
+
+namespace {
+/// Prefetches the cache lines of w[row, col .. col + bytes / 2) from
+/// `ahead` elements on: the lines a chain step will read. Past the row's end
+/// it touches the next row; prefetches never fault.
+void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
+                       Value col, int64_t ahead, int64_t bytes) {
+  for (int64_t line = 0; line < bytes; line += 64) {
+    Value at = arith::AddIOp::create(b, loc, col,
+                                     constIndex(b, loc, ahead + line / 2));
+    memref::PrefetchOp::create(b, loc, w, ValueRange{row, at},
+                               /*isWrite=*/false, /*localityHint=*/3,
+                               /*isDataCache=*/true);
+  }
+}
+
+/// sum_k f32(w[row, k]) * xs[s, k] as emitChainedSum adds it: 4 x 16-lane
+/// FMA chains along K, prefetching the weight stream.
+Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
+                 Value s, int64_t k) {
+  return emitChainedSum(
+      b, loc, k, kLanes, kAccumulators,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value wv = emitRowLoad(b, loc, w, ValueRange{row}, col, lanes);
+        Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
+        if (lanes == 1)
+          return arith::AddFOp::create(
+              b, loc, acc, Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv), xv)));
+        return vector::FMAOp::create(b, loc, toF32(b, loc, wv), xv, acc);
+      },
+      [&](OpBuilder &b, Location loc, Value col) {
+        // Prefetch the weight stream 1 KiB ahead (the two cache lines this
+        // step will need 8 steps from now): measured on Zen 3, the hardware
+        // prefetcher alone leaves the kernel at 76 % of read bandwidth, this
+        // brings it to 85-94 % (bench/gemv).
+        emitPrefetchAhead(b, loc, w, row, col, kPrefetchElements,
+                          kLanes * kAccumulators * 2);
+      });
+}
+
+/// sum_k w[row, k] · xb[s, k] over the bf16 pairs of the row: the chains of
+/// emitRowDot with one vdpbf16ps per 16 pairs (32 weights: no widening, and
+/// half the instructions per weight byte of the f32 chains, so more loads
+/// stay in flight). Each pair adds its odd product, then its even one, as
+/// the instruction does; the pairs past whole vectors (K % 32, which no
+/// model's decode has) add the same way but without the instruction's
+/// flushing of denormals. No other path needs these bits.
+Value emitRowDotPairs(OpBuilder &b, Location loc, Value xb, Value w, Value row,
+                      Value s, int64_t k) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  Value two = constIndex(b, loc, 2);
+  return emitChainedSum(
+      b, loc, k / 2, kLanes, kAccumulators,
+      [&](OpBuilder &b, Location loc, Value pair, int64_t lanes, Value acc) -> Value {
+        Value col = arith::MulIOp::create(b, loc, pair, two);
+        if (lanes == 1) {
+          Value next = arith::AddIOp::create(b, loc, col, constIndex(b, loc, 1));
+          for (Value c : {next, col}) {
+            Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
+            Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
+            acc = arith::AddFOp::create(
+                b, loc, acc,
+                Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv),
+                                            toF32(b, loc, xv))));
+          }
+          return acc;
+        }
+        Value wv = vector::LoadOp::create(b, loc, vecPairs, w, ValueRange{row, col});
+        Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
+        return x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
+      },
+      [&](OpBuilder &b, Location loc, Value pair) {
+        // The 4 cache lines a step reads, kPairPrefetchElements ahead.
+        emitPrefetchAhead(b, loc, w, row, arith::MulIOp::create(b, loc, pair, two),
+                          kPairPrefetchElements, kLanes * kAccumulators * 2 * 2);
+      });
+}
+/// The transpose of 8 vectors of 8 elements (rows) as its 8 columns, in
+/// three stages of two-input shuffles that x86 has as single instructions
+/// (unpack low/high, shufps, vperm2f128).
+SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> rows) {
+  assert(rows.size() == 8 && "an 8 x 8 block");
+  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+    return vector::ShuffleOp::create(b, loc, x, y, mask);
+  };
+  // Stage 1: pairs of rows interleaved within each 128-bit half.
+  SmallVector<Value> t(8), u(8), cols(8);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = shuffle(rows[i], rows[i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
+    t[i + 1] = shuffle(rows[i], rows[i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  // Stage 2: four rows' elements of two columns per vector (one column a
+  // 128-bit half).
+  for (int q = 0; q < 8; q += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[q + 2 * h] =
+          shuffle(t[q + h], t[q + h + 2], {0, 1, 8, 9, 4, 5, 12, 13});
+      u[q + 2 * h + 1] =
+          shuffle(t[q + h], t[q + h + 2], {2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  // Stage 3: the halves of rows 0-3 and 4-7 joined.
+  for (int c = 0; c < 4; ++c) {
+    cols[c] = shuffle(u[c], u[c + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+    cols[c + 4] = shuffle(u[c], u[c + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return cols;
+}
+
+/// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows: the weights of one
+/// block of rows, widened once and laid out K-major for the tile loop. Eight
+/// columns of eight rows at a time, transposed in registers, so every store
+/// writes 32 contiguous bytes (a store per element, 64 bytes apart, took
+/// ~15 % of a K = 2048 linear's time on Zen 3); a K that is not a multiple
+/// of 8 ends one column at a time.
+void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
+                   int64_t k) {
+  static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
+  Value zero = constIndex(b, loc, 0);
+  auto wide = VectorType::get({8}, b.getF32Type());
+  Type wType = cast<MemRefType>(w.getType()).getElementType();
+  int64_t whole = k - k % 8;
+  scf::ForOp::create(
+      b, loc, zero, constIndex(b, loc, whole), constIndex(b, loc, 8),
+      ValueRange{}, [&](OpBuilder &b, Location loc, Value col, ValueRange) {
+        for (int64_t j0 = 0; j0 < kTileRows; j0 += 8) {
+          SmallVector<Value> rows;
+          for (int64_t j = j0; j < j0 + 8; ++j) {
+            Value row =
+                arith::AddIOp::create(b, loc, n0, constIndex(b, loc, j));
+            rows.push_back(
+                toF32(b, loc,
+                      vector::LoadOp::create(b, loc, wide.clone(wType), w,
+                                             ValueRange{row, col})));
+          }
+          SmallVector<Value> cols = emitTranspose8x8(b, loc, rows);
+          for (int64_t c = 0; c < 8; ++c)
+            vector::StoreOp::create(
+                b, loc, cols[c], panel,
+                ValueRange{
+                    arith::AddIOp::create(b, loc, col, constIndex(b, loc, c)),
+                    constIndex(b, loc, j0)});
+        }
+        scf::YieldOp::create(b, loc);
+      });
+  emitFor(
+      b, loc, zero, constIndex(b, loc, kTileRows),
+      [&](OpBuilder &b, Location loc, Value j) {
+        Value row = arith::AddIOp::create(b, loc, n0, j);
+        emitFor(
+            b, loc, constIndex(b, loc, whole), constIndex(b, loc, k),
+            [&](OpBuilder &b, Location loc, Value col) {
+              Value v = memref::LoadOp::create(b, loc, w, ValueRange{row, col});
+              memref::StoreOp::create(b, loc, toF32(b, loc, v), panel,
+                                      ValueRange{col, j});
+            });
+      });
+}
+
+/// The token rows t0, t0 + 1, ..., t0 + count - 1 of a tile.
+SmallVector<Value> tileTokens(OpBuilder &b, Location loc, Value t0,
+                              int64_t count) {
+  SmallVector<Value> rows;
+  for (int64_t i = 0; i < count; ++i)
+    rows.push_back(arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i)));
+  return rows;
+}
+
+/// The dot products of tokens t0..t0+kTileTokens-1 with the panel's rows:
+/// kTileTokens vector<kTileRows x f32> accumulators over k = 0..K-1, each
+/// step one panel load and one broadcast activation per token.
+SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
+                            Value t0, int64_t k) {
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf = tileTokens(b, loc, t0, kTileTokens);
+  auto step = [&](OpBuilder &b, Location loc, Value col,
+                  SmallVector<Value> &accs) {
+    Value wv = vector::LoadOp::create(b, loc, vecF32, panel,
+                                      ValueRange{col, constIndex(b, loc, 0)});
+    for (int64_t i = 0; i < kTileTokens; ++i) {
+      Value x = memref::LoadOp::create(b, loc, xs, ValueRange{rowsOf[i], col});
+      Value xv = vector::BroadcastOp::create(b, loc, vecF32, x);
+      accs[i] = vector::FMAOp::create(b, loc, xv, wv, accs[i]);
+    }
+  };
+  SmallVector<Value> inits(kTileTokens, zeroVec);
+  return emitUnrolledSteps(b, loc, k, kUnroll, inits, step);
+}
+
+/// panel[base + p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for
+/// rows at or past `hi`: the bf16 pairs of one block of rows, K-pair-major,
+/// from row `base` of the panels.
+void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
+                       Value panel, Value base, int64_t k) {
+  Value zero = constIndex(b, loc, 0);
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  Value zeroPair = arith::ConstantOp::create(
+      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
+  emitFor(b, loc, zero, constIndex(b, loc, kTileRows),
+          [&](OpBuilder &b, Location loc, Value j) {
+            Value row = arith::AddIOp::create(b, loc, n0, j);
+            Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, 2));
+            Value valid = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, row, hi);
+            emitFor(b, loc, zero, constIndex(b, loc, k / 2),
+                    [&](OpBuilder &b, Location loc, Value p) {
+                      auto pair = scf::IfOp::create(
+                          b, loc, valid,
+                          [&](OpBuilder &b, Location loc) {
+                            Value k0 = arith::MulIOp::create(
+                                b, loc, p, constIndex(b, loc, 2));
+                            scf::YieldOp::create(
+                                b, loc,
+                                Value(vector::LoadOp::create(
+                                    b, loc, pairType, w, ValueRange{row, k0})));
+                          },
+                          [&](OpBuilder &b, Location loc) {
+                            scf::YieldOp::create(b, loc, zeroPair);
+                          });
+                      vector::StoreOp::create(
+                          b, loc, pair.getResult(0), panel,
+                          ValueRange{arith::AddIOp::create(b, loc, base, p), col});
+                    });
+          });
+}
+
+/// The bf16 tile: for tokens t0..t0+kDotTileTokens-1, kTileRows dot products
+/// each, one vdpbf16ps per token and K pair (its pair of activations
+/// broadcast to every row), K pairs in order.
+SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
+                               Value panel, Value base, Value t0, int64_t k) {
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  auto wordsType = VectorType::get({kTileRows}, b.getI32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf = tileTokens(b, loc, t0, kDotTileTokens);
+  auto step = [&](OpBuilder &b, Location loc, Value p,
+                  SmallVector<Value> &accs) {
+    Value wv = vector::LoadOp::create(
+        b, loc, vecPairs, panel,
+        ValueRange{arith::AddIOp::create(b, loc, base, p), constIndex(b, loc, 0)});
+    Value col = arith::MulIOp::create(b, loc, p, constIndex(b, loc, 2));
+    for (int64_t i = 0; i < kDotTileTokens; ++i) {
+      Value pair = vector::LoadOp::create(b, loc, pairType, xb,
+                                          ValueRange{rowsOf[i], col});
+      Value word = vector::ExtractOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, wordType, pair),
+          ArrayRef<int64_t>{0});
+      Value xv = vector::BitCastOp::create(
+          b, loc, vecPairs, vector::BroadcastOp::create(b, loc, wordsType, word));
+      accs[i] = x86vector::DotBF16Op::create(b, loc, vecF32, accs[i], xv, wv);
+    }
+  };
+  SmallVector<Value> inits(kDotTileTokens, zeroVec);
+  return emitUnrolledSteps(b, loc, k / 2, kUnroll, inits, step);
+}
+
+/// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
+/// fused multiply-add per k, in order.
+Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
+                  Value s, int64_t k) {
+  auto loop = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), constIndex(b, loc, k),
+      constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
+      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
+        Value x = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
+        Value wv = toF32(b, loc, memref::LoadOp::create(b, loc, w,
+                                                        ValueRange{row, col}));
+        scf::YieldOp::create(b, loc,
+                             Value(math::FmaOp::create(b, loc, x, wv, acc[0])));
+      });
+  return loop.getResult(0);
+}
+
+/// What the tile paths of one kernel call work in, allocated once a call.
+struct TileBuffers {
+  /// The input rows in f32 and (bf16 tiles only) in bf16.
+  Value xs, xb;
+  /// Per weight: the f32 panel of the f32 tiles (the bf16 tiles pack their
+  /// own), and a [kDotTileTokens][kTileRows] spill where either tile leaves
+  /// its dot products for the epilogue.
+  SmallVector<Value> panels, spills;
+  /// i1, true where the bf16 tiles run; null in a kernel without them.
+  Value useDot;
+  /// i1, the variant's bf16 dot flag: rows outside tiles (decode) take
+  /// emitRowDotPairs where it is set; null in a kernel without xb.
+  Value rowDot;
+};
+
+using EpilogueFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+
+/// Stores `v` (scalar or the vector of rows from n on) at out[t, n].
+void storeOutput(OpBuilder &b, Location loc, Value v, Value out, Value t,
+                 Value n) {
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+  else
+    memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+}
+
+/// Stores a tile's dot products (one vector of kTileRows rows per token) of
+/// one weight into its spill.
+void spillTile(OpBuilder &b, Location loc, ArrayRef<Value> dots, Value spill) {
+  for (auto [i, dot] : llvm::enumerate(dots))
+    vector::StoreOp::create(
+        b, loc, dot, spill,
+        ValueRange{constIndex(b, loc, i), constIndex(b, loc, 0)});
+}
+
+/// The epilogue of a tile of whole kTileRows rows from row n0: for its
+/// `count` tokens from t0, the spilled dot products of every weight through
+/// `epilogue` into out. One loop over the tokens (not one copy of the
+/// epilogue per token), and the dot products wait in memory: left in
+/// registers, a gated MLP's gate tile stays live across the up tile's K loop
+/// and LLVM spills inside that loop (measured on Zen 3: the gated MLP then
+/// took 1.76x the time per FLOP of the plain linears).
+void emitSpilledEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> spills,
+                         Value out, Value t0, Value count, Value n0,
+                         EpilogueFn epilogue) {
+  Value zero = constIndex(b, loc, 0);
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
+    SmallVector<Value> perWeight;
+    for (Value spill : spills)
+      perWeight.push_back(
+          vector::LoadOp::create(b, loc, vecF32, spill, ValueRange{i, zero}));
+    storeOutput(b, loc, epilogue(b, loc, perWeight, n0), out,
+                arith::AddIOp::create(b, loc, t0, i), n0);
+  });
+}
+
+/// Tokens of a super-block of the bf16 path: the activations of that many
+/// tokens (K bf16 each) stay within this much of L2 while every row block
+/// of the call passes over them.
+static constexpr int64_t kSuperBlockBytes = 512 * 1024;
+
+/// The rows [lo, hi) of the weights through the bf16 tiles: every block of
+/// kTileRows rows (the last one padded with zero rows) is packed once a
+/// call, then per super-block of tokens (sized for L2, whole tiles) every
+/// block runs its tiles of kDotTileTokens tokens over it. Each tile's dot
+/// products go through the spill, so the epilogue is one loop over the
+/// tile's tokens, not one copy per token. Every output still sums its K
+/// pairs in order in one tile, so the blocking changes no bit.
+void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+                 Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  Value zero = constIndex(b, loc, 0);
+  Value tileRows = constIndex(b, loc, kTileRows);
+  Value pairs = constIndex(b, loc, spec.k / 2);
+  Value numBlocks = arith::CeilDivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, hi, lo), tileRows);
+  SmallVector<Value> panels;
+  for (Value w : weights) {
+    Value panel = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
+        ValueRange{arith::MulIOp::create(b, loc, numBlocks, pairs)},
+        b.getI64IntegerAttr(64));
+    emitFor(b, loc, zero, numBlocks, [&](OpBuilder &b, Location loc, Value nb) {
+      Value n0 = arith::AddIOp::create(
+          b, loc, lo, arith::MulIOp::create(b, loc, nb, tileRows));
+      emitPackPairPanel(b, loc, w, n0, hi, panel,
+                        arith::MulIOp::create(b, loc, nb, pairs), spec.k);
+    });
+    panels.push_back(panel);
+  }
+  int64_t superTokens =
+      std::max<int64_t>(1, kSuperBlockBytes / (spec.k * 2) / kDotTileTokens) *
+      kDotTileTokens;
+  Value padded = dimOf(b, loc, bufs.xb, 0);
+  auto supers = scf::ForOp::create(b, loc, zero, padded,
+                                   constIndex(b, loc, superTokens));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(supers.getBody());
+  Value tb = supers.getInductionVar();
+  Value tbEnd = arith::MinSIOp::create(
+      b, loc, padded,
+      arith::AddIOp::create(b, loc, tb, constIndex(b, loc, superTokens)));
+  auto blocks = scf::ForOp::create(b, loc, zero, numBlocks, constIndex(b, loc, 1));
+  b.setInsertionPointToStart(blocks.getBody());
+  Value nb = blocks.getInductionVar();
+  Value n0 = arith::AddIOp::create(b, loc, lo,
+                                   arith::MulIOp::create(b, loc, nb, tileRows));
+  Value base = arith::MulIOp::create(b, loc, nb, pairs);
+  Value whole = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, n0, tileRows), hi);
+  Value blockRows = arith::SubIOp::create(b, loc, hi, n0);
+  auto tiles = scf::ForOp::create(b, loc, tb, tbEnd,
+                                  constIndex(b, loc, kDotTileTokens));
+  b.setInsertionPointToStart(tiles.getBody());
+  Value t0 = tiles.getInductionVar();
+  for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
+    spillTile(b, loc, emitDotTile(b, loc, bufs.xb, panel, base, t0, spec.k),
+              spill);
+  Value count = arith::MinSIOp::create(
+      b, loc, constIndex(b, loc, kDotTileTokens),
+      arith::SubIOp::create(b, loc, tokens, t0));
+  auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+  b.setInsertionPointToStart(ifWhole.thenBlock());
+  emitSpilledEpilogue(b, loc, bufs.spills, out, t0, count, n0, epilogue);
+  b.setInsertionPointToStart(ifWhole.elseBlock());
+  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
+    emitFor(b, loc, zero, blockRows, [&](OpBuilder &b, Location loc, Value j) {
+      SmallVector<Value> perWeight;
+      for (Value spill : bufs.spills)
+        perWeight.push_back(
+            memref::LoadOp::create(b, loc, spill, ValueRange{i, j}));
+      Value n = arith::AddIOp::create(b, loc, n0, j);
+      storeOutput(b, loc, epilogue(b, loc, perWeight, n), out,
+                  arith::AddIOp::create(b, loc, t0, i), n);
+    });
+  });
+  b.setInsertionPointAfter(supers);
+  for (Value panel : panels)
+    memref::DeallocOp::create(b, loc, panel);
+}
+
+/// The f32 tiles and the row path (see the file comment).
+void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+                 Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  Value xs = bufs.xs;
+  ArrayRef<Value> panels = bufs.panels;
+  Value zero = constIndex(b, loc, 0);
+  Value tileRows = constIndex(b, loc, kTileRows);
+  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         tokens,
+                                         constIndex(b, loc, kTileTokens));
+  // blockEnd = lo + whole blocks of [lo, hi), or lo without tiles.
+  Value span = arith::SubIOp::create(b, loc, hi, lo);
+  Value whole = arith::MulIOp::create(
+      b, loc, Value(arith::DivUIOp::create(b, loc, span, tileRows)), tileRows);
+  Value blockEnd = arith::SelectOp::create(
+      b, loc, useTiles, Value(arith::AddIOp::create(b, loc, lo, whole)), lo);
+
+  auto blocks = scf::ForOp::create(b, loc, lo, blockEnd, tileRows);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(blocks.getBody());
+    Value n0 = blocks.getInductionVar();
+    for (auto [w, panel] : llvm::zip_equal(weights, panels))
+      emitPackPanel(b, loc, w, n0, panel, spec.k);
+    Value paddedTokens = dimOf(b, loc, xs, 0);
+    auto tiles = scf::ForOp::create(b, loc, zero, paddedTokens,
+                                    constIndex(b, loc, kTileTokens));
+    OpBuilder::InsertionGuard tileGuard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value t0 = tiles.getInductionVar();
+    // One weight's tile at a time: the gate's dot products wait in the
+    // spill while the up tile accumulates.
+    for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
+      spillTile(b, loc, emitTile(b, loc, xs, panel, t0, spec.k), spill);
+    Value count = arith::MinSIOp::create(
+        b, loc, constIndex(b, loc, kTileTokens),
+        arith::SubIOp::create(b, loc, tokens, t0));
+    emitSpilledEpilogue(b, loc, bufs.spills, out, t0, count, n0, epilogue);
+  }
+  // The other rows. With tiles in use they sum exactly as a tile lane does,
+  // so which rows fill whole blocks (that depends on how the rows were split
+  // over the threads) changes no bit.
+  emitFor(b, loc, blockEnd, hi, [&](OpBuilder &b, Location loc, Value n) {
+    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
+      SmallVector<Value> perWeight;
+      for (Value w : weights) {
+        auto dot = scf::IfOp::create(
+            b, loc, useTiles,
+            [&](OpBuilder &b, Location loc) {
+              scf::YieldOp::create(b, loc,
+                                   emitLaneDot(b, loc, xs, w, n, s, spec.k));
+            },
+            [&](OpBuilder &b, Location loc) {
+              if (!bufs.rowDot) {
+                scf::YieldOp::create(b, loc,
+                                     emitRowDot(b, loc, xs, w, n, s, spec.k));
+                return;
+              }
+              auto pairs = scf::IfOp::create(
+                  b, loc, bufs.rowDot,
+                  [&](OpBuilder &b, Location loc) {
+                    scf::YieldOp::create(
+                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, n, s, spec.k));
+                  },
+                  [&](OpBuilder &b, Location loc) {
+                    scf::YieldOp::create(b, loc,
+                                         emitRowDot(b, loc, xs, w, n, s, spec.k));
+                  });
+              scf::YieldOp::create(b, loc, pairs.getResult(0));
+            });
+        perWeight.push_back(dot.getResult(0));
+      }
+      storeOutput(b, loc, epilogue(b, loc, perWeight, n), out, s, n);
+    });
+  });
+}
+
+/// The rows [lo, hi) of the weights (local row numbers) for every token,
+/// written to `out`, through whichever path the call takes.
+/// `epilogue(b, loc, dots, n)` turns f32 dot products (scalar, or a vector
+/// of the rows from n on) of local row `n` into the stored values.
+void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+              const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
+              Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+  if (!bufs.useDot) {
+    emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+    return;
+  }
+  auto path = scf::IfOp::create(b, loc, bufs.useDot, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(path.thenBlock());
+  emitDotRows(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+  b.setInsertionPointToStart(path.elseBlock());
+  emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+}
+} // namespace
+
+/// Emits the kernel function for `spec`.
+func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
+                                 const KernelSpec &spec, StringRef name) {
+  Location loc = module.getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
+  if (spec.bf16Dot)
+    args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
+  for (int64_t rows : spec.rows)
+    args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
+  if (spec.biasType)
+    args.push_back(MemRefType::get({spec.rows.front()}, spec.biasType));
+  for (unsigned i = 0; i < spec.numOutputs(); ++i)
+    args.push_back(MemRefType::get({dyn, spec.rows[i]}, spec.yType));
+  args.append({b.getIndexType(), b.getIndexType()});
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  sg::SGDialect::KernelAttrHelper(b.getContext())
+      .setAttr(func, b.getStringAttr(spec.name()));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  unsigned next = 0;
+  TileBuffers bufs;
+  bufs.xs = entry->getArgument(next++);
+  if (spec.bf16Dot)
+    bufs.xb = entry->getArgument(next++);
+  SmallVector<Value> weights, outputs;
+  for (size_t i = 0; i < spec.rows.size(); ++i)
+    weights.push_back(entry->getArgument(next++));
+  Value bias = spec.biasType ? entry->getArgument(next++) : Value();
+  for (unsigned i = 0; i < spec.numOutputs(); ++i)
+    outputs.push_back(entry->getArgument(next++));
+  Value rowBegin = entry->getArgument(next++);
+  Value rowEnd = entry->getArgument(next++);
+
+  Value tokens = dimOf(b, loc, outputs.front(), 0);
+  // One panel per weight a block reads (the gated MLP's gate and up), of
+  // the path that runs; empty when the chunk is too short for tiles (decode
+  // allocates nothing worth a system call).
+  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         tokens, constIndex(b, loc, kTileTokens));
+  Value f32Tiles = useTiles;
+  if (spec.bf16Dot) {
+    bufs.rowDot = loadBf16DotFlag(b, loc, module);
+    bufs.useDot = arith::AndIOp::create(b, loc, useTiles, bufs.rowDot);
+    f32Tiles = arith::XOrIOp::create(b, loc, useTiles, bufs.useDot);
+  }
+  auto rowsIf = [&](Value cond, int64_t rows) -> Value {
+    return arith::SelectOp::create(b, loc, cond, constIndex(b, loc, rows),
+                                   constIndex(b, loc, 0));
+  };
+  unsigned numPanels = spec.epilogue == Epilogue::GatedGelu ? 2 : 1;
+  for (unsigned i = 0; i < numPanels; ++i) {
+    bufs.panels.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, kTileRows}, b.getF32Type()),
+        ValueRange{rowsIf(f32Tiles, spec.k)}, b.getI64IntegerAttr(64)));
+    bufs.spills.push_back(memref::AllocaOp::create(
+        b, loc, MemRefType::get({kDotTileTokens, kTileRows}, b.getF32Type()),
+        b.getI64IntegerAttr(64)));
+  }
+  Type yType = spec.yType;
+  if (spec.epilogue == Epilogue::GatedGelu) {
+    emitRows(b, loc, spec, bufs, weights, outputs[0], rowBegin, rowEnd, tokens,
+             [&](OpBuilder &b, Location loc, ValueRange dots, Value) -> Value {
+               Value g = roundTo(b, loc, dots[0], yType);
+               Value u = roundTo(b, loc, dots[1], yType);
+               Value act =
+                   roundTo(b, loc, emitGeluTanh(b, loc, toF32(b, loc, g)), yType);
+               Value p = arith::MulFOp::create(b, loc, toF32(b, loc, act),
+                                               toF32(b, loc, u));
+               return roundTo(b, loc, p, yType);
+             });
+  } else {
+    // The weights' rows are concatenated: weight i owns [offset_i,
+    // offset_i + rows_i) of [row_begin, row_end).
+    int64_t offset = 0;
+    for (auto [i, rows] : llvm::enumerate(spec.rows)) {
+      Value off = constIndex(b, loc, offset);
+      Value end = constIndex(b, loc, offset + rows);
+      Value lo = arith::MaxSIOp::create(b, loc, rowBegin, off);
+      Value hi = arith::MinSIOp::create(b, loc, rowEnd, end);
+      hi = arith::MaxSIOp::create(b, loc, hi, lo);
+      Value localLo = arith::SubIOp::create(b, loc, lo, off);
+      Value localHi = arith::SubIOp::create(b, loc, hi, off);
+      emitRows(b, loc, spec, bufs, {weights[i]}, outputs[i], localLo, localHi,
+               tokens,
+               [&](OpBuilder &b, Location loc, ValueRange dots,
+                   Value n) -> Value {
+                 Value dot = dots[0];
+                 // The bias joins the f32 sum before its one rounding.
+                 if (bias) {
+                   Value bv;
+                   if (auto vec = dyn_cast<VectorType>(dot.getType()))
+                     bv = vector::LoadOp::create(
+                         b, loc, vec.clone(spec.biasType), bias, ValueRange{n});
+                   else
+                     bv = memref::LoadOp::create(b, loc, bias, ValueRange{n});
+                   dot = arith::AddFOp::create(b, loc, dot, toF32(b, loc, bv));
+                 }
+                 Value y = roundTo(b, loc, dot, yType);
+                 if (spec.epilogue == Epilogue::Softcap)
+                   y = emitSoftcap(b, loc, y, spec.cap);
+                 return y;
+               });
+      offset += rows;
+    }
+  }
+  for (Value panel : bufs.panels)
+    memref::DeallocOp::create(b, loc, panel);
+  func::ReturnOp::create(b, loc);
+  return func;
+}

@@ -1,0 +1,125 @@
+//===- LinearSpec.h - what one CPU projection kernel is ---------*- C++ -*-===//
+//
+// Part of sgc. The CPU projection lowering (Linear.cpp) and its kernel
+// builder (LinearKernel.cpp) share these: the tile sizes, the input rows'
+// spec (widening, the fused norm) and the kernel's spec (shapes, dtypes,
+// epilogue), each with the name that keys the emitted function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_LINEARSPEC_H
+#define SGC_COMPILER_CONVERSION_SGTOLINALG_LINEARSPEC_H
+
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGInterfaces.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
+#include <string>
+
+namespace mlir::sgc::lowering::linear {
+
+/// Lanes per accumulator and accumulators per K step of the row path.
+constexpr int64_t kLanes = 16;
+constexpr int64_t kAccumulators = 4;
+/// How far ahead the row kernel prefetches weights, in bf16 elements (1 KiB).
+constexpr int64_t kPrefetchElements = 512;
+/// The same for the bf16-pair rows (4 KiB): on the znver5 host B1 decode
+/// ran 5-12 % faster at 4 KiB than at 1 KiB in every round of an A/B on 1
+/// thread, 1-17 % (noisy) on 2; 2 KiB in between, 8 KiB no better.
+constexpr int64_t kPairPrefetchElements = 2048;
+/// The register tile of the token path: tokens x output rows (one vector).
+constexpr int64_t kTileTokens = 6;
+constexpr int64_t kTileRows = 16;
+/// K steps per iteration of the tile loop (K % kUnroll run one at a time);
+/// K pairs in the bf16 path.
+constexpr int64_t kUnroll = 4;
+/// Tokens of a bf16 tile: 12 accumulators cover vdpbf16ps's latency at two
+/// a cycle, one 64-byte panel load and 12 broadcast pairs feed them.
+constexpr int64_t kDotTileTokens = 12;
+static_assert(kDotTileTokens % kTileTokens == 0, "xs pads to both tiles");
+
+using Epilogue = sg::ProjectionEpilogue;
+
+/// What the input rows need before the kernel: widening, maybe the norm.
+struct InputSpec {
+  int64_t k = 0;
+  Type xType, normType;
+  bool norm = false, normWeight = false;
+  double eps = 0;
+  int64_t offset = 0;
+  /// Also write the rows as bf16 (the activations of the bf16 tiles and
+  /// pair rows).
+  bool bf16Copy = false;
+
+  std::string name() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "rows_" << k << "_" << xType << (bf16Copy ? "_b" : "");
+    if (norm) {
+      uint64_t u;
+      std::memcpy(&u, &eps, sizeof u);
+      os << "_n" << offset;
+      if (normWeight)
+        os << "w" << normType;
+      os << "_" << llvm::utohexstr(u);
+    }
+    return s;
+  }
+};
+
+/// Everything that distinguishes one kernel from another.
+struct KernelSpec {
+  int64_t k = 0;
+  /// Element types of the weights and the outputs (the input is f32).
+  Type wType, yType;
+  /// Rows of each weight (a gated MLP has two weights of the same rows).
+  SmallVector<int64_t> rows;
+  Epilogue epilogue = Epilogue::Plain;
+  double cap = 0;
+  /// The element type of the bias (one plain weight only); null without.
+  Type biasType;
+  /// bf16 activations and weights, K even: the kernel has the bf16 tiles
+  /// and pair rows and takes the bf16 copy of its input rows after the f32
+  /// one.
+  bool bf16Dot = false;
+
+  int64_t totalRows() const {
+    if (epilogue == Epilogue::GatedGelu)
+      return rows.front();
+    int64_t total = 0;
+    for (int64_t r : rows)
+      total += r;
+    return total;
+  }
+  unsigned numOutputs() const {
+    return epilogue == Epilogue::GatedGelu ? 1 : rows.size();
+  }
+
+  /// A name that differs whenever the code would.
+  std::string name() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << (epilogue == Epilogue::GatedGelu ? "gated_mlp" : "linear");
+    for (int64_t r : rows)
+      os << "_" << r;
+    os << "x" << k << "_" << wType << "_" << yType << (bf16Dot ? "_dot" : "");
+    if (biasType)
+      os << "_b" << biasType;
+    if (epilogue == Epilogue::Softcap) {
+      uint64_t u;
+      std::memcpy(&u, &cap, sizeof u);
+      os << "_cap" << llvm::utohexstr(u);
+    }
+    return s;
+  }
+};
+
+/// Emits the kernel function `name` for `spec` (LinearKernel.cpp).
+func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
+                         StringRef name);
+
+} // namespace mlir::sgc::lowering::linear
+
+#endif // SGC_COMPILER_CONVERSION_SGTOLINALG_LINEARSPEC_H
