@@ -757,3 +757,39 @@ func.func @merge_image_rows_c3(%x: tensor<4x32xbf16>, %e: tensor<4x32xf32>, %b: 
   %m = sg.merge_image_rows %x, %e rows(%b) : (tensor<4x32xbf16>, tensor<4x32xf32>, tensor<3xi32>) -> tensor<4x32xbf16>
   return %m : tensor<4x32xbf16>
 }
+
+// -----
+// norm_rope_c1: [tokens, heads, head_dim] in, its type out.
+func.func @norm_rope_c1(%x: tensor<4x16xbf16>, %w: tensor<16xbf16>, %pos: i64) -> tensor<4x16xbf16> {
+  // expected-error @+1 {{requires a [tokens, heads, head_dim] input and a result of its type}}
+  %y = sg.norm_rope %x norm(%w) at %pos {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64}
+      : (tensor<4x16xbf16>, tensor<16xbf16>, i64) -> tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}
+
+// -----
+// norm_rope_c2: the fused norm's weight is [head_dim].
+func.func @norm_rope_c2(%x: tensor<4x2x16xbf16>, %w: tensor<8xbf16>, %pos: i64) -> tensor<4x2x16xbf16> {
+  // expected-error @+1 {{requires a norm weight of shape [16], got [8]}}
+  %y = sg.norm_rope %x norm(%w) at %pos {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64}
+      : (tensor<4x2x16xbf16>, tensor<8xbf16>, i64) -> tensor<4x2x16xbf16>
+  return %y : tensor<4x2x16xbf16>
+}
+
+// -----
+// norm_rope_c3: RoPE rotates pairs: an even head_dim.
+func.func @norm_rope_c3(%x: tensor<4x2x15xbf16>, %w: tensor<15xbf16>, %pos: i64) -> tensor<4x2x15xbf16> {
+  // expected-error @+1 {{requires an even head_dim, got 15}}
+  %y = sg.norm_rope %x norm(%w) at %pos {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64}
+      : (tensor<4x2x15xbf16>, tensor<15xbf16>, i64) -> tensor<4x2x15xbf16>
+  return %y : tensor<4x2x15xbf16>
+}
+
+// -----
+// norm_rope_c4: a ring cache has exactly `window` slots.
+func.func @norm_rope_c4(%x: tensor<4x2x16xbf16>, %w: tensor<16xbf16>, %pos: i64, %c: tensor<8x2x16xbf16>) -> tensor<8x2x16xbf16> {
+  // expected-error @+1 {{requires a ring cache of exactly 'window' = 4 slots, got 8}}
+  %y, %c2 = sg.norm_rope %x norm(%w) at %pos into %c {eps = 1.0e-6 : f64, theta = 1.0e4 : f64, weight_offset = 1 : i64, window = 4 : i64}
+      : (tensor<4x2x16xbf16>, tensor<16xbf16>, i64, tensor<8x2x16xbf16>) -> (tensor<4x2x16xbf16>, tensor<8x2x16xbf16>)
+  return %c2 : tensor<8x2x16xbf16>
+}
