@@ -2,6 +2,8 @@
 // RUN: sgc-opt %s -sg-select-kernels=fuse-row-chains=false | FileCheck %s --check-prefix=UNFUSED
 // RUN: sgc-opt %s -sg-select-kernels=device-argmax=false | FileCheck %s --check-prefix=NOARGMAX
 // RUN: sgc-opt %s -sg-select-kernels -convert-sg-to-gpu | FileCheck %s --check-prefix=LAUNCH
+// Selecting again decides again: no record of the first run survives.
+// RUN: sgc-opt %s -sg-select-kernels -sg-select-kernels=fuse-row-chains=false | FileCheck %s --check-prefix=UNFUSED
 // sg-select-kernels on a decode plan (one token a call): the family of each
 // op, the row chains that projections take into their prologues (in the
 // step, and carried into the next step's first projection), the LM head.

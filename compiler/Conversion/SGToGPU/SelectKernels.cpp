@@ -116,7 +116,9 @@ LogicalResult EntrySelection::selectCall(plan::CallOp call,
   };
 
   // The chain the step before carried goes into this step's first
-  // projection when that normalizes the chain's result.
+  // projection when that normalizes the chain's result. (A record of an
+  // earlier run goes first: selecting again decides again.)
+  call->removeAttr(carriedTag.getName());
   if (carriedOut) {
     Operation *first = launching(&block.front());
     Value x = first && takesChain(first) ? matchProjection(first)->x : Value();
