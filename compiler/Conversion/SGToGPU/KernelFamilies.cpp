@@ -51,18 +51,8 @@ bool isProjection(Operation *op, const TargetContext &) {
   return succeeded(matchProjection(op));
 }
 
-bool attnDecodeMmaApplies(Operation *op, const TargetContext &ctx) {
-  return attnDecodeApplies(op, ctx) && attnDecodeUsesMma(op, ctx);
-}
-
-FailureOr<KernelUse> emitProjection(const LaunchRequest &r, EmitContext &ctx,
-                                    StringRef family) {
-  bool lmHead = r.has(kernel_option::kLMHead);
-  if (family == "gemm_mma")
-    return emitGemmMma(r.op(), ctx, lmHead);
-  if (family == "gemm_ffma")
-    return emitGemmFfma(r.op(), ctx, lmHead);
-  return emitGemvRows(r.op(), ctx, r.prologue, lmHead);
+bool isRowChain(Operation *op, const TargetContext &) {
+  return isRowChainOp(op);
 }
 
 KernelFamilySet buildCudaFamilies() {
@@ -75,19 +65,18 @@ KernelFamilySet buildCudaFamilies() {
   // (f32 rows) where the shapes allow, else a warp per output row.
   set.add({"gemm_mma", 3, gemmMmaApplies,
            [](const LaunchRequest &r, EmitContext &c) {
-             return emitProjection(r, c, "gemm_mma");
+             return emitGemmMma(r.op(), c, r.has(kernel_option::kLMHead));
            }});
   set.add({"gemm_ffma", 2, gemmFfmaApplies,
            [](const LaunchRequest &r, EmitContext &c) {
-             return emitProjection(r, c, "gemm_ffma");
+             return emitGemmFfma(r.op(), c, r.has(kernel_option::kLMHead));
            }});
   set.add({"gemv_rows", 1, isProjection,
            [](const LaunchRequest &r, EmitContext &c) {
-             return emitProjection(r, c, "gemv_rows");
+             return emitGemvRows(r.op(), c, r.prologue,
+                                 r.has(kernel_option::kLMHead));
            }});
-  set.add({"row_chain", 1,
-           isOneOf<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
-                   sg::SoftcapOp, sg::GeluTanhOp>,
+  set.add({"row_chain", 1, isRowChain,
            [](const LaunchRequest &r, EmitContext &c) {
              return emitRowChain(r.op(), c);
            }});
@@ -97,7 +86,7 @@ KernelFamilySet buildCudaFamilies() {
            }});
   // Attention: one query split over its keys (tensor cores for 8 q heads a
   // kv head), a bf16 chunk on tensor cores, else a warp per query head.
-  set.add({"attn_decode_mma", 4, attnDecodeMmaApplies,
+  set.add({"attn_decode_mma", 4, attnDecodeUsesMma,
            [](const LaunchRequest &r, EmitContext &c) {
              return emitAttnDecode(r.op(), c);
            }});

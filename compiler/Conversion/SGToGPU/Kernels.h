@@ -352,7 +352,7 @@ FailureOr<KernelUse> emitAttention(Operation *op, EmitContext &ctx);
 /// AttnDecode.cpp: the same ops for one query (decode), split over the
 /// keys, where `attnDecodeApplies`.
 bool attnDecodeApplies(Operation *op, const TargetContext &ctx);
-/// Whether that kernel computes the parts on tensor cores
+/// Whether that kernel applies and computes the parts on tensor cores
 /// (attn_decode_mma: bf16, 8 q heads a kv head).
 bool attnDecodeUsesMma(Operation *op, const TargetContext &ctx);
 FailureOr<KernelUse> emitAttnDecode(Operation *op, EmitContext &ctx);
