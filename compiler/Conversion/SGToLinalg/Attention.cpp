@@ -386,13 +386,9 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
                b.getIndexType(), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  sg::SGDialect::KernelAttrHelper(b.getContext())
-      .setAttr(func, b.getStringAttr(spec.name()));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func =
+      createKernelFunction(b, module, name, args, spec.name());
+  Block *entry = &func.getBody().front();
   Value q = entry->getArgument(0), k = entry->getArgument(1);
   Value v = entry->getArgument(2), kc = entry->getArgument(3);
   Value vc = entry->getArgument(4), posBuf = entry->getArgument(5);

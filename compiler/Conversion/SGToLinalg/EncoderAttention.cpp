@@ -65,13 +65,9 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &b, ModuleOp module,
   args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
                b.getIndexType(), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  sg::SGDialect::KernelAttrHelper(b.getContext())
-      .setAttr(func, b.getStringAttr(spec.name()));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func =
+      createKernelFunction(b, module, name, args, spec.name());
+  Block *entry = &func.getBody().front();
   unsigned next = 0;
   Value q = entry->getArgument(next++), k = entry->getArgument(next++);
   Value v = entry->getArgument(next++);

@@ -570,13 +570,9 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   args.append({b.getIndexType(), b.getIndexType()});
 
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  sg::SGDialect::KernelAttrHelper(b.getContext())
-      .setAttr(func, b.getStringAttr(spec.name()));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func =
+      createKernelFunction(b, module, name, args, spec.name());
+  Block *entry = &func.getBody().front();
   unsigned next = 0;
   TileBuffers bufs;
   bufs.xs = entry->getArgument(next++);

@@ -85,6 +85,20 @@ func::FuncOp lowering::declareDispatcher(OpBuilder &b, ModuleOp module,
   return decl;
 }
 
+func::FuncOp lowering::createKernelFunction(OpBuilder &b, ModuleOp module,
+                                            StringRef name,
+                                            ArrayRef<Type> args,
+                                            StringRef specName) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(args, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  sg::SGDialect::KernelAttrHelper(b.getContext())
+      .setAttr(func, b.getStringAttr(specName));
+  b.setInsertionPointToStart(func.addEntryBlock());
+  return func;
+}
+
 Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }

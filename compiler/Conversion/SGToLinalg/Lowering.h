@@ -71,6 +71,13 @@ Value constF32(OpBuilder &b, Location loc, float value);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);
+/// Creates the kernel function `name(args)` at the end of `module`, with a
+/// C interface and its spec's name (`sg.kernel`), and leaves `b` at the
+/// start of its body: the caller holds an InsertionGuard around building it.
+func::FuncOp createKernelFunction(OpBuilder &b, ModuleOp module,
+                                  StringRef name, ArrayRef<Type> args,
+                                  StringRef specName);
+
 /// Declares the dispatcher `name` of `kernel` (whose last two arguments are
 /// a row range): it takes the execution context and the kernel's buffers,
 /// and the emitted glue defines it by spreading `rows` rows over the
