@@ -65,6 +65,11 @@ void expect_matches_record(const std::string &name) {
           EXPECT_EQ(got.val.strings[e], kv["values"][e].get<std::string>());
         else
           EXPECT_EQ(got.val.numbers[e], hex_bits(kv["bits"][e])) << e;
+        // The element accessors convert by the element type.
+        if (kv["values"][e].is_number_integer())
+          EXPECT_EQ(got.val.element_int(e), kv["values"][e].get<int64_t>());
+        else if (kv["values"][e].is_number_float())
+          EXPECT_EQ(got.val.element_double(e), kv["values"][e].get<double>());
       }
     } else {
       EXPECT_EQ(got.val.bits, hex_bits(kv["bits"]));
