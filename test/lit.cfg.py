@@ -23,6 +23,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%sgc_src_root", config.sgc_src_root))
 config.substitutions.append(("%examples", os.path.join(config.sgc_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%sgc_bin", config.sgc_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "ASAN_OPTIONS", "UBSAN_OPTIONS",

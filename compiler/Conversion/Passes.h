@@ -30,6 +30,10 @@ namespace mlir::sgc {
 #define GEN_PASS_REGISTRATION
 #include "compiler/Conversion/Passes.h.inc"
 
+/// The kernel families sg-select-kernels chooses from for `target` (cpu or
+/// cuda), highest benefit first; empty for another target.
+SmallVector<StringRef> kernelFamilyNames(StringRef target);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_CONVERSION_PASSES_H

@@ -61,8 +61,12 @@ int64_t sharedBytes(int64_t d) {
 } // namespace
 
 bool gpu_kernels::mmaPartsApply(const AttnShape &s, const CudaChip &chip) {
+  // The head rows and each key tile load in whole rounds of 16-byte
+  // chunks, one per thread (head_dim 64 would leave the q rows unloaded).
   return s.ct.isBF16() && s.group == kHeadRows && s.d == s.dv &&
          s.d % (16 * kAttnDecodeWarps) == 0 &&
+         kHeadRows * s.d % (kChunk * kThreads) == 0 &&
+         kKeyTile * s.d % (kChunk * kThreads) == 0 &&
          sharedBytes(s.d) <= chip.staticSharedLimit;
 }
 

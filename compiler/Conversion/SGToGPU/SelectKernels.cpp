@@ -273,3 +273,15 @@ struct SelectKernelsPass
   }
 };
 } // namespace
+
+SmallVector<StringRef> mlir::sgc::kernelFamilyNames(StringRef target) {
+  SmallVector<StringRef> names;
+  if (target == "cuda")
+    for (const KernelFamily &family : cudaKernelFamilies().all())
+      names.push_back(family.name);
+  if (target == "cpu")
+    for (const lowering::CpuKernelFamily &family :
+         lowering::cpuKernelFamilies().all())
+      names.push_back(family.name);
+  return names;
+}
