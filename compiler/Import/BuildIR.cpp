@@ -92,15 +92,16 @@ void mlir::sgc::import::tagOps(Block *block, Operation *before,
   }
 }
 
-/// The graph object whose binding has the longest prefix of `name`.
-static StringRef objectOf(const GraphSpec &graph, StringRef name) {
-  StringRef best, bestPrefix;
+/// The graph object whose binding has the longest prefix of `name`, or null.
+static const ObjectSpec *objectOf(const GraphSpec &graph, StringRef name) {
+  const ObjectSpec *best = nullptr;
+  StringRef bestPrefix;
   for (const ObjectSpec &object : graph.objects)
     for (const BindingSpec &binding : object.bindings) {
       StringRef prefix = binding.tensorPrefix;
       if (name.starts_with(prefix) && prefix.size() > bestPrefix.size() &&
           (name.size() == prefix.size() || name[prefix.size()] == '.')) {
-        best = object.id;
+        best = &object;
         bestPrefix = prefix;
       }
     }
@@ -111,14 +112,17 @@ Value mlir::sgc::import::buildWeight(OpBuilder &b, const GraphSpec &graph,
                                      Location at, const std::string &name,
                                      ArrayRef<int64_t> shape) {
   Location named = NameLoc::get(b.getStringAttr(name), at);
+  // The object's encoding is its matrices' storage; vectors stay BF16.
+  const ObjectSpec *object = objectOf(graph, name);
+  Type element = object && object->encoding == "F16" && shape.size() == 2
+                     ? Type(b.getF16Type())
+                     : Type(b.getBF16Type());
   auto op = sg::WeightOp::create(
-      b, named, RankedTensorType::get(shape, b.getBF16Type()),
-      b.getStringAttr(name));
+      b, named, RankedTensorType::get(shape, element), b.getStringAttr(name));
   // The graph object, for the runtime's diagnostics.
-  StringRef object = objectOf(graph, name);
-  if (!object.empty())
+  if (object)
     sg::SGDialect::ObjectAttrHelper(b.getContext())
-        .setAttr(op, b.getStringAttr(object));
+        .setAttr(op, b.getStringAttr(object->id));
   // The family's other spellings, for the runtime's binding (ABI manifest).
   SmallVector<std::string, 1> alt =
       alternativeTensorNames(graph.text.family, name);

@@ -25,7 +25,8 @@ inline Type computeType(OpBuilder &b, ComputeDtype dtype) {
                                     : Type(b.getBF16Type());
 }
 
-/// An `sg.weight` of checkpoint tensor `name` (bf16), located at `at` under
+/// An `sg.weight` of checkpoint tensor `name` (bf16, or f16 for a matrix of
+/// an object encoded F16), located at `at` under
 /// the tensor's name, with its graph object and the family's other
 /// spellings of the name.
 Value buildWeight(OpBuilder &b, const GraphSpec &graph, Location at,

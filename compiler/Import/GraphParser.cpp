@@ -244,10 +244,23 @@ LogicalResult GraphParser::parseObject(const Node &o) {
     FailureOr<std::string> encoding = getString(r, "encoding", false);
     if (failed(encoding))
       return failure();
-    if (*encoding != "BF16")
+    if (*encoding != "BF16" && *encoding != "F16")
       return error(child(r, "encoding").path)
              << "unsupported encoding '" << printable(*encoding)
-             << "' (expected 'BF16')";
+             << "' (expected 'BF16' or 'F16')";
+    // F16 matrices have kernels in the text decoder's projections and
+    // embedding; the towers read BF16 only.
+    if (*encoding == "F16" && spec.kind != "embedding" &&
+        spec.kind != "decoder_stack")
+      return error(child(r, "encoding").path)
+             << "encoding 'F16' of an object of kind '" << spec.kind
+             << "' (F16 is read for 'embedding' and 'decoder_stack' objects)";
+    if (i > 0 && *encoding != spec.encoding)
+      return error(child(r, "encoding").path)
+             << "encoding '" << *encoding << "' differs from the object's "
+             << "first representation's '" << spec.encoding
+             << "' (one encoding per object)";
+    spec.encoding = *encoding;
     if (failed(getEnum(r, "fidelity", {"canonical"}, "fidelity")))
       return failure();
   }

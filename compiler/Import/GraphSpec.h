@@ -251,6 +251,9 @@ struct BindingSpec {
 struct ObjectSpec {
   std::string id, component, kind;
   std::vector<BindingSpec> bindings;
+  /// The storage of the object's matrices (2-D tensors): "BF16" or "F16";
+  /// its vectors (norm weights, scalars) are BF16 in either.
+  std::string encoding = "BF16";
   SourcePos pos;
 };
 

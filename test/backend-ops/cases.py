@@ -40,6 +40,14 @@ CASES = [
     # Gemma 3's V: no norm, so its cache write is a kernel of its own.
     case("attn-sliding-2x1x32-w5-raw-v", "attention", heads=2, kv_heads=1,
          head_dim=32, window=5, scale=0.25, v_norm=False),
+    # The seeds' widths: Gemma 3's hidden size as K, the head geometries of
+    # both seeds (head_dim 256 sliding; Gemma 4's full layers: head_dim 512,
+    # 8 q heads a kv head, K = V, a quarter of the frequencies rotated).
+    case("linear-3840x256", "linear", k=3840, n=256),
+    case("attn-sliding-2x1x256-w4", "attention", heads=2, kv_heads=1, head_dim=256,
+         window=4, scale=0.0625),
+    case("attn-full-8x1x512-partial", "attention", heads=8, kv_heads=1, head_dim=512,
+         window=0, scale=1.0, fraction=0.25, v_from_k=True),
     # Weight encodings other than bf16.
     case("embed-f16", "embed", width=96, wdtype="f16"),
     case("linear-f16-512x320", "linear", k=512, n=320, wdtype="f16"),

@@ -45,7 +45,9 @@ class Model:
         self.lines.append("    " + text.replace("{ATTRS", tag))
 
     def weight(self, name, shape, dtype, sigma=1.0, mean=0.0):
-        """A random weight: its SSA value and its values as rows."""
+        """A random weight: its SSA value and its values as rows, as the
+        activations read them (an f16 matrix under bf16 activations is
+        rounded to bf16, as the reference runs a checkpoint in bf16)."""
         n = 1
         for s in shape:
             n *= s
@@ -55,6 +57,8 @@ class Model:
         self._emit('%s = sg.weight "%s" : tensor<%sx%s>'
                    % (ssa, name, "x".join(map(str, shape)), MLIR_TYPE[dtype]))
         width = shape[-1]
+        if dtype == "f16" and self.ct == "bf16":
+            values = [ROUND["bf16"](v) for v in values]
         return ssa, [values[i:i + width] for i in range(0, n, width)]
 
     # --- ops -------------------------------------------------------------

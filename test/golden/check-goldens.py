@@ -118,6 +118,18 @@ class SafeTensors:
 # The family table (gemma-text.md §12) from the graph
 # ------------------------------------------------------------------------------------------
 
+def matrix_encoding(graph, name):
+    """The encoding of the object binding `name` (longest prefix): its
+    matrices' storage; vectors are BF16 in every encoding."""
+    best, encoding = "", "BF16"
+    for o in graph["objects"]:
+        for b in o["source_bindings"]:
+            p = b["tensor_prefix"]
+            if (name == p or name.startswith(p + ".")) and len(p) > len(best):
+                best, encoding = p, o["representations"][0]["encoding"]
+    return encoding
+
+
 def family_of(graph_target):
     sa = graph_target.get("source_artifact", "")
     if sa.startswith("gemma-3"):
@@ -283,7 +295,8 @@ class Checker:
         need(not missing, f"missing tensors {missing[:5]}")
         for k, shape in exp.items():
             dt, s, _ = have[k]
-            need(dt == "BF16", f"{k}: dtype {dt}, want BF16")
+            want = matrix_encoding(graph, k) if len(shape) == 2 else "BF16"
+            need(dt == want, f"{k}: dtype {dt}, want {want}")
             need(s == shape, f"{k}: shape {s}, family table says {shape}")
 
     def bindings(self, graph, model):

@@ -133,6 +133,12 @@ TINY = {
     ),
 }
 
+# tiny-gemma3's weights with every matrix (embedding, projections) stored as F16, rounded from the
+# same f32 draws (so not bf16 values): Gemma 3's QAT checkpoints keep their embedding in F16. Norm
+# weights stay BF16. The f32 reference upcasts the F16 values exactly; the bf16 one casts them to
+# bf16, as HF loads any checkpoint in bf16.
+TINY["gemma3-f16"] = dict(TINY["gemma3"], source_artifact="gemma-3-tiny-f16", f16_matrices=True)
+
 # B1 of PERFORMANCE.md: a Gemma-3-shaped ~270M model, random bf16 weights.
 B1 = dict(
     family="gemma3",
@@ -301,7 +307,8 @@ def make_weights(spec):
             a = rs.standard_normal(shape) * spec["embed_std"]
         else:
             a = rs.standard_normal(shape) * (1.0 / math.sqrt(shape[1]))
-        out[name] = torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
+        stored = torch.float16 if spec.get("f16_matrices") and len(shape) == 2 else torch.bfloat16
+        out[name] = torch.from_numpy(a.astype(np.float32)).to(stored)
     return out
 
 
@@ -309,7 +316,7 @@ def make_weights(spec):
 # safetensors writer (own, deterministic: sorted names, fixed metadata, header padded to 8)
 # ---------------------------------------------------------------------------------------------
 
-ST_DTYPES = {torch.bfloat16: "BF16", torch.float32: "F32", torch.int32: "I32", torch.int64: "I64"}
+ST_DTYPES = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32", torch.int32: "I32", torch.int64: "I64"}
 
 
 def tensor_bytes(t):
@@ -448,7 +455,8 @@ def system_graph(spec, artifact_tensors):
             "component": "target",
             "kind": kind,
             "source_bindings": [binding(sub)],
-            "representations": [{"encoding": "BF16", "fidelity": "canonical"}],
+            "representations": [{"encoding": "F16" if spec.get("f16_matrices") and kind != "final_norm"
+                                  else "BF16", "fidelity": "canonical"}],
         })
     total = sum(o["source_bindings"][0]["tensors"] for o in objects)
     assert total == len(artifact_tensors), "every checkpoint tensor must be bound"
@@ -488,7 +496,10 @@ def save_hf_copy(spec, weights, outdir):
     """save_pretrained of the CausalLM holding exactly `weights`; returns the saved key list."""
     cfg_cls, model_cls = hf_classes(spec["family"])
     cfg = cfg_cls(**hf_text_config_dict(spec))
-    model = model_cls._from_config(cfg, attn_implementation="eager", dtype=torch.bfloat16)
+    # F16 matrices: an f32 model holds both storages exactly; the checkpoint is rewritten below.
+    f16 = spec.get("f16_matrices", False)
+    model = model_cls._from_config(cfg, attn_implementation="eager",
+                                   dtype=torch.float32 if f16 else torch.bfloat16)
     sd = model.state_dict()
     for name, t in weights.items():
         key = "model." + name
@@ -503,12 +514,16 @@ def save_hf_copy(spec, weights, outdir):
             target.copy_(t)
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr(), "head not tied"
     model.save_pretrained(outdir)
+    if f16:
+        write_safetensors(os.path.join(outdir, "model.safetensors"),
+                          {"model." + n: t for n, t in weights.items()}, {"format": "pt"})
     with safe_open(os.path.join(outdir, "model.safetensors"), "pt") as f:
         keys = sorted(f.keys())
         assert keys == sorted("model." + n for n in weights), "save_pretrained wrote other tensors"
         for k in keys:
             t = f.get_tensor(k)
-            assert t.dtype == torch.bfloat16 and torch.equal(t, weights[k[len("model."):]]), k
+            w = weights[k[len("model."):]]
+            assert t.dtype == w.dtype and torch.equal(t, w), k
     return keys
 
 
@@ -834,7 +849,8 @@ def build_tiny(name, outroot, quiet=False):
             "reference": {
                 "class": hf_classes(spec["family"])[1].__name__,
                 "attn_implementation": "eager",
-                "f32": "float32 run on the checkpoint's bf16 values upcast (from_pretrained dtype=float32)",
+                "f32": "float32 run on the checkpoint's %s values upcast (from_pretrained dtype=float32)"
+                       % ("f16 and bf16" if spec.get("f16_matrices") else "bf16"),
                 "bf16": "bfloat16 run (from_pretrained dtype=bfloat16)",
                 "decode": "HF KV cache, one token per forward, greedy (argmax; first index on ties)",
             },
@@ -851,7 +867,8 @@ def build_tiny(name, outroot, quiet=False):
                 else "1 + N(0, 0.3^2), used as w; q_norm/k_norm additionally times head_dim^-0.25 "
                      "(score scale is 1.0: keeps q.k O(1))",
                 "layer_scalar": facts.get("layer_scalars_bf16"),
-                "stored": "bf16 (round to nearest even from f32)",
+                "stored": ("matrices f16, vectors bf16 (round to nearest even from f32)"
+                           if spec.get("f16_matrices") else "bf16 (round to nearest even from f32)"),
             },
             "versions": {
                 "python": platform.python_version(),

@@ -54,7 +54,8 @@ FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
                        Value e = memref::LoadOp::create(b, loc, table,
                                                         ValueRange{row, h});
                        Value y = arith::MulFOp::create(
-                           b, loc, lowering::toF32(b, loc, e), k.f32(scale));
+                           b, loc, lowering::widenWeight(b, loc, e, ct),
+                           k.f32(scale));
                        memref::StoreOp::create(
                            b, loc, lowering::roundTo(b, loc, y, ct), out,
                            ValueRange{t, h});

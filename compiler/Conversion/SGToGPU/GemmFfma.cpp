@@ -285,9 +285,11 @@ bool gpu_kernels::gemmFfmaApplies(Operation *op, const TargetContext &ctx) {
   if (xType.getRank() != 2 || !xType.getElementType().isF32() ||
       xType.getDimSize(1) % kTileK != 0)
     return false;
+  // bf16 or f16 weights: f32 activations read both exactly.
   for (Value w : g->weights) {
     auto wType = cast<ShapedType>(w.getType());
-    if (wType.getRank() != 2 || !wType.getElementType().isBF16())
+    if (wType.getRank() != 2 ||
+        !(wType.getElementType().isBF16() || wType.getElementType().isF16()))
       return false;
   }
   for (Value r : op->getResults())

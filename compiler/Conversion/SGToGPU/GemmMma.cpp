@@ -178,10 +178,13 @@ SmallVector<Value> GemmBuilder::loadTile(Value kb, int w, Value rowBase) {
     auto [m, col] = chunkPlace(c);
     regs.push_back(loadX(m, col, kb));
   }
-  auto chunkType = VectorType::get({kChunk}, b.getBF16Type());
   int first = g.gated() ? 0 : w, last = g.gated() ? 1 : w;
   for (int i = first; i <= last; ++i)
     for (int64_t c = 0; c < t.n * t.k / kChunk / kThreads; ++c) {
+      // bf16 or f16: an f16 chunk becomes bf16 at the store, after the
+      // next step's loads are in flight.
+      auto chunkType = VectorType::get(
+          {kChunk}, cast<MemRefType>(weights[i].getType()).getElementType());
       auto [n, col] = chunkPlace(c);
       Value row = arith::AddIOp::create(b, loc, rowBase, n);
       Value kc = arith::AddIOp::create(b, loc, kb, col);
@@ -202,7 +205,12 @@ void GemmBuilder::storeTile(ArrayRef<Value> regs, Value kb) {
   for (Value tile : ws)
     for (int64_t c = 0; c < t.n * t.k / kChunk / kThreads; ++c) {
       auto [n, col] = chunkPlace(c);
-      auto st = vector::StoreOp::create(b, loc, regs[r++], tile,
+      // The weights as bf16 activations read them (f16 rounded to bf16).
+      Value chunk = regs[r++];
+      if (getElementTypeOrSelf(chunk.getType()).isF16())
+        chunk = lowering::roundTo(b, loc, lowering::toF32(b, loc, chunk),
+                                  b.getBF16Type());
+      auto st = vector::StoreOp::create(b, loc, chunk, tile,
                                         ValueRange{n, col});
       st.setAlignment(16);
     }
@@ -358,7 +366,8 @@ bool gpu_kernels::gemmMmaApplies(Operation *op, const TargetContext &ctx) {
     return false;
   for (Value w : g->weights) {
     auto wType = cast<ShapedType>(w.getType());
-    if (wType.getRank() != 2 || !wType.getElementType().isBF16())
+    if (wType.getRank() != 2 ||
+        !(wType.getElementType().isBF16() || wType.getElementType().isF16()))
       return false;
   }
   for (Value r : op->getResults())

@@ -76,9 +76,10 @@ GemvGrid gemvGrid(int64_t totalRows, int64_t sharedBytes,
 }
 
 /// sum_k f32(w[row, k]) * f32(xs[k]) over the lanes of a warp (each lane
-/// takes every 32nd chunk of kVector elements), in every lane.
+/// takes every 32nd chunk of kVector elements), in every lane; the weights
+/// as activations of type `ct` read them.
 Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
-                  Value lane) {
+                  Value lane, Type ct) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   Type wType = cast<MemRefType>(w.getType()).getElementType();
@@ -100,8 +101,9 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
           auto xv = vector::LoadOp::create(
               b, loc, VectorType::get({kVector}, xType), xs, ValueRange{c});
           xv.setAlignment(16);
-          Value sum = vector::FMAOp::create(b, loc, toF32(b, loc, wv),
-                                            toF32(b, loc, xv), acc[0]);
+          Value sum = vector::FMAOp::create(
+              b, loc, lowering::widenWeight(b, loc, wv, ct), toF32(b, loc, xv),
+              acc[0]);
           scf::YieldOp::create(b, loc, sum);
         });
     partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
@@ -112,8 +114,9 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
         [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
           Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
           Value xv = memref::LoadOp::create(b, loc, xs, ValueRange{c});
-          Value sum = math::FmaOp::create(b, loc, toF32(b, loc, wv),
-                                          toF32(b, loc, xv), acc[0]);
+          Value sum =
+              math::FmaOp::create(b, loc, lowering::widenWeight(b, loc, wv, ct),
+                                  toF32(b, loc, xv), acc[0]);
           scf::YieldOp::create(b, loc, sum);
         });
     partial = loop.getResult(0);
@@ -325,8 +328,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           };
           if (g.epilogue == Epilogue::GatedGelu) {
             forRows(0, totalRows, [&](Value row) {
-              Value gate = emitWarpDot(k, weights[0], row, xs, width, lane);
-              Value up = emitWarpDot(k, weights[1], row, xs, width, lane);
+              Value gate = emitWarpDot(k, weights[0], row, xs, width, lane, yType);
+              Value up = emitWarpDot(k, weights[1], row, xs, width, lane, yType);
               k.ifThen(lane0, [&] {
                 memref::StoreOp::create(
                     b, loc, emitProjectionEpilogue(b, loc, g, gate, up, yType),
@@ -341,7 +344,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
             Value lo = k.index(offset);
             forRows(offset, offset + n, [&](Value row) {
               Value local = arith::SubIOp::create(b, loc, row, lo);
-              Value dot = emitWarpDot(k, weights[i], local, xs, width, lane);
+              Value dot = emitWarpDot(k, weights[i], local, xs, width,
+                                      lane, yType);
               k.ifThen(lane0, [&] {
                 memref::StoreOp::create(
                     b, loc, emitProjectionEpilogue(b, loc, g, dot, Value(), yType),

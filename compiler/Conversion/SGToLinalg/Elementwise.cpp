@@ -55,7 +55,8 @@ static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
             row = arith::SelectOp::create(b, loc, inRange, row, zero);
             emitFor(b, loc, zero, hidden, [&](OpBuilder &b, Location loc, Value h) {
               Value e = memref::LoadOp::create(b, loc, table, ValueRange{row, h});
-              Value y = arith::MulFOp::create(b, loc, toF32(b, loc, e), scale);
+              Value y =
+                  arith::MulFOp::create(b, loc, widenWeight(b, loc, e, ct), scale);
               memref::StoreOp::create(b, loc, roundTo(b, loc, y, ct), out,
                                       ValueRange{s, h});
             });

@@ -47,9 +47,10 @@ void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
 }
 
 /// sum_k f32(w[row, k]) * xs[s, k] as emitChainedSum adds it: 4 x 16-lane
-/// FMA chains along K, prefetching the weight stream.
+/// FMA chains along K, prefetching the weight stream; the weights as
+/// activations of type `ct` read them.
 Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
-                 Value s, int64_t k) {
+                 Value s, int64_t k, Type ct) {
   return emitChainedSum(
       b, loc, k, kLanes, kAccumulators,
       [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
@@ -57,8 +58,9 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
         Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
         if (lanes == 1)
           return arith::AddFOp::create(
-              b, loc, acc, Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv), xv)));
-        return vector::FMAOp::create(b, loc, toF32(b, loc, wv), xv, acc);
+              b, loc, acc,
+              Value(arith::MulFOp::create(b, loc, widenWeight(b, loc, wv, ct), xv)));
+        return vector::FMAOp::create(b, loc, widenWeight(b, loc, wv, ct), xv, acc);
       },
       [&](OpBuilder &b, Location loc, Value col) {
         // Prefetch the weight stream 1 KiB ahead (the two cache lines this
@@ -147,7 +149,7 @@ SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
 /// ~15 % of a K = 2048 linear's time on Zen 3); a K that is not a multiple
 /// of 8 ends one column at a time.
 void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
-                   int64_t k) {
+                   int64_t k, Type ct) {
   static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
   Value zero = constIndex(b, loc, 0);
   auto wide = VectorType::get({8}, b.getF32Type());
@@ -161,10 +163,11 @@ void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
           for (int64_t j = j0; j < j0 + 8; ++j) {
             Value row =
                 arith::AddIOp::create(b, loc, n0, constIndex(b, loc, j));
-            rows.push_back(
-                toF32(b, loc,
-                      vector::LoadOp::create(b, loc, wide.clone(wType), w,
-                                             ValueRange{row, col})));
+            rows.push_back(widenWeight(
+                b, loc,
+                vector::LoadOp::create(b, loc, wide.clone(wType), w,
+                                       ValueRange{row, col}),
+                ct));
           }
           SmallVector<Value> cols = emitTranspose8x8(b, loc, rows);
           for (int64_t c = 0; c < 8; ++c)
@@ -184,8 +187,8 @@ void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
             b, loc, constIndex(b, loc, whole), constIndex(b, loc, k),
             [&](OpBuilder &b, Location loc, Value col) {
               Value v = memref::LoadOp::create(b, loc, w, ValueRange{row, col});
-              memref::StoreOp::create(b, loc, toF32(b, loc, v), panel,
-                                      ValueRange{col, j});
+              memref::StoreOp::create(b, loc, widenWeight(b, loc, v, ct),
+                                      panel, ValueRange{col, j});
             });
       });
 }
@@ -296,14 +299,14 @@ SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
 /// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
 /// fused multiply-add per k, in order.
 Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
-                  Value s, int64_t k) {
+                  Value s, int64_t k, Type ct) {
   auto loop = scf::ForOp::create(
       b, loc, constIndex(b, loc, 0), constIndex(b, loc, k),
       constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
       [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
         Value x = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
-        Value wv = toF32(b, loc, memref::LoadOp::create(b, loc, w,
-                                                        ValueRange{row, col}));
+        Value wv = widenWeight(
+            b, loc, memref::LoadOp::create(b, loc, w, ValueRange{row, col}), ct);
         scf::YieldOp::create(b, loc,
                              Value(math::FmaOp::create(b, loc, x, wv, acc[0])));
       });
@@ -479,7 +482,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
     b.setInsertionPointToStart(blocks.getBody());
     Value n0 = blocks.getInductionVar();
     for (auto [w, panel] : llvm::zip_equal(weights, panels))
-      emitPackPanel(b, loc, w, n0, panel, spec.k);
+      emitPackPanel(b, loc, w, n0, panel, spec.k, spec.yType);
     Value paddedTokens = dimOf(b, loc, xs, 0);
     auto tiles = scf::ForOp::create(b, loc, zero, paddedTokens,
                                     constIndex(b, loc, kTileTokens));
@@ -506,12 +509,12 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
             b, loc, useTiles,
             [&](OpBuilder &b, Location loc) {
               scf::YieldOp::create(b, loc,
-                                   emitLaneDot(b, loc, xs, w, n, s, spec.k));
+                                   emitLaneDot(b, loc, xs, w, n, s, spec.k, spec.yType));
             },
             [&](OpBuilder &b, Location loc) {
               if (!bufs.rowDot) {
                 scf::YieldOp::create(b, loc,
-                                     emitRowDot(b, loc, xs, w, n, s, spec.k));
+                                     emitRowDot(b, loc, xs, w, n, s, spec.k, spec.yType));
                 return;
               }
               auto pairs = scf::IfOp::create(
@@ -522,7 +525,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                   },
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(b, loc,
-                                         emitRowDot(b, loc, xs, w, n, s, spec.k));
+                                         emitRowDot(b, loc, xs, w, n, s, spec.k, spec.yType));
                   });
               scf::YieldOp::create(b, loc, pairs.getResult(0));
             });

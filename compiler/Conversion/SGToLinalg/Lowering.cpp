@@ -40,6 +40,13 @@ Value lowering::roundTo(OpBuilder &b, Location loc, Value v, Type type) {
   return arith::TruncFOp::create(b, loc, withElementType(v.getType(), type), v);
 }
 
+Value lowering::widenWeight(OpBuilder &b, Location loc, Value w, Type ct) {
+  Value wide = toF32(b, loc, w);
+  if (!getElementTypeOrSelf(w.getType()).isF16() || !ct.isBF16())
+    return wide;
+  return toF32(b, loc, roundTo(b, loc, wide, ct));
+}
+
 Value lowering::constF32(OpBuilder &b, Location loc, float value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
 }

@@ -67,6 +67,11 @@ Value toF32(OpBuilder &b, Location loc, Value v);
 /// `v` (f32, or a vector of f32) rounded to element type `type` (round to
 /// nearest even); `v` if `type` is f32.
 Value roundTo(OpBuilder &b, Location loc, Value v, Type type);
+/// A weight (element or vector) as f32, as activations of element type `ct`
+/// read it: an f16 weight under bf16 activations is first rounded to bf16,
+/// as the reference runs a checkpoint in bf16 (QUANT.md: the bf16 reference
+/// casts the weights to bf16); under f32 activations it is exact.
+Value widenWeight(OpBuilder &b, Location loc, Value w, Type ct);
 Value constF32(OpBuilder &b, Location loc, float value);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);

@@ -46,7 +46,8 @@ def SG_EmbedOp : SG_Op<"embed", [Pure]> {
   let summary = "embedding lookup times a scale";
   let description = [{
     `result[s, :] = round(table[ids[s], :] × scale)` in the result's element
-    type, the product computed in f32. Gemma uses `scale = √H` cast to the
+    type, the product computed in f32; an f16 table under a bf16 result is
+    read as `bf16(table)` (as `sg.linear` reads an f16 weight). Gemma uses `scale = √H` cast to the
     compute dtype (62.0 / 73.5 in bf16), which the importer has already
     rounded; the op multiplies by exactly the stored value.
 
@@ -115,7 +116,11 @@ def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure,
     and sum in f32 (in order k = 0..in−1), the bias (when present) added to
     the f32 sum, one rounding to the result type. `w` is `[out, in]` as the
     checkpoint stores it; it may have another element type than `x` (bf16
-    weights with an f32 compute dtype). The vision towers' projections carry
+    weights with an f32 compute dtype). An f16 weight under a bf16 result
+    is read as `bf16(w)` (the reference runs an F16 checkpoint in bf16 by
+    casting its weights), under an f32 result exactly; the fused
+    projections (norm_linear, gated_mlp, the softcap head) read their
+    weights the same way. The vision towers' projections carry
     biases (SigLIP q/k/v/o, fc1/fc2, the patch embedding); the decoder's
     have none.
 
