@@ -247,7 +247,10 @@ std::string mlir::sgc::import::hf::writeGraph(const HfModel &m,
          {"kind", o.kind},
          {"source_bindings", bindings},
          {"representations",
-          ojson::array({{{"encoding", "BF16"}, {"fidelity", "canonical"}}})}});
+          ojson::array({{{"encoding", m.matrixEncodings.count(o.kind)
+                                          ? m.matrixEncodings.at(o.kind)
+                                          : "BF16"},
+                         {"fidelity", "canonical"}}})}});
   }
   ojson graph = {{"schema", 6},
                  {"components", components},

@@ -13,6 +13,7 @@
 
 #include "compiler/Import/GraphSpec.h"
 
+#include <map>
 #include <optional>
 
 namespace mlir::sgc::import::hf {
@@ -31,6 +32,9 @@ struct HfModel {
   TextSpec text;
   /// A weightless V norm on every layer (gemma4).
   bool vNorm = false;
+  /// The checkpoint's storage of the text objects' matrices, by object kind
+  /// ("embedding", "decoder_stack"), where it is not BF16 ("F16").
+  std::map<std::string, std::string> matrixEncodings;
   std::optional<HfVision> vision;
 };
 

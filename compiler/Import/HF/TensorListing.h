@@ -46,8 +46,9 @@ FailureOr<TensorListing> readTensorListing(MLIRContext *ctx,
 /// Takes the text decoder's and the vision tower's tensor-name prefixes
 /// from `listing`, then checks every tensor the family table derives for
 /// `model`: present, and where the header is known, the derived shape and
-/// BF16. A tensor of the listing that the table does not derive is a
-/// warning.
+/// BF16, or F16 for the matrices of the embedding or the decoder layers (one
+/// encoding per object, recorded in `model.matrixEncodings`). A tensor of
+/// the listing that the table does not derive is a warning.
 LogicalResult applyListing(MLIRContext *ctx, const TensorListing &listing,
                            HfModel &model);
 
