@@ -137,22 +137,22 @@ build_sgc_decode() {
   done
   [[ -x $out ]] || stale=1
   for l in "${libs[@]}" "$BENCH_SRC/bench/b1/sgc_decode.c" "$BENCH_SRC/bench/other_load.h" \
-    "$src/runtime/include/sgc/runtime.h"; do
+    "$src"/runtime/include/sgc/*.h "$src"/runtime/include/sgc/runtime/*.h; do
     [[ $l -nt $out ]] && stale=1
   done
   if ((stale)); then
     local api=()
-    grep -q 'sgc_session_cpu_variant' "$src/runtime/include/sgc/runtime.h" &&
+    grep -rq 'sgc_session_cpu_variant' "$src/runtime/include/sgc" &&
       api=(-DSGC_RUNTIME_CPU_VARIANT_API)
-    grep -q 'sgc_weights_placement_t' "$src/runtime/include/sgc/runtime.h" &&
+    grep -rq 'sgc_weights_placement_t' "$src/runtime/include/sgc" &&
       api+=(-DSGC_RUNTIME_WEIGHTS_PLACEMENT_API)
     "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
       -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
     # Runtimes with tokenizers read tokenizer.model through libsentencepiece.
     local extra=()
-    grep -q 'sgc_tokenizer_open' "$src/runtime/include/sgc/runtime.h" && extra=(-lsentencepiece)
+    grep -rq 'sgc_tokenizer_open' "$src/runtime/include/sgc" && extra=(-lsentencepiece)
     # Runtimes with images decode through libpng and libjpeg.
-    grep -q 'sgc_image_load' "$src/runtime/include/sgc/runtime.h" && extra+=(-lpng -ljpeg)
+    grep -rq 'sgc_image_load' "$src/runtime/include/sgc" && extra+=(-lpng -ljpeg)
     # Runtimes with the CUDA kernel emulator (--device cuda-emu) run it on
     # Boost.Context fibers (libsgc_support again after it: static order).
     [[ -f $build/runtime/libsgc_cuda_emu.a ]] &&
