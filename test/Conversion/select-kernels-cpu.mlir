@@ -41,6 +41,18 @@ func.func @layer(%x: tensor<?x32xbf16>, %pos: i64, %kc: tensor<8x2x16xbf16>, %vc
 
 // -----
 
+// The vision towers' row ops are the cpu_vision family.
+// CHECK-LABEL: func.func @tower_rows
+// CHECK: sg.layer_norm {{.*}}sg.selected_kernel = #sg.kernel<"cpu_vision">
+// LOWERED-LABEL: func.func @tower_rows
+// LOWERED-NOT: {{= sg\.[a-z_]+ }}
+func.func @tower_rows(%x: tensor<?x32xbf16>, %w: tensor<32xbf16>, %b: tensor<32xbf16>) -> tensor<?x32xbf16> {
+  %y = sg.layer_norm %x, %w, %b {eps = 1.0e-6 : f64} : (tensor<?x32xbf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}
+
+// -----
+
 // A weight inside a body (sg-outline-layers has not run) has no CPU family.
 func.func @unoutlined(%x: tensor<?x32xbf16>) -> tensor<?x32xbf16> {
   // expected-error @+1 {{sg-select-kernels: 'sg.weight' has no CPU kernel in a function body (weights must be arguments: run sg-outline-layers first)}}
