@@ -7,6 +7,7 @@
 #include "compiler/Pipelines/Registration.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Target/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Plan/IR/PlanDialect.h"
 #include "dialects/SG/IR/SGDialect.h"
@@ -71,6 +72,7 @@ void mlir::sgc::registerSgcDialects(DialectRegistry &registry) {
 void mlir::sgc::registerSgcPasses() {
   registerSGTransformsPasses();
   registerSGConversionPasses();
+  registerSGTargetPasses();
   registerTransformsPasses();
   registerPhasePipelines();
 }

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/ApproximateMath.h"
+#include "compiler/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -22,22 +22,17 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+namespace mlir::sgc {
+#define GEN_PASS_DEF_APPROXIMATEMATHPASS
+#include "compiler/Target/Passes.h.inc"
+} // namespace mlir::sgc
+
 using namespace mlir;
 
 namespace {
 
 struct ApproximateMathPass
-    : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
-
-  StringRef getArgument() const override { return "sgc-approximate-math"; }
-  StringRef getDescription() const override {
-    return "Expand f32 math.tanh and math.exp into MLIR's approximations";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect,
-                    vector::VectorDialect>();
-  }
+    : public sgc::impl::ApproximateMathPassBase<ApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populatePolynomialApproximateTanhPattern(patterns);
@@ -52,7 +47,3 @@ struct ApproximateMathPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::sgc::createApproximateMathPass() {
-  return std::make_unique<ApproximateMathPass>();
-}

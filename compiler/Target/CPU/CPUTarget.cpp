@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPUTarget.h"
-#include "compiler/Target/CPU/ApproximateMath.h"
+#include "compiler/Target/Passes.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/CPULibrary.h"
 

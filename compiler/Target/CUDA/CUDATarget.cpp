@@ -11,7 +11,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
-#include "compiler/Target/CUDA/ExternDynamicShared.h"
+#include "compiler/Target/Passes.h"
 #include "compiler/Target/CUDA/ProgrammaticLaunch.h"
 #include "compiler/Transforms/Passes.h"
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/EmulatorKernels.h"
+#include "compiler/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +26,11 @@
 #include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/StringMap.h"
+
+namespace mlir::sgc {
+#define GEN_PASS_DEF_GPUTOEMULATORPASS
+#include "compiler/Target/Passes.h.inc"
+} // namespace mlir::sgc
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -521,20 +527,7 @@ LogicalResult KernelCopier::copy(gpu::GPUFuncOp kernel) {
 }
 
 struct GPUToEmulatorPass
-    : PassWrapper<GPUToEmulatorPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUToEmulatorPass)
-
-  StringRef getArgument() const override { return "sgc-gpu-to-emu"; }
-  StringRef getDescription() const override {
-    return "Copy every CUDA kernel as a host function of one emulated GPU "
-           "thread";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect, LLVM::LLVMDialect,
-                    NVVM::NVVMDialect>();
-  }
+    : public sgc::impl::GPUToEmulatorPassBase<GPUToEmulatorPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<Attribute> sites;
@@ -548,7 +541,3 @@ struct GPUToEmulatorPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::sgc::createGPUToEmulatorPass() {
-  return std::make_unique<GPUToEmulatorPass>();
-}

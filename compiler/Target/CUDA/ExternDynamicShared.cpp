@@ -1,30 +1,22 @@
 //===- ExternDynamicShared.cpp - dynamic shared memory as an extern -------===//
 //
-// Part of sgc. See ExternDynamicShared.h.
+// Part of sgc. Declared in compiler/Target/Passes.td, which says why.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CUDA/ExternDynamicShared.h"
+#include "compiler/Target/Passes.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+namespace mlir::sgc {
+#define GEN_PASS_DEF_EXTERNDYNAMICSHAREDPASS
+#include "compiler/Target/Passes.h.inc"
+} // namespace mlir::sgc
 
 using namespace mlir;
 
 namespace {
 
 struct ExternDynamicSharedPass
-    : PassWrapper<ExternDynamicSharedPass, OperationPass<gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExternDynamicSharedPass)
-
-  StringRef getArgument() const override {
-    return "sgc-extern-dynamic-shared";
-  }
-  StringRef getDescription() const override {
-    return "Give the zero-length shared arrays of gpu.dynamic_shared_memory "
-           "external linkage (an extern .shared array in PTX)";
-  }
+    : public sgc::impl::ExternDynamicSharedPassBase<ExternDynamicSharedPass> {
   void runOnOperation() override {
     for (auto global : getOperation().getOps<LLVM::GlobalOp>()) {
       auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
@@ -40,7 +32,3 @@ struct ExternDynamicSharedPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::sgc::createExternDynamicSharedPass() {
-  return std::make_unique<ExternDynamicSharedPass>();
-}
