@@ -154,9 +154,30 @@ bool isJsonInput(StringRef path) {
   return llvm::sys::path::extension(path).equals_insensitive(".json");
 }
 
+/// Hides from `--help` every option but the subcommand's own (the members
+/// of `ours`), MLIR's `--mlir-*` (IR printing, timing) and the help
+/// options: the LLVM backends register hundreds more. They stay accepted,
+/// and `--help-hidden` lists them.
+template <typename Ours>
+void hideForeignOptions(const Ours &ours) {
+  const char *begin = reinterpret_cast<const char *>(&ours);
+  const char *end = begin + sizeof(Ours);
+  for (auto &entry : cl::getRegisteredOptions()) {
+    const char *at = reinterpret_cast<const char *>(entry.second);
+    StringRef name = entry.first;
+    if ((at >= begin && at < end) || name.starts_with("mlir-") ||
+        name.starts_with("help") || name == "version")
+      continue;
+    entry.second->setHiddenFlag(cl::Hidden);
+  }
+}
+
 /// Parses the command line after the subcommand. Returns an exit code on a
 /// usage error.
-std::optional<int> parseCommandLine(int argc, char **argv, StringRef overview) {
+template <typename Ours>
+std::optional<int> parseCommandLine(int argc, char **argv, StringRef overview,
+                                    const Ours &ours) {
+  hideForeignOptions(ours);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (cl::ParseCommandLineOptions(argc, argv, overview, &errorStream))
@@ -246,7 +267,8 @@ int runCompile(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   if (std::optional<int> code = parseCommandLine(
-          argc, argv, "sgc compile: system_graph.json or .mlir -> artifact\n"))
+          argc, argv, "sgc compile: system_graph.json or .mlir -> artifact\n",
+          opts))
     return *code;
 
   std::optional<Phase> stopAfter = parsePhase(opts.compileTo);
@@ -364,7 +386,8 @@ int runExplain(int argc, char **argv) {
           argc, argv,
           "sgc explain: what the compiler understood of a system_graph.json "
           "(layers, attention kinds, KV cache plan, tensor bytes, "
-          "completions)\n"))
+          "completions)\n",
+          opts))
     return *code;
   std::optional<ComputeDtype> computeDtype =
       parseComputeDtype(opts.computeDtype);
@@ -415,7 +438,8 @@ int runImportHf(int argc, char **argv) {
   if (std::optional<int> code = parseCommandLine(
           argc, argv,
           "sgc import-hf: a Hugging Face config.json (Gemma 3, Gemma 4 "
-          "dense) -> system_graph.json (schema 6)\n"))
+          "dense) -> system_graph.json (schema 6)\n",
+          opts))
     return *code;
   MLIRContext ctx;
   makeContext(ctx);
