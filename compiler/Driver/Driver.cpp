@@ -150,6 +150,17 @@ int failComputeDtype(StringRef value) {
                               "' (expected bf16 or f32)");
 }
 
+/// A GGUF file (llama.cpp's format) starts with these bytes; it is named as
+/// such rather than parsed as JSON or MLIR.
+bool isGguf(StringRef contents) { return contents.starts_with("GGUF"); }
+
+std::string ggufInputError(StringRef path) {
+  return ("'" + path + "' is a GGUF file (llama.cpp's format); sgc reads a "
+          "system_graph.json, an sg .mlir or a Hugging Face checkpoint "
+          "directory so far")
+      .str();
+}
+
 bool isJsonInput(StringRef path) {
   return llvm::sys::path::extension(path).equals_insensitive(".json");
 }
@@ -247,6 +258,10 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   if (!buffer) {
     emitError(UnknownLoc::get(&ctx))
         << "cannot read '" << opts.input << "': " << errorMessage;
+    return nullptr;
+  }
+  if (isGguf(buffer->getBuffer())) {
+    emitError(UnknownLoc::get(&ctx)) << ggufInputError(opts.input);
     return nullptr;
   }
   if (isJsonInput(opts.input)) {
@@ -412,6 +427,8 @@ int runExplain(int argc, char **argv) {
     if (!buffer)
       return fail(kExitBadInput,
                   "cannot read '" + opts.input + "': " + errorMessage);
+    if (isGguf(buffer->getBuffer()))
+      return fail(kExitBadInput, ggufInputError(opts.input));
     graphText = buffer->getBuffer().str();
   }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace sgc {
@@ -245,6 +246,10 @@ status parse(const uint8_t *data, uint64_t size, const std::string &label,
     return bad_input_error(where + ": file is " + std::to_string(size) +
                            " bytes, too short for the 8-byte header length");
   }
+  if (std::memcmp(data, "GGUF", 4) == 0)
+    return bad_input_error(where + ": a GGUF file (llama.cpp's format), not "
+                                   "safetensors; sgc reads safetensors "
+                                   "checkpoints so far");
   const uint64_t n = read_le64(data);
   if (n > max_header_bytes)
     return bad_input_error(where + ": header length " + std::to_string(n) +

@@ -112,6 +112,13 @@ TEST(SafetensorsReject, EmptyAndShortFiles) {
   expect_rejected(std::string(7, '\0'), {"7 bytes", "too short"});
 }
 
+TEST(SafetensorsReject, GgufFileIsNamedAsSuch) {
+  // "GGUF", version 3, then counts: read as a header length it would be
+  // ~1.4e10, "exceeds the limit"; the file is named for what it is.
+  expect_rejected(std::string("GGUF\3\0\0\0", 8) + std::string(16, '\0'),
+                  {"a GGUF file (llama.cpp's format), not safetensors"});
+}
+
 TEST(SafetensorsReject, HeaderLength) {
   expect_rejected(safetensors_image("{}", "", 100), {"runs past the end"});
   expect_rejected(safetensors_image("{}", "", uint64_t{1} << 63),
