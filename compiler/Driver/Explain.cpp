@@ -324,7 +324,8 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
   int64_t derivedTensors = 0, derivedBytes = 0, declaredTensors = 0,
           declaredBytes = 0;
   for (const ObjectSpec &o : graph->objects) {
-    os << "  " << o.id << " (" << o.kind << " of '" << o.component << "')\n";
+    os << "  " << o.id << " (" << o.kind << " of '" << o.component << "'"
+       << (o.encoding == "BF16" ? "" : ", matrices " + o.encoding) << ")\n";
     for (const BindingSpec &b : o.bindings) {
       bool agree = b.derivedTensors == b.declaredTensors &&
                    b.derivedBytes == b.declaredBytes;
