@@ -248,7 +248,9 @@ LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
     table.insert(table.end(), vision.begin(), vision.end());
   }
   std::map<std::string, bool> derived;
-  std::map<std::string, std::string> firstF16; // object kind -> a tensor
+  // Per text object kind, its first F16 and first BF16 matrix: an object's
+  // matrices share one encoding (its graph object's representation).
+  std::map<std::string, std::string> firstF16, firstBF16;
   for (const TensorSpec &t : table) {
     derived[t.name] = true;
     auto it = listing.tensors.find(t.name);
@@ -265,42 +267,37 @@ LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
              << "tensor '" << t.name << "' in '" << l.file << "' has shape "
              << shapeString(l.shape) << ", but the config implies "
              << shapeString(t.shape);
-    if (*l.dtype == "BF16")
-      continue;
-    // F16 matrices of the embedding and the decoder layers, one encoding
-    // per object (its graph object's representation).
     StringRef kind = StringRef(t.name).starts_with(text.embedPrefix)
                          ? "embedding"
                      : StringRef(t.name).starts_with(text.layersPrefix)
                          ? "decoder_stack"
                          : "";
-    if (*l.dtype != "F16" || t.shape.size() != 2 || kind.empty())
+    bool matrix = t.shape.size() == 2 && !kind.empty();
+    if (*l.dtype == "BF16") {
+      if (matrix)
+        firstBF16.try_emplace(kind.str(), t.name);
+      continue;
+    }
+    // F16: the matrices of the embedding and the decoder layers.
+    if (*l.dtype != "F16" || !matrix)
       return fileError(ctx, l.file)
              << "tensor '" << t.name << "' in '" << l.file << "' is "
              << printable(*l.dtype)
              << " (sgc reads BF16 tensors, and F16 matrices of the embedding "
                 "and the decoder layers)";
-    auto [at, fresh] = firstF16.try_emplace(kind.str(), t.name);
-    if (fresh)
-      model.matrixEncodings[kind.str()] = "F16";
+    firstF16.try_emplace(kind.str(), t.name);
   }
-  // An object's matrices share one encoding.
-  for (const auto &[kind, f16Tensor] : firstF16)
-    for (const TensorSpec &t : table) {
-      auto it = listing.tensors.find(t.name);
-      if (t.shape.size() != 2 || it == listing.tensors.end() ||
-          it->second.dtype.value_or("F16") != "BF16")
-        continue;
-      bool sameObject = kind == "embedding"
-                            ? StringRef(t.name).starts_with(text.embedPrefix)
-                            : StringRef(t.name).starts_with(text.layersPrefix);
-      if (sameObject)
-        return fileError(ctx, it->second.file)
-               << "tensor '" << t.name << "' in '" << it->second.file
-               << "' is BF16 but '" << f16Tensor
-               << "' of the same " << kind
-               << " is F16 (sgc reads one encoding per object's matrices)";
+  for (const auto &[kind, f16Tensor] : firstF16) {
+    auto bf16 = firstBF16.find(kind);
+    if (bf16 != firstBF16.end()) {
+      const std::string &file = listing.tensors.at(bf16->second).file;
+      return fileError(ctx, file)
+             << "tensor '" << bf16->second << "' in '" << file
+             << "' is BF16 but '" << f16Tensor << "' of the same " << kind
+             << " is F16 (sgc reads one encoding per object's matrices)";
     }
+    model.matrixEncodings[kind] = "F16";
+  }
   std::vector<std::string> extra;
   for (const auto &[name, t] : listing.tensors)
     if (!derived.count(name))
