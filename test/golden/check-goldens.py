@@ -118,16 +118,19 @@ class SafeTensors:
 # The family table (gemma-text.md §12) from the graph
 # ------------------------------------------------------------------------------------------
 
+def binding_of(graph, name):
+    """(prefix, object) of the source binding with the longest prefix of
+    `name`, or (None, None) when no binding holds it."""
+    found = [(b["tensor_prefix"], o) for o in graph["objects"] for b in o["source_bindings"]
+             if name == b["tensor_prefix"] or name.startswith(b["tensor_prefix"] + ".")]
+    return max(found, key=lambda f: len(f[0])) if found else (None, None)
+
+
 def matrix_encoding(graph, name):
-    """The encoding of the object binding `name` (longest prefix): its
-    matrices' storage; vectors are BF16 in every encoding."""
-    best, encoding = "", "BF16"
-    for o in graph["objects"]:
-        for b in o["source_bindings"]:
-            p = b["tensor_prefix"]
-            if (name == p or name.startswith(p + ".")) and len(p) > len(best):
-                best, encoding = p, o["representations"][0]["encoding"]
-    return encoding
+    """The encoding of the object binding `name`: its matrices' storage;
+    vectors are BF16 in every encoding."""
+    _, o = binding_of(graph, name)
+    return o["representations"][0]["encoding"] if o else "BF16"
 
 
 def family_of(graph_target):
@@ -303,9 +306,8 @@ class Checker:
         bins = [(b["tensor_prefix"], b) for o in graph["objects"] for b in o["source_bindings"]]
         counts = {p: [0, 0] for p, _ in bins}
         for k, (dt, shape, _) in model.tensors.items():
-            match = [p for p, _ in bins if k == p or k.startswith(p + ".")]
-            need(match, f"{k} is bound by no source_binding")
-            best = max(match, key=len)
+            best, _ = binding_of(graph, k)
+            need(best is not None, f"{k} is bound by no source_binding")
             counts[best][0] += 1
             counts[best][1] += math.prod(shape) * ITEMSIZE[dt]
         for p, b in bins:
