@@ -22,10 +22,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -59,14 +59,12 @@ struct AttnSpec {
   bool blocks;
 
   std::string name() const {
-    uint64_t bits;
-    std::memcpy(&bits, &scale, sizeof bits);
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "attn_" << (window ? "w" + std::to_string(window) : "full") << "_"
        << hq << "x" << hkv << "x" << d << "x" << dv << "_s" << slots << "_"
        << ct << "_" << cacheType << (blocks ? "_blocks" : "") << "_"
-       << llvm::utohexstr(bits);
+       << llvm::utohexstr(llvm::bit_cast<uint64_t>(scale));
     return s;
   }
 };

@@ -18,10 +18,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -40,12 +40,11 @@ struct EncoderAttnSpec {
   Type maskType;
 
   std::string name() const {
-    uint64_t bits;
-    std::memcpy(&bits, &scale, sizeof bits);
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "encoder_attn_" << hq << "x" << hkv << "x" << d << "x" << dv << "_"
-       << ct << (maskType ? "_mask" : "") << "_" << llvm::utohexstr(bits);
+       << ct << (maskType ? "_mask" : "") << "_"
+       << llvm::utohexstr(llvm::bit_cast<uint64_t>(scale));
     return s;
   }
 };
