@@ -51,14 +51,10 @@ def run(cmd, **kw):
                           text=True, **kw)
 
 
-def families_of(dump_dir):
-    """The families sg-select-kernels recorded (its dump after the pass)."""
-    names = [f for f in os.listdir(dump_dir) if "sg-select-kernels" in f]
-    if not names:
-        return None
-    with open(os.path.join(dump_dir, sorted(names)[-1])) as f:
-        found = set(re.findall(r'#sg\.kernel<"(\w+)"', f.read()))
-    return found - PSEUDO_FAMILIES
+def families_of(ir):
+    """The families sg-select-kernels recorded in `ir` (the module it
+    printed after it ran)."""
+    return set(re.findall(r'#sg\.kernel<"(\w+)"', ir)) - PSEUDO_FAMILIES
 
 
 def cpu_variants(sgc_run, so):
@@ -107,15 +103,18 @@ def run_case(c, dtype, args, out):
             out("skip %-28s %-5s %-14s (no ptxas and fatbinary on PATH)" % (c.name, dtype, target))
             continue
         so = os.path.join(work, target + ".so")
-        dump = os.path.join(work, target + ".ir")
-        p = run([args.sgc, "compile", mlir, "--target=" + flag, "--compute-dtype=" + dtype,
-                 "--dump-ir-after-each", dump, "-o", so])
+        # The module after sg-select-kernels comes on stderr (any error after
+        # it): the families are read from it, not from a dump of every pass.
+        p = subprocess.run([args.sgc, "compile", mlir, "--target=" + flag,
+                            "--compute-dtype=" + dtype,
+                            "--mlir-print-ir-after=sg-select-kernels", "-o", so],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode:
             out("FAIL %-28s %-5s %-4s compile: %s" % (c.name, dtype, target,
-                                                     p.stdout.strip().splitlines()[-1:]))
+                                                     p.stderr.strip().splitlines()[-1:]))
             failures += 1
             continue
-        families[target] = families_of(dump) or set()
+        families[target] = families_of(p.stderr)
         runs = ([("cpu:" + v, ["--cpu-variant", v]) for v in cpu_variants(args.sgc_run, so)]
                 if target == "cpu" else [("cuda-emu", ["--device", "cuda-emu"])])
         for label, extra in runs:
