@@ -101,9 +101,11 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
           auto xv = vector::LoadOp::create(
               b, loc, VectorType::get({kVector}, xType), xs, ValueRange{c});
           xv.setAlignment(16);
-          Value sum = vector::FMAOp::create(
-              b, loc, lowering::widenWeight(b, loc, wv, ct), toF32(b, loc, xv),
-              acc[0]);
+          // Operands built one statement each: the IR's op order must not
+          // depend on the host compiler's argument evaluation order.
+          Value x = toF32(b, loc, xv);
+          Value w = lowering::widenWeight(b, loc, wv, ct);
+          Value sum = vector::FMAOp::create(b, loc, w, x, acc[0]);
           scf::YieldOp::create(b, loc, sum);
         });
     partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
@@ -114,9 +116,9 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
         [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
           Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
           Value xv = memref::LoadOp::create(b, loc, xs, ValueRange{c});
-          Value sum =
-              math::FmaOp::create(b, loc, lowering::widenWeight(b, loc, wv, ct),
-                                  toF32(b, loc, xv), acc[0]);
+          Value x = toF32(b, loc, xv);
+          Value w = lowering::widenWeight(b, loc, wv, ct);
+          Value sum = math::FmaOp::create(b, loc, w, x, acc[0]);
           scf::YieldOp::create(b, loc, sum);
         });
     partial = loop.getResult(0);
