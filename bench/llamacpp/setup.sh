@@ -9,7 +9,8 @@
 #   PEER_PY         python with pip (default tools/gen-golden/.venv/bin/python)
 #   JOBS            build jobs (default 2); the build runs under nice -n 19
 #
-# Result: $SGC_BENCH_WORK/llamacpp/bin/{llama-bench,llama-completion} and
+# Result: $SGC_BENCH_WORK/llamacpp/bin/{llama-bench,llama-completion,llama-quantize}
+# (llama-quantize makes the Q4_0 goldens and bench files) and
 # $SGC_BENCH_WORK/llamacpp/src -> the vendored llama.cpp tree (its
 # convert_hf_to_gguf.py and gguf-py are what convert.sh uses).
 # ~10-15 min on 2 cores.
@@ -51,10 +52,11 @@ fi
 cli=llama-completion
 targets=$(ninja -C "$b" -t targets all 2>/dev/null)
 grep -q "^$cli:" <<<"$targets" || cli=llama-cli
-nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" >"$L/build.log" 2>&1 ||
+nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" llama-quantize >"$L/build.log" 2>&1 ||
   { tail -30 "$L/build.log" >&2; exit 1; }
 mkdir -p "$L/bin"
 ln -sf "$b/bin/llama-bench" "$L/bin/llama-bench"
 ln -sf "$b/bin/$cli" "$L/bin/llama-completion"
+ln -sf "$b/bin/llama-quantize" "$L/bin/llama-quantize"
 echo "$LLAMA_CPP_PYTHON_VERSION" >"$L/VERSION"
 echo "llama.cpp (llama-cpp-python $LLAMA_CPP_PYTHON_VERSION) built: $L/bin"

@@ -58,9 +58,8 @@ plan::Fill fillOf(func::FuncOp callee, unsigned index) {
 }
 
 plan::BufferType bufferOf(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return plan::BufferType::get(type.getContext(), tensor.getShape(),
-                               tensor.getElementType());
+  auto [shape, element] = sg::storageOf(cast<RankedTensorType>(type));
+  return plan::BufferType::get(type.getContext(), shape, element);
 }
 
 const plan::CacheHalf kHalves[] = {plan::CacheHalf::key,

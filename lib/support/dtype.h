@@ -8,6 +8,7 @@
 #ifndef SGC_LIB_SUPPORT_DTYPE_H
 #define SGC_LIB_SUPPORT_DTYPE_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -31,20 +32,39 @@ enum class dtype : uint32_t {
   f8_e4m3 = 14,
   f8_e5m2 = 15,
   f8_e8m0 = 16,
+  // Block encodings (GGUF files only; <sgc/abi.h> has their layouts).
+  q8_0 = 17,
+  q4_0 = 18,
+  q6_k = 19,
 };
 
 /// Number of valid enumerators plus one (the largest value + 1).
-constexpr uint32_t dtype_count = 17;
+constexpr uint32_t dtype_count = 20;
 
-/// The safetensors spelling ("BF16", "F8_E4M3", "BOOL"); "INVALID" for
-/// anything else.
+/// The safetensors spelling ("BF16", "F8_E4M3", "BOOL") or ggml's ("Q4_0");
+/// "INVALID" for anything else.
 const char *dtype_name(dtype type);
 
-/// Parses a safetensors dtype string. Returns dtype::invalid when unknown.
+/// Parses a safetensors dtype string. Returns dtype::invalid when unknown
+/// and for the block encodings, which safetensors files do not have.
 dtype dtype_from_name(std::string_view name);
 
-/// Bytes per element (1, 2, 4 or 8); 0 for dtype::invalid.
+/// Bytes per element (1, 2, 4 or 8); 0 for dtype::invalid and the block
+/// encodings (use dtype_tensor_bytes).
 uint32_t dtype_size(dtype type);
+
+/// True for Q8_0, Q4_0, Q6_K: a row is stored as whole blocks.
+bool dtype_is_block(dtype type);
+/// Elements per block (1 for the plain types) and bytes per block.
+uint32_t dtype_block_elements(dtype type);
+uint32_t dtype_block_bytes(dtype type);
+
+/// The bytes of a row-major tensor of |type| and |shape| into |out|; false
+/// when a dimension is negative, the last one is not a whole number of
+/// blocks (a scalar or empty shape counts as one element), or the size
+/// overflows.
+bool dtype_tensor_bytes(dtype type, const int64_t *shape, size_t rank,
+                        uint64_t *out);
 
 /// True for the floating-point types the runtime can fill and convert
 /// (F16, BF16, F32, F64); F8 types are storage-only for now.

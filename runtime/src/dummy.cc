@@ -74,6 +74,42 @@ void fill_ones(uint32_t dt, uint64_t count, void *dst) {
   }
 }
 
+/// Blocks [first, first + count) of a block-encoded tensor: random quants
+/// under scales that keep every weight in about [-0.02, 0.02] (finite, as
+/// the random floats are).
+void fill_random_blocks(uint64_t seed, uint32_t dt, uint64_t first,
+                        uint64_t count, void *dst) {
+  const auto type = static_cast<sgc::dtype>(dt);
+  const uint32_t block_bytes = dtype_block_bytes(type);
+  auto *out = static_cast<uint8_t *>(dst);
+  auto put_f16 = [](uint8_t *p, float v) {
+    const uint16_t h = f32_to_f16(v);
+    std::memcpy(p, &h, sizeof h);
+  };
+  for (uint64_t b = 0; b < count; ++b) {
+    uint8_t *blk = out + b * block_bytes;
+    const uint64_t base = (first + b) * block_bytes;
+    for (uint32_t i = 0; i < block_bytes; ++i)
+      blk[i] = static_cast<uint8_t>(splitmix64_at(seed, base + i) >> 56);
+    switch (dt) {
+    case SGC_ABI_DTYPE_Q8_0: // d, then 32 int8 quants
+      for (uint32_t i = 2; i < block_bytes; ++i)
+        if (blk[i] == 0x80) // -128: keep the quants symmetric
+          blk[i] = 0x81;
+      put_f16(blk, 0.02f / 127.0f);
+      break;
+    case SGC_ABI_DTYPE_Q4_0: // d, then 16 bytes of nibbles
+      put_f16(blk, 0.02f / 8.0f);
+      break;
+    default: // Q6_K: ql, qh, 16 int8 scales in [1, 64], d last
+      for (uint32_t i = 192; i < 208; ++i)
+        blk[i] = static_cast<uint8_t>(1 + blk[i] % 64);
+      put_f16(blk + 208, 0.02f / (32.0f * 64.0f));
+      break;
+    }
+  }
+}
+
 void fill_random(uint64_t seed, uint32_t dt, uint64_t first, uint64_t count,
                  void *dst) {
   auto r = [seed](uint64_t i) { return splitmix64_at(seed, i); };
@@ -115,6 +151,10 @@ void fill_random(uint64_t seed, uint32_t dt, uint64_t first, uint64_t count,
     return fill_each<int64_t>(first, count, dst, sint);
   case SGC_ABI_DTYPE_U64:
     return fill_each<uint64_t>(first, count, dst, uint);
+  case SGC_ABI_DTYPE_Q8_0:
+  case SGC_ABI_DTYPE_Q4_0:
+  case SGC_ABI_DTYPE_Q6_K:
+    return fill_random_blocks(seed, dt, first, count, dst);
   default: // F8: storage only, zero
     std::memset(dst, 0, static_cast<size_t>(count));
     return;
@@ -130,8 +170,8 @@ void fill_dummy(uint64_t seed, uint32_t abi_dtype, uint32_t fill,
     return fill_ones(abi_dtype, count, dst);
   case SGC_ABI_FILL_ZEROS:
     std::memset(dst, 0,
-                static_cast<size_t>(
-                    count * dtype_size(static_cast<sgc::dtype>(abi_dtype))));
+                static_cast<size_t>(count * dtype_block_bytes(
+                                                static_cast<sgc::dtype>(abi_dtype))));
     return;
   default:
     return fill_random(seed, abi_dtype, first, count, dst);

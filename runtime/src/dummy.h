@@ -22,7 +22,8 @@ uint64_t dummy_seed(const char *name);
 float dummy_value(uint64_t seed, uint64_t index);
 
 /// Writes elements [first, first + count) of the dummy tensor into |dst|
-/// (count x dtype size bytes).
+/// (count x dtype size bytes); of a block encoding (Q4_0, ...), blocks
+/// [first, first + count) (count x block bytes).
 void fill_dummy(uint64_t seed, uint32_t abi_dtype, uint32_t fill,
                 uint64_t first, uint64_t count, void *dst);
 

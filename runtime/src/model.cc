@@ -173,13 +173,12 @@ status model_library::validate() {
     if (w.rank > SGC_ABI_MAX_RANK)
       return bad("tensor " + quote(name) + ": rank " + std::to_string(w.rank) +
                  " exceeds " + std::to_string(SGC_ABI_MAX_RANK));
-    uint64_t bytes = dtype_size(static_cast<dtype>(w.dtype));
-    for (uint32_t d = 0; d < w.rank; ++d)
-      if (w.shape[d] < 0 ||
-          __builtin_mul_overflow(bytes, static_cast<uint64_t>(w.shape[d]),
-                                 &bytes))
-        return bad("tensor " + quote(name) + ": invalid shape " +
-                   shape_string(w.shape, w.rank));
+    uint64_t bytes = 0;
+    if (!dtype_tensor_bytes(static_cast<dtype>(w.dtype), w.shape, w.rank,
+                            &bytes))
+      return bad("tensor " + quote(name) + ": invalid shape " +
+                 shape_string(w.shape, w.rank) + " for " +
+                 dtype_name(static_cast<dtype>(w.dtype)));
     if (bytes != w.bytes)
       return bad(
           "tensor " + quote(name) + ": bytes is " + std::to_string(w.bytes) +

@@ -8,6 +8,7 @@
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/dummy.h"
 #include "runtime/src/thread_pool.h"
+#include "runtime/src/weight_source.h"
 
 #include <algorithm>
 #include <cstring>
@@ -123,46 +124,49 @@ status bound_weights::choose_placement(int requested,
 
 status bound_weights::bind_checkpoint(const std::string &path,
                                       const sgc_weights_options_t &options) {
-  status st = safetensors::checkpoint::open(path, &checkpoint_);
+  status st = weight_source::open(path, &source_);
   if (!st.ok())
     return st;
   const sgc_model_v2_t &t = model_->table();
 
   std::vector<std::string> missing, mismatched;
-  std::vector<const safetensors::checkpoint::entry *> found(t.num_tensors);
+  std::vector<source_tensor> found(t.num_tensors);
   sources_.assign(t.num_tensors, std::string());
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
     const sgc_abi_tensor_t &m = t.tensors[i];
     const std::string name = m.name;
     const std::string want = tensor_signature(m.dtype, m.shape, m.rank);
-    const safetensors::checkpoint::entry *e = checkpoint_->find(name);
+    source_tensor &e = found[i];
+    bool present = source_->find(name, &e);
     // Other spellings come from the manifest (the compiler knows the
-    // family's checkpoint prefixes).
+    // family's checkpoint prefixes, and a GGUF's tensor names).
     std::vector<std::string> alts(m.alt_names, m.alt_names + m.num_alt_names);
-    for (size_t a = 0; !e && a < alts.size(); ++a)
-      e = checkpoint_->find(alts[a]);
-    if (!e) {
+    for (size_t a = 0; !present && a < alts.size(); ++a)
+      present = source_->find(alts[a], &e);
+    if (!present) {
       std::string text = "missing tensor " + quote(name) + " (" + want + ")";
       for (const std::string &a : alts)
         text += ", also looked for " + quote(a);
       missing.push_back(std::move(text));
       continue;
     }
-    const safetensors::tensor_info &ci = *e->info;
-    const bool same_dtype = static_cast<uint32_t>(ci.type) == m.dtype;
+    const bool same_dtype = static_cast<uint32_t>(e.type) == m.dtype;
     const bool same_shape =
-        ci.shape.size() == m.rank &&
-        std::equal(ci.shape.begin(), ci.shape.end(), m.shape);
+        e.shape.size() == m.rank &&
+        std::equal(e.shape.begin(), e.shape.end(), m.shape);
     if (!same_dtype || !same_shape) {
-      mismatched.push_back("tensor " + quote(ci.name) + " in " +
-                           quote(e->shard->path()) + ": the checkpoint has " +
-                           tensor_signature(static_cast<uint32_t>(ci.type),
-                                            ci.shape.data(), ci.shape.size()) +
-                           ", the model expects " + want);
+      std::string text = "tensor " + quote(e.name) + " in " + quote(e.file) +
+                         ": the checkpoint has " + e.type_name + " " +
+                         shape_string(e.shape.data(), e.shape.size()) +
+                         ", the model expects " + want;
+      if (!same_dtype && same_shape)
+        text += " (the model was compiled for " +
+                std::string(dtype_name(static_cast<dtype>(m.dtype))) +
+                " weights here; recompile it for this file's encoding)";
+      mismatched.push_back(std::move(text));
       continue;
     }
-    found[i] = e;
-    sources_[i] = ci.name;
+    sources_[i] = e.name;
   }
   if (!missing.empty() || !mismatched.empty()) {
     std::string counts;
@@ -183,9 +187,10 @@ status bound_weights::bind_checkpoint(const std::string &path,
   }
 
   // Pointers: in place unless the placement copies every tensor or one is
-  // misaligned for its element type.
+  // misaligned for its element type (a block encoding's kernels read bytes
+  // and its f16 scales unaligned).
   for (uint32_t i = 0; i < t.num_tensors; ++i)
-    bytes_ += found[i]->info->bytes();
+    bytes_ += found[i].bytes;
   // A C caller may put any int in the field; read it as one (loading an
   // out-of-range value through the C++ enum type is undefined).
   int requested;
@@ -199,18 +204,17 @@ status bound_weights::bind_checkpoint(const std::string &path,
   uint64_t copy_bytes = 0;
   pointers_.assign(t.num_tensors, nullptr);
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
-    const auto *e = found[i];
-    const uint32_t esize = dtype_size(e->info->type);
-    if (placement_ == SGC_WEIGHTS_COPY ||
-        e->shard->file_offset(*e->info) % esize != 0) {
+    const source_tensor &e = found[i];
+    const uint32_t esize = dtype_is_block(e.type) ? 1 : dtype_size(e.type);
+    if (placement_ == SGC_WEIGHTS_COPY || e.file_offset % esize != 0) {
       to_copy.push_back(i);
       uint64_t a;
       if (!align_up(copy_bytes, tensor_alignment, &a))
         return internal_error("weight copy size overflows");
       copy_offsets.push_back(a);
-      copy_bytes = a + e->info->bytes();
+      copy_bytes = a + e.bytes;
     } else {
-      pointers_[i] = e->shard->data(*e->info);
+      pointers_[i] = e.data;
     }
   }
   if (copy_bytes > 0) {
@@ -233,13 +237,12 @@ status bound_weights::bind_checkpoint(const std::string &path,
     };
     std::vector<piece> pieces;
     for (size_t c = 0; c < to_copy.size(); ++c) {
-      const auto *e = found[to_copy[c]];
-      const auto *from = static_cast<const uint8_t *>(e->shard->data(*e->info));
+      const source_tensor &e = found[to_copy[c]];
       uint8_t *to = owned_.data() + copy_offsets[c];
       pointers_[to_copy[c]] = to;
-      for (uint64_t off = 0; off < e->info->bytes(); off += copy_piece)
+      for (uint64_t off = 0; off < e.bytes; off += copy_piece)
         pieces.push_back(
-            {from + off, to + off, std::min(copy_piece, e->info->bytes() - off)});
+            {e.data + off, to + off, std::min(copy_piece, e.bytes - off)});
     }
     thread_pool pool(thread_count(options.num_threads));
     pool.run(static_cast<int64_t>(pieces.size()), [&](int64_t lo, int64_t hi) {
@@ -257,7 +260,7 @@ status bound_weights::bind_checkpoint(const std::string &path,
       options.progress(options.progress_user, 0, bytes_);
     for (uint32_t i = 0; i < t.num_tensors; ++i) {
       const auto *p = static_cast<const uint8_t *>(pointers_[i]);
-      const uint64_t n = found[i]->info->bytes();
+      const uint64_t n = found[i].bytes;
       for (uint64_t off = 0; off < n; off += progress_step) {
         const uint64_t len = std::min(progress_step, n - off);
         if (options.populate)
@@ -298,7 +301,8 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
   };
   std::vector<work_item> items;
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
-    const uint32_t esize = dtype_size(static_cast<dtype>(t.tensors[i].dtype));
+    // Fill units: elements, or blocks of a block encoding.
+    const uint32_t esize = dtype_block_bytes(static_cast<dtype>(t.tensors[i].dtype));
     const uint64_t n = t.tensors[i].bytes / esize;
     for (uint64_t first = 0; first < n; first += fill_block)
       items.push_back({i, first, std::min(fill_block, n - first)});
@@ -323,14 +327,14 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
       for (int64_t k = lo; k < hi; ++k) {
         const work_item &w = items[b + static_cast<size_t>(k)];
         const sgc_abi_tensor_t &m = t.tensors[w.tensor];
-        const uint32_t esize = dtype_size(static_cast<dtype>(m.dtype));
+        const uint32_t esize = dtype_block_bytes(static_cast<dtype>(m.dtype));
         fill_dummy(seeds[w.tensor], m.dtype, m.fill, w.first, w.count,
                    owned_.data() + offsets[w.tensor] + w.first * esize);
       }
     });
     for (size_t k = b; k < end; ++k)
-      done += items[k].count *
-              dtype_size(static_cast<dtype>(t.tensors[items[k].tensor].dtype));
+      done += items[k].count * dtype_block_bytes(static_cast<dtype>(
+                                    t.tensors[items[k].tensor].dtype));
     if (options.progress)
       options.progress(options.progress_user, done, bytes_);
   }
@@ -340,6 +344,14 @@ status bound_weights::bind_dummy(const sgc_weights_options_t &options) {
 status write_dummy_weights(const model_library &model, const std::string &path,
                            const sgc_weights_options_t &options) {
   const sgc_model_v2_t &t = model.table();
+  for (uint32_t i = 0; i < t.num_tensors; ++i)
+    if (dtype_is_block(static_cast<dtype>(t.tensors[i].dtype)))
+      return usage_error("cannot write dummy weights for " +
+                         quote(model.path()) + " as safetensors: tensor " +
+                         quote(t.tensors[i].name) + " is " +
+                         dtype_name(static_cast<dtype>(t.tensors[i].dtype)) +
+                         ", which only GGUF files hold")
+          .note("run it with --load-format=dummy instead");
   thread_pool pool(thread_count(options.num_threads));
   std::vector<safetensors::tensor_source> sources(t.num_tensors);
   for (uint32_t i = 0; i < t.num_tensors; ++i) {

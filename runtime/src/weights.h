@@ -4,9 +4,9 @@
 #ifndef SGC_RUNTIME_SRC_WEIGHTS_H
 #define SGC_RUNTIME_SRC_WEIGHTS_H
 
-#include "lib/safetensors/safetensors.h"
 #include "runtime/src/memory.h"
 #include "runtime/src/model.h"
+#include "runtime/src/weight_source.h"
 
 #include <sgc/runtime.h>
 
@@ -44,7 +44,7 @@ private:
   status bind_dummy(const sgc_weights_options_t &options);
 
   std::shared_ptr<model_library> model_;
-  std::unique_ptr<safetensors::checkpoint> checkpoint_;
+  std::unique_ptr<weight_source> source_;
   anon_memory owned_;
   std::vector<const void *> pointers_;
   std::vector<std::string> sources_;

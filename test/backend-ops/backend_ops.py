@@ -38,6 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cases import CASES, NO_KERNEL, VOCAB, build  # noqa: E402
+from blocks import BLOCKS, write_gguf  # noqa: E402
 from model import Model  # noqa: E402
 from numerics import Normal, read_safetensors, write_safetensors  # noqa: E402
 
@@ -87,8 +88,14 @@ def run_case(c, dtype, args, out):
     mlir = os.path.join(work, "case.mlir")
     with open(mlir, "w") as f:
         f.write(m.mlir(result))
-    weights = os.path.join(work, "weights.safetensors")
-    write_safetensors(weights, m.weights)
+    # A case with block-encoded weights comes as a GGUF, the only files
+    # that hold them.
+    if any(dt in BLOCKS for dt, _, _ in m.weights.values()):
+        weights = os.path.join(work, "weights.gguf")
+        write_gguf(weights, m.weights)
+    else:
+        weights = os.path.join(work, "weights.safetensors")
+        write_safetensors(weights, m.weights)
     reference = [list(r) for r in result.rows]
     if args.plant_bug:
         reference[0][0] += 1.0 + abs(reference[0][0])

@@ -52,10 +52,21 @@ CASES = [
     case("embed-f16", "embed", width=96, wdtype="f16"),
     case("linear-f16-512x320", "linear", k=512, n=320, wdtype="f16"),
     case("norm-linear-f16-96x256", "norm_linear", k=96, n=256, offset=1, wdtype="f16"),
+    # ggml's block encodings (GGUF weights), CPU only so far: every path of
+    # the projection kernel (decode rows, prefill tiles and their lane
+    # tails: 7 prompt rows are a tile of 6 and one more) and the gather.
+    case("embed-q8_0", "embed", width=256, wdtype="q8_0", targets=("cpu",)),
+    case("embed-q6_k", "embed", width=256, wdtype="q6_k", targets=("cpu",)),
+    case("linear-q8_0-256x96", "linear", k=256, n=96, wdtype="q8_0", targets=("cpu",)),
+    case("linear-q4_0-512x80", "linear", k=512, n=80, wdtype="q4_0", targets=("cpu",)),
+    case("gated-mlp-q4_0-256x128", "gated_mlp", k=256, n=128, wdtype="q4_0",
+         targets=("cpu",)),
+    case("softcap-head-q6_k-256x48", "softcap_head", k=256, n=48, cap=30.0,
+         wdtype="q6_k", targets=("cpu",)),
 ]
 
 # Targets without a kernel for a case's op, and why (printed as skipped).
-NO_KERNEL = {"cuda": "no CUDA kernel for the vision ops yet"}
+NO_KERNEL = {"cuda": "no CUDA kernel for the vision ops and block encodings yet"}
 
 # Ids come from a table of this many rows: at most every output's width.
 VOCAB = 48

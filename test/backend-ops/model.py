@@ -4,10 +4,12 @@ reference of its output, built together op by op. The input comes from an
 logits, so `sgc compile` builds it and `sgc-run --dump-logits` runs it on
 every target like a real model."""
 
+import blocks
 import reference as ref
 from numerics import ROUND
 
 MLIR_TYPE = {"bf16": "bf16", "f16": "f16", "f32": "f32"}
+MLIR_TYPE.update({e: '!sg.quant<"%s">' % blocks.MLIR_NAME[e] for e in blocks.BLOCKS})
 
 
 def float_attr(v):
@@ -47,17 +49,24 @@ class Model:
     def weight(self, name, shape, dtype, sigma=1.0, mean=0.0):
         """A random weight: its SSA value and its values as rows, as the
         activations read them (an f16 matrix under bf16 activations is
-        rounded to bf16, as the reference runs a checkpoint in bf16)."""
+        rounded to bf16, as the reference runs a checkpoint in bf16; a
+        block-encoded one is its dequantized values, so rounded too)."""
         n = 1
         for s in shape:
             n *= s
-        values = [ROUND[dtype](v) for v in self.normal.values(n, sigma, mean)]
-        self.weights[name] = (dtype, shape, values)
+        values = self.normal.values(n, sigma, mean)
+        if dtype in blocks.BLOCKS:
+            # The file holds the blocks; the ops read what they dequantize to.
+            data, values = blocks.quantize(values, dtype)
+            self.weights[name] = (dtype, shape, data)
+        else:
+            values = [ROUND[dtype](v) for v in values]
+            self.weights[name] = (dtype, shape, values)
         ssa = self._name()
         self._emit('%s = sg.weight "%s" : tensor<%sx%s>'
                    % (ssa, name, "x".join(map(str, shape)), MLIR_TYPE[dtype]))
         width = shape[-1]
-        if dtype == "f16" and self.ct == "bf16":
+        if dtype != "bf16" and dtype != "f32" and self.ct == "bf16":
             values = [ROUND["bf16"](v) for v in values]
         return ssa, [values[i:i + width] for i in range(0, n, width)]
 
@@ -68,7 +77,8 @@ class Model:
                     ref.embed(table, self.ids, scale, self.r))
         self._emit("%s = sg.embed %s[%%tokens] scale(%s) {ATTRS} : "
                    "(tensor<%dx%dx%s>, tensor<?xi32>) -> %s"
-                   % (out.name, w, float_attr(scale), vocab, width, wdtype, out.type(self.ct)),
+                   % (out.name, w, float_attr(scale), vocab, width, MLIR_TYPE[wdtype],
+                      out.type(self.ct)),
                    block="embed")
         return out
 
@@ -77,7 +87,7 @@ class Model:
         w, rows = self.weight(name, [n, k], wdtype, sigma=k ** -0.5)
         out = Value(self._name(), [n], ref.linear(x.rows, rows, self.r))
         self._emit("%s = sg.linear %s, %s {ATTRS} : (%s, tensor<%dx%dx%s>) -> %s"
-                   % (out.name, x.name, w, x.type(self.ct), n, k, wdtype,
+                   % (out.name, x.name, w, x.type(self.ct), n, k, MLIR_TYPE[wdtype],
                       out.type(self.ct)))
         return out
 

@@ -179,6 +179,13 @@ LogicalResult EntrySelection::selectCall(plan::CallOp call,
         }
       }
     }
+    for (Value operand : op.getOperands())
+      if (auto quant = dyn_cast<sg::QuantType>(
+              getElementTypeOrSelf(operand.getType())))
+        return op.emitError("sg-select-kernels: '")
+               << op.getName() << "' reads a " << quant.getEncoding()
+               << " weight; the CUDA target takes bf16, f16 and f32 weights "
+                  "so far (block-encoded weights run with --target=cpu)";
     const KernelFamily *family = families.select(&op, ctx);
     if (!family) {
       if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -32,7 +33,8 @@ static Type elementTypeOf(Value v) {
 // Embedding
 //===----------------------------------------------------------------------===//
 
-/// out[s, :] = round(f32(table[ids[s], :]) * scale).
+/// out[s, :] = round(f32(table[ids[s], :]) * scale); a block-encoded table
+/// dequantizes the row's elements one by one (one row a token).
 static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op.getLoc();
@@ -44,6 +46,7 @@ static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
   Value zero = constIndex(b, loc, 0);
   Value hidden = dimOf(b, loc, out, 1);
   Value vocab = dimOf(b, loc, table, 0);
+  Type tableType = op.getTable().getType().getElementType();
   emitFor(b, loc, zero, dimOf(b, loc, out, 0),
           [&](OpBuilder &b, Location loc, Value s) {
             Value id = memref::LoadOp::create(b, loc, ids, ValueRange{s});
@@ -54,9 +57,8 @@ static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
                 b, loc, arith::CmpIPredicate::ult, row, vocab);
             row = arith::SelectOp::create(b, loc, inRange, row, zero);
             emitFor(b, loc, zero, hidden, [&](OpBuilder &b, Location loc, Value h) {
-              Value e = memref::LoadOp::create(b, loc, table, ValueRange{row, h});
-              Value y =
-                  arith::MulFOp::create(b, loc, widenWeight(b, loc, e, ct), scale);
+              Value e = loadWeightF32(b, loc, table, tableType, row, h, 1, ct);
+              Value y = arith::MulFOp::create(b, loc, e, scale);
               memref::StoreOp::create(b, loc, roundTo(b, loc, y, ct), out,
                                       ValueRange{s, h});
             });

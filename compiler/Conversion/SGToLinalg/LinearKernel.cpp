@@ -11,6 +11,7 @@
 
 
 #include "compiler/Conversion/SGToLinalg/LinearSpec.h"
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,14 +33,16 @@ using namespace mlir::sgc::lowering::linear;
 
 
 namespace {
-/// Prefetches the cache lines of w[row, col .. col + bytes / 2) from
-/// `ahead` elements on: the lines a chain step will read. Past the row's end
-/// it touches the next row; prefetches never fault.
+/// Prefetches the cache lines of w[row, col .. col + bytes / unit) from
+/// `ahead` columns on (`unit` bytes a buffer column: 2 for bf16, 1 for the
+/// bytes of a block encoding): the lines a chain step will read. Past the
+/// row's end it touches the next row; prefetches never fault.
 void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
-                       Value col, int64_t ahead, int64_t bytes) {
+                       Value col, int64_t ahead, int64_t bytes,
+                       int64_t unit = 2) {
   for (int64_t line = 0; line < bytes; line += 64) {
     Value at = arith::AddIOp::create(b, loc, col,
-                                     constIndex(b, loc, ahead + line / 2));
+                                     constIndex(b, loc, ahead + line / unit));
     memref::PrefetchOp::create(b, loc, w, ValueRange{row, at},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
@@ -47,26 +50,36 @@ void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
 }
 
 /// sum_k f32(w[row, k]) * xs[s, k] as emitChainedSum adds it: 4 x 16-lane
-/// FMA chains along K, prefetching the weight stream; the weights as
-/// activations of type `ct` read them.
-Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
-                 Value s, int64_t k, Type ct) {
+/// FMA chains along K, prefetching the weight stream; the weights (of
+/// logical element type `wType`) as activations of type `ct` read them.
+Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
+                 Value row, Value s, int64_t k, Type ct) {
   return emitChainedSum(
       b, loc, k, kLanes, kAccumulators,
       [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
-        Value wv = emitRowLoad(b, loc, w, ValueRange{row}, col, lanes);
+        Value wv = loadWeightF32(b, loc, w, wType, row, col, lanes, ct);
         Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
         if (lanes == 1)
-          return arith::AddFOp::create(
-              b, loc, acc,
-              Value(arith::MulFOp::create(b, loc, widenWeight(b, loc, wv, ct), xv)));
-        return vector::FMAOp::create(b, loc, widenWeight(b, loc, wv, ct), xv, acc);
+          return arith::AddFOp::create(b, loc, acc,
+                                       Value(arith::MulFOp::create(b, loc, wv, xv)));
+        return vector::FMAOp::create(b, loc, wv, xv, acc);
       },
       [&](OpBuilder &b, Location loc, Value col) {
         // Prefetch the weight stream 1 KiB ahead (the two cache lines this
         // step will need 8 steps from now): measured on Zen 3, the hardware
         // prefetcher alone leaves the kernel at 76 % of read bandwidth, this
-        // brings it to 85-94 % (bench/gemv).
+        // brings it to 85-94 % (bench/gemv). A block encoding streams its
+        // bytes: the same 1 KiB ahead, a step's share of them.
+        if (auto quant = dyn_cast<sg::QuantType>(wType)) {
+          int64_t stepBytes = quant.getRowBytes(kLanes * kAccumulators *
+                                                quant.getBlockElements()) /
+                              quant.getBlockElements();
+          emitPrefetchAhead(b, loc, w, row,
+                            weightBufferColumn(b, loc, wType, col),
+                            2 * kPrefetchElements, std::max<int64_t>(stepBytes, 1),
+                            /*unit=*/1);
+          return;
+        }
         emitPrefetchAhead(b, loc, w, row, col, kPrefetchElements,
                           kLanes * kAccumulators * 2);
       });
@@ -148,12 +161,10 @@ SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
 /// writes 32 contiguous bytes (a store per element, 64 bytes apart, took
 /// ~15 % of a K = 2048 linear's time on Zen 3); a K that is not a multiple
 /// of 8 ends one column at a time.
-void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
-                   int64_t k, Type ct) {
+void emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType, Value n0,
+                   Value panel, int64_t k, Type ct) {
   static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
   Value zero = constIndex(b, loc, 0);
-  auto wide = VectorType::get({8}, b.getF32Type());
-  Type wType = cast<MemRefType>(w.getType()).getElementType();
   int64_t whole = k - k % 8;
   scf::ForOp::create(
       b, loc, zero, constIndex(b, loc, whole), constIndex(b, loc, 8),
@@ -163,11 +174,7 @@ void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
           for (int64_t j = j0; j < j0 + 8; ++j) {
             Value row =
                 arith::AddIOp::create(b, loc, n0, constIndex(b, loc, j));
-            rows.push_back(widenWeight(
-                b, loc,
-                vector::LoadOp::create(b, loc, wide.clone(wType), w,
-                                       ValueRange{row, col}),
-                ct));
+            rows.push_back(loadWeightF32(b, loc, w, wType, row, col, 8, ct));
           }
           SmallVector<Value> cols = emitTranspose8x8(b, loc, rows);
           for (int64_t c = 0; c < 8; ++c)
@@ -186,9 +193,9 @@ void emitPackPanel(OpBuilder &b, Location loc, Value w, Value n0, Value panel,
         emitFor(
             b, loc, constIndex(b, loc, whole), constIndex(b, loc, k),
             [&](OpBuilder &b, Location loc, Value col) {
-              Value v = memref::LoadOp::create(b, loc, w, ValueRange{row, col});
-              memref::StoreOp::create(b, loc, widenWeight(b, loc, v, ct),
-                                      panel, ValueRange{col, j});
+              memref::StoreOp::create(
+                  b, loc, loadWeightF32(b, loc, w, wType, row, col, 1, ct),
+                  panel, ValueRange{col, j});
             });
       });
 }
@@ -298,15 +305,14 @@ SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
 
 /// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
 /// fused multiply-add per k, in order.
-Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Value row,
-                  Value s, int64_t k, Type ct) {
+Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
+                  Value row, Value s, int64_t k, Type ct) {
   auto loop = scf::ForOp::create(
       b, loc, constIndex(b, loc, 0), constIndex(b, loc, k),
       constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
       [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
         Value x = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
-        Value wv = widenWeight(
-            b, loc, memref::LoadOp::create(b, loc, w, ValueRange{row, col}), ct);
+        Value wv = loadWeightF32(b, loc, w, wType, row, col, 1, ct);
         scf::YieldOp::create(b, loc,
                              Value(math::FmaOp::create(b, loc, x, wv, acc[0])));
       });
@@ -482,7 +488,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
     b.setInsertionPointToStart(blocks.getBody());
     Value n0 = blocks.getInductionVar();
     for (auto [w, panel] : llvm::zip_equal(weights, panels))
-      emitPackPanel(b, loc, w, n0, panel, spec.k, spec.yType);
+      emitPackPanel(b, loc, w, spec.wType, n0, panel, spec.k, spec.yType);
     Value paddedTokens = dimOf(b, loc, xs, 0);
     auto tiles = scf::ForOp::create(b, loc, zero, paddedTokens,
                                     constIndex(b, loc, kTileTokens));
@@ -509,12 +515,12 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
             b, loc, useTiles,
             [&](OpBuilder &b, Location loc) {
               scf::YieldOp::create(b, loc,
-                                   emitLaneDot(b, loc, xs, w, n, s, spec.k, spec.yType));
+                                   emitLaneDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
             },
             [&](OpBuilder &b, Location loc) {
               if (!bufs.rowDot) {
                 scf::YieldOp::create(b, loc,
-                                     emitRowDot(b, loc, xs, w, n, s, spec.k, spec.yType));
+                                     emitRowDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
                 return;
               }
               auto pairs = scf::IfOp::create(
@@ -525,7 +531,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                   },
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(b, loc,
-                                         emitRowDot(b, loc, xs, w, n, s, spec.k, spec.yType));
+                                         emitRowDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
                   });
               scf::YieldOp::create(b, loc, pairs.getResult(0));
             });
@@ -565,7 +571,7 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   if (spec.bf16Dot)
     args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
   for (int64_t rows : spec.rows)
-    args.push_back(MemRefType::get({rows, spec.k}, spec.wType));
+    args.push_back(weightBufferType(rows, spec.k, spec.wType));
   if (spec.biasType)
     args.push_back(MemRefType::get({spec.rows.front()}, spec.biasType));
   for (unsigned i = 0; i < spec.numOutputs(); ++i)

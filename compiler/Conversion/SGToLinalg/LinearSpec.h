@@ -11,6 +11,7 @@
 #define SGC_COMPILER_CONVERSION_SGTOLINALG_LINEARSPEC_H
 
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGDialect.h"
 #include "dialects/SG/IR/SGInterfaces.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -104,7 +105,13 @@ struct KernelSpec {
     os << (epilogue == Epilogue::GatedGelu ? "gated_mlp" : "linear");
     for (int64_t r : rows)
       os << "_" << r;
-    os << "x" << k << "_" << wType << "_" << yType << (bf16Dot ? "_dot" : "");
+    os << "x" << k << "_";
+    // Symbol-safe: a block encoding by its name (`q4_0`), not its type.
+    if (auto quant = dyn_cast<sg::QuantType>(wType))
+      os << quant.getEncoding().lower();
+    else
+      os << wType;
+    os << "_" << yType << (bf16Dot ? "_dot" : "");
     if (biasType)
       os << "_b" << biasType;
     if (epilogue == Epilogue::Softcap) {

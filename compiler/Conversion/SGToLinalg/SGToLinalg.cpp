@@ -23,10 +23,13 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-/// The buffer type of a tensor type (other types unchanged).
+/// The buffer type of a tensor type (other types unchanged); a
+/// block-encoded weight is a buffer of its bytes.
 static Type bufferType(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    auto [shape, element] = sg::storageOf(tensor);
+    return MemRefType::get(shape, element);
+  }
   return type;
 }
 

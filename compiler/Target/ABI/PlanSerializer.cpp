@@ -19,6 +19,8 @@ namespace {
 /// The safetensors name of an element type, as abi.h's SGC_ABI_DTYPES rows
 /// spell it, or "INVALID" for a type that has no row.
 StringRef dtypeName(Type t) {
+  if (auto quant = dyn_cast<sg::QuantType>(t))
+    return quant.getEncoding();
   StringRef name = t.isBF16()          ? "BF16"
                    : t.isF16()         ? "F16"
                    : t.isF32()         ? "F32"
@@ -30,7 +32,7 @@ StringRef dtypeName(Type t) {
                    : isa<Float8E4M3FNType>(t) ? "F8_E4M3"
                    : isa<Float8E5M2Type>(t) ? "F8_E5M2"
                                        : "INVALID";
-#define SGC_KNOWN_DTYPE(row, code, bytes)                                     \
+#define SGC_KNOWN_DTYPE(row, code, blockBytes, blockElements)                 \
   if (name == #row)                                                           \
     return name;
   SGC_ABI_DTYPES(SGC_KNOWN_DTYPE)
@@ -305,7 +307,10 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
   t = 0;
   for (plan::TensorOp tensor : module.getOps<plan::TensorOp>()) {
     RankedTensorType type = tensor.getTensorType();
-    int64_t bytes = elementBytes(type.getElementType()) * type.getNumElements();
+    auto [shape, element] = sg::storageOf(type);
+    int64_t bytes = elementBytes(element);
+    for (int64_t dim : shape)
+      bytes *= dim;
     os << "  {" << cString(tensor.getSymName()) << ", ";
     if (ArrayAttr alt = tensor.getAltAttr())
       os << "sgc_alt_names_" << t << ", " << alt.size();

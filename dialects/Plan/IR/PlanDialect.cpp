@@ -69,10 +69,20 @@ int64_t BufferType::getBytes(int64_t tokens) const {
 }
 
 bool BufferType::holds(RankedTensorType t) const {
-  if (t.getElementType() != getElementType() ||
-      t.getRank() != static_cast<int64_t>(getShape().size()))
+  if (t.getRank() != static_cast<int64_t>(getShape().size()))
     return false;
-  for (auto [a, b] : llvm::zip_equal(t.getShape(), getShape()))
+  ArrayRef<int64_t> tensorShape = t.getShape(), bufferShape = getShape();
+  // A block-encoded tensor (`!sg.quant`) is held as its bytes: i8 rows of
+  // whatever length the encoding makes, the leading dimensions the same.
+  if (!t.getElementType().isIntOrFloat()) {
+    if (!getElementType().isInteger(8) || t.getRank() == 0)
+      return false;
+    tensorShape = tensorShape.drop_back();
+    bufferShape = bufferShape.drop_back();
+  } else if (t.getElementType() != getElementType()) {
+    return false;
+  }
+  for (auto [a, b] : llvm::zip_equal(tensorShape, bufferShape))
     if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
       return false;
   return true;

@@ -240,8 +240,12 @@ LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError("names no plan.tensor: ") << getTensorAttr();
   // weight_c2
   RankedTensorType type = tensor.getTensorType();
-  if (!type || type.getShape() != getType().getShape() ||
-      type.getElementType() != getType().getElementType())
+  if (!type)
+    return emitOpError("names a tensor without a tensor type");
+  // A weight buffer is static; holds() admits a block-encoded tensor's
+  // bytes.
+  if (!getType().holds(type) ||
+      llvm::any_of(getType().getShape(), ShapedType::isDynamic))
     return emitOpError("has type ")
            << getType() << " but the tensor is " << tensor.getType();
   return success();

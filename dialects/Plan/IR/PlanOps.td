@@ -155,7 +155,9 @@ def Plan_WeightOp : Plan_Op<"weight", [HasParent<"EntryOp">,
   let description = [{
     Constraints:
     - C1: `tensor` names a `plan.tensor`.
-    - C2: the buffer has the tensor's shape and element type.
+    - C2: the buffer has the tensor's shape and element type; a
+      block-encoded tensor (`!sg.quant`) is held as its bytes: an i8
+      buffer with the tensor's leading dimensions.
   }];
   let arguments = (ins FlatSymbolRefAttr:$tensor);
   let results = (outs Plan_AnyBuffer:$result);

@@ -94,6 +94,7 @@ def SG_Dialect : Dialect {
     "::mlir::UnitAttr":$carried_prologue
   );
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 /// Each row of the op's results (along the token dimension) depends only on
@@ -109,6 +110,10 @@ class SG_Op<string mnemonic, list<Trait> traits = []>
 
 /// A ranked float tensor (activations and weights).
 def SG_FloatTensor : RankedTensorOf<[AnyFloat]>;
+/// A weight: float, or block-encoded (`!sg.quant<"Q4_0">`, SGTypes.td).
+def SG_WeightTensor : RankedTensorOf<[AnyFloat,
+    Type<CPred<"::llvm::isa<::mlir::sgc::sg::QuantType>($_self)">,
+         "block-encoded weight", "::mlir::sgc::sg::QuantType">]>;
 /// A ranked integer tensor (token ids).
 def SG_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
 /// The absolute position of a chunk's first token.

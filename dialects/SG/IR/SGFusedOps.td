@@ -42,7 +42,7 @@ def SG_NormLinearOp : SG_Op<"norm_linear", [SG_RowWise, Pure, AttrSizedOperandSe
     ```
   }];
   let arguments = (ins SG_FloatTensor:$x, Optional<SG_FloatTensor>:$norm_weight,
-                       Variadic<SG_FloatTensor>:$weights,
+                       Variadic<SG_WeightTensor>:$weights,
                        OptionalAttr<F64Attr>:$eps,
                        DefaultValuedAttr<I64Attr, "0">:$weight_offset,
                        OptionalAttr<F64Attr>:$softcap);
@@ -77,7 +77,7 @@ def SG_GatedMLPOp : SG_Op<"gated_mlp", [SG_RowWise, Pure,
     ```
   }];
   let arguments = (ins SG_FloatTensor:$x, Optional<SG_FloatTensor>:$norm_weight,
-                       SG_FloatTensor:$gate, SG_FloatTensor:$up,
+                       SG_WeightTensor:$gate, SG_WeightTensor:$up,
                        OptionalAttr<F64Attr>:$eps,
                        DefaultValuedAttr<I64Attr, "0">:$weight_offset);
   let results = (outs SG_FloatTensor:$result);

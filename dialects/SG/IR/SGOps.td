@@ -10,6 +10,7 @@
 #define SGC_DIALECTS_SG_IR_SGOPS_TD
 
 include "dialects/SG/IR/SGBase.td"
+include "dialects/SG/IR/SGTypes.td"
 include "dialects/SG/IR/SGInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -31,13 +32,15 @@ def SG_WeightOp : SG_Op<"weight", [SG_RowWise, Pure]> {
     Constraints:
     - C1: `name` is not empty.
     - C2: the result has a static shape.
+    - C3: a block-encoded weight (`!sg.quant`) is a `[rows, K]` matrix
+      whose K is a whole number of the encoding's blocks.
 
     ```mlir
     %w = sg.weight "language_model.model.norm.weight" : tensor<3840xbf16>
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs SG_FloatTensor:$result);
+  let results = (outs SG_WeightTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -55,13 +58,15 @@ def SG_EmbedOp : SG_Op<"embed", [Pure]> {
     - C1: `table` has rank 2 `[V, H]` and `ids` rank 1.
     - C2: the result is `[len(ids), H]`.
     - C3: `scale` is finite and > 0.
+    - C4: a block-encoded table (`!sg.quant`) has rows of whole blocks; a
+      row is dequantized as `sg.linear` reads a weight.
 
     ```mlir
     %h = sg.embed %table[%ids] scale(6.200000e+01)
         : (tensor<262208x3840xbf16>, tensor<?xi32>) -> tensor<?x3840xbf16>
     ```
   }];
-  let arguments = (ins SG_FloatTensor:$table, SG_IntTensor:$ids,
+  let arguments = (ins SG_WeightTensor:$table, SG_IntTensor:$ids,
                        F64Attr:$scale);
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat = [{
@@ -141,6 +146,9 @@ def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure,
     - C4: `bias`, when present, has shape `[out]`.
     - C5: `weight_layout` is `out_in` or `in_out`; `in_out` takes a rank-2
       weight.
+    - C6: a block-encoded weight (`!sg.quant<"Q4_0">`, read as its
+      dequantized value, see the type) is a rank-2 `out_in` weight whose K
+      is a whole number of blocks.
 
     ```mlir
     %q = sg.linear %x, %wq
@@ -150,7 +158,7 @@ def SG_LinearOp : SG_Op<"linear", [SG_RowWise, Pure,
         -> tensor<4096x1152xbf16>
     ```
   }];
-  let arguments = (ins SG_FloatTensor:$x, SG_FloatTensor:$w,
+  let arguments = (ins SG_FloatTensor:$x, SG_WeightTensor:$w,
                        Optional<SG_FloatTensor>:$bias,
                        OptionalAttr<StrAttr>:$weight_layout);
   let results = (outs SG_FloatTensor:$result);

@@ -87,37 +87,47 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  *===----------------------------------------------------------------------===*/
 
 /**
- * Element types, one row each: X(NAME, code, bytes per element). NAME is the
- * safetensors spelling ("BF16", "F8_E4M3", ...), the code what the tables
- * store (equal to the runtime's SGC_DTYPE_*). The one table of them: the
- * enumerators below, the compiler's serializer and the runtime's dtype names
- * and sizes (lib/support/dtype.cc) are made from these rows. The F8 types
- * are storage only in 2.0.
+ * Element types and weight encodings, one row each:
+ * X(NAME, code, block bytes, block elements). NAME is the safetensors
+ * spelling ("BF16", "F8_E4M3", ...) or ggml's ("Q4_0"), the code what the
+ * tables store (equal to the runtime's SGC_DTYPE_*). A plain type is a block
+ * of one element; a block encoding (Q8_0, Q4_0, Q6_K: ggml's layouts, see
+ * design/QUANT.md §3) packs `block elements` weights of a row into `block
+ * bytes`, so a tensor's bytes are (elements / block elements) x block bytes
+ * and its last dimension is a whole number of blocks. Block encodings come
+ * from GGUF files only. The one table of them: the enumerators below, the
+ * compiler's serializer and type, and the runtime's dtype names and sizes
+ * (lib/support/dtype.cc) are made from these rows. The F8 types are storage
+ * only in 2.0.
  */
 #define SGC_ABI_DTYPES(X) \
-  X(INVALID, 0, 0)        \
-  X(BOOL, 1, 1)           \
-  X(U8, 2, 1)             \
-  X(I8, 3, 1)             \
-  X(I16, 4, 2)            \
-  X(U16, 5, 2)            \
-  X(F16, 6, 2)            \
-  X(BF16, 7, 2)           \
-  X(I32, 8, 4)            \
-  X(U32, 9, 4)            \
-  X(F32, 10, 4)           \
-  X(F64, 11, 8)           \
-  X(I64, 12, 8)           \
-  X(U64, 13, 8)           \
-  X(F8_E4M3, 14, 1)       \
-  X(F8_E5M2, 15, 1)       \
-  X(F8_E8M0, 16, 1)
+  X(INVALID, 0, 0, 1)     \
+  X(BOOL, 1, 1, 1)        \
+  X(U8, 2, 1, 1)          \
+  X(I8, 3, 1, 1)          \
+  X(I16, 4, 2, 1)         \
+  X(U16, 5, 2, 1)         \
+  X(F16, 6, 2, 1)         \
+  X(BF16, 7, 2, 1)        \
+  X(I32, 8, 4, 1)         \
+  X(U32, 9, 4, 1)         \
+  X(F32, 10, 4, 1)        \
+  X(F64, 11, 8, 1)        \
+  X(I64, 12, 8, 1)        \
+  X(U64, 13, 8, 1)        \
+  X(F8_E4M3, 14, 1, 1)    \
+  X(F8_E5M2, 15, 1, 1)    \
+  X(F8_E8M0, 16, 1, 1)    \
+  X(Q8_0, 17, 34, 32)     \
+  X(Q4_0, 18, 18, 32)     \
+  X(Q6_K, 19, 210, 256)
 
 enum {
-#define SGC_ABI_DTYPE_ENUMERATOR(name, code, bytes) SGC_ABI_DTYPE_##name = code,
+#define SGC_ABI_DTYPE_ENUMERATOR(name, code, block_bytes, block_elements)     \
+  SGC_ABI_DTYPE_##name = code,
   SGC_ABI_DTYPES(SGC_ABI_DTYPE_ENUMERATOR)
 #undef SGC_ABI_DTYPE_ENUMERATOR
-  SGC_ABI_DTYPE_COUNT = 17
+  SGC_ABI_DTYPE_COUNT = 20
 };
 
 /** What --load-format=dummy writes into a tensor. */
@@ -200,7 +210,10 @@ typedef struct sgc_abi_tensor_t {
   uint32_t rank;
   /** Dimensions, outermost first; entries at index >= rank are 0. */
   int64_t shape[SGC_ABI_MAX_RANK];
-  /** dtype size x product(shape); the runtime checks this. */
+  /**
+   * product(shape) / block elements x block bytes (the dtype row's); the
+   * runtime checks this.
+   */
   uint64_t bytes;
   /**
    * The schema-6 graph object this tensor belongs to ("target.embedding",

@@ -793,3 +793,50 @@ func.func @norm_rope_c4(%x: tensor<4x2x16xbf16>, %w: tensor<16xbf16>, %pos: i64,
       : (tensor<4x2x16xbf16>, tensor<16xbf16>, i64, tensor<8x2x16xbf16>) -> (tensor<4x2x16xbf16>, tensor<8x2x16xbf16>)
   return %c2 : tensor<8x2x16xbf16>
 }
+
+// -----
+// quant_c1: a block encoding the compiler knows (SGTypes.td).
+// expected-error @+1 {{quant_c1: unknown block encoding 'Q4_K' (Q8_0, Q4_0 and Q6_K are known)}}
+func.func @quant_c1_unknown(%w: tensor<64x256x!sg.quant<"Q4_K">>) {
+  return
+}
+
+// -----
+// weight_c3: a block-encoded weight's rows are whole blocks.
+func.func @weight_c3_partial_block() -> tensor<64x80x!sg.quant<"Q4_0">> {
+  // expected-error @+1 {{requires the rows of a Q4_0 weight to be whole blocks of 32, got K = 80}}
+  %w = sg.weight "w" : tensor<64x80x!sg.quant<"Q4_0">>
+  return %w : tensor<64x80x!sg.quant<"Q4_0">>
+}
+
+// -----
+// weight_c3: a block-encoded weight is a matrix.
+func.func @weight_c3_rank() -> tensor<2x64x256x!sg.quant<"Q6_K">> {
+  // expected-error @+1 {{requires a block-encoded weight to be a static [rows, K] matrix, got [2, 64, 256]}}
+  %w = sg.weight "w" : tensor<2x64x256x!sg.quant<"Q6_K">>
+  return %w : tensor<2x64x256x!sg.quant<"Q6_K">>
+}
+
+// -----
+// embed_c4: a block-encoded table's rows are whole blocks.
+func.func @embed_c4_partial_block(%t: tensor<512x96x!sg.quant<"Q6_K">>, %ids: tensor<?xi32>) -> tensor<?x96xbf16> {
+  // expected-error @+1 {{requires the rows of a Q6_K weight to be whole blocks of 256, got K = 96}}
+  %h = sg.embed %t[%ids] scale(1.0) : (tensor<512x96x!sg.quant<"Q6_K">>, tensor<?xi32>) -> tensor<?x96xbf16>
+  return %h : tensor<?x96xbf16>
+}
+
+// -----
+// linear_c6: a block-encoded weight is read [out, in].
+func.func @linear_c6_in_out(%x: tensor<16x64xbf16>, %w: tensor<64x64x!sg.quant<"Q8_0">>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{requires a block-encoded weight in the out_in layout}}
+  %y = sg.linear %x, %w {weight_layout = "in_out"} : (tensor<16x64xbf16>, tensor<64x64x!sg.quant<"Q8_0">>) -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+// linear_c6: whole blocks in the fused projections too.
+func.func @linear_c6_fused_partial_block(%x: tensor<?x48xbf16>, %w: tensor<64x48x!sg.quant<"Q8_0">>) -> tensor<?x64xbf16> {
+  // expected-error @+1 {{requires the rows of a Q8_0 weight to be whole blocks of 32, got K = 48}}
+  %y = sg.norm_linear %x weights(%w) : (tensor<?x48xbf16>, tensor<64x48x!sg.quant<"Q8_0">>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}

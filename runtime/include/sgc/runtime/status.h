@@ -78,12 +78,16 @@ typedef enum sgc_dtype_e {
   SGC_DTYPE_U64 = 13,
   SGC_DTYPE_F8_E4M3 = 14,
   SGC_DTYPE_F8_E5M2 = 15,
-  SGC_DTYPE_F8_E8M0 = 16
+  SGC_DTYPE_F8_E8M0 = 16,
+  /* Block encodings of GGUF files (design/QUANT.md §3). */
+  SGC_DTYPE_Q8_0 = 17,
+  SGC_DTYPE_Q4_0 = 18,
+  SGC_DTYPE_Q6_K = 19
 } sgc_dtype_t;
 
 /** Safetensors spelling ("BF16"); "INVALID" otherwise (static). */
 const char *sgc_dtype_name(sgc_dtype_t dtype);
-/** Bytes per element; 0 for SGC_DTYPE_INVALID. */
+/** Bytes per element; 0 for SGC_DTYPE_INVALID and the block encodings. */
 size_t sgc_dtype_size(sgc_dtype_t dtype);
 
 typedef enum sgc_device_kind_e {

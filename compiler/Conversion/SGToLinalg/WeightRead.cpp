@@ -1,0 +1,182 @@
+//===- WeightRead.cpp - float and block-encoded weight reads -------------===//
+//
+// Part of sgc. Block layouts (design/QUANT.md §3, ggml's block structs):
+//   Q8_0: f16 d; i8 q[32]                    w = d · q
+//   Q4_0: f16 d; u8 qs[16]: element j < 16 the low nibble of qs[j], j + 16
+//         the high one                       w = d · (q − 8)
+//   Q6_K: u8 ql[128], qh[64]; i8 sc[16]; f16 d (256 elements, two halves
+//         of 128; in a half, element 32·i + l takes the low (i = 0, 1) or
+//         high (i = 2, 3) nibble of ql[32·(i % 2) + l] and bits 2i, 2i + 1
+//         of qh[l], sub-block scale sc[l / 16 + 2i])
+//                                            w = (d · sc) · (q − 32)
+// Every product is formed in f32 in ggml's order, so the values equal the
+// `gguf` package's dequantizers' bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "dialects/SG/IR/SGDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+MemRefType lowering::weightBufferType(int64_t rows, int64_t k, Type wType) {
+  if (auto quant = dyn_cast<sg::QuantType>(wType))
+    return MemRefType::get({rows, quant.getRowBytes(k)},
+                           IntegerType::get(wType.getContext(), 8));
+  return MemRefType::get({rows, k}, wType);
+}
+
+namespace {
+
+/// Index arithmetic on the block being read.
+struct BlockReader {
+  OpBuilder &b;
+  Location loc;
+  Value w, row;
+  int64_t lanes;
+
+  Value c(int64_t v) { return constIndex(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
+
+  /// `lanes` bytes (i8) from byte `at` of the row.
+  Value bytes(Value at) {
+    if (lanes == 1)
+      return memref::LoadOp::create(b, loc, w, ValueRange{row, at});
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({lanes}, b.getI8Type()), w, ValueRange{row, at});
+  }
+  /// One int8 at byte `at`, as f32.
+  Value signedByte(Value at) {
+    Value v = memref::LoadOp::create(b, loc, w, ValueRange{row, at});
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), v);
+  }
+  /// The f16 at byte `at`, as f32.
+  Value half(Value at) {
+    auto two = VectorType::get({2}, b.getI8Type());
+    auto one = VectorType::get({1}, b.getF16Type());
+    Value raw = vector::LoadOp::create(b, loc, two, w, ValueRange{row, at});
+    Value h = vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, one, raw), ArrayRef<int64_t>{0});
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), h);
+  }
+  /// An i8 constant or index value, shaped like the loaded bytes.
+  Value splat(Value scalarI8) {
+    if (lanes == 1)
+      return scalarI8;
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({lanes}, b.getI8Type()), scalarI8);
+  }
+  Value i8(int64_t v) {
+    return splat(arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(v)));
+  }
+  Value i8Of(Value index) {
+    return splat(arith::IndexCastOp::create(b, loc, b.getI8Type(), index));
+  }
+  /// A scalar f32 shaped like the lanes.
+  Value f32Lanes(Value scalar) {
+    if (lanes == 1)
+      return scalar;
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({lanes}, b.getF32Type()), scalar);
+  }
+  Value toF32(Value ints) {
+    Type f32 = lanes == 1 ? Type(b.getF32Type())
+                          : Type(VectorType::get({lanes}, b.getF32Type()));
+    return arith::SIToFPOp::create(b, loc, f32, ints);
+  }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+};
+
+Value dequantQ8_0(BlockReader &r, Value col) {
+  Value base = r.mul(r.div(col, 32), 34);
+  Value q = r.bytes(r.add(base, r.add(r.c(2), r.rem(col, 32))));
+  return r.fmul(r.f32Lanes(r.half(base)), r.toF32(q));
+}
+
+Value dequantQ4_0(BlockReader &r, Value col) {
+  OpBuilder &b = r.b;
+  Value base = r.mul(r.div(col, 32), 18);
+  Value e = r.rem(col, 32);
+  Value packed = r.bytes(r.add(base, r.add(r.c(2), r.rem(e, 16))));
+  Value shift = r.i8Of(r.mul(r.div(e, 16), 4));
+  Value nibble = arith::AndIOp::create(
+      b, r.loc, arith::ShRUIOp::create(b, r.loc, packed, shift), r.i8(0xF));
+  Value q = arith::SubIOp::create(b, r.loc, nibble, r.i8(8));
+  return r.fmul(r.f32Lanes(r.half(base)), r.toF32(q));
+}
+
+Value dequantQ6_K(BlockReader &r, Value col) {
+  OpBuilder &b = r.b;
+  Location loc = r.loc;
+  Value base = r.mul(r.div(col, 256), 210);
+  Value e = r.rem(col, 256);
+  Value half = r.div(e, 128), inHalf = r.rem(e, 128);
+  Value quarter = r.div(inHalf, 32), l = r.rem(inHalf, 32);
+  // ql[64·half + 32·(quarter % 2) + l], its low nibble for quarters 0 and 1.
+  Value qlAt = r.add(base, r.add(r.mul(half, 64),
+                                 r.add(r.mul(r.rem(quarter, 2), 32), l)));
+  Value low = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(b, loc, r.bytes(qlAt),
+                             r.i8Of(r.mul(r.div(quarter, 2), 4))),
+      r.i8(0xF));
+  // Bits 2·quarter and 2·quarter + 1 of qh[32·half + l].
+  Value qhAt = r.add(base, r.add(r.c(128), r.add(r.mul(half, 32), l)));
+  Value high = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(b, loc, r.bytes(qhAt), r.i8Of(r.mul(quarter, 2))),
+      r.i8(3));
+  Value q = arith::SubIOp::create(
+      b, loc,
+      arith::OrIOp::create(b, loc, low,
+                           arith::ShLIOp::create(b, loc, high, r.i8(4))),
+      r.i8(32));
+  // sc[8·half + l / 16 + 2·quarter]; d · sc first, as ggml does.
+  Value scAt = r.add(base, r.add(r.c(192), r.add(r.mul(half, 8),
+                                                 r.add(r.div(l, 16),
+                                                       r.mul(quarter, 2)))));
+  Value scale = r.fmul(r.half(r.add(base, r.c(208))), r.signedByte(scAt));
+  return r.fmul(r.f32Lanes(scale), r.toF32(q));
+}
+
+} // namespace
+
+Value lowering::loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
+                              Value row, Value col, int64_t lanes, Type ct) {
+  auto quant = dyn_cast<sg::QuantType>(wType);
+  if (!quant)
+    return widenWeight(b, loc, emitRowLoad(b, loc, w, ValueRange{row}, col, lanes),
+                       ct);
+  BlockReader r{b, loc, w, row, lanes};
+  StringRef encoding = quant.getEncoding();
+  Value value = encoding == "Q8_0"   ? dequantQ8_0(r, col)
+                : encoding == "Q4_0" ? dequantQ4_0(r, col)
+                                     : dequantQ6_K(r, col);
+  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K") &&
+         "QuantType's verifier admits these");
+  // Under bf16 activations the reference reads bf16(dequantized weight).
+  if (ct.isBF16())
+    value = lowering::toF32(b, loc, roundTo(b, loc, value, ct));
+  return value;
+}
+
+Value lowering::weightBufferColumn(OpBuilder &b, Location loc, Type wType,
+                                   Value col) {
+  auto quant = dyn_cast<sg::QuantType>(wType);
+  if (!quant)
+    return col;
+  Value block = arith::DivUIOp::create(
+      b, loc, col, constIndex(b, loc, quant.getBlockElements()));
+  return arith::MulIOp::create(b, loc, block,
+                               constIndex(b, loc, quant.getBlockBytes()));
+}

@@ -1,0 +1,38 @@
+//===- WeightRead.h - weights as the kernels read them ----------*- C++ -*-===//
+//
+// Part of sgc. The CPU kernels read a weight at [row, col .. col + lanes) as
+// f32 values through one function, whatever the weight's encoding: a float
+// weight is loaded and widened (widenWeight), a block-encoded one
+// (`!sg.quant`, ggml's Q8_0 / Q4_0 / Q6_K blocks on a buffer of bytes) is
+// dequantized in registers as ggml's reference dequantizer computes it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_WEIGHTREAD_H
+#define SGC_COMPILER_CONVERSION_SGTOLINALG_WEIGHTREAD_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::sgc::lowering {
+
+/// The buffer of `rows` weight rows of `k` elements of `wType` (a float
+/// type, or `!sg.quant`: the rows' bytes as i8).
+MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
+
+/// w[row, col .. col + lanes) of the weight buffer `w` whose logical
+/// element type is `wType`, as f32 (a vector of `lanes`, a scalar for 1)
+/// holding the values activations of type `ct` read: bf16(w) under bf16
+/// activations for f16 and block-encoded weights. For a block encoding,
+/// `col` is a multiple of `lanes` and `lanes` (1, 8 or 16) divides its
+/// sub-block (32 for Q8_0 / Q4_0, 16 for Q6_K).
+Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
+                    Value row, Value col, int64_t lanes, Type ct);
+
+/// The buffer column (element, or byte of a block encoding) where the
+/// weight's element `col` lives, or its block starts: for prefetching.
+Value weightBufferColumn(OpBuilder &b, Location loc, Type wType, Value col);
+
+} // namespace mlir::sgc::lowering
+
+#endif // SGC_COMPILER_CONVERSION_SGTOLINALG_WEIGHTREAD_H

@@ -1,0 +1,50 @@
+//===- SGTypes.td - sg dialect types -----------------------*- tablegen -*-===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_DIALECTS_SG_IR_SGTYPES_TD
+#define SGC_DIALECTS_SG_IR_SGTYPES_TD
+
+include "dialects/SG/IR/SGBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def SG_QuantType : TypeDef<SG_Dialect, "Quant"> {
+  let mnemonic = "quant";
+  let summary = "a weight element stored in one of ggml's block encodings";
+  let description = [{
+    The element type of a block-encoded weight: `tensor<N x K x
+    !sg.quant<"Q4_0">>` is an `[N, K]` weight whose every row is stored as
+    K / B blocks of ggml's layout for that encoding (design/QUANT.md §3;
+    the table of encodings is `SGC_ABI_DTYPES` in abi.h):
+
+    | encoding | block: elements / bytes | value |
+    |---|---|---|
+    | `Q8_0` | 32 / 34 | `f32(d) · q` |
+    | `Q4_0` | 32 / 18 | `f32(d) · (q − 8)` |
+    | `Q6_K` | 256 / 210 | `(f32(d) · sc) · (q − 32)` |
+
+    Ops read such a weight as its dequantized f32 value (exact for Q8_0 and
+    Q4_0; Q6_K rounds as ggml's reference does), rounded to bf16 under bf16
+    activations, as the reference runs the dequantized checkpoint in bf16.
+    On buffers the weight is its bytes: `[N, K / B · bytes]` of i8.
+
+    Constraints:
+    - C1: the encoding is `Q8_0`, `Q4_0` or `Q6_K`.
+  }];
+  let parameters = (ins StringRefParameter<"the encoding">:$encoding);
+  let assemblyFormat = "`<` $encoding `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Weights per block and bytes per block.
+    int64_t getBlockElements() const;
+    int64_t getBlockBytes() const;
+    /// Bytes of a row of `k` weights (k a multiple of the block).
+    int64_t getRowBytes(int64_t k) const {
+      return k / getBlockElements() * getBlockBytes();
+    }
+  }];
+}
+
+#endif // SGC_DIALECTS_SG_IR_SGTYPES_TD

@@ -1,0 +1,60 @@
+/*
+ * weight_source.h - the tensors of a checkpoint file, whatever its format:
+ * a safetensors checkpoint (file, index or directory) or a GGUF file.
+ *
+ * The binder (weights.cc) asks for a tensor by name and gets its dtype, its
+ * shape outermost first (a GGUF stores dims innermost first; they are
+ * reversed here), where its bytes are and which file holds them.
+ */
+#ifndef SGC_RUNTIME_SRC_WEIGHT_SOURCE_H
+#define SGC_RUNTIME_SRC_WEIGHT_SOURCE_H
+
+#include "lib/gguf/gguf.h"
+#include "lib/safetensors/safetensors.h"
+#include "lib/support/dtype.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sgc {
+namespace runtime {
+
+struct source_tensor {
+  std::string name;
+  /// dtype::invalid for a GGUF type sgc has no dtype for; type_name says
+  /// which ("Q4_K").
+  sgc::dtype type = sgc::dtype::invalid;
+  std::string type_name;
+  std::vector<int64_t> shape;
+  const uint8_t *data = nullptr;
+  uint64_t bytes = 0;
+  /// Offset of the data in its file (alignment checks).
+  uint64_t file_offset = 0;
+  /// The file that holds it.
+  std::string file;
+};
+
+class weight_source {
+public:
+  /// Opens |path|: a GGUF file (by its magic), else a safetensors
+  /// checkpoint as safetensors::checkpoint::open takes it.
+  static status open(const std::string &path,
+                     std::unique_ptr<weight_source> *out);
+
+  /// The tensor |name|; false when the file has none of that name.
+  bool find(const std::string &name, source_tensor *out) const;
+  bool is_gguf() const { return gguf_ != nullptr; }
+
+private:
+  std::unique_ptr<safetensors::checkpoint> safetensors_;
+  std::unique_ptr<gguf::file> gguf_;
+};
+
+/// The sgc dtype of ggml type |type| (dtype::invalid when sgc has none).
+sgc::dtype dtype_of_ggml_type(uint32_t type);
+
+} // namespace runtime
+} // namespace sgc
+
+#endif // SGC_RUNTIME_SRC_WEIGHT_SOURCE_H

@@ -1,0 +1,138 @@
+"""ggml's block encodings (Q8_0, Q4_0, Q6_K; design/QUANT.md §3) in pure
+Python: a quantizer that makes valid blocks of given values, the
+dequantizer that defines what the blocks mean (every product rounded to
+float32 in ggml's order), and the GGUF file the backend-op test writes when
+a case has block-encoded weights. The quantizers need not match
+llama-quantize's choices: a kernel must read any valid block; the
+dequantizer must match the format (checked against the `gguf` package's
+numpy dequantizers by tools/gen-golden/check_blocks.py)."""
+
+import struct
+
+from numerics import bf16_bits, f16, f32
+
+# name: (ggml type, elements a block, bytes a block)
+BLOCKS = {"q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q6_k": (14, 256, 210)}
+PLAIN = {"f32": (0, "<f"), "f16": (1, "<e"), "bf16": (30, None)}
+MLIR_NAME = {"q8_0": "Q8_0", "q4_0": "Q4_0", "q6_k": "Q6_K"}
+
+
+def _half(v):
+    return struct.pack("<e", f16(v))
+
+
+def _unhalf(b):
+    return struct.unpack("<e", b)[0]
+
+
+def quantize_q8_0(x):
+    amax = max(abs(v) for v in x)
+    d = f16(amax / 127.0)
+    q = [0 if d == 0 else max(-127, min(127, round(v / d))) for v in x]
+    return _half(d) + struct.pack("<32b", *q)
+
+
+def dequantize_q8_0(b):
+    d = _unhalf(b[:2])
+    return [f32(d * q) for q in struct.unpack("<32b", b[2:34])]
+
+
+def quantize_q4_0(x):
+    # ggml's rule: d from the value of largest magnitude, with its sign.
+    m = max(x, key=abs)
+    d = f16(m / -8.0)
+    inv = 0.0 if d == 0 else 1.0 / d
+    q = [max(0, min(15, int(v * inv + 8.5))) for v in x]
+    return _half(d) + bytes(q[j] | (q[j + 16] << 4) for j in range(16))
+
+
+def dequantize_q4_0(b):
+    d = _unhalf(b[:2])
+    qs = b[2:18]
+    q = [v & 0xF for v in qs] + [v >> 4 for v in qs]
+    return [f32(d * (v - 8)) for v in q]
+
+
+def quantize_q6_k(x):
+    # Sub-blocks of 16 with their own int8 scale under one f16 d.
+    sub = [max(abs(v) for v in x[16 * i:16 * i + 16]) / 31.0 for i in range(16)]
+    d = f16(max(sub) / 127.0)
+    sc = [0 if d == 0 else max(-128, min(127, round(s / d))) for s in sub]
+    q = []
+    for i, v in enumerate(x):
+        step = f32(d * sc[i // 16])
+        q.append(32 if step == 0 else max(0, min(63, round(v / step) + 32)))
+    ql, qh = bytearray(128), bytearray(64)
+    for half in range(2):
+        for quarter in range(4):
+            for l in range(32):
+                v = q[128 * half + 32 * quarter + l]
+                at = 64 * half + 32 * (quarter % 2) + l
+                ql[at] |= (v & 0xF) << (4 * (quarter // 2))
+                qh[32 * half + l] |= (v >> 4) << (2 * quarter)
+    return bytes(ql) + bytes(qh) + struct.pack("<16b", *sc) + _half(d)
+
+
+def dequantize_q6_k(b):
+    ql, qh = b[:128], b[128:192]
+    sc = struct.unpack("<16b", b[192:208])
+    d = _unhalf(b[208:210])
+    out = [0.0] * 256
+    for half in range(2):
+        for quarter in range(4):
+            for l in range(32):
+                low = (ql[64 * half + 32 * (quarter % 2) + l] >> (4 * (quarter // 2))) & 0xF
+                high = (qh[32 * half + l] >> (2 * quarter)) & 3
+                s = sc[8 * half + l // 16 + 2 * quarter]
+                out[128 * half + 32 * quarter + l] = f32(f32(d * s) * ((low | high << 4) - 32))
+    return out
+
+
+QUANTIZE = {"q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "q6_k": quantize_q6_k}
+DEQUANTIZE = {"q8_0": dequantize_q8_0, "q4_0": dequantize_q4_0, "q6_k": dequantize_q6_k}
+
+
+def quantize(values, encoding):
+    """(the bytes of `values` in blocks, the values they dequantize to)."""
+    _, n, _ = BLOCKS[encoding]
+    assert len(values) % n == 0
+    data, back = b"", []
+    for i in range(0, len(values), n):
+        blk = QUANTIZE[encoding](values[i:i + n])
+        data += blk
+        back += DEQUANTIZE[encoding](blk)
+    return data, back
+
+
+def _string(s):
+    raw = s.encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def write_gguf(path, tensors, alignment=32):
+    """tensors: name -> (dtype, shape outermost first, flat values or the
+    block bytes of a block encoding). Dims are written innermost first."""
+    infos, blobs, offset = b"", [], 0
+    for name in sorted(tensors):
+        dtype, shape, payload = tensors[name]
+        if dtype in BLOCKS:
+            ggml, blob = BLOCKS[dtype][0], payload
+        elif dtype == "bf16":
+            ggml, blob = 30, b"".join(struct.pack("<H", bf16_bits(v)) for v in payload)
+        else:
+            ggml, fmt = PLAIN[dtype]
+            blob = b"".join(struct.pack(fmt, v) for v in payload)
+        offset += -offset % alignment
+        infos += _string(name) + struct.pack("<I", len(shape))
+        infos += b"".join(struct.pack("<Q", d) for d in reversed(shape))
+        infos += struct.pack("<IQ", ggml, offset)
+        blobs.append((offset, blob))
+        offset += len(blob)
+    meta = _string("general.architecture") + struct.pack("<I", 8) + _string("sgc-test")
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), 1) + meta + infos
+    head += b"\0" * (-len(head) % alignment)
+    data = bytearray()
+    for at, blob in blobs:
+        data += b"\0" * (at - len(data)) + blob
+    with open(path, "wb") as f:
+        f.write(head + bytes(data))
