@@ -13,6 +13,7 @@
 #include "runtime/src/model.h"
 #include "runtime/src/session.h"
 #include "runtime/src/weights.h"
+#include "runtime/src/weight_source.h"
 
 #include <sgc/abi.h>
 
@@ -42,7 +43,7 @@ static_assert(static_cast<int>(SGC_DEVICE_CUDA) ==
               "");
 
 struct sgc_checkpoint_t {
-  std::unique_ptr<sgc::safetensors::checkpoint> impl;
+  std::unique_ptr<sgc::runtime::weight_source> impl;
 };
 
 struct sgc_model_t {
@@ -231,7 +232,7 @@ sgc_status_t *sgc_checkpoint_open(const char *path,
   if (!path || !out_checkpoint)
     return null_argument("path and out_checkpoint");
   auto c = std::make_unique<sgc_checkpoint_t>();
-  status st = sgc::safetensors::checkpoint::open(path, &c->impl);
+  status st = sgc::runtime::weight_source::open(path, &c->impl);
   if (!st.ok())
     return to_c(std::move(st));
   *out_checkpoint = c.release();
@@ -251,25 +252,32 @@ int sgc_checkpoint_tensor(const sgc_checkpoint_t *c, size_t index,
     return 0;
   const auto &e = c->impl->tensors()[index];
   sgc_tensor_info_t info{};
-  info.name = e.info->name.c_str();
-  info.dtype = static_cast<sgc_dtype_t>(e.info->type);
-  info.rank = static_cast<uint32_t>(e.info->shape.size());
-  info.shape = e.info->shape.data();
-  info.bytes = e.info->bytes();
-  info.location = e.shard->path().c_str();
+  info.name = e.name.c_str();
+  info.dtype = static_cast<sgc_dtype_t>(e.type);
+  info.rank = static_cast<uint32_t>(e.shape.size());
+  info.shape = e.shape.data();
+  info.bytes = e.bytes;
+  info.location = e.file.c_str();
   info.fill = 0;
   *out_info = info;
   return 1;
 }
 
+const char *sgc_checkpoint_tensor_encoding(const sgc_checkpoint_t *c,
+                                           size_t index) {
+  if (!c || index >= c->impl->tensors().size())
+    return nullptr;
+  return c->impl->tensors()[index].type_name.c_str();
+}
+
 size_t sgc_checkpoint_shard_count(const sgc_checkpoint_t *c) {
-  return c ? c->impl->shards().size() : 0;
+  return c ? c->impl->files().size() : 0;
 }
 
 const char *sgc_checkpoint_shard_path(const sgc_checkpoint_t *c, size_t index) {
-  if (!c || index >= c->impl->shards().size())
+  if (!c || index >= c->impl->files().size())
     return nullptr;
-  return c->impl->shards()[index]->path().c_str();
+  return c->impl->files()[index].c_str();
 }
 
 uint64_t sgc_checkpoint_tensor_bytes(const sgc_checkpoint_t *c) {

@@ -3,6 +3,7 @@
  */
 #include "runtime/src/weight_source.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -62,39 +63,65 @@ status weight_source::open(const std::string &path,
                   : safetensors::checkpoint::open(path, &src->safetensors_);
   if (!st.ok())
     return st;
+  if (src->gguf_) {
+    const gguf::file &g = *src->gguf_;
+    src->files_.push_back(g.path());
+    for (const gguf::tensor_info &t : g.hdr().tensors) {
+      source_tensor e;
+      e.name = t.name;
+      e.type = dtype_of_ggml_type(t.type);
+      const gguf::type_traits *traits = gguf::find_type(t.type);
+      e.type_name =
+          traits ? traits->name : "ggml type " + std::to_string(t.type);
+      for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d)
+        e.shape.push_back(static_cast<int64_t>(*d));
+      e.data = g.data(t);
+      e.bytes = t.bytes;
+      e.file_offset = g.hdr().data_offset + t.offset;
+      e.file = g.path();
+      src->tensors_.push_back(std::move(e));
+    }
+  } else {
+    for (const auto &shard : src->safetensors_->shards())
+      src->files_.push_back(shard->path());
+    for (const safetensors::checkpoint::entry &c :
+         src->safetensors_->tensors()) {
+      const safetensors::tensor_info &ci = *c.info;
+      source_tensor e;
+      e.name = ci.name;
+      e.type = ci.type;
+      e.type_name = dtype_name(ci.type);
+      e.shape = ci.shape;
+      e.data = static_cast<const uint8_t *>(c.shard->data(ci));
+      e.bytes = ci.bytes();
+      e.file_offset = c.shard->file_offset(ci);
+      e.file = c.shard->path();
+      src->tensors_.push_back(std::move(e));
+    }
+  }
+  std::sort(src->tensors_.begin(), src->tensors_.end(),
+            [](const source_tensor &a, const source_tensor &b) {
+              return a.name < b.name;
+            });
   *out = std::move(src);
   return status();
 }
 
 bool weight_source::find(const std::string &name, source_tensor *out) const {
-  if (gguf_) {
-    const gguf::tensor_info *t = gguf_->hdr().find_tensor(name);
-    if (!t)
-      return false;
-    out->name = t->name;
-    out->type = dtype_of_ggml_type(t->type);
-    const gguf::type_traits *traits = gguf::find_type(t->type);
-    out->type_name = traits ? traits->name : "ggml type " + std::to_string(t->type);
-    out->shape.assign(t->dims.rbegin(), t->dims.rend());
-    out->data = gguf_->data(*t);
-    out->bytes = t->bytes;
-    out->file_offset = gguf_->hdr().data_offset + t->offset;
-    out->file = gguf_->path();
-    return true;
-  }
-  const safetensors::checkpoint::entry *e = safetensors_->find(name);
-  if (!e)
+  auto it = std::lower_bound(
+      tensors_.begin(), tensors_.end(), name,
+      [](const source_tensor &t, const std::string &n) { return t.name < n; });
+  if (it == tensors_.end() || it->name != name)
     return false;
-  const safetensors::tensor_info &ci = *e->info;
-  out->name = ci.name;
-  out->type = ci.type;
-  out->type_name = dtype_name(ci.type);
-  out->shape = ci.shape;
-  out->data = static_cast<const uint8_t *>(e->shard->data(ci));
-  out->bytes = ci.bytes();
-  out->file_offset = e->shard->file_offset(ci);
-  out->file = e->shard->path();
+  *out = *it;
   return true;
+}
+
+uint64_t weight_source::tensor_bytes() const {
+  uint64_t total = 0;
+  for (const source_tensor &t : tensors_)
+    total += t.bytes;
+  return total;
 }
 
 } // namespace runtime

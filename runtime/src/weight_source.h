@@ -45,8 +45,15 @@ public:
   /// The tensor |name|; false when the file has none of that name.
   bool find(const std::string &name, source_tensor *out) const;
   bool is_gguf() const { return gguf_ != nullptr; }
+  /// Every tensor, sorted by name.
+  const std::vector<source_tensor> &tensors() const { return tensors_; }
+  /// The files: the shards in index order, or the one file.
+  const std::vector<std::string> &files() const { return files_; }
+  uint64_t tensor_bytes() const;
 
 private:
+  std::vector<source_tensor> tensors_;
+  std::vector<std::string> files_;
   std::unique_ptr<safetensors::checkpoint> safetensors_;
   std::unique_ptr<gguf::file> gguf_;
 };

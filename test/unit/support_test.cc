@@ -107,6 +107,37 @@ TEST(Dtype, Table) {
   EXPECT_STREQ(dtype_name(static_cast<dtype>(999)), "INVALID");
 }
 
+// The block encodings: ggml's block sizes (QUANT.md §3), a tensor's bytes
+// from whole blocks of its rows, and no safetensors spelling.
+TEST(Dtype, BlockEncodings) {
+  EXPECT_STREQ(dtype_name(dtype::q4_0), "Q4_0");
+  EXPECT_TRUE(dtype_is_block(dtype::q6_k));
+  EXPECT_FALSE(dtype_is_block(dtype::bf16));
+  EXPECT_EQ(dtype_size(dtype::q8_0), 0u);
+  EXPECT_EQ(dtype_block_elements(dtype::q8_0), 32u);
+  EXPECT_EQ(dtype_block_bytes(dtype::q8_0), 34u);
+  EXPECT_EQ(dtype_block_bytes(dtype::q4_0), 18u);
+  EXPECT_EQ(dtype_block_elements(dtype::q6_k), 256u);
+  EXPECT_EQ(dtype_block_bytes(dtype::q6_k), 210u);
+  EXPECT_EQ(dtype_from_name("Q4_0"), dtype::invalid);
+
+  uint64_t bytes = 0;
+  const int64_t matrix[] = {3840, 15360};
+  ASSERT_TRUE(dtype_tensor_bytes(dtype::q4_0, matrix, 2, &bytes));
+  EXPECT_EQ(bytes, uint64_t{3840} * 15360 / 32 * 18);
+  ASSERT_TRUE(dtype_tensor_bytes(dtype::bf16, matrix, 2, &bytes));
+  EXPECT_EQ(bytes, uint64_t{3840} * 15360 * 2);
+  const int64_t partial[] = {4, 96};
+  EXPECT_FALSE(dtype_tensor_bytes(dtype::q6_k, partial, 2, &bytes));
+  EXPECT_TRUE(dtype_tensor_bytes(dtype::q8_0, partial, 2, &bytes));
+  EXPECT_EQ(bytes, 4u * 3 * 34);
+  EXPECT_FALSE(dtype_tensor_bytes(dtype::q8_0, nullptr, 0, &bytes));
+  const int64_t negative[] = {-1, 32};
+  EXPECT_FALSE(dtype_tensor_bytes(dtype::q8_0, negative, 2, &bytes));
+  const int64_t huge[] = {INT64_MAX, INT64_MAX};
+  EXPECT_FALSE(dtype_tensor_bytes(dtype::f32, huge, 2, &bytes));
+}
+
 TEST(Status, Formatting) {
   status s = mismatch_error("bad").note("one").note("two");
   EXPECT_EQ(s.code(), status_code::mismatch);

@@ -99,7 +99,7 @@ static int inspect_weights(const char *path) {
     uint32_t d;
     if (!sgc_checkpoint_tensor(ckpt, i, &t))
       break;
-    printf("%s %s [", t.name, sgc_dtype_name(t.dtype));
+    printf("%s %s [", t.name, sgc_checkpoint_tensor_encoding(ckpt, i));
     for (d = 0; d < t.rank; ++d)
       printf(d ? ", %lld" : "%lld", (long long)t.shape[d]);
     printf("] %llu %s\n", (unsigned long long)t.bytes, base_name(t.location));

@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 5u
+#define SGC_ABI_VERSION_MINOR 6u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -95,7 +95,7 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  * design/QUANT.md §3) packs `block elements` weights of a row into `block
  * bytes`, so a tensor's bytes are (elements / block elements) x block bytes
  * and its last dimension is a whole number of blocks. Block encodings come
- * from GGUF files only. The one table of them: the enumerators below, the
+ * from GGUF files only; their codes are new in 2.6. The one table of them: the enumerators below, the
  * compiler's serializer and type, and the runtime's dtype names and sizes
  * (lib/support/dtype.cc) are made from these rows. The F8 types are storage
  * only in 2.0.

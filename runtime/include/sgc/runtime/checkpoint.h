@@ -57,14 +57,23 @@ typedef struct sgc_checkpoint_t sgc_checkpoint_t;
 /**
  * Opens and validates a checkpoint: a .safetensors file, an
  * *.index.json, or a directory with model.safetensors or
- * model.safetensors.index.json. Every shard is validated in full (header
- * rules, exact tiling of the data region) and must hold exactly the tensors
- * the index gives it. Data stays on disk (mmap); nothing is read but the
- * headers. Errors name the file and the tensor; code SGC_STATUS_BAD_INPUT.
+ * model.safetensors.index.json; or a GGUF file (version 3, told by its
+ * magic). Every shard is validated in full (header rules, exact tiling of
+ * the data region) and must hold exactly the tensors the index gives it; a
+ * GGUF's offsets, types, sizes and alignment are checked likewise. Data
+ * stays on disk (mmap); nothing is read but the headers. Errors name the
+ * file and the tensor; code SGC_STATUS_BAD_INPUT. A GGUF tensor's shape is
+ * given outermost first (the file stores it innermost first); a ggml type
+ * sgc has no dtype for has SGC_DTYPE_INVALID (its name:
+ * sgc_checkpoint_tensor_encoding).
  */
 sgc_status_t *sgc_checkpoint_open(const char *path,
                                   sgc_checkpoint_t **out_checkpoint);
 void sgc_checkpoint_release(sgc_checkpoint_t *checkpoint);
+/** The |index|-th tensor's encoding as the file names it ("BF16", "Q4_0",
+ *  "Q4_K"); NULL when out of range. */
+const char *sgc_checkpoint_tensor_encoding(const sgc_checkpoint_t *checkpoint,
+                                           size_t index);
 /** Number of tensors over all shards. */
 size_t sgc_checkpoint_tensor_count(const sgc_checkpoint_t *checkpoint);
 /** The |index|-th tensor in name order; returns 0 when out of range, else 1.
