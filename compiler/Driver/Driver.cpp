@@ -12,6 +12,7 @@
 #include "compiler/Driver/Explain.h"
 #include "compiler/Driver/PlanExplain.h"
 #include "compiler/Driver/ExitCodes.h"
+#include "compiler/Import/Gguf/GgufImport.h"
 #include "compiler/Import/HF/HfImport.h"
 #include "compiler/Import/Importer.h"
 #include "compiler/Pipelines/IRDump.h"
@@ -150,17 +151,6 @@ int failComputeDtype(StringRef value) {
                               "' (expected bf16 or f32)");
 }
 
-/// A GGUF file (llama.cpp's format) starts with these bytes; it is named as
-/// such rather than parsed as JSON or MLIR.
-bool isGguf(StringRef contents) { return contents.starts_with("GGUF"); }
-
-std::string ggufInputError(StringRef path) {
-  return ("'" + path + "' is a GGUF file (llama.cpp's format); sgc reads a "
-          "system_graph.json, an sg .mlir or a Hugging Face checkpoint "
-          "directory so far")
-      .str();
-}
-
 bool isJsonInput(StringRef path) {
   return llvm::sys::path::extension(path).equals_insensitive(".json");
 }
@@ -260,9 +250,12 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
         << "cannot read '" << opts.input << "': " << errorMessage;
     return nullptr;
   }
-  if (isGguf(buffer->getBuffer())) {
-    emitError(UnknownLoc::get(&ctx)) << ggufInputError(opts.input);
-    return nullptr;
+  if (isGgufContents(buffer->getBuffer())) {
+    FailureOr<import::GraphSpec> graph =
+        graphFromGguf(&ctx, opts.input, importOptions);
+    if (failed(graph))
+      return nullptr;
+    return importGraphSpec(&ctx, *graph, importOptions);
   }
   if (isJsonInput(opts.input)) {
     return importSystemGraph(&ctx, opts.input, buffer->getBuffer(),
@@ -415,6 +408,7 @@ int runExplain(int argc, char **argv) {
   if (std::string error = checkOutputPath(opts.output); !error.empty())
     return fail(kExitBadInput, error);
   std::string fileName = opts.input, graphText;
+  bool isGguf = false;
   if (llvm::sys::fs::is_directory(opts.input)) {
     FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
     if (failed(graph))
@@ -427,9 +421,9 @@ int runExplain(int argc, char **argv) {
     if (!buffer)
       return fail(kExitBadInput,
                   "cannot read '" + opts.input + "': " + errorMessage);
-    if (isGguf(buffer->getBuffer()))
-      return fail(kExitBadInput, ggufInputError(opts.input));
-    graphText = buffer->getBuffer().str();
+    isGguf = isGgufContents(buffer->getBuffer());
+    if (!isGguf)
+      graphText = buffer->getBuffer().str();
   }
 
   ImportOptions importOptions;
@@ -438,8 +432,22 @@ int runExplain(int argc, char **argv) {
   // Print nothing unless the whole explanation succeeds.
   std::string text;
   llvm::raw_string_ostream os(text);
-  auto explain = opts.plan ? explainPlan : explainSystemGraph;
-  if (failed(explain(&ctx, fileName, graphText, importOptions, os)))
+  LogicalResult explained = failure();
+  if (isGguf) {
+    FailureOr<import::GraphSpec> graph =
+        graphFromGguf(&ctx, opts.input, importOptions);
+    if (succeeded(graph))
+      explained = opts.plan ? explainPlan(&ctx, fileName, *graph,
+                                          importOptions, os)
+                            : explainGraph(&ctx, fileName, *graph,
+                                           importOptions, os);
+  } else {
+    explained = opts.plan ? explainPlan(&ctx, fileName, graphText,
+                                        importOptions, os)
+                          : explainSystemGraph(&ctx, fileName, graphText,
+                                               importOptions, os);
+  }
+  if (failed(explained))
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "explain failed");
 

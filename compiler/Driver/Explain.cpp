@@ -13,6 +13,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/KVCachePlan.h"
+#include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,6 +22,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -288,6 +290,34 @@ FailureOr<std::vector<FusionChange>> collectFusions(ModuleOp module) {
   return fusions;
 }
 
+/// The bytes the model binds, per encoding, as the IR types them (what the
+/// manifest lists and the runtime's memory budget counts); `file`: the
+/// weights file the encodings came from, if any.
+void printWeightsByEncoding(ModuleOp module, StringRef file,
+                            llvm::raw_ostream &os) {
+  std::map<std::string, std::pair<int64_t, int64_t>> byEncoding;
+  module.walk([&](sg::WeightOp op) {
+    RankedTensorType type = op.getType();
+    std::string name;
+    if (auto quant = dyn_cast<sg::QuantType>(type.getElementType()))
+      name = quant.getEncoding().str();
+    else
+      llvm::raw_string_ostream(name) << type.getElementType();
+    auto [shape, element] = sg::storageOf(type);
+    int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+    for (int64_t d : shape)
+      bytes *= d;
+    auto &entry = byEncoding[StringRef(name).upper()];
+    entry.first += 1;
+    entry.second += bytes;
+  });
+  os << "\nweights by encoding"
+     << (file.empty() ? "" : " (as '" + file.str() + "' stores them)") << ":\n";
+  for (const auto &[name, entry] : byEncoding)
+    os << "  " << name << ": " << withCommas(entry.first) << " tensors, "
+       << withCommas(entry.second) << " B\n";
+}
+
 } // namespace
 
 LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
@@ -299,6 +329,14 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
   FailureOr<GraphSpec> graph = parseSystemGraph(ctx, fileName, text, options);
   if (failed(graph))
     return failure();
+  return explainGraph(ctx, fileName, *graph, options, os);
+}
+
+LogicalResult mlir::sgc::explainGraph(MLIRContext *ctx, StringRef fileName,
+                                      const GraphSpec &graphSpec,
+                                      const ImportOptions &options,
+                                      llvm::raw_ostream &os) {
+  const GraphSpec *graph = &graphSpec;
   OwningOpRef<ModuleOp> module = buildModule(ctx, *graph, options);
   if (!module || failed(verify(*module)))
     return failure();
@@ -342,6 +380,9 @@ LogicalResult mlir::sgc::explainSystemGraph(MLIRContext *ctx,
   os << "  total: " << withCommas(derivedTensors) << ", "
      << withCommas(derivedBytes) << " B | " << withCommas(declaredTensors)
      << ", " << withCommas(declaredBytes) << " B\n";
+  printWeightsByEncoding(*module, graph->fileTensors.empty() ? ""
+                                                             : fileName,
+                         os);
 
   FailureOr<std::vector<FusionChange>> fusions = collectFusions(*module);
   if (failed(fusions))

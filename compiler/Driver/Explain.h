@@ -26,6 +26,12 @@ LogicalResult explainSystemGraph(MLIRContext *ctx, StringRef fileName,
                                  StringRef text, const ImportOptions &options,
                                  llvm::raw_ostream &os);
 
+/// The same for a graph already parsed (a GGUF's: graphFromGguf).
+LogicalResult explainGraph(MLIRContext *ctx, StringRef fileName,
+                           const import::GraphSpec &graph,
+                           const ImportOptions &options,
+                           llvm::raw_ostream &os);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_DRIVER_EXPLAIN_H

@@ -9,6 +9,7 @@
 #include "compiler/Import/Format.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Plan/IR/PlanOps.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
@@ -114,22 +115,40 @@ LogicalResult mlir::sgc::explainPlan(MLIRContext *ctx, StringRef fileName,
       importSystemGraph(ctx, fileName, text, options);
   if (!module)
     return failure();
+  return explainPlanOf(ctx, fileName, *module, os);
+}
+
+LogicalResult mlir::sgc::explainPlan(MLIRContext *ctx, StringRef fileName,
+                                     const import::GraphSpec &graph,
+                                     const ImportOptions &options,
+                                     llvm::raw_ostream &os) {
+  OwningOpRef<ModuleOp> module = importGraphSpec(ctx, graph, options);
+  if (!module)
+    return failure();
+  return explainPlanOf(ctx, fileName, *module, os);
+}
+
+LogicalResult mlir::sgc::explainPlanOf(MLIRContext *ctx, StringRef fileName,
+                                       ModuleOp module, llvm::raw_ostream &os) {
   PassManager pm(ctx);
   for (Phase phase : {Phase::Import, Phase::GraphOpt, Phase::Fusion,
                       Phase::Plan})
     buildPhasePipeline(phase, pm, *allTargets().front());
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     return failure();
 
   int64_t tensors = 0, weightBytes = 0;
-  for (plan::TensorOp t : module->getOps<plan::TensorOp>()) {
-    RankedTensorType type = t.getTensorType();
+  for (plan::TensorOp t : module.getOps<plan::TensorOp>()) {
+    // A block-encoded tensor counts its blocks' bytes.
+    auto [shape, element] = sg::storageOf(t.getTensorType());
+    int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+    for (int64_t d : shape)
+      bytes *= d;
     ++tensors;
-    weightBytes += type.getNumElements() *
-                   ((type.getElementTypeBitWidth() + 7) / 8);
+    weightBytes += bytes;
   }
   int64_t rings = 0, full = 0, kvBytes = 0;
-  for (plan::KVLayerOp l : module->getOps<plan::KVLayerOp>()) {
+  for (plan::KVLayerOp l : module.getOps<plan::KVLayerOp>()) {
     (l.getKind() == plan::KVKind::ring ? rings : full) += 1;
     kvBytes += l.getSlots() * l.getKvHeads() *
                (l.getHeadDim() + l.getVHeadDim()) *
@@ -140,7 +159,7 @@ LogicalResult mlir::sgc::explainPlan(MLIRContext *ctx, StringRef fileName,
      << withCommas(weightBytes) << " B\n"
      << "  KV cache: " << rings << " ring and " << full << " full layers, "
      << withCommas(kvBytes) << " B\n";
-  for (plan::EntryOp entry : module->getOps<plan::EntryOp>())
+  for (plan::EntryOp entry : module.getOps<plan::EntryOp>())
     printEntry(entry, os);
   return success();
 }

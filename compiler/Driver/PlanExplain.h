@@ -22,6 +22,15 @@ namespace mlir::sgc {
 LogicalResult explainPlan(MLIRContext *ctx, StringRef fileName, StringRef text,
                           const ImportOptions &options, llvm::raw_ostream &os);
 
+/// The same for a graph already parsed (a GGUF's: graphFromGguf).
+LogicalResult explainPlan(MLIRContext *ctx, StringRef fileName,
+                          const import::GraphSpec &graph,
+                          const ImportOptions &options, llvm::raw_ostream &os);
+
+/// The same for an imported module (run to `plan` in place).
+LogicalResult explainPlanOf(MLIRContext *ctx, StringRef fileName,
+                            ModuleOp module, llvm::raw_ostream &os);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_DRIVER_PLANEXPLAIN_H

@@ -112,20 +112,33 @@ Value mlir::sgc::import::buildWeight(OpBuilder &b, const GraphSpec &graph,
                                      Location at, const std::string &name,
                                      ArrayRef<int64_t> shape) {
   Location named = NameLoc::get(b.getStringAttr(name), at);
-  // The object's encoding is its matrices' storage; vectors stay BF16.
+  // The object's encoding is its matrices' storage; vectors stay BF16. A
+  // graph read from a weights file takes each tensor's from the file.
   const ObjectSpec *object = objectOf(graph, name);
   Type element = object && object->encoding == "F16" && shape.size() == 2
                      ? Type(b.getF16Type())
                      : Type(b.getBF16Type());
+  auto fileTensor = graph.fileTensors.find(name);
+  if (fileTensor != graph.fileTensors.end()) {
+    StringRef encoding = fileTensor->second.encoding;
+    element = encoding == "F32"    ? Type(b.getF32Type())
+              : encoding == "F16"  ? Type(b.getF16Type())
+              : encoding == "BF16" ? Type(b.getBF16Type())
+                                   : Type(sg::QuantType::get(b.getContext(),
+                                                             encoding));
+  }
   auto op = sg::WeightOp::create(
       b, named, RankedTensorType::get(shape, element), b.getStringAttr(name));
   // The graph object, for the runtime's diagnostics.
   if (object)
     sg::SGDialect::ObjectAttrHelper(b.getContext())
         .setAttr(op, b.getStringAttr(object->id));
-  // The family's other spellings, for the runtime's binding (ABI manifest).
+  // The family's other spellings, for the runtime's binding (ABI manifest);
+  // the file's name of a tensor read from a weights file.
   SmallVector<std::string, 1> alt =
-      alternativeTensorNames(graph.text.family, name);
+      fileTensor != graph.fileTensors.end()
+          ? SmallVector<std::string, 1>{fileTensor->second.name}
+          : alternativeTensorNames(graph.text.family, name);
   if (!alt.empty())
     sg::SGDialect::AltNamesAttrHelper(b.getContext())
         .setAttr(op, b.getStrArrayAttr(

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -278,12 +279,22 @@ struct TensorSpec {
   }
 };
 
+/// A tensor as the weights file stores it, where the graph came from one
+/// (sgc compile model.gguf): its name there and its encoding ("F32", "F16",
+/// "BF16", "Q8_0", "Q4_0", "Q6_K").
+struct FileTensor {
+  std::string name, encoding;
+};
+
 struct GraphSpec {
   std::string fileName;
   TextSpec text;
   std::vector<OpaqueComponentSpec> opaqueComponents;
   std::vector<ObjectSpec> objects;
   std::vector<Completion> completions;
+  /// By the graph's tensor name; empty unless the graph came from a
+  /// weights file. Each tensor then has the file's encoding and name.
+  std::map<std::string, FileTensor> fileTensors;
 };
 
 /// Every checkpoint tensor the text component binds, in a stable order,

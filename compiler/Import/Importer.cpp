@@ -71,9 +71,15 @@ OwningOpRef<ModuleOp> mlir::sgc::importSystemGraph(
       }
       component.softTokensPerImage = options.maxSoftTokens;
     }
-  OwningOpRef<ModuleOp> module = buildModule(ctx, *graph, options);
+  return importGraphSpec(ctx, *graph, options);
+}
+
+OwningOpRef<ModuleOp>
+mlir::sgc::importGraphSpec(MLIRContext *ctx, const import::GraphSpec &graph,
+                           const ImportOptions &options) {
+  OwningOpRef<ModuleOp> module = buildModule(ctx, graph, options);
   if (!module || failed(verify(*module)) ||
-      failed(checkBindings(*module, *graph)))
+      failed(checkBindings(*module, graph)))
     return nullptr;
   return module;
 }

@@ -46,6 +46,12 @@ OwningOpRef<ModuleOp> buildModule(MLIRContext *ctx,
                                   const import::GraphSpec &graph,
                                   const ImportOptions &options);
 
+/// buildModule + verification + the check that the IR binds the tensors
+/// the family table derives; null on failure (diagnostics emitted).
+OwningOpRef<ModuleOp> importGraphSpec(MLIRContext *ctx,
+                                      const import::GraphSpec &graph,
+                                      const ImportOptions &options);
+
 /// parseSystemGraph + buildModule + verification; null on failure (the
 /// diagnostics are already emitted).
 OwningOpRef<ModuleOp> importSystemGraph(MLIRContext *ctx,

@@ -109,13 +109,31 @@ def _string(s):
     return struct.pack("<Q", len(raw)) + raw
 
 
-def write_gguf(path, tensors, alignment=32):
+def _value(v):
+    """A metadata value: its GGUF type and bytes (str, int as u32 or i64 when
+    negative or large, float as f32)."""
+    if isinstance(v, str):
+        return struct.pack("<I", 8) + _string(v)
+    if isinstance(v, bool):
+        return struct.pack("<IB", 7, v)
+    if isinstance(v, int):
+        if 0 <= v < 2 ** 32:
+            return struct.pack("<II", 4, v)
+        return struct.pack("<Iq", 11, v)
+    return struct.pack("<If", 6, v)
+
+
+def write_gguf(path, tensors, alignment=32, metadata=None):
     """tensors: name -> (dtype, shape outermost first, flat values or the
-    block bytes of a block encoding). Dims are written innermost first."""
+    block bytes of a block encoding; a dtype not known here is taken as
+    (ggml type, raw bytes)). Dims are written innermost first. metadata:
+    key -> str | int | float (default: an architecture of 'sgc-test')."""
     infos, blobs, offset = b"", [], 0
     for name in sorted(tensors):
         dtype, shape, payload = tensors[name]
-        if dtype in BLOCKS:
+        if isinstance(dtype, tuple):
+            (ggml, blob), dtype = dtype, None
+        elif dtype in BLOCKS:
             ggml, blob = BLOCKS[dtype][0], payload
         elif dtype == "bf16":
             ggml, blob = 30, b"".join(struct.pack("<H", bf16_bits(v)) for v in payload)
@@ -128,8 +146,9 @@ def write_gguf(path, tensors, alignment=32):
         infos += struct.pack("<IQ", ggml, offset)
         blobs.append((offset, blob))
         offset += len(blob)
-    meta = _string("general.architecture") + struct.pack("<I", 8) + _string("sgc-test")
-    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), 1) + meta + infos
+    metadata = metadata if metadata is not None else {"general.architecture": "sgc-test"}
+    meta = b"".join(_string(k) + _value(v) for k, v in metadata.items())
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata)) + meta + infos
     head += b"\0" * (-len(head) % alignment)
     data = bytearray()
     for at, blob in blobs:

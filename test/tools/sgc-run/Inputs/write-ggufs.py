@@ -25,8 +25,7 @@ def write(name, w_type, w_payload):
 write("ok.gguf", "q8_0", blocks.quantize(values, "q8_0")[0])
 write("q4_0.gguf", "q4_0", blocks.quantize(values, "q4_0")[0])
 # Q4_K (ggml type 12): 144 bytes a block of 256; zeros are a valid block.
-blocks.BLOCKS["q4_k"] = (12, 256, 144)
-write("q4_k.gguf", "q4_k", bytes(96 * 144))
+write("q4_k.gguf", (12, bytes(96 * 144)), None)
 with open(os.path.join(out, "ok.gguf"), "rb") as f:
     data = f.read()
 with open(os.path.join(out, "short.gguf"), "wb") as f:

@@ -1,0 +1,211 @@
+"""The GGUF goldens (issue "Quantized weights, part 1", design/QUANT.md §5):
+a tiny Gemma 3 whose every fact a GGUF can carry (every 6th layer full,
+attention scale 1/sqrt(head_dim), no RoPE scaling) and whose every K is a
+multiple of 256, converted by llama.cpp's own convert_hf_to_gguf.py (BF16,
+Q8_0) and quantized by its llama-quantize (Q4_0: the linears Q4_0, the tied
+embedding Q6_K), each with the logits of Hugging Face transformers (eager)
+on the weights as the `gguf` package dequantizes them (reference (a)):
+f32, and those f32 weights cast to bf16 for the bf16 run.
+
+    bench/llamacpp/setup.sh      # llama.cpp's tree and llama-quantize
+    tools/gen-golden/gen-golden --gguf [OUTROOT]   # default: examples/
+
+writes OUTROOT/tiny-gemma3-gguf-{bf16,q8_0,q4_0}/: model.gguf,
+golden.safetensors (the keys of the other goldens) and meta.json.
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+WORK = os.environ.get("SGC_BENCH_WORK", "/tmp/sgc-bench")
+LLAMA = os.path.join(WORK, "llamacpp")
+sys.path.insert(0, os.path.join(LLAMA, "src", "gguf-py"))
+sys.path.insert(0, HERE)
+
+import gen_golden as G  # noqa: E402
+from gguf import GGUFReader, quants  # noqa: E402
+
+SPEC = dict(
+    family="gemma3",
+    source_artifact="gemma-3-tiny-gguf",
+    weight_seed=11,
+    prompt_seed=262,
+    vocab=512,
+    hidden=256,
+    intermediate=256,
+    layers=6,
+    q_heads=2,
+    kv_heads=1,
+    head_dim=128,
+    query_pre_attn_scalar=128,  # what a GGUF implies: 1/sqrt(head_dim)
+    window=4,
+    context=512,
+    prompt_len=16,
+    decode_steps=16,
+    embed_std=0.15,
+)
+ENCODINGS = ("bf16", "q8_0", "q4_0")
+
+# GGUF tensor name (after "blk.N.") -> HF name (after "model.layers.N.").
+LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight",
+    "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight",
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight",
+    "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+
+
+def hf_name(name):
+    if name == "token_embd.weight":
+        return "model.embed_tokens.weight"
+    if name == "output_norm.weight":
+        return "model.norm.weight"
+    _, layer, rest = name.split(".", 2)
+    return "model.layers.%s.%s" % (layer, LAYER_NAMES[rest])
+
+
+def hf_config():
+    s = SPEC
+    cfg_cls, _ = G.hf_classes("gemma3")
+    return cfg_cls(
+        vocab_size=s["vocab"], hidden_size=s["hidden"], intermediate_size=s["intermediate"],
+        num_hidden_layers=s["layers"], num_attention_heads=s["q_heads"],
+        num_key_value_heads=s["kv_heads"], head_dim=s["head_dim"], sliding_window=s["window"],
+        layer_types=G.layer_types(s["layers"]), rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True, attention_bias=False,
+        max_position_embeddings=s["context"], query_pre_attn_scalar=s["query_pre_attn_scalar"],
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1e6},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+        final_logit_softcapping=None, attn_logit_softcapping=None,
+        bos_token_id=2, eos_token_id=1, pad_token_id=0)
+
+
+def run(cmd, log):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(log, "a") as f:
+        f.write(" ".join(cmd) + "\n" + p.stdout)
+    if p.returncode:
+        sys.exit("failed: %s (see %s)\n%s" % (" ".join(cmd), log, p.stdout[-2000:]))
+
+
+def make_ggufs(tmp):
+    """The HF checkpoint (bf16, seeded), then llama.cpp's three files."""
+    weights = G.make_weights(SPEC)
+    cfg = hf_config()
+    _, model_cls = G.hf_classes("gemma3")
+    model = model_cls(cfg).to(torch.bfloat16)
+    state = {"model." + k: v for k, v in weights.items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    assert not unexpected and all(k == "lm_head.weight" for k in missing), (missing, unexpected)
+    hf = os.path.join(tmp, "hf")
+    model.save_pretrained(hf, safe_serialization=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "llamacpp",
+                                                 "placeholder_tokenizer.py"),
+                    str(SPEC["vocab"]), os.path.join(hf, "tokenizer.model")], check=True)
+    log = os.path.join(tmp, "llama.log")
+    conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
+    out = {}
+    for enc in ("bf16", "q8_0"):
+        out[enc] = os.path.join(tmp, enc + ".gguf")
+        run([sys.executable, conv, hf, "--outtype", enc, "--outfile", out[enc]], log)
+    out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
+    run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
+    return out
+
+
+def dequantized(path):
+    """HF name -> f32 tensor as the `gguf` package dequantizes the file, the
+    Gemma 3 norms' stored 1 + w turned back into w; and name -> type."""
+    reader = GGUFReader(path)
+    out, types = {}, {}
+    for t in reader.tensors:
+        shape = tuple(int(d) for d in reversed(t.shape))
+        a = quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        if t.name.endswith("norm.weight"):
+            a = a - np.float32(1.0)
+        out[hf_name(t.name)] = torch.from_numpy(a.copy())
+        types[t.name] = t.tensor_type.name
+    return out, types
+
+
+def reference(weights, dtype):
+    cfg = hf_config()
+    cfg._attn_implementation = "eager"
+    _, model_cls = G.hf_classes("gemma3")
+    model = model_cls(cfg).to(torch.float32)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    assert not unexpected and all(k == "lm_head.weight" for k in missing), (missing, unexpected)
+    model = model.to(dtype).eval()
+    return model
+
+
+def main():
+    outroot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "examples")
+    torch.manual_seed(0)
+    ids = G.make_prompt(SPEC, SPEC["prompt_seed"])
+    with tempfile.TemporaryDirectory() as tmp:
+        files = make_ggufs(tmp)
+        for enc in ENCODINGS:
+            weights, types = dequantized(files[enc])
+            runs = {}
+            for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+                model = reference(weights, dtype)
+                runs[name] = G.run_reference(SPEC, model, ids, want_hidden=False, fast=True)
+            ana = G.analyse(SPEC, runs["f32"], runs["bf16"])
+            d = os.path.join(outroot, "tiny-gemma3-gguf-" + enc)
+            os.makedirs(d, exist_ok=True)
+            shutil.copy(files[enc], os.path.join(d, "model.gguf"))
+            golden = {"input_ids": torch.tensor(ids, dtype=torch.int32)}
+            for name, r in runs.items():
+                golden["prefill_logits_" + name] = r["prefill"]
+                golden["decode_ids_" + name] = torch.tensor(r["dec_ids"], dtype=torch.int32)
+                golden["decode_logits_" + name] = r["dec_logits"]
+            G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
+            counts = {}
+            for t in types.values():
+                counts[t] = counts.get(t, 0) + 1
+            meta = {
+                "model": "tiny-gemma3-gguf-" + enc,
+                "spec": SPEC,
+                "made_by": "llama.cpp (llama-cpp-python %s): convert_hf_to_gguf.py%s"
+                           % (open(os.path.join(LLAMA, "VERSION")).read().strip(),
+                              ", llama-quantize Q4_0" if enc == "q4_0" else " --outtype " + enc),
+                "tensor_types": counts,
+                "token_embd": types["token_embd.weight"],
+                "reference": "HF Gemma3ForCausalLM eager on the gguf package's dequantized "
+                             "weights (norms: stored - 1); bf16: those f32 weights cast to bf16",
+                "input_ids": ids,
+                "decode_ids_f32": runs["f32"]["dec_ids"],
+                "decode_ids_bf16": runs["bf16"]["dec_ids"],
+                "next_id_after_decode": {"f32": runs["f32"]["next_id"],
+                                         "bf16": runs["bf16"]["next_id"]},
+                "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
+                "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
+                "same_tokens": ana["same_tokens"],
+            }
+            G.write_json(os.path.join(d, "meta.json"), meta)
+            print("%s: %s, bf16_vs_f32 %.4g, same tokens %s, greedy %s"
+                  % (d, counts, ana["bound"], ana["same_tokens"], runs["f32"]["dec_ids"][:6]))
+
+
+if __name__ == "__main__":
+    main()
