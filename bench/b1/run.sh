@@ -10,7 +10,8 @@
 #   SGC_BUILD     the build (default build/, what scripts/build makes):
 #                 bin/sgc compiles the model
 #   SGC_RT_BUILD  runtime build (default: SGC_BUILD): sgc_decode.c links its
-#                 libsgc_runtime.a, libsgc_safetensors.a, libsgc_support.a
+#                 libsgc_runtime.a, libsgc_safetensors.a, libsgc_gguf.a,
+#                 libsgc_support.a
 #   PEER_PY       python with torch + transformers
 #                 (default tools/gen-golden/.venv/bin/python)
 #   SGC_DECODE_STEPS / HF_DECODE_STEPS / LLAMA_DECODE_STEPS  timed decode

@@ -121,6 +121,11 @@ static int open_tokenizer(const options *o, const char *dir, settings *s) {
               "error: no tokenizer: '%s' has no tokenizer.json or "
               "tokenizer.model\nnote: give --tokenizer PATH\n",
               dir);
+      if (o->weights_path && strlen(o->weights_path) > 5 &&
+          strcmp(o->weights_path + strlen(o->weights_path) - 5, ".gguf") == 0)
+        fprintf(stderr, "note: sgc does not read a GGUF's own tokenizer "
+                        "(tokenizer.ggml.*) yet; --prompt-ids takes token "
+                        "ids\n");
       return SGC_STATUS_USAGE;
     }
     path = dir;

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# bench/b1/quant.sh [ROUNDS] - B1 decode (batch 1, greedy) at Q8_0 and Q4_0:
+# sgc and llama.cpp on the same GGUF files, 1 and 2 threads, against the
+# same round's read-sum bandwidth at each file's bytes.
+#
+# The files: llama.cpp's BF16 GGUF of B1 (bench/llamacpp/convert.sh,
+# checked bit for bit against the checkpoint), then its llama-quantize to
+# Q8_0 and Q4_0 (B1's tied embedding, 640 wide, is no multiple of 256:
+# llama-quantize falls back from Q6_K to Q8_0 for it in the Q4_0 file). sgc
+# compiles each file (`sgc compile FILE.gguf`) and runs it on that file:
+# its block-encoded kernels read the weights as they are stored and
+# dequantize in registers (weight-only, f32 FMA on bf16 activations); llama.cpp
+# quantizes the activations and uses integer dot products.
+#
+# Each round runs, as fresh processes in an order rotated each round: the
+# 1- and 2-thread read-sum, and per encoding and thread count sgc
+# (bench/b1/sgc_decode.c: a 32-token prompt, 8 warm-up steps, then N timed
+# greedy steps; median step) and llama-bench (-p 0 -n N -r LLAMA_REPS;
+# median repetition / N). Bytes per token: the file's tensor bytes (every
+# weight once; the tied head is the embedding) + the KV cache read at the
+# mean timed position. Needs bench/llamacpp/setup.sh (llama-quantize).
+#
+#   B1_DIR, SGC_BUILD, SGC_DECODE_STEPS, LLAMA_DECODE_STEPS, LLAMA_REPS: as
+#   bench/b1/run.sh
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+ROUNDS=${1:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS must be a positive integer" >&2; exit 2; }
+B1_DIR=${B1_DIR:-/tmp/sgc-b1}
+SGC_BUILD=$(cd "${SGC_BUILD:-$BENCH_SRC/build}" && pwd)
+SGC_STEPS=${SGC_DECODE_STEPS:-64}
+LLAMA_STEPS=${LLAMA_DECODE_STEPS:-64}
+LLAMA_REPS=${LLAMA_REPS:-3}
+PROMPT=32
+W=$BENCH_WORK/b1-quant
+mkdir -p "$W"
+[[ -x $LLAMA/bin/llama-quantize ]] ||
+  { echo "error: no llama-quantize in $LLAMA/bin: run bench/llamacpp/setup.sh" >&2; exit 1; }
+if [[ ! -f $B1_DIR/hf/model.safetensors ]]; then
+  echo "writing the B1 model to $B1_DIR (~1 GiB, ~40 s)" >&2
+  "$BENCH_SRC/tools/gen-golden/gen-golden" --b1 "$B1_DIR" >&2
+fi
+gguf_check=$(B1_DIR=$B1_DIR "$BENCH_SRC/bench/llamacpp/convert.sh" | grep '^check_gguf: OK') ||
+  { echo "error: the BF16 GGUF does not match the checkpoint" >&2; exit 1; }
+
+declare -A file so
+for enc in Q8_0 Q4_0; do
+  file[$enc]=$W/b1-$enc.gguf
+  [[ ${file[$enc]} -nt $LLAMA/b1-bf16.gguf ]] ||
+    "$LLAMA/bin/llama-quantize" "$LLAMA/b1-bf16.gguf" "${file[$enc]}" $enc >"$W/quantize.log" 2>&1 ||
+    { tail -20 "$W/quantize.log" >&2; exit 1; }
+  so[$enc]=$W/b1-$enc.so
+  "$SGC_BUILD/bin/sgc" compile "${file[$enc]}" --target=cpu -o "${so[$enc]}"
+done
+harness=$BENCH_WORK/bin/sgc_decode
+build_sgc_decode "$SGC_BUILD" "$harness"
+build_bw
+
+results=$(mktemp)
+out=$(mktemp)
+trap 'rm -f "$results" "$out"' EXIT
+run_case() { # ROUND IMPL ENC THREADS
+  local r=$1 impl=$2 enc=$3 t=$4 g o
+  case $impl in
+  ref)
+    read -r g o < <(ref_bw "$t")
+    printf 'ref_gbs=%s\nother_load=%s\n' "$g" "$o" >"$out"
+    ;;
+  sgc) "$harness" "${so[$enc]}" "${file[$enc]}" "$t" $PROMPT "$SGC_STEPS" >"$out" ;;
+  llama)
+    timed_run "$out.json" "$LLAMA/bin/llama-bench" -m "${file[$enc]}" -p 0 -n "$LLAMA_STEPS" \
+      -t "$t" -r "$LLAMA_REPS" -o json 2>"$W/llama.log" || { cat "$W/llama.log" >&2; return 1; }
+    sed -n '/^\[/,/^\]/p' "$out.json" | python3 "$BENCH_SRC/bench/llamacpp/parse_bench.py" >"$out"
+    grep '^other_load=' "$out.json" >>"$out"
+    rm -f "$out.json"
+    ;;
+  esac
+  sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
+    while read -r k v; do echo "$r $impl $enc $t $k ${v// /_}"; done >>"$results"
+}
+cases=("ref - 1" "ref - 2")
+for enc in Q8_0 Q4_0; do for t in 1 2; do cases+=("sgc $enc $t" "llama $enc $t"); done; done
+n=${#cases[@]}
+for ((r = 0; r < ROUNDS; ++r)); do
+  for ((i = 0; i < n; ++i)); do run_case $r ${cases[$(((i + r) % n))]}; done
+done
+
+get() { awk -v r=$1 -v i=$2 -v d=$3 -v t=$4 -v k=$5 \
+  '$1 == r && $2 == i && $3 == d && $4 == t && $5 == k { print $6 }' "$results"; }
+series() { local r; for ((r = 0; r < ROUNDS; ++r)); do get $r "$@"; done; }
+machine_note
+echo "sgc: $SGC_BUILD at $(build_revision "$SGC_BUILD")"
+echo "llama.cpp: $(llama_version), GGML_NATIVE; $(basename "$LLAMA/b1-bf16.gguf"): ${gguf_check#check_gguf: }"
+echo
+echo "B1 decode at Q8_0 / Q4_0, batch 1, greedy; $ROUNDS rounds, fresh processes; sgc $SGC_STEPS" \
+  "timed steps after a 32-token prompt, llama.cpp $LLAMA_REPS x $LLAMA_STEPS from an empty context"
+fmt='| %-5s | %-3s | %-9s | %-16s | %-6s | %-18s | %-18s |\n'
+printf "$fmt" file thr "MB/token" impl "tok/s" "x llama.cpp" "% of ceiling"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------- ----- ----------- ------------------ -------- \
+  -------------------- --------------------
+for enc in Q8_0 Q4_0; do
+  kv_tok=$(get 0 sgc $enc 1 kv_bytes_per_token)
+  bytes=$(get 0 sgc $enc 1 weight_bytes)
+  bt=$(awk -v w="$bytes" -v kv="$kv_tok" -v p=$PROMPT -v s="$SGC_STEPS" \
+    'BEGIN { printf "%.0f", w + kv * (p + 1 + s / 2) }')
+  for t in 1 2; do
+    for impl in sgc llama; do
+      ms=$(series $impl $enc $t decode_ms_median)
+      tok=$(echo "$ms" | awk '{ print 1000 / $1 }' | median)
+      pct=$(for ((r = 0; r < ROUNDS; ++r)); do
+        awk -v m="$(get $r $impl $enc $t decode_ms_median)" -v g="$(get $r ref - $t ref_gbs)" \
+          -v b="$bt" 'BEGIN { print (1000 / m) / (g * 1e9 / b) }'
+      done | pct_stats)
+      xl=""
+      [[ $impl == sgc ]] && xl=$(for ((r = 0; r < ROUNDS; ++r)); do
+        awk -v m="$(get $r sgc $enc $t decode_ms_median)" \
+          -v p="$(get $r llama $enc $t decode_ms_median)" 'BEGIN { print p / m }'
+      done | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2fx (%.2f-%.2f)\n", m, v[1], v[NR] }')
+      printf "$fmt" $enc $t "$(awk -v b="$bt" 'BEGIN { printf "%.1f", b / 1e6 }')" \
+        "$([[ $impl == sgc ]] && echo sgc || echo llama.cpp)" "$(printf %.1f "$tok")" "$xl" "$pct"
+    done
+  done
+done
