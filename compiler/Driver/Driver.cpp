@@ -57,7 +57,7 @@ const std::string &targetHelp() {
 /// library can be driven more than once in one process (tests).
 struct Options {
   cl::opt<std::string> input{cl::Positional,
-                             cl::desc("<system_graph.json|.mlir|HF_DIR>"),
+                             cl::desc("<system_graph.json|.mlir|HF_DIR|.gguf>"),
                              cl::Required};
   cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
                               cl::value_desc("file"), cl::init("-")};
@@ -97,12 +97,18 @@ struct Options {
                "of 70, 140, 280, 560, 1120 (default: the graph's, 280 for "
                "the family); its shapes are static"),
       cl::init(0)};
+  cl::opt<std::string> weightsRecipe{
+      "weights",
+      cl::desc("q8_0 or q4_0: a gemma3 graph compiled for the GGUF that "
+               "llama.cpp's converter and llama-quantize make of it at that "
+               "type (their encoding per tensor; GGUF tensor names)"),
+      cl::value_desc("recipe")};
 };
 
 /// Options of `sgc explain`.
 struct ExplainOptions {
   cl::opt<std::string> input{cl::Positional,
-                             cl::desc("<system_graph.json|HF_DIR>"),
+                             cl::desc("<system_graph.json|HF_DIR|.gguf>"),
                              cl::Required};
   cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
                               cl::value_desc("file"), cl::init("-")};
@@ -118,6 +124,12 @@ struct ExplainOptions {
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
                "keys are errors")};
+  cl::opt<std::string> weightsRecipe{
+      "weights",
+      cl::desc("q8_0 or q4_0: a gemma3 graph compiled for the GGUF that "
+               "llama.cpp's converter and llama-quantize make of it at that "
+               "type (their encoding per tensor; GGUF tensor names)"),
+      cl::value_desc("recipe")};
 };
 
 /// Options of `sgc import-hf`.
@@ -227,6 +239,35 @@ void makeContext(MLIRContext &ctx) {
 
 /// Loads the input as an sg module; emits diagnostics and returns null on a
 /// bad file.
+/// The graph of `text` (the contents of `fileName`) with `--weights=RECIPE`
+/// applied when given.
+FailureOr<import::GraphSpec> parseWithRecipe(MLIRContext &ctx,
+                                             StringRef fileName,
+                                             StringRef text,
+                                             const ImportOptions &options,
+                                             StringRef recipe) {
+  FailureOr<import::GraphSpec> graph =
+      parseSystemGraph(&ctx, fileName, text, options);
+  if (succeeded(graph) && !recipe.empty() &&
+      failed(applyWeightsRecipe(&ctx, *graph, recipe)))
+    return failure();
+  return graph;
+}
+
+/// importSystemGraph, with `--weights=RECIPE` applied when given.
+OwningOpRef<ModuleOp> importWithRecipe(MLIRContext &ctx, StringRef fileName,
+                                       StringRef text,
+                                       const ImportOptions &options,
+                                       StringRef recipe) {
+  if (recipe.empty())
+    return importSystemGraph(&ctx, fileName, text, options);
+  FailureOr<import::GraphSpec> graph =
+      parseWithRecipe(ctx, fileName, text, options, recipe);
+  if (failed(graph))
+    return nullptr;
+  return importGraphSpec(&ctx, *graph, options);
+}
+
 OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
                                 ComputeDtype computeDtype, const Target &target,
                                 llvm::SourceMgr &sourceMgr) {
@@ -240,7 +281,8 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
     FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
     if (failed(graph))
       return nullptr;
-    return importSystemGraph(&ctx, fileName, *graph, importOptions);
+    return importWithRecipe(ctx, fileName, *graph, importOptions,
+                            opts.weightsRecipe);
   }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
@@ -250,7 +292,16 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
         << "cannot read '" << opts.input << "': " << errorMessage;
     return nullptr;
   }
-  if (isGgufContents(buffer->getBuffer())) {
+  bool gguf = isGgufContents(buffer->getBuffer());
+  if (!opts.weightsRecipe.empty() && (gguf || !isJsonInput(opts.input))) {
+    emitError(UnknownLoc::get(&ctx))
+        << "--weights=" << opts.weightsRecipe << " applies to a "
+        << "system_graph.json or an HF checkpoint directory ("
+        << (gguf ? "a GGUF names its own encodings" : "an .mlir names its own types")
+        << ")";
+    return nullptr;
+  }
+  if (gguf) {
     FailureOr<import::GraphSpec> graph =
         graphFromGguf(&ctx, opts.input, importOptions);
     if (failed(graph))
@@ -258,8 +309,8 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
     return importGraphSpec(&ctx, *graph, importOptions);
   }
   if (isJsonInput(opts.input)) {
-    return importSystemGraph(&ctx, opts.input, buffer->getBuffer(),
-                             importOptions);
+    return importWithRecipe(ctx, opts.input, buffer->getBuffer(),
+                            importOptions, opts.weightsRecipe);
   }
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
@@ -433,7 +484,20 @@ int runExplain(int argc, char **argv) {
   std::string text;
   llvm::raw_string_ostream os(text);
   LogicalResult explained = failure();
-  if (isGguf) {
+  if (isGguf && !opts.weightsRecipe.empty()) {
+    return fail(kExitUsage, "--weights=" + opts.weightsRecipe +
+                                " applies to a system_graph.json or an HF "
+                                "checkpoint directory (a GGUF names its own "
+                                "encodings)");
+  } else if (!opts.weightsRecipe.empty()) {
+    FailureOr<import::GraphSpec> graph = parseWithRecipe(
+        ctx, fileName, graphText, importOptions, opts.weightsRecipe);
+    if (succeeded(graph))
+      explained = opts.plan ? explainPlan(&ctx, fileName, *graph,
+                                          importOptions, os)
+                            : explainGraph(&ctx, fileName, *graph,
+                                           importOptions, os);
+  } else if (isGguf) {
     FailureOr<import::GraphSpec> graph =
         graphFromGguf(&ctx, opts.input, importOptions);
     if (succeeded(graph))

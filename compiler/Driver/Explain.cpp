@@ -291,9 +291,9 @@ FailureOr<std::vector<FusionChange>> collectFusions(ModuleOp module) {
 }
 
 /// The bytes the model binds, per encoding, as the IR types them (what the
-/// manifest lists and the runtime's memory budget counts); `file`: the
-/// weights file the encodings came from, if any.
-void printWeightsByEncoding(ModuleOp module, StringRef file,
+/// manifest lists and the runtime's memory budget counts); `source`: where
+/// the encodings came from (a GGUF, a --weights recipe), if not the graph.
+void printWeightsByEncoding(ModuleOp module, StringRef source,
                             llvm::raw_ostream &os) {
   std::map<std::string, std::pair<int64_t, int64_t>> byEncoding;
   module.walk([&](sg::WeightOp op) {
@@ -312,7 +312,8 @@ void printWeightsByEncoding(ModuleOp module, StringRef file,
     entry.second += bytes;
   });
   os << "\nweights by encoding"
-     << (file.empty() ? "" : " (as '" + file.str() + "' stores them)") << ":\n";
+     << (source.empty() ? "" : " (as " + source.str() + " stores them)")
+     << ":\n";
   for (const auto &[name, entry] : byEncoding)
     os << "  " << name << ": " << withCommas(entry.first) << " tensors, "
        << withCommas(entry.second) << " B\n";
@@ -380,9 +381,7 @@ LogicalResult mlir::sgc::explainGraph(MLIRContext *ctx, StringRef fileName,
   os << "  total: " << withCommas(derivedTensors) << ", "
      << withCommas(derivedBytes) << " B | " << withCommas(declaredTensors)
      << ", " << withCommas(declaredBytes) << " B\n";
-  printWeightsByEncoding(*module, graph->fileTensors.empty() ? ""
-                                                             : fileName,
-                         os);
+  printWeightsByEncoding(*module, graph->fileTensorsSource, os);
 
   FailureOr<std::vector<FusionChange>> fusions = collectFusions(*module);
   if (failed(fusions))

@@ -295,6 +295,9 @@ struct GraphSpec {
   /// By the graph's tensor name; empty unless the graph came from a
   /// weights file. Each tensor then has the file's encoding and name.
   std::map<std::string, FileTensor> fileTensors;
+  /// Where fileTensors came from, for messages: "'model.gguf'" or
+  /// "--weights=q4_0".
+  std::string fileTensorsSource;
 };
 
 /// Every checkpoint tensor the text component binds, in a stable order,

@@ -11,7 +11,8 @@ f32, and those f32 weights cast to bf16 for the bf16 run.
     tools/gen-golden/gen-golden --gguf [OUTROOT]   # default: examples/
 
 writes OUTROOT/tiny-gemma3-gguf-{bf16,f16,q8_0,q4_0}/: model.gguf,
-golden.safetensors (the keys of the other goldens) and meta.json.
+golden.safetensors (the keys of the other goldens), meta.json and the HF
+config.json the files were converted from.
 """
 
 import json
@@ -203,6 +204,8 @@ def main():
                 "same_tokens": ana["same_tokens"],
             }
             G.write_json(os.path.join(d, "meta.json"), meta)
+            # The HF config the files were converted from (sgc import-hf reads it).
+            shutil.copy(os.path.join(tmp, "hf", "config.json"), os.path.join(d, "config.json"))
             print("%s: %s, bf16_vs_f32 %.4g, same tokens %s, greedy %s"
                   % (d, counts, ana["bound"], ana["same_tokens"], runs["f32"]["dec_ids"][:6]))
 

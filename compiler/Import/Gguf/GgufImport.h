@@ -26,6 +26,14 @@ FailureOr<import::GraphSpec> graphFromGguf(MLIRContext *ctx,
                                            llvm::StringRef path,
                                            const ImportOptions &options);
 
+/// `--weights=q8_0|q4_0` on a gemma3 graph: the model binds the GGUF that
+/// llama.cpp's converter and `llama-quantize` make of it with that type
+/// (every matrix Q8_0; or matrices Q4_0 and the tied embedding Q6_K, Q8_0
+/// when its width is no multiple of 256; norms F32 stored as 1 + w), each
+/// tensor by its GGUF name. Errors name the graph and the tensor.
+LogicalResult applyWeightsRecipe(MLIRContext *ctx, import::GraphSpec &graph,
+                                 llvm::StringRef recipe);
+
 /// Whether `contents` starts with GGUF's magic.
 bool isGgufContents(llvm::StringRef contents);
 
