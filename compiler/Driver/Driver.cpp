@@ -53,6 +53,12 @@ const std::string &targetHelp() {
   return help;
 }
 
+/// --weights of `sgc compile` and `sgc explain`.
+constexpr const char *kWeightsRecipeHelp =
+    "q8_0 or q4_0: a gemma3 graph compiled for the GGUF that llama.cpp's "
+    "converter and llama-quantize make of it at that type (their encoding "
+    "per tensor; GGUF tensor names)";
+
 /// Options of `sgc compile` and `sgc explain`. Built per run so that the
 /// library can be driven more than once in one process (tests).
 struct Options {
@@ -97,12 +103,8 @@ struct Options {
                "of 70, 140, 280, 560, 1120 (default: the graph's, 280 for "
                "the family); its shapes are static"),
       cl::init(0)};
-  cl::opt<std::string> weightsRecipe{
-      "weights",
-      cl::desc("q8_0 or q4_0: a gemma3 graph compiled for the GGUF that "
-               "llama.cpp's converter and llama-quantize make of it at that "
-               "type (their encoding per tensor; GGUF tensor names)"),
-      cl::value_desc("recipe")};
+  cl::opt<std::string> weightsRecipe{"weights", cl::desc(kWeightsRecipeHelp),
+                                     cl::value_desc("recipe")};
 };
 
 /// Options of `sgc explain`.
@@ -124,12 +126,8 @@ struct ExplainOptions {
       "strict-graph",
       cl::desc("Follow the graph literally: no family completions, unknown "
                "keys are errors")};
-  cl::opt<std::string> weightsRecipe{
-      "weights",
-      cl::desc("q8_0 or q4_0: a gemma3 graph compiled for the GGUF that "
-               "llama.cpp's converter and llama-quantize make of it at that "
-               "type (their encoding per tensor; GGUF tensor names)"),
-      cl::value_desc("recipe")};
+  cl::opt<std::string> weightsRecipe{"weights", cl::desc(kWeightsRecipeHelp),
+                                     cl::value_desc("recipe")};
 };
 
 /// Options of `sgc import-hf`.
@@ -326,7 +324,7 @@ int runCompile(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   if (std::optional<int> code = parseCommandLine(
-          argc, argv, "sgc compile: system_graph.json or .mlir -> artifact\n",
+          argc, argv, "sgc compile: system_graph.json, .mlir, HF checkpoint or GGUF -> artifact\n",
           opts))
     return *code;
 
