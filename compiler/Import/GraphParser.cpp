@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/GraphParser.h"
+#include "compiler/Import/Gguf/GgufImport.h"
 #include "compiler/Import/FamilyCompletions.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
@@ -244,10 +245,20 @@ LogicalResult GraphParser::parseObject(const Node &o) {
     FailureOr<std::string> encoding = getString(r, "encoding", false);
     if (failed(encoding))
       return failure();
-    if (*encoding != "BF16" && *encoding != "F16")
+    bool recipe = *encoding == "Q8_0" || *encoding == "Q4_0";
+    if (*encoding != "BF16" && *encoding != "F16" && !recipe)
       return error(child(r, "encoding").path)
              << "unsupported encoding '" << printable(*encoding)
-             << "' (expected 'BF16' or 'F16')";
+             << "' (expected 'BF16', 'F16', or 'Q8_0' / 'Q4_0' on the "
+                "decoder_stack)";
+    // Q8_0 / Q4_0 name the recipe of the GGUF llama-quantize makes (sgc
+    // compile --weights): it picks every tensor's storage, so it is named
+    // once, on the decoder stack.
+    if (recipe && spec.kind != "decoder_stack")
+      return error(child(r, "encoding").path)
+             << "encoding '" << *encoding << "' of an object of kind '"
+             << spec.kind << "' (Q8_0 and Q4_0 name the model's recipe, on "
+             << "its 'decoder_stack' object)";
     // F16 matrices have kernels in the text decoder's projections and
     // embedding; the towers read BF16 only.
     if (*encoding == "F16" && spec.kind != "embedding" &&
@@ -470,5 +481,14 @@ FailureOr<GraphSpec> mlir::sgc::parseSystemGraph(MLIRContext *ctx,
                                                  StringRef fileName,
                                                  StringRef text,
                                                  const ImportOptions &options) {
-  return GraphParser(ctx, fileName, text, options).parse();
+  FailureOr<GraphSpec> graph = GraphParser(ctx, fileName, text, options).parse();
+  if (failed(graph))
+    return failure();
+  // A decoder stack stored as Q8_0 / Q4_0 names the weights recipe.
+  for (const ObjectSpec &object : graph->objects)
+    if (object.encoding == "Q8_0" || object.encoding == "Q4_0")
+      if (failed(applyWeightsRecipe(ctx, *graph,
+                                    StringRef(object.encoding).lower())))
+        return failure();
+  return graph;
 }

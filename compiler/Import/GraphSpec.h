@@ -253,7 +253,9 @@ struct ObjectSpec {
   std::string id, component, kind;
   std::vector<BindingSpec> bindings;
   /// The storage of the object's matrices (2-D tensors): "BF16" or "F16";
-  /// its vectors (norm weights, scalars) are BF16 in either.
+  /// its vectors (norm weights, scalars) are BF16 in either. "Q8_0" /
+  /// "Q4_0" on a decoder stack name the weights recipe (GraphSpec::
+  /// fileTensors then holds every tensor's storage).
   std::string encoding = "BF16";
   SourcePos pos;
 };
@@ -298,6 +300,8 @@ struct GraphSpec {
   /// Where fileTensors came from, for messages: "'model.gguf'" or
   /// "--weights=q4_0".
   std::string fileTensorsSource;
+  /// "q8_0" / "q4_0" once a weights recipe is applied (applyWeightsRecipe).
+  std::string weightsRecipe;
 };
 
 /// Every checkpoint tensor the text component binds, in a stable order,

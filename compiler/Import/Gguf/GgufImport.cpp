@@ -353,6 +353,15 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                                             GraphSpec &graph,
                                             StringRef recipe) {
   Location loc = makeLoc(ctx, graph.fileName, graph.text.pos);
+  // A graph that names its recipe (a decoder stack stored as Q8_0 / Q4_0)
+  // has it applied already; --weights may only repeat it.
+  if (!graph.weightsRecipe.empty()) {
+    if (graph.weightsRecipe == recipe)
+      return success();
+    return emitError(loc) << "--weights=" << recipe << ": the graph's "
+                          << "decoder stack is stored as "
+                          << StringRef(graph.weightsRecipe).upper();
+  }
   if (recipe != "q8_0" && recipe != "q4_0")
     return emitError(loc) << "--weights=" << recipe
                           << ": unknown recipe (q8_0 or q4_0)";
@@ -414,5 +423,6 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
     graph.fileTensors[t.name] = FileTensor{ggufName, encoding};
   }
   graph.fileTensorsSource = "--weights=" + recipe.str();
+  graph.weightsRecipe = recipe.str();
   return success();
 }
