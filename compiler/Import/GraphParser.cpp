@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/GraphParser.h"
-#include "compiler/Import/Gguf/GgufImport.h"
+#include "compiler/Import/Gguf/GgufNames.h"
 #include "compiler/Import/FamilyCompletions.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"

@@ -13,6 +13,7 @@
 #ifndef SGC_COMPILER_IMPORT_GGUF_GGUFIMPORT_H
 #define SGC_COMPILER_IMPORT_GGUF_GGUFIMPORT_H
 
+#include "compiler/Import/Gguf/GgufNames.h"
 #include "compiler/Import/GraphSpec.h"
 #include "compiler/Import/Importer.h"
 
@@ -25,14 +26,6 @@ namespace mlir::sgc {
 FailureOr<import::GraphSpec> graphFromGguf(MLIRContext *ctx,
                                            llvm::StringRef path,
                                            const ImportOptions &options);
-
-/// `--weights=q8_0|q4_0` on a gemma3 graph: the model binds the GGUF that
-/// llama.cpp's converter and `llama-quantize` make of it with that type
-/// (every matrix Q8_0; or matrices Q4_0 and the tied embedding Q6_K, Q8_0
-/// when its width is no multiple of 256; norms F32 stored as 1 + w), each
-/// tensor by its GGUF name. Errors name the graph and the tensor.
-LogicalResult applyWeightsRecipe(MLIRContext *ctx, import::GraphSpec &graph,
-                                 llvm::StringRef recipe);
 
 /// Whether `contents` starts with GGUF's magic.
 bool isGgufContents(llvm::StringRef contents);

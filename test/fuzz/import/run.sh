@@ -37,6 +37,7 @@ SOURCES=(
   compiler/Import/FamilyCompletions.cpp
   compiler/Import/FamilyFacts.cpp
   compiler/Import/TensorTable.cpp
+  compiler/Import/Gguf/GgufNames.cpp
 )
 # nlohmann's internal assertions trap instead of vanishing under NDEBUG
 # (which must match libMLIR's release build).
