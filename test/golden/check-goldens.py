@@ -198,6 +198,8 @@ class Checker:
 
     def run(self):
         p = lambda f: os.path.join(self.folder, f)  # noqa: E731
+        if "-gguf-" in self.name:
+            return self.run_gguf(p)
         if not self.check("files", lambda: self.files(p)):
             return
         st = {}
@@ -230,6 +232,55 @@ class Checker:
         self.check("meta.json fields", lambda: self.meta_fields(target, meta, golden))
         self.check("meta bound and margins", lambda: self.meta_numbers(meta, golden))
         self.check("meta sha256 of the files", lambda: self.hashes(meta))
+
+    # -- GGUF goldens (tools/gen-golden/gen_gguf.py) -------------------------------------
+    def run_gguf(self, p):
+        """model.gguf as llama.cpp wrote it (checked by the tests that compile it), the HF
+        config it came from, the golden and meta.json, consistent with each other."""
+        files = ("model.gguf", "config.json", "golden.safetensors", "meta.json")
+
+        def present():
+            missing = [f for f in files if not os.path.isfile(p(f))]
+            need(not missing, f"missing {', '.join(missing)}")
+            with open(p("model.gguf"), "rb") as fh:
+                need(fh.read(4) == b"GGUF", "model.gguf does not start with GGUF's magic")
+            total = sum(os.path.getsize(p(f)) for f in files)
+            need(total < 2 * SIZE_LIMIT, f"{total} bytes in all, limit {2 * SIZE_LIMIT}")
+        if not self.check("files", present):
+            return
+        st, js = {}, {}
+        self.check("golden.safetensors parses",
+                   lambda: st.__setitem__("g", SafeTensors(p("golden.safetensors"))))
+        for f in ("config.json", "meta.json"):
+            def load(f=f):
+                with open(p(f), encoding="utf-8") as fh:
+                    js[f] = json.load(fh, object_pairs_hook=_no_dups)
+            self.check(f"{f} parses", load)
+        if not st or len(js) < 2:
+            return
+        golden, meta, config = st["g"], js["meta.json"], js["config.json"]
+
+        def layout():
+            vocab = config["vocab_size"]
+            s = len(golden.values("input_ids"))
+            for d in ("f32", "bf16"):
+                n = len(golden.values(f"decode_ids_{d}"))
+                need(golden.tensors[f"prefill_logits_{d}"][1] == [s, vocab],
+                     f"prefill_logits_{d} is not [{s}, {vocab}]")
+                need(golden.tensors[f"decode_logits_{d}"][1] == [n, vocab],
+                     f"decode_logits_{d} is not [{n}, {vocab}]")
+            need(all(0 <= i < vocab for i in golden.values("input_ids")), "input ids outside the vocabulary")
+        if not self.check("golden keys/shapes", layout):
+            return
+        self.check("golden greedy = argmax", lambda: self.golden_greedy(golden))
+
+        def agrees():
+            need(meta["input_ids"] == golden.values("input_ids"), "meta input_ids differ from the golden's")
+            for d in ("f32", "bf16"):
+                need(meta[f"decode_ids_{d}"] == golden.values(f"decode_ids_{d}"),
+                     f"meta decode_ids_{d} differ from the golden's")
+            need(0 < meta["bf16_vs_f32"]["max"] < 0.05, "bf16_vs_f32.max implausible")
+        self.check("meta.json agrees", agrees)
 
     # -- files ---------------------------------------------------------------------------
     def files(self, p):
