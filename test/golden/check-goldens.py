@@ -245,7 +245,7 @@ class Checker:
             with open(p("model.gguf"), "rb") as fh:
                 need(fh.read(4) == b"GGUF", "model.gguf does not start with GGUF's magic")
             total = sum(os.path.getsize(p(f)) for f in files)
-            need(total < 2 * SIZE_LIMIT, f"{total} bytes in all, limit {2 * SIZE_LIMIT}")
+            need(total < SIZE_LIMIT, f"{total} bytes in all, limit {SIZE_LIMIT}")
         if not self.check("files", present):
             return
         st, js = {}, {}
