@@ -303,13 +303,9 @@ void printWeightsByEncoding(ModuleOp module, StringRef source,
       name = quant.getEncoding().str();
     else
       llvm::raw_string_ostream(name) << type.getElementType();
-    auto [shape, element] = sg::storageOf(type);
-    int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
-    for (int64_t d : shape)
-      bytes *= d;
     auto &entry = byEncoding[StringRef(name).upper()];
     entry.first += 1;
-    entry.second += bytes;
+    entry.second += sg::storageBytes(type);
   });
   os << "\nweights by encoding"
      << (source.empty() ? "" : " (as " + source.str() + " stores them)")

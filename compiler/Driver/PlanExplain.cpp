@@ -140,12 +140,8 @@ LogicalResult mlir::sgc::explainPlanOf(MLIRContext *ctx, StringRef fileName,
   int64_t tensors = 0, weightBytes = 0;
   for (plan::TensorOp t : module.getOps<plan::TensorOp>()) {
     // A block-encoded tensor counts its blocks' bytes.
-    auto [shape, element] = sg::storageOf(t.getTensorType());
-    int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
-    for (int64_t d : shape)
-      bytes *= d;
     ++tensors;
-    weightBytes += bytes;
+    weightBytes += sg::storageBytes(t.getTensorType());
   }
   int64_t rings = 0, full = 0, kvBytes = 0;
   for (plan::KVLayerOp l : module.getOps<plan::KVLayerOp>()) {

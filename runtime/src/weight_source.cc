@@ -27,32 +27,12 @@ bool starts_with_gguf_magic(const std::string &path) {
 } // namespace
 
 sgc::dtype dtype_of_ggml_type(uint32_t type) {
-  switch (type) {
-  case 0:
-    return sgc::dtype::f32;
-  case 1:
-    return sgc::dtype::f16;
-  case 2:
-    return sgc::dtype::q4_0;
-  case 8:
-    return sgc::dtype::q8_0;
-  case 14:
-    return sgc::dtype::q6_k;
-  case 24:
-    return sgc::dtype::i8;
-  case 25:
-    return sgc::dtype::i16;
-  case 26:
-    return sgc::dtype::i32;
-  case 27:
-    return sgc::dtype::i64;
-  case 28:
-    return sgc::dtype::f64;
-  case 30:
-    return sgc::dtype::bf16;
-  default:
-    return sgc::dtype::invalid;
-  }
+  // ggml names its types as safetensors and abi.h do ("BF16", "Q4_0").
+  const gguf::type_traits *traits = gguf::find_type(type);
+  for (uint32_t d = 1; traits && d < dtype_count; ++d)
+    if (std::strcmp(dtype_name(static_cast<sgc::dtype>(d)), traits->name) == 0)
+      return static_cast<sgc::dtype>(d);
+  return sgc::dtype::invalid;
 }
 
 status weight_source::open(const std::string &path,

@@ -307,10 +307,7 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
   t = 0;
   for (plan::TensorOp tensor : module.getOps<plan::TensorOp>()) {
     RankedTensorType type = tensor.getTensorType();
-    auto [shape, element] = sg::storageOf(type);
-    int64_t bytes = elementBytes(element);
-    for (int64_t dim : shape)
-      bytes *= dim;
+    int64_t bytes = sg::storageBytes(type);
     os << "  {" << cString(tensor.getSymName()) << ", ";
     if (ArrayAttr alt = tensor.getAltAttr())
       os << "sgc_alt_names_" << t << ", " << alt.size();

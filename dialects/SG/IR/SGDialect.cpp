@@ -73,3 +73,11 @@ mlir::sgc::sg::storageOf(RankedTensorType type) {
   shape.back() = quant.getRowBytes(shape.back());
   return {shape, IntegerType::get(type.getContext(), 8)};
 }
+
+int64_t mlir::sgc::sg::storageBytes(RankedTensorType type) {
+  auto [shape, element] = storageOf(type);
+  int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  for (int64_t dim : shape)
+    bytes *= dim;
+  return bytes;
+}

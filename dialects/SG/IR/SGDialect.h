@@ -26,6 +26,8 @@ namespace mlir::sgc::sg {
 /// `[N, K]` weight (`!sg.quant`) is its bytes, `[N, K / B · block bytes]`
 /// of i8; any other tensor keeps its shape and element type.
 std::pair<SmallVector<int64_t>, Type> storageOf(RankedTensorType type);
+/// The bytes of that buffer (static shape).
+int64_t storageBytes(RankedTensorType type);
 } // namespace mlir::sgc::sg
 
 #endif // SGC_DIALECTS_SG_IR_SGDIALECT_H
