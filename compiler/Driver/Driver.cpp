@@ -19,6 +19,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
 #include "compiler/Target/Target.h"
+#include "dialects/SG/IR/SGDialect.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -38,6 +39,9 @@
 using namespace mlir;
 using namespace mlir::sgc;
 namespace cl = llvm::cl;
+
+/// The decode batch sizes `sgc compile` builds unless told.
+#define DEFAULT_DECODE_BATCH "1,2,4,8,16"
 
 namespace {
 /// `--target`'s help: the registered targets, then `mlir`.
@@ -105,6 +109,13 @@ struct Options {
       cl::init(0)};
   cl::opt<std::string> weightsRecipe{"weights", cl::desc(kWeightsRecipeHelp),
                                      cl::value_desc("recipe")};
+  cl::opt<std::string> decodeBatch{
+      "decode-batch",
+      cl::desc("Batch sizes of the decode entries, e.g. 1,4,16: one batched "
+               "decode step per size, each row a sequence of its own "
+               "(default: " DEFAULT_DECODE_BATCH " where the target has the "
+               "kernels, else 1)"),
+      cl::value_desc("sizes")};
 };
 
 /// Options of `sgc explain`.
@@ -314,6 +325,35 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
 }
 
+/// The batch sizes of `--decode-batch=LIST` (sorted, without repeats), or
+/// the target's default; an error message on a bad list.
+FailureOr<SmallVector<int64_t>> parseDecodeBatch(StringRef list,
+                                                 const Target &target) {
+  if (list.empty())
+    list = target.lowersDecodeBatch() ? DEFAULT_DECODE_BATCH : "1";
+  SmallVector<int64_t> sizes;
+  SmallVector<StringRef> items;
+  list.split(items, ',');
+  for (StringRef item : items) {
+    int64_t size = 0;
+    if (item.trim().getAsInteger(10, size) || size < 1 || size > 64) {
+      fail(kExitUsage, "--decode-batch=" + list.str() + ": '" + item.str() +
+                           "' is not a batch size in [1, 64]");
+      return failure();
+    }
+    sizes.push_back(size);
+  }
+  llvm::sort(sizes);
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.back() > 1 && !target.lowersDecodeBatch()) {
+    fail(kExitUsage, "--decode-batch=" + list.str() + ": target '" +
+                         target.getName().str() +
+                         "' has no batched decode kernels yet (use 1)");
+    return failure();
+  }
+  return sizes;
+}
+
 int runCompile(int argc, char **argv) {
   Options opts;
   // Pass names must be registered before the options that list them
@@ -361,6 +401,11 @@ int runCompile(int argc, char **argv) {
                                 " is not a Gemma 4 budget (expected 70, 140, "
                                 "280, 560 or 1120)");
 
+  FailureOr<SmallVector<int64_t>> decodeBatch =
+      parseDecodeBatch(opts.decodeBatch, *target);
+  if (failed(decodeBatch))
+    return kExitUsage;
+
   MLIRContext ctx;
   makeContext(ctx);
   if (!opts.dumpDir.empty())
@@ -382,6 +427,8 @@ int runCompile(int argc, char **argv) {
       loadInput(ctx, opts, *computeDtype, *target, sourceMgr);
   if (!module)
     return kExitBadInput;
+  sg::SGDialect::DecodeBatchAttrHelper(&ctx).setAttr(
+      *module, DenseI64ArrayAttr::get(&ctx, *decodeBatch));
 
   PassManager pm(&ctx);
   if (failed(applyPassManagerCLOptions(pm)))

@@ -67,6 +67,7 @@ void mlir::sgc::buildFusionPipeline(OpPassManager &pm) {
 void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
   pm.addPass(createPlanKVCachePass());
   pm.addPass(createOutlineLayersPass());
+  pm.addPass(createOutlineRowsPass());
   pm.addPass(createExtractPlanPass());
   pm.addPass(createPlanMemoryPass());
 }

@@ -48,6 +48,9 @@ public:
   /// target without them compiles the decoder alone (the importer keeps
   /// the tower as an opaque component, with a remark).
   virtual bool lowersVisionTower() const { return false; }
+  /// Whether the target has kernels for batched decode steps (sg.take_row,
+  /// sg.stack_rows and per-row caches).
+  virtual bool lowersDecodeBatch() const { return false; }
   /// Plan IR + sg bodies -> the target's kernel IR.
   virtual void buildLowerPipeline(OpPassManager &pm) const = 0;
   /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect).

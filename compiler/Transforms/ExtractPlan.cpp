@@ -112,21 +112,29 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
               SG::ImageAttrHelper(b.getContext()).getAttr(module)
           ? 2
           : 0;
+  auto maxTokens = SG::MaxTokensAttrHelper(b.getContext()).getAttr(func);
+  // A batched decode step takes each of its rows' position and caches.
+  unsigned rows = *kind == plan::EntryKind::decode_batch && maxTokens
+                      ? maxTokens.getInt()
+                      : 1;
   unsigned numLayers =
-      image ? 0 : (body.getNumArguments() - 2 - imageInputs) / 2;
+      image ? 0
+            : (body.getNumArguments() - 1 - rows - imageInputs) / (2 * rows);
   if (image && (body.getNumArguments() != 2 || ret.getNumOperands() != 1))
     return func.emitError("sg-extract-plan: expected (pixels, patch "
                           "positions) -> (soft tokens)");
-  if (!image && (body.getNumArguments() != 2 + 2 * numLayers + imageInputs ||
-                 ret.getNumOperands() != 1 + 2 * numLayers))
-    return func.emitError("sg-extract-plan: expected (tokens, pos0, caches")
+  if (!image &&
+      (body.getNumArguments() != 1 + rows + 2 * numLayers * rows + imageInputs ||
+       ret.getNumOperands() != 1 + 2 * numLayers * rows))
+    return func.emitError("sg-extract-plan: expected (tokens, ")
+           << (rows > 1 ? "each row's position, each row's caches"
+                        : "pos0, caches")
            << (imageInputs ? ", soft tokens, image blocks" : "")
            << ") -> (logits, caches)";
-  auto maxTokens = SG::MaxTokensAttrHelper(b.getContext()).getAttr(func);
 
   b.setInsertionPointToEnd(module.getBody());
   auto entry = plan::EntryOp::create(
-      b, func.getLoc(), variant.getValue(), *kind,
+      b, func.getLoc(), func.getSymName().drop_back(StringRef(".variant").size()), *kind,
       maxTokens ? maxTokens.getInt() : 1, /*workspace=*/IntegerAttr());
   Block *block = new Block();
   entry.getBody().push_back(block);
@@ -136,21 +144,27 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
   map.map(body.getArgument(0),
           block->addArgument(bufferOf(body.getArgument(0).getType()),
                              func.getLoc()));
-  Type second = body.getArgument(1).getType();
-  map.map(body.getArgument(1),
-          block->addArgument(image ? Type(bufferOf(second)) : b.getI64Type(),
-                             func.getLoc()));
-  for (unsigned l = 0; l < numLayers; ++l)
-    for (auto [i, half] : llvm::enumerate(kHalves)) {
-      Value arg = body.getArgument(2 + 2 * l + i);
-      auto cache = plan::KVCacheOp::create(
-          b, func.getLoc(), bufferOf(arg.getType()),
-          FlatSymbolRefAttr::get(b.getContext(), kvSymbol(l)),
-          plan::CacheHalfAttr::get(b.getContext(), half));
-      map.map(arg, cache);
-      // A call result returned as a cache is that cache, updated in place.
-      map.map(ret.getOperand(1 + 2 * l + i), cache);
-    }
+  for (unsigned r = 0; r < rows; ++r) {
+    Type second = body.getArgument(1 + r).getType();
+    map.map(body.getArgument(1 + r),
+            block->addArgument(image ? Type(bufferOf(second)) : b.getI64Type(),
+                               func.getLoc()));
+  }
+  bool batched = *kind == plan::EntryKind::decode_batch;
+  for (unsigned r = 0; r < rows; ++r)
+    for (unsigned l = 0; l < numLayers; ++l)
+      for (auto [i, half] : llvm::enumerate(kHalves)) {
+        unsigned slot = 2 * numLayers * r + 2 * l + i;
+        Value arg = body.getArgument(1 + rows + slot);
+        auto cache = plan::KVCacheOp::create(
+            b, func.getLoc(), bufferOf(arg.getType()),
+            FlatSymbolRefAttr::get(b.getContext(), kvSymbol(l)),
+            plan::CacheHalfAttr::get(b.getContext(), half),
+            batched ? b.getI64IntegerAttr(r) : IntegerAttr());
+        map.map(arg, cache);
+        // A call result returned as a cache is that cache, updated in place.
+        map.map(ret.getOperand(1 + slot), cache);
+      }
   for (unsigned i = body.getNumArguments() - imageInputs;
        i < body.getNumArguments(); ++i)
     map.map(body.getArgument(i),
@@ -266,6 +280,18 @@ struct ExtractPlanPass
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
         if (variantAttr.getAttr(func))
           variants.push_back(func);
+    // The batched decode steps after the one-token entries, smallest first.
+    SmallVector<func::FuncOp> batched;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (auto v = variantAttr.getAttr(func);
+          v && v.getValue() == "decode_batch")
+        batched.push_back(func);
+    llvm::sort(batched, [&](func::FuncOp a, func::FuncOp b) {
+      SG::MaxTokensAttrHelper rows(&getContext());
+      return rows.getAttr(a).getInt() < rows.getAttr(b).getInt();
+    });
+    variants.insert(variants.begin() + std::min<size_t>(variants.size(), 2),
+                    batched.begin(), batched.end());
     if (variants.empty())
       return;
     Extractor extractor(module);

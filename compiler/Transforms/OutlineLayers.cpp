@@ -131,6 +131,9 @@ void Outliner::outline(const Group &group) {
     returned.push_back(mapping.lookup(v));
   func::ReturnOp::create(b, loc, returned);
   BodyTag(b.getContext()).setAttr(body, b.getStringAttr(group.block));
+  sg::SGDialect::BatchInvariantAttrHelper invariant(b.getContext());
+  if (invariant.getAttr(variant))
+    invariant.setAttr(body, b.getUnitAttr());
   func::FuncOp callee = findOrInsertBody(body, group);
 
   // Replace the group by a call.
@@ -180,8 +183,8 @@ struct OutlineLayersPass
       FailureOr<SmallVector<Group>> groups = collectGroups(variant);
       if (failed(groups))
         return signalPassFailure();
-      Outliner outliner(module, variant,
-                        variantTag.getAttr(variant).getValue());
+      // Bodies are named after the variant function (decode_b4_layer0).
+      Outliner outliner(module, variant, variant.getSymName());
       for (const Group &group : *groups)
         outliner.outline(group);
     }

@@ -70,6 +70,19 @@ def OutlineLayersPass : Pass<"sg-outline-layers", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def OutlineRowsPass : Pass<"sg-outline-rows", "mlir::ModuleOp"> {
+  let summary = "One function for a batched decode step's per-row ops";
+  let description = [{
+    A batched decode step's layer body runs its attention part once per row
+    (sg-specialize: from each `sg.take_row` to the `sg.stack_rows`): the
+    rows' ops differ only in their operands. This pass moves row 0's ops into `@<body>_row` and
+    replaces every row's ops by a call of it, so the code of the attention
+    part is compiled once per layer kind, whatever the batch sizes.
+  }];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def ExtractPlanPass : Pass<"sg-extract-plan", "mlir::ModuleOp"> {
   let summary = "Turn the outlined variant functions into plan IR";
   let description = [{

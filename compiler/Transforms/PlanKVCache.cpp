@@ -24,6 +24,12 @@ struct PlanKVCachePass
     : public sgc::impl::PlanKVCachePassBase<PlanKVCachePass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
+      // A batched decode step runs decode's layers once per row: decode's
+      // plan is its plan.
+      auto variant = sg::SGDialect::VariantAttrHelper(func.getContext())
+                         .getAttr(func);
+      if (variant && variant.getValue() == "decode_batch")
+        continue;
       bool hasAttention = false;
       func.walk([&](Operation *op) {
         hasAttention |= isa<sg::SlidingAttnOp, sg::FullAttnOp>(op);

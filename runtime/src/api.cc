@@ -559,6 +559,41 @@ sgc_status_t *sgc_session_decode(sgc_session_t *s, int32_t token, int64_t pos,
   SGC_API_CATCH
 }
 
+int32_t sgc_session_num_sequences(const sgc_session_t *s) {
+  return s ? s->impl->num_sequences() : 0;
+}
+
+sgc_status_t *sgc_session_use_sequence(sgc_session_t *s, int32_t sequence) {
+  SGC_API_TRY
+  if (!s)
+    return null_argument("session");
+  return to_c(s->impl->use_sequence(sequence));
+  SGC_API_CATCH
+}
+
+sgc_status_t *sgc_session_decode_batch(sgc_session_t *s, int64_t n,
+                                       const int32_t *sequences,
+                                       const int32_t *tokens,
+                                       const int64_t *positions,
+                                       float *logits_out) {
+  SGC_API_TRY
+  if (!s)
+    return null_argument("session");
+  return to_c(s->impl->decode_batch(n, sequences, tokens, positions,
+                                    logits_out));
+  SGC_API_CATCH
+}
+
+sgc_status_t *sgc_session_generate_batch(sgc_session_t *s,
+                                         sgc_sequence_request_t *requests,
+                                         size_t n) {
+  SGC_API_TRY
+  if (!s)
+    return null_argument("session");
+  return to_c(s->impl->generate_batch(requests, n));
+  SGC_API_CATCH
+}
+
 sgc_status_t *sgc_session_encode_image(sgc_session_t *s,
                                        const sgc_image_t *image,
                                        float *out_soft_tokens,

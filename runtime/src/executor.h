@@ -27,7 +27,11 @@ public:
   /// The KV cache as the plan says for |context| positions (<= the model's
   /// context length; full layers then hold fewer slots), and the workspace.
   /// Checks the bytes against the memory the device has first.
-  virtual status allocate(int64_t context) = 0;
+  /// |sequences| sequence slots, each with the caches of one sequence.
+  virtual status allocate(int64_t context, int32_t sequences) = 0;
+  /// The sequence slot prefill and decode calls read and write (< the
+  /// slots allocated; checked by the session).
+  virtual void use_sequence(int32_t sequence) = 0;
   /// Makes |weights| (bound to the same model) the steps' weight operands.
   virtual status bind(const bound_weights &weights) = 0;
   /// Replays |phase| for tokens[0, n) at positions pos0.. (arguments already
@@ -38,6 +42,17 @@ public:
   virtual status run(const sgc_abi_phase_t &phase, const int32_t *tokens,
                      int64_t n, int64_t pos0, float *logits,
                      bool all_positions, int32_t *argmax) = 0;
+
+  /// Replays a DECODE_BATCH |phase|: row r feeds tokens[r] at positions[r]
+  /// to the sequence in slot sequences[r] (max_tokens rows, distinct slots
+  /// but for repeats of a row), then writes every row's float32 logits.
+  virtual status run_batch(const sgc_abi_phase_t & /*phase*/,
+                           const int32_t * /*tokens*/,
+                           const int64_t * /*positions*/,
+                           const int32_t * /*sequences*/, float * /*logits*/) {
+    return device_error(std::string("the ") + variant_name() +
+                        " variant has no batched decode");
+  }
 
   /// Replays an ENCODE_IMAGE |phase| on one image: |pixels| [patches,
   /// values] and |positions| [patches, 2] as the phase's operands say

@@ -310,11 +310,18 @@ status model_library::validate_plan() {
   for (uint32_t p = 0; p < t.num_phases; ++p) {
     const sgc_abi_phase_t &ph = t.phases[p];
     const std::string pw = "phase " + std::to_string(p) + ": ";
-    if (ph.kind > SGC_ABI_PHASE_ENCODE_IMAGE)
+    if (ph.kind > SGC_ABI_PHASE_DECODE_BATCH)
       return bad(pw + "unknown kind " + std::to_string(ph.kind));
+    const bool batched = ph.kind == SGC_ABI_PHASE_DECODE_BATCH;
     for (uint32_t q = 0; q < p; ++q)
-      if (t.phases[q].kind == ph.kind)
-        return bad(pw + "a second phase of kind " + std::to_string(ph.kind));
+      if (t.phases[q].kind == ph.kind &&
+          (!batched || t.phases[q].max_tokens == ph.max_tokens))
+        return bad(pw + "a second phase of kind " + std::to_string(ph.kind) +
+                   (batched ? " for " + std::to_string(ph.max_tokens) +
+                                  " rows"
+                            : std::string()));
+    if (batched && ph.max_tokens > 1)
+      decode_batches_.push_back(&ph);
     const int64_t want_tokens = ph.kind == SGC_ABI_PHASE_DECODE ? 1
                                 : ph.kind == SGC_ABI_PHASE_PREFILL
                                     ? t.max_prefill_chunk
@@ -330,6 +337,13 @@ status model_library::validate_plan() {
     // Every operand this phase passes, at its largest token count.
     auto check_operand = [&](const sgc_abi_operand_t &o,
                              const std::string &ow) -> status {
+      // The row a DECODE_BATCH operand is of (abi.h 2.7).
+      if ((o.kind == SGC_ABI_OPERAND_POSITION ||
+           o.kind == SGC_ABI_OPERAND_K_CACHE ||
+           o.kind == SGC_ABI_OPERAND_V_CACHE) &&
+          o.offset >= static_cast<uint64_t>(batched ? ph.max_tokens : 1))
+        return bad(ow + "row " + std::to_string(o.offset) + " of a phase of " +
+                   std::to_string(batched ? ph.max_tokens : 1) + " rows");
       switch (o.kind) {
       case SGC_ABI_OPERAND_TOKENS:
       case SGC_ABI_OPERAND_POSITION:
@@ -450,6 +464,10 @@ status model_library::validate_plan() {
         return err;
     }
   }
+  std::sort(decode_batches_.begin(), decode_batches_.end(),
+            [](const sgc_abi_phase_t *a, const sgc_abi_phase_t *b) {
+              return a->max_tokens < b->max_tokens;
+            });
   if (!phase(SGC_ABI_PHASE_PREFILL) || !phase(SGC_ABI_PHASE_DECODE))
     return bad("the model needs a prefill and a decode phase");
   if (image() && !phase(SGC_ABI_PHASE_ENCODE_IMAGE))

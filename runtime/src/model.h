@@ -67,6 +67,10 @@ public:
   uint64_t kv_cache_bytes_at(int64_t context) const;
   /// The phase of kind |kind| (SGC_ABI_PHASE_*), or null.
   const sgc_abi_phase_t *phase(uint32_t kind) const;
+  /// The DECODE_BATCH phases of more than one row, fewest rows first.
+  const std::vector<const sgc_abi_phase_t *> &decode_batches() const {
+    return decode_batches_;
+  }
   /// The most operands any step has.
   uint32_t max_step_operands() const { return max_step_operands_; }
   /// The encode_image phase's input: patches and values per patch (0, 0
@@ -93,6 +97,7 @@ private:
   int64_t image_patches_ = 0, image_patch_values_ = 0;
   int64_t image_embed_width_ = 0;
   bool prefill_takes_images_ = false;
+  std::vector<const sgc_abi_phase_t *> decode_batches_;
   std::vector<uint64_t> k_bytes_;
   std::vector<uint64_t> v_bytes_;
 };

@@ -72,6 +72,10 @@ status session::create(std::shared_ptr<model_library> model,
                     ? std::min(options.max_context, t.context_length)
                     : t.context_length;
   s->context_limited_ = options.max_context > 0;
+  if (options.num_sequences < 0)
+    return usage_error("the sequence count must be positive, not " +
+                       std::to_string(options.num_sequences));
+  s->num_sequences_ = std::max(options.num_sequences, 1);
   status st;
   if (options.device == SGC_DEVICE_CPU) {
     st = cpu_executor::create(model, options.variant, options.num_threads,
@@ -87,7 +91,7 @@ status session::create(std::shared_ptr<model_library> model,
     st = create_emu_executor(model, options.variant, &s->executor_);
   }
   if (st.ok())
-    st = s->executor_->allocate(s->context_);
+    st = s->executor_->allocate(s->context_, s->num_sequences_);
   if (st.ok())
     st = s->executor_->bind(*weights);
   // A prefill of a model with images reads each row's soft token and block
@@ -175,6 +179,87 @@ status session::decode(int32_t token, int64_t pos, float *logits,
   return st;
 }
 
+status session::use_sequence(int32_t sequence) {
+  if (sequence < 0 || sequence >= num_sequences_)
+    return usage_error("sequence slot " + std::to_string(sequence) +
+                       " is outside the session's " +
+                       std::to_string(num_sequences_) + " slots");
+  sequence_ = sequence;
+  executor_->use_sequence(sequence);
+  return status();
+}
+
+status session::decode_batch(int64_t n, const int32_t *sequences,
+                             const int32_t *tokens, const int64_t *positions,
+                             float *logits) {
+  if (n < 1 || !sequences || !tokens || !positions || !logits)
+    return usage_error("a batched decode needs at least one row with its "
+                       "sequence, token, position and logits");
+  std::vector<bool> seen(static_cast<size_t>(num_sequences_), false);
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t s = sequences[i];
+    if (s < 0 || s >= num_sequences_ || seen[static_cast<size_t>(s)])
+      return usage_error("row " + std::to_string(i) + ": sequence slot " +
+                         std::to_string(s) +
+                         (s < 0 || s >= num_sequences_
+                              ? " is outside the session's " +
+                                    std::to_string(num_sequences_) + " slots"
+                              : " is in the call twice"));
+    seen[static_cast<size_t>(s)] = true;
+    if (positions[i] < 0 || positions[i] >= context_)
+      return usage_error("row " + std::to_string(i) + ": position " +
+                         std::to_string(positions[i]) + " is outside the " +
+                         context_name());
+  }
+  status st = check_tokens(tokens, n);
+  if (!st.ok())
+    return st;
+  const int64_t vocab = model_->table().vocab_size;
+  const auto &batches = model_->decode_batches();
+  const int32_t keep = sequence_;
+  for (int64_t i = 0; i < n;) {
+    const int64_t left = n - i;
+    // The smallest entry that holds the rest, else the largest; a row
+    // alone takes the one-token decode.
+    const sgc_abi_phase_t *phase = nullptr;
+    for (const sgc_abi_phase_t *b : batches)
+      if (!phase || phase->max_tokens < left)
+        phase = b;
+    if (left == 1 || !phase) {
+      executor_->use_sequence(sequences[i]);
+      st = executor_->run(*model_->phase(SGC_ABI_PHASE_DECODE), tokens + i, 1,
+                          positions[i], logits + i * vocab, false, nullptr);
+      ++i;
+      if (!st.ok())
+        break;
+      continue;
+    }
+    // Rows past the sequences given repeat the last one: they compute and
+    // write exactly what it does, and their logits are dropped.
+    const int64_t rows = phase->max_tokens, take = std::min(rows, left);
+    batch_tokens_.resize(rows);
+    batch_sequences_.resize(rows);
+    batch_positions_.resize(rows);
+    batch_logits_.resize(static_cast<size_t>(rows * vocab));
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t from = i + std::min(r, take - 1);
+      batch_tokens_[r] = tokens[from];
+      batch_sequences_[r] = sequences[from];
+      batch_positions_[r] = positions[from];
+    }
+    st = executor_->run_batch(*phase, batch_tokens_.data(),
+                              batch_positions_.data(), batch_sequences_.data(),
+                              batch_logits_.data());
+    if (!st.ok())
+      break;
+    std::copy(batch_logits_.begin(), batch_logits_.begin() + take * vocab,
+              logits + i * vocab);
+    i += take;
+  }
+  executor_->use_sequence(keep);
+  return st;
+}
+
 bool session::decodes_argmax() const {
   return model_->argmax(*model_->phase(SGC_ABI_PHASE_DECODE)) != nullptr;
 }
@@ -219,13 +304,10 @@ status session::encode_image(const sgc_image_t &image, float *soft_tokens,
   return st;
 }
 
-status session::generate(const int32_t *prompt, int64_t n_prompt,
-                         const sgc_generate_options_t &o,
-                         int64_t *out_num_generated) {
+status session::check_generate(const int32_t *prompt, int64_t n_prompt,
+                               const sgc_generate_options_t &o,
+                               int64_t *out_chunk) const {
   const sgc_model_v2_t &t = model_->table();
-  const int64_t vocab = t.vocab_size;
-  if (out_num_generated)
-    *out_num_generated = 0;
   if (!prompt || n_prompt < 1)
     return usage_error("the prompt is empty");
   if (o.max_new_tokens < 0)
@@ -263,9 +345,13 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     st = check_tokens(o.cached_tokens, start);
   if (st.ok() && o.num_feed_tokens)
     st = check_tokens(o.feed_tokens, static_cast<int64_t>(o.num_feed_tokens));
-  if (!st.ok())
-    return st;
+  *out_chunk = chunk;
+  return st;
+}
 
+std::unordered_set<int32_t>
+session::stop_tokens(const sgc_generate_options_t &o) const {
+  const sgc_model_v2_t &t = model_->table();
   std::unordered_set<int32_t> stops(o.stop_tokens,
                                     o.stop_tokens + o.num_stop_tokens);
   if (!o.ignore_eos) {
@@ -274,6 +360,35 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
     for (uint32_t i = 0; i < t.num_stop_tokens; ++i)
       stops.insert(t.stop_tokens[i]);
   }
+  return stops;
+}
+
+sampling sampling_of(const sgc_generate_options_t &o) {
+  sampling how;
+  how.temperature = o.temperature;
+  how.top_k = o.top_k;
+  how.top_p = o.top_p;
+  how.min_p = o.min_p;
+  // 0 (a zero-initialized struct) means off, as 1 does.
+  how.repetition_penalty =
+      o.repetition_penalty > 0.0f ? o.repetition_penalty : 1.0f;
+  how.seed = o.seed;
+  return how;
+}
+
+status session::generate(const int32_t *prompt, int64_t n_prompt,
+                         const sgc_generate_options_t &o,
+                         int64_t *out_num_generated) {
+  const sgc_model_v2_t &t = model_->table();
+  const int64_t vocab = t.vocab_size;
+  if (out_num_generated)
+    *out_num_generated = 0;
+  int64_t chunk = 0;
+  status st = check_generate(prompt, n_prompt, o, &chunk);
+  if (!st.ok())
+    return st;
+  const int64_t start = static_cast<int64_t>(o.num_cached_tokens);
+  const std::unordered_set<int32_t> stops = stop_tokens(o);
 
   const bool images = o.prompt_image_blocks != nullptr;
   if (images && (!o.prompt_soft_slots || !o.image_soft_tokens))
@@ -319,15 +434,7 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
       all ? logits.data() + (last_rows - 1) * vocab : logits.data();
   std::vector<float> row(last, last + vocab);
 
-  sampling how;
-  how.temperature = o.temperature;
-  how.top_k = o.top_k;
-  how.top_p = o.top_p;
-  how.min_p = o.min_p;
-  // 0 (a zero-initialized struct) means off, as 1 does.
-  how.repetition_penalty =
-      o.repetition_penalty > 0.0f ? o.repetition_penalty : 1.0f;
-  how.seed = o.seed;
+  const sampling how = sampling_of(o);
   sampler pick(how);
   // What the repetition penalty sees: the prompt and what was generated.
   std::vector<int32_t> history(o.cached_tokens, o.cached_tokens + start);

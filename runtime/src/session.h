@@ -12,13 +12,19 @@
 #include <sgc/abi.h>
 #include <sgc/runtime.h>
 
+#include "runtime/src/sampler.h"
+
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 struct sgc_image_t;
 
 namespace sgc {
 namespace runtime {
+
+/// The sampler settings of |o|.
+sampling sampling_of(const sgc_generate_options_t &o);
 
 class session {
 public:
@@ -49,6 +55,16 @@ public:
   status generate(const int32_t *prompt, int64_t n_prompt,
                   const sgc_generate_options_t &options,
                   int64_t *out_num_generated);
+  /// sgc_session_use_sequence.
+  status use_sequence(int32_t sequence);
+  int32_t sequence() const { return sequence_; }
+  int32_t num_sequences() const { return num_sequences_; }
+  /// sgc_session_decode_batch.
+  status decode_batch(int64_t n, const int32_t *sequences,
+                      const int32_t *tokens, const int64_t *positions,
+                      float *logits);
+  /// sgc_session_generate_batch (batch_generate.cc).
+  status generate_batch(sgc_sequence_request_t *requests, size_t n);
 
   uint64_t kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
   uint64_t workspace_bytes() const { return executor_->workspace_bytes(); }
@@ -61,6 +77,14 @@ private:
   status check_tokens(const int32_t *tokens, int64_t n) const;
   /// "context length 512", or "context of 40 (--max-context; ...)".
   std::string context_name() const;
+  /// The argument checks of generate (and of each generate_batch
+  /// sequence); the prefill chunk to use.
+  status check_generate(const int32_t *prompt, int64_t n_prompt,
+                        const sgc_generate_options_t &o,
+                        int64_t *out_chunk) const;
+  /// What ends a sequence: its stop tokens, and the model's unless
+  /// ignore_eos.
+  std::unordered_set<int32_t> stop_tokens(const sgc_generate_options_t &o) const;
   /// Fills the image-row buffers for a prefill of |n| rows (none: text).
   void set_image_rows(const image_rows *images, int64_t n);
 
@@ -70,6 +94,12 @@ private:
   /// Positions this session holds (the model's, or fewer by max_context).
   int64_t context_ = 0;
   bool context_limited_ = false;
+  int32_t num_sequences_ = 1;
+  int32_t sequence_ = 0;
+  /// A batched decode call's rows, padded to the entry's size.
+  std::vector<int32_t> batch_tokens_, batch_sequences_;
+  std::vector<int64_t> batch_positions_;
+  std::vector<float> batch_logits_;
   /// The image rows of the prefill call being run (models with a tower).
   std::vector<float> image_embeds_;
   std::vector<int32_t> image_blocks_;

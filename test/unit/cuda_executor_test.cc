@@ -169,7 +169,7 @@ protected:
     o.dump_path = dump_path_;
     s = cuda_executor::create(model_, o, &exec_);
     if (s.ok())
-      s = exec_->allocate(context);
+      s = exec_->allocate(context, 1);
     if (s.ok())
       s = exec_->bind(*weights_bound_);
     return s;
@@ -889,7 +889,7 @@ protected:
     if (s.ok())
       s = sgc::runtime::create_emu_executor(model_, nullptr, &exec_);
     if (s.ok())
-      s = exec_->allocate(context);
+      s = exec_->allocate(context, 1);
     if (s.ok())
       s = exec_->bind(*weights_bound_);
     return s;

@@ -48,6 +48,18 @@ int usage_error(const char *fmt, ...) {
   return SGC_STATUS_USAGE;
 }
 
+/* Prints an error about an input file and returns exit code 1. */
+int bad_input(const char *fmt, ...) {
+  va_list args;
+  end_progress_line();
+  fputs("error: ", stderr);
+  va_start(args, fmt);
+  vfprintf(stderr, fmt, args);
+  va_end(args);
+  fputc('\n', stderr);
+  return SGC_STATUS_BAD_INPUT;
+}
+
 int out_of_memory(void) {
   end_progress_line();
   fputs("error: out of memory\n", stderr);

@@ -18,6 +18,9 @@ int report(sgc_status_t *status);
 /* Prints a usage error and returns exit code 2. */
 int usage_error(const char *fmt, ...);
 
+/* Prints an error about an input file and returns exit code 1. */
+int bad_input(const char *fmt, ...);
+
 /* Prints "error: out of memory" and returns the internal-error code. */
 int out_of_memory(void);
 

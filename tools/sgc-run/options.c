@@ -102,7 +102,7 @@ static int parse_float(const char *text, float *out) {
 
 /* Parses "1,2,3" into |out| (replacing what was there). Returns 0 on a
  * malformed list, -1 when out of memory. */
-static int parse_ids(const char *text, id_list *out) {
+int parse_ids(const char *text, id_list *out) {
   size_t cap = 1, n = 0;
   const char *p;
   int32_t *ids;
@@ -408,6 +408,22 @@ static const option_spec option_table[] = {
      .offset = FIELD(prompt),
      .expects = "comma-separated integer ids",
      .help = "prompt token ids"},
+    {.name = "--prompt-ids-file",
+     .metavar = "FILE",
+     .set = set_string,
+     .offset = FIELD(prompt_ids_file),
+     .help = "many prompts, one line of comma-separated ids each: generated "
+             "together, --parallel at a time, each on its own (one line of "
+             "ids per prompt on stdout, in order)"},
+    {.name = "--parallel",
+     .metavar = "S",
+     .set = set_i32,
+     .offset = FIELD(parallel),
+     .min = 1,
+     .max = 4096,
+     .expects = "an integer in [1, 4096]",
+     .help = "sequence slots: how many prompts of --prompt-ids-file run at "
+             "once, decoded together (default 1)"},
     {.name = "--image",
      .metavar = "FILE",
      .set = set_string_list,

@@ -30,6 +30,8 @@ typedef struct options {
   const char *weights_path;
   device_choice device;
   id_list prompt;
+  const char *prompt_ids_file; /* --prompt-ids-file: many prompts */
+  int32_t parallel;            /* --parallel: sequence slots (0 = 1) */
   string_list images;       /* --image, in order */
   string_list pixel_values; /* --pixel-values, in order */
   const char *prompt_text;   /* --prompt */
@@ -74,6 +76,10 @@ void free_options(options *o);
 
 /* Parses argv into |o|; 0, or the exit code of a usage error (printed). */
 int parse_args(int argc, char **argv, options *o);
+
+/* Parses "1,2,3" into |out| (replacing what was there). Returns 0 on a
+ * malformed list, -1 when out of memory. */
+int parse_ids(const char *text, id_list *out);
 
 /* 1 when the command line gave option |name| ("--temperature"). */
 int option_given(const options *o, const char *name);

@@ -11,6 +11,8 @@
 #include "tools/sgc-run/errors.h"
 #include "tools/sgc-run/generation.h"
 #include "tools/sgc-run/images.h"
+#include "tools/sgc-run/logits_dump.h"
+#include "tools/sgc-run/parallel.h"
 #include "tools/sgc-run/options.h"
 #include "tools/sgc-run/repl.h"
 #include "tools/sgc-run/settings.h"
@@ -117,80 +119,6 @@ static int inspect_weights(const char *path) {
 /*===----------------------------------------------------------------------===*
  * Generation callbacks and --dump-logits
  *===----------------------------------------------------------------------===*/
-
-/* --dump-logits: every row computed. */
-typedef struct run_state {
-  int64_t vocab;
-  int64_t n_prompt;
-  int dump;
-  float *prefill; /* n_prompt x vocab */
-  float *decode;  /* decode_rows x vocab */
-  int64_t decode_rows;
-  int64_t decode_cap;
-  const int32_t *generated;
-  int64_t n_generated;
-  int failed; /* out of memory while collecting */
-  /* The images' soft tokens ([soft_rows, hidden]), or NULL. */
-  const float *soft_tokens;
-  int64_t soft_rows, hidden;
-} run_state;
-
-static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,
-                      const float *row, int64_t vocab) {
-  run_state *s = (run_state *)user;
-  size_t row_bytes = (size_t)vocab * sizeof(float);
-  if (!s->dump || s->failed)
-    return;
-  if (kind == SGC_LOGITS_PREFILL) {
-    if (index >= 0 && index < s->n_prompt)
-      memcpy(s->prefill + index * vocab, row, row_bytes);
-    return;
-  }
-  if (s->decode_rows == s->decode_cap) {
-    int64_t cap = s->decode_cap ? s->decode_cap * 2 : 16;
-    float *d = (float *)realloc(s->decode, (size_t)cap * row_bytes);
-    if (!d) {
-      s->failed = 1;
-      return;
-    }
-    s->decode = d;
-    s->decode_cap = cap;
-  }
-  memcpy(s->decode + s->decode_rows * vocab, row, row_bytes);
-  ++s->decode_rows;
-}
-
-static sgc_tensor_view_t view(const char *name, sgc_dtype_t dtype,
-                              uint32_t rank, const int64_t *shape,
-                              const void *data) {
-  sgc_tensor_view_t v;
-  v.name = name;
-  v.dtype = dtype;
-  v.rank = rank;
-  v.shape = shape;
-  v.data = data;
-  return v;
-}
-
-static int write_logits(const char *path, const run_state *s,
-                        const int32_t *prompt) {
-  const int64_t prefill_shape[2] = {s->n_prompt, s->vocab};
-  const int64_t decode_shape[2] = {s->decode_rows, s->vocab};
-  const int64_t prompt_shape[1] = {s->n_prompt};
-  const int64_t gen_shape[1] = {s->n_generated};
-  const int64_t soft_shape[2] = {s->soft_rows, s->hidden};
-  sgc_tensor_view_t views[5];
-  sgc_status_t *st;
-  views[0] = view("prefill_logits", SGC_DTYPE_F32, 2, prefill_shape, s->prefill);
-  views[1] = view("decode_logits", SGC_DTYPE_F32, 2, decode_shape, s->decode);
-  views[2] = view("prompt_ids", SGC_DTYPE_I32, 1, prompt_shape, prompt);
-  views[3] = view("generated_ids", SGC_DTYPE_I32, 1, gen_shape, s->generated);
-  /* A prompt with images: the tower's output too. */
-  views[4] = view("image_soft_tokens", SGC_DTYPE_F32, 2, soft_shape,
-                  s->soft_tokens);
-  st = sgc_safetensors_write(path, views, s->soft_tokens ? 5 : 4);
-  return st ? report(st) : 0;
-}
 
 /*===----------------------------------------------------------------------===*
  * main
@@ -309,7 +237,8 @@ static int run(options *o) {
   settings set;
   generation gen;
   int show_progress = o->progress < 0 ? isatty(STDERR_FILENO) : o->progress;
-  int generating = o->prompt.count > 0 || o->prompt_text || o->chat;
+  int generating = o->prompt.count > 0 || o->prompt_text || o->chat ||
+                   o->prompt_ids_file;
   int rc = 0;
   const int32_t *prompt = o->prompt.ids;
   int64_t n_prompt = (int64_t)o->prompt.count;
@@ -398,6 +327,7 @@ static int run(options *o) {
   sopts.num_threads = o->threads;
   sopts.variant = o->cpu_variant;
   sopts.max_context = o->max_context;
+  sopts.num_sequences = o->parallel;
   if (show_progress && o->device.kind == SGC_DEVICE_CUDA) {
     memset(&progress, 0, sizeof progress);
     progress.label = "copying weights to the GPU";
@@ -429,6 +359,10 @@ static int run(options *o) {
   gopts.ignore_eos = o->ignore_eos;
   gopts.feed_tokens = o->feed.ids;
   gopts.num_feed_tokens = o->feed.count;
+  if (o->prompt_ids_file) {
+    rc = run_parallel(o, session, &gopts, info.vocab_size);
+    goto done;
+  }
   if (o->chat) {
     /* --image files go with the first user turn; /image adds more. */
     vision_facts facts;
@@ -535,7 +469,7 @@ static int run(options *o) {
       rc = out_of_memory();
       goto done;
     }
-    gen.on_logits = on_logits;
+    gen.on_logits = dump_on_logits;
     gen.logits_user = &state;
   }
   gopts.prefill_all_logits = state.dump;
@@ -599,10 +533,18 @@ static int dispatch(options *o) {
     return inspect_weights(o->inspect_path);
   if (!o->model_path)
     return usage_error("no model given");
-  if ((o->prompt.count > 0) + (o->prompt_text != NULL) + o->chat > 1)
-    return usage_error("--prompt-ids, --prompt and --chat exclude each other");
+  if ((o->prompt.count > 0) + (o->prompt_text != NULL) + o->chat +
+          (o->prompt_ids_file != NULL) >
+      1)
+    return usage_error("--prompt-ids, --prompt-ids-file, --prompt and --chat "
+                       "exclude each other");
+  if (o->parallel > 1 && !o->prompt_ids_file && !o->check && !o->dry_run)
+    return usage_error("--parallel applies to --prompt-ids-file");
+  if (o->prompt_ids_file && (image_files(o)->count || o->feed.count))
+    return usage_error("--prompt-ids-file excludes --image, --pixel-values "
+                       "and --feed-ids");
   if (o->prompt.count == 0 && !o->prompt_text && !o->chat && !o->check &&
-      !o->write_dummy_path && !o->dry_run)
+      !o->prompt_ids_file && !o->write_dummy_path && !o->dry_run)
     return usage_error("nothing to do: give --prompt, --chat, --prompt-ids, "
                        "--check, --dry-run or --write-dummy-weights");
   if (o->chat && (o->json || o->dump_logits_path || o->feed.count))
@@ -622,7 +564,8 @@ static int dispatch(options *o) {
   if (o->load_format == SGC_LOAD_FORMAT_DUMMY && o->weights_path)
     return usage_error("--weights and --load-format=dummy exclude each other");
   if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
-      (o->prompt.count > 0 || o->prompt_text || o->chat || o->check))
+      (o->prompt.count > 0 || o->prompt_text || o->chat || o->check ||
+       o->prompt_ids_file))
     return usage_error("no weights given: use --weights PATH or "
                        "--load-format=dummy");
   /* An output that cannot be written is refused before any work. */

@@ -35,7 +35,7 @@ CpuKernelFamilySet buildCpuFamilies() {
            lowerVisionFamily});
   set.add({"cpu_elementwise", 1,
            isOneOf<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp,
-                   sg::MergeHeadsOp, sg::RopeOp, sg::PartialRopeOp,
+                   sg::MergeHeadsOp, sg::TakeRowOp, sg::StackRowsOp, sg::RopeOp, sg::PartialRopeOp,
                    sg::GeluTanhOp, sg::MulOp, sg::AddOp, sg::LayerScalarOp,
                    sg::SoftcapOp>,
            lowerElementwiseFamily});

@@ -152,6 +152,45 @@ static LogicalResult lowerMergeHeads(sg::MergeHeadsOp op,
 }
 
 //===----------------------------------------------------------------------===//
+// Rows of a batched decode step
+//===----------------------------------------------------------------------===//
+
+/// The subview of `buffer` at leading index `row`, one row deep.
+static Value rowView(OpBuilder &b, Location loc, Value buffer, int64_t row) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = b.getIndexAttr(row);
+  sizes.push_back(b.getIndexAttr(1));
+  for (int64_t d : type.getShape().drop_front())
+    sizes.push_back(b.getIndexAttr(d));
+  return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
+}
+
+// A row is copied, not viewed: the kernels take buffers without an offset,
+// and one row of a decode step is a few KiB.
+static LogicalResult lowerTakeRow(sg::TakeRowOp op, FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value out = state.bufferFor(loc, op.getResult());
+  linalg::CopyOp::create(
+      b, loc, rowView(b, loc, state.lookup(op.getX()), op.getRow()), out);
+  state.buffers.map(op.getResult(), out);
+  return success();
+}
+
+static LogicalResult lowerStackRows(sg::StackRowsOp op,
+                                    FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op.getLoc();
+  Value out = state.bufferFor(loc, op.getResult());
+  for (auto [i, row] : llvm::enumerate(op.getRows()))
+    linalg::CopyOp::create(b, loc, state.lookup(row), rowView(b, loc, out, i));
+  state.buffers.map(op.getResult(), out);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RoPE
 //===----------------------------------------------------------------------===//
 
@@ -337,6 +376,10 @@ LogicalResult lowering::lowerElementwiseFamily(Operation *op,
     return lowerSplitHeads(split, state);
   if (auto merge = dyn_cast<sg::MergeHeadsOp>(op))
     return lowerMergeHeads(merge, state);
+  if (auto take = dyn_cast<sg::TakeRowOp>(op))
+    return lowerTakeRow(take, state);
+  if (auto stack = dyn_cast<sg::StackRowsOp>(op))
+    return lowerStackRows(stack, state);
   if (auto rope = dyn_cast<sg::RopeOp>(op))
     return lowerRope(rope, state);
   if (auto rope = dyn_cast<sg::PartialRopeOp>(op))

@@ -235,6 +235,11 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   // kernel per shape.
   spec.bf16Dot = input.bf16Copy = input.xType.isBF16() && spec.wType.isBF16() &&
                                   spec.k % 2 == 0;
+  // A batched decode step's projections (sg-specialize marks its bodies).
+  if (auto body = op->getParentOfType<func::FuncOp>())
+    spec.rowsOnly = static_cast<bool>(
+        sg::SGDialect::BatchInvariantAttrHelper(op->getContext())
+            .getAttr(body));
 
   // xs (and xb): the input rows, padded to whole token tiles of either path
   // when the kernel will use tiles (kDotTileTokens is a multiple of

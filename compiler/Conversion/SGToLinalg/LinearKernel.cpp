@@ -464,6 +464,16 @@ void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
     memref::DeallocOp::create(b, loc, panel);
 }
 
+/// i1: whether a call of `tokens` tokens runs the tiles (enough tokens to
+/// fill one, and a spec that allows them).
+Value tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 Value tokens) {
+  if (spec.rowsOnly)
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
+                               constIndex(b, loc, kTileTokens));
+}
+
 /// The f32 tiles and the row path (see the file comment).
 void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
@@ -472,9 +482,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
   ArrayRef<Value> panels = bufs.panels;
   Value zero = constIndex(b, loc, 0);
   Value tileRows = constIndex(b, loc, kTileRows);
-  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         tokens,
-                                         constIndex(b, loc, kTileTokens));
+  Value useTiles = tilesInUse(b, loc, spec, tokens);
   // blockEnd = lo + whole blocks of [lo, hi), or lo without tiles.
   Value span = arith::SubIOp::create(b, loc, hi, lo);
   Value whole = arith::MulIOp::create(
@@ -600,8 +608,7 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   // One panel per weight a block reads (the gated MLP's gate and up), of
   // the path that runs; empty when the chunk is too short for tiles (decode
   // allocates nothing worth a system call).
-  Value useTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         tokens, constIndex(b, loc, kTileTokens));
+  Value useTiles = tilesInUse(b, loc, spec, tokens);
   Value f32Tiles = useTiles;
   if (spec.bf16Dot) {
     bufs.rowDot = loadBf16DotFlag(b, loc, module);

@@ -85,6 +85,10 @@ struct KernelSpec {
   /// and pair rows and takes the bf16 copy of its input rows after the f32
   /// one.
   bool bf16Dot = false;
+  /// Every token takes the row path, whatever the token count: a batched
+  /// decode step sums each row as a one-token decode does (the tiles sum in
+  /// another order), so a sequence's logits do not depend on its batch.
+  bool rowsOnly = false;
 
   int64_t totalRows() const {
     if (epilogue == Epilogue::GatedGelu)
@@ -111,7 +115,7 @@ struct KernelSpec {
       os << quant.getEncoding().lower();
     else
       os << wType;
-    os << "_" << yType << (bf16Dot ? "_dot" : "");
+    os << "_" << yType << (bf16Dot ? "_dot" : "") << (rowsOnly ? "_rows" : "");
     if (biasType)
       os << "_b" << biasType;
     if (epilogue == Epilogue::Softcap) {

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <algorithm>
+
 namespace mlir::sgc {
 #define GEN_PASS_DEF_CONVERTSGTOLINALGPASS
 #include "compiler/Conversion/Passes.h.inc"
@@ -44,9 +46,24 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
     Value cache;
     if (auto write = v.getDefiningOp<sg::KVWriteOp>())
       cache = write.getCache();
-    else if (auto fused = v.getDefiningOp<sg::NormRopeOp>())
+    else if (auto fused = v.getDefiningOp<sg::NormRopeOp>()) {
       if (v == fused.getNewCache())
         cache = fused.getCache();
+    } else if (auto call = v.getDefiningOp<func::CallOp>()) {
+      // A lowered callee's result updated in place: that call operand.
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (auto calleeSlots = callee ? sg::SGDialect::ResultSlotsAttrHelper(
+                                          func.getContext())
+                                          .getAttr(callee)
+                                    : ArrayAttr()) {
+        int64_t arg = cast<IntegerAttr>(
+                          calleeSlots[cast<OpResult>(v).getResultNumber()])
+                          .getInt();
+        if (arg >= 0)
+          cache = call.getOperand(arg);
+      }
+    }
     int64_t slot = -1;
     if (auto arg = dyn_cast_or_null<BlockArgument>(cache))
       if (arg.getOwner() == &func.getBody().front())
@@ -69,6 +86,33 @@ static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
     return op->emitError("convert-sg-to-linalg: no CPU kernel family '")
            << choice.getFamily().getValue() << "'";
   return family->lower(op, state);
+}
+
+/// A call of another body (a batched decode step's row function, lowered
+/// before its callers): its buffers, outputs updated in place where the
+/// callee's result slots say so.
+static LogicalResult lowerCall(func::CallOp call, FunctionLowering &state) {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  auto slots = callee ? sg::SGDialect::ResultSlotsAttrHelper(call.getContext())
+                            .getAttr(callee)
+                      : ArrayAttr();
+  if (!slots)
+    return call.emitError("convert-sg-to-linalg: the callee is not a lowered "
+                          "body");
+  SmallVector<Value> args = {state.exec};
+  for (Value v : call.getOperands())
+    args.push_back(state.lookup(v));
+  for (auto [result, slot] : llvm::zip_equal(call.getResults(), slots)) {
+    int64_t arg = cast<IntegerAttr>(slot).getInt();
+    Value buffer = arg >= 0 ? args[1 + arg]
+                            : state.bufferFor(call.getLoc(), result);
+    if (arg < 0)
+      args.push_back(buffer);
+    state.buffers.map(result, buffer);
+  }
+  func::CallOp::create(state.b, call.getLoc(), callee, args);
+  return success();
 }
 
 /// Rebuilds `func` on buffers; the new function replaces it.
@@ -120,7 +164,8 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
       state.destinations.try_emplace(v, out);
 
   for (Operation &op : oldBody.without_terminator()) {
-    if (failed(lowerOp(&op, state)))
+    auto call = dyn_cast<func::CallOp>(op);
+    if (failed(call ? lowerCall(call, state) : lowerOp(&op, state)))
       return failure();
     for (auto &[after, emit] : state.deferred)
       if (after == &op)
@@ -156,6 +201,10 @@ struct ConvertSGToLinalgPass
       if (hasSG)
         todo.push_back(func);
     }
+    // Callees first: a caller's call takes the lowered callee's signature.
+    std::stable_partition(todo.begin(), todo.end(), [](func::FuncOp func) {
+      return func.getOps<func::CallOp>().empty();
+    });
     for (func::FuncOp func : todo)
       if (failed(lowerFunction(func, module)))
         return signalPassFailure();

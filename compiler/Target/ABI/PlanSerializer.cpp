@@ -62,6 +62,8 @@ const char *phaseName(plan::EntryKind kind) {
     return "SGC_ABI_PHASE_PREFILL";
   case plan::EntryKind::decode:
     return "SGC_ABI_PHASE_DECODE";
+  case plan::EntryKind::decode_batch:
+    return "SGC_ABI_PHASE_DECODE_BATCH";
   case plan::EntryKind::encode_image:
     break;
   }
@@ -128,7 +130,14 @@ LogicalResult PlanSerializer::readEntries() {
     unsigned kind = kWorkspace, index = 0;
     int64_t offset = 0;
     bool image = entry && entry.getKind() == plan::EntryKind::encode_image;
-    if (entry && v == entry.getBlock().getArgument(0)) {
+    bool batched = entry && entry.getKind() == plan::EntryKind::decode_batch;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (batched && arg && arg.getOwner() == &entry.getBlock() &&
+        arg.getArgNumber() > 0) {
+      // Row r's position: offset r (abi.h, SGC_ABI_PHASE_DECODE_BATCH).
+      kind = kPosition;
+      offset = arg.getArgNumber() - 1;
+    } else if (entry && v == entry.getBlock().getArgument(0)) {
       kind = image ? kPixels : kTokens;
     } else if (entry && v == entry.getBlock().getArgument(1)) {
       kind = image ? kPatchPositions : kPosition;
@@ -144,6 +153,7 @@ LogicalResult PlanSerializer::readEntries() {
     } else if (auto cache = v.getDefiningOp<plan::KVCacheOp>()) {
       kind = cache.getHalf() == plan::CacheHalf::key ? kKCache : kVCache;
       index = layerIndex.lookup(cache.getLayer());
+      offset = cache.getRow().value_or(0);
     } else if (auto alloc = v.getDefiningOp<plan::AllocOp>()) {
       if (!alloc.getOffset())
         return alloc.emitError("emit: the buffer has no workspace offset "

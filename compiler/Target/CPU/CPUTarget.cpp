@@ -27,6 +27,7 @@ public:
     return "a model .so for the host CPU and an x86-64-v3 baseline";
   }
   bool lowersVisionTower() const override { return true; }
+  bool lowersDecodeBatch() const override { return true; }
 
   void buildLowerPipeline(OpPassManager &pm) const override {
     SelectKernelsPassOptions select;

@@ -104,8 +104,10 @@ def Plan_CacheHalf : I32EnumAttr<"CacheHalf", "the K or the V buffer of a layer"
 def Plan_EntryPrefill : I32EnumAttrCase<"prefill", 0>;
 def Plan_EntryDecode : I32EnumAttrCase<"decode", 1>;
 def Plan_EntryEncodeImage : I32EnumAttrCase<"encode_image", 2>;
+def Plan_EntryDecodeBatch : I32EnumAttrCase<"decode_batch", 3>;
 def Plan_EntryKind : I32EnumAttr<"EntryKind", "what an entry point computes",
-    [Plan_EntryPrefill, Plan_EntryDecode, Plan_EntryEncodeImage]> {
+    [Plan_EntryPrefill, Plan_EntryDecode, Plan_EntryEncodeImage,
+     Plan_EntryDecodeBatch]> {
   let cppNamespace = "::mlir::sgc::plan";
 }
 

@@ -67,6 +67,11 @@ void EntryOp::getAsmBlockArgumentNames(Region &region,
     return;
   bool image = getKind() == EntryKind::encode_image;
   setNameFn(region.front().getArgument(0), image ? "pixels" : "tokens");
+  if (getKind() == EntryKind::decode_batch) {
+    for (BlockArgument pos : region.front().getArguments().drop_front())
+      setNameFn(pos, ("pos" + Twine(pos.getArgNumber() - 1)).str());
+    return;
+  }
   setNameFn(region.front().getArgument(1), image ? "patch_pos" : "pos");
   if (region.front().getNumArguments() == 4) {
     setNameFn(region.front().getArgument(2), "soft_tokens");
@@ -104,6 +109,22 @@ static LogicalResult verifyTextArguments(EntryOp entry) {
   // entry_c1
   unsigned n = block.getNumArguments();
   bool images = n == 4 && entry.getKind() == EntryKind::prefill;
+  if (entry.getKind() == EntryKind::decode_batch) {
+    // A batched decode step: the rows' tokens, then each row's position.
+    auto tokens = dyn_cast<BufferType>(block.getArgument(0).getType());
+    int64_t rows = entry.getMaxTokens();
+    if (n != 1 + rows || !tokens || tokens.getShape().size() != 1 ||
+        tokens.getShape()[0] != rows ||
+        !tokens.getElementType().isInteger(32) ||
+        llvm::any_of(block.getArguments().drop_front(), [](BlockArgument a) {
+          return !a.getType().isInteger(64);
+        }))
+      return entry.emitOpError("requires block arguments (tokens: "
+                               "!plan.buffer<Bxi32>, B positions: i64) for "
+                               "B = max_tokens(")
+             << rows << ")";
+    return success();
+  }
   auto tokens = n == 2 || images
                     ? dyn_cast<BufferType>(block.getArgument(0).getType())
                     : BufferType();
@@ -248,6 +269,20 @@ LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbols) {
       llvm::any_of(getType().getShape(), ShapedType::isDynamic))
     return emitOpError("has type ")
            << getType() << " but the tensor is " << tensor.getType();
+  return success();
+}
+
+LogicalResult KVCacheOp::verify() {
+  // kv_cache_c3
+  auto entry = (*this)->getParentOfType<EntryOp>();
+  bool batched = entry.getKind() == EntryKind::decode_batch;
+  std::optional<uint64_t> row = getRow();
+  if (batched != row.has_value())
+    return emitOpError(batched ? "in a decode_batch entry requires a row"
+                               : "has a row outside a decode_batch entry");
+  if (row && *row >= entry.getMaxTokens())
+    return emitOpError("row ") << *row << " is not below max_tokens("
+                               << entry.getMaxTokens() << ")";
   return success();
 }
 

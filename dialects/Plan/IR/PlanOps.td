@@ -172,10 +172,17 @@ def Plan_KVCacheOp : Plan_Op<"kv_cache", [HasParent<"EntryOp">,
     - C1: `layer` names a `plan.kv_layer`.
     - C2: the buffer is `[slots, kv_heads, head_dim]` (key) or `[slots,
       kv_heads, v_head_dim]` (value) of the layer's element type.
+    - C3: `row` (the cache of the sequence on that row of a `decode_batch`
+      entry) is given exactly in a `decode_batch` entry, below its
+      `max_tokens`.
   }];
-  let arguments = (ins FlatSymbolRefAttr:$layer, Plan_CacheHalf:$half);
+  let arguments = (ins FlatSymbolRefAttr:$layer, Plan_CacheHalf:$half,
+                       OptionalAttr<I64Attr>:$row);
   let results = (outs Plan_AnyBuffer:$result);
-  let assemblyFormat = "$layer $half attr-dict `:` qualified(type($result))";
+  let assemblyFormat = [{
+    $layer $half (`row` `(` $row^ `)`)? attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
 }
 
 def Plan_AllocOp : Plan_Op<"alloc", [HasParent<"EntryOp">,

@@ -47,6 +47,13 @@ def SG_Dialect : Dialect {
     "::mlir::StringAttr":$variant,
     // sg-specialize, on an entry function: the most tokens one call takes.
     "::mlir::IntegerAttr":$max_tokens,
+    // Driver (sgc compile --decode-batch), on the module: the batch sizes
+    // sg-specialize compiles batched decode variants (@decode_b<B>) for.
+    "::mlir::DenseI64ArrayAttr":$decode_batch,
+    // sg-specialize, on a batched decode variant (sg-outline-layers copies
+    // it to its bodies): every row is summed as a one-row call sums it, so
+    // a sequence's logits do not depend on the rows beside it.
+    "::mlir::UnitAttr":$batch_invariant,
     // sg-outline-layers, on an outlined body: the block it was cut from.
     "::mlir::StringAttr":$body,
     // Importer, on sg.weight: the graph object whose binding names it.

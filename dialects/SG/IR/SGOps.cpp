@@ -167,6 +167,52 @@ LogicalResult MergeHeadsOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// TakeRowOp, StackRowsOp
+//===----------------------------------------------------------------------===//
+
+/// `type` with its leading dimension set to `rows`.
+static RankedTensorType withRows(RankedTensorType type, int64_t rows) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = rows;
+  return type.clone(shape);
+}
+
+LogicalResult TakeRowOp::verify() {
+  // take_row_c1
+  auto x = getX().getType();
+  if (x.getRank() < 1 || ShapedType::isDynamic(x.getDimSize(0)))
+    return emitOpError("requires an input with a static leading dimension, "
+                       "got ")
+           << x;
+  int64_t row = getRow();
+  if (row < 0 || row >= x.getDimSize(0))
+    return emitOpError("row ") << row << " is outside [0, "
+                               << x.getDimSize(0) << ")";
+  if (getResult().getType() != withRows(x, 1))
+    return emitOpError("requires result type ") << withRows(x, 1) << ", got "
+                                                << getResult().getType();
+  return success();
+}
+
+LogicalResult StackRowsOp::verify() {
+  // stack_rows_c1
+  if (getRows().empty())
+    return emitOpError("requires at least one row");
+  auto first = cast<RankedTensorType>(getRows().front().getType());
+  if (first.getRank() < 1 || first.getDimSize(0) != 1)
+    return emitOpError("requires rows of leading dimension 1, got ") << first;
+  for (Value row : getRows())
+    if (row.getType() != first)
+      return emitOpError("requires rows of one type, got ")
+             << first << " and " << row.getType();
+  auto expected = withRows(first, getRows().size());
+  if (getResult().getType() != expected)
+    return emitOpError("requires result type ") << expected << ", got "
+                                                << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RopeOp, PartialRopeOp
 //===----------------------------------------------------------------------===//
 

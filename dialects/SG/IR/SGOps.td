@@ -224,6 +224,53 @@ def SG_MergeHeadsOp : SG_Op<"merge_heads", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rows of a batched decode step
+//===----------------------------------------------------------------------===//
+
+def SG_TakeRowOp : SG_Op<"take_row", [Pure]> {
+  let summary = "row `row` of [B, ...] as [1, ...]";
+  let description = [{
+    A batched decode step (`sg-specialize`'s `@decode_b<B>`) computes the
+    projections of its B sequences together and each sequence's attention
+    on its own row: `result[0, ...] = x[row, ...]`.
+
+    Constraints:
+    - C1: `x` has rank >= 1 and a static leading dimension that `row` is
+      inside; the result is `x`'s type with a leading 1.
+
+    ```mlir
+    %r = sg.take_row %q[2] : tensor<4x4096xbf16> -> tensor<1x4096xbf16>
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$x, I64Attr:$row);
+  let results = (outs SG_FloatTensor:$result);
+  let assemblyFormat =
+      "$x `[` $row `]` attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def SG_StackRowsOp : SG_Op<"stack_rows", [Pure]> {
+  let summary = "rows [1, ...] each, stacked into [B, ...]";
+  let description = [{
+    The inverse of `sg.take_row`: `result[b, ...] = rows[b][0, ...]`.
+
+    Constraints:
+    - C1: at least one row; every row has the same type, leading
+      dimension 1; the result is that type with a leading B.
+
+    ```mlir
+    %o = sg.stack_rows %o0, %o1 : tensor<1x4096xbf16>, tensor<1x4096xbf16>
+        -> tensor<2x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<SG_FloatTensor>:$rows);
+  let results = (outs SG_FloatTensor:$result);
+  let assemblyFormat =
+      "$rows attr-dict `:` type($rows) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Rotary position embedding
 //===----------------------------------------------------------------------===//
 

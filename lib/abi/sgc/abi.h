@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 6u
+#define SGC_ABI_VERSION_MINOR 7u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -276,11 +276,15 @@ typedef struct sgc_abi_kv_layer_t {
 enum {
   /** The call's token ids: int32 [n_tokens]. */
   SGC_ABI_OPERAND_TOKENS = 0,
-  /** The call's start position, an int64 passed by value. */
+  /** The call's start position, an int64 passed by value; in a
+      DECODE_BATCH phase (2.7), the position of the sequence on row
+      |offset| of the call. */
   SGC_ABI_OPERAND_POSITION = 1,
   /** Manifest tensor |index|, with the manifest's shape. */
   SGC_ABI_OPERAND_WEIGHT = 2,
-  /** Layer |index|'s K buffer: [slots, kv_heads, head_dim]. */
+  /** Layer |index|'s K buffer: [slots, kv_heads, head_dim]; in a
+      DECODE_BATCH phase (2.7), that of the sequence on row |offset| of the
+      call (V_CACHE the same). */
   SGC_ABI_OPERAND_K_CACHE = 3,
   /** Layer |index|'s V buffer: [slots, kv_heads, head_dim]. */
   SGC_ABI_OPERAND_V_CACHE = 4,
@@ -316,7 +320,9 @@ typedef struct sgc_abi_operand_t {
   uint32_t kind;
   /** WEIGHT: manifest index; K_CACHE / V_CACHE: layer; else 0. */
   uint32_t index;
-  /** WORKSPACE: byte offset into the workspace (64-byte aligned); else 0. */
+  /** WORKSPACE: byte offset into the workspace (64-byte aligned); the row
+      of a DECODE_BATCH phase's POSITION / K_CACHE / V_CACHE (2.7); else
+      0. */
   uint64_t offset;
   /** WORKSPACE: SGC_ABI_DTYPE_* of the elements; else 0. */
   uint32_t dtype;
@@ -367,12 +373,19 @@ enum {
   /** (2.3) The vision tower on one image's patches (PIXELS and
       PATCH_POSITIONS operands); its |logits| operand holds the image's
       soft tokens instead, [soft tokens, text hidden size]. */
-  SGC_ABI_PHASE_ENCODE_IMAGE = 2
+  SGC_ABI_PHASE_ENCODE_IMAGE = 2,
+  /** (2.7) One token for each of max_tokens sequences at once (a batched
+      decode step), each at its own position and with its own caches
+      (POSITION, K_CACHE and V_CACHE operands name their row in |offset|).
+      Each row's logits are bit-identical to a DECODE call's for the same
+      sequence. Appears once per compiled batch size. */
+  SGC_ABI_PHASE_DECODE_BATCH = 3
 };
 
 /** One entry point: the steps that compute it and where its logits are. */
 typedef struct sgc_abi_phase_t {
-  /** SGC_ABI_PHASE_*; each kind appears at most once. */
+  /** SGC_ABI_PHASE_*; each kind appears at most once, but DECODE_BATCH
+      once per max_tokens. */
   uint32_t kind;
   /** The phase's steps: steps[first_step, +num_steps), run in order. */
   uint32_t first_step;

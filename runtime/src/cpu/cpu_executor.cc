@@ -90,42 +90,50 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
   return status();
 }
 
-status cpu_executor::allocate(int64_t context) {
+status cpu_executor::allocate(int64_t context, int32_t sequences) {
   const sgc_model_v2_t &t = model_->table();
   // KV cache: one mapping, every buffer 64-byte aligned, as the plan says
-  // for |context| positions. A layer's slot stride does not depend on its
-  // slot count, and no step touches a slot past the positions in use, so the
-  // compiled code runs unchanged on fewer slots.
+  // for |context| positions, once per sequence slot. A layer's slot stride
+  // does not depend on its slot count, and no step touches a slot past the
+  // positions in use, so the compiled code runs unchanged on fewer slots.
   std::vector<uint64_t> offsets;
   uint64_t total = 0;
-  for (uint32_t i = 0; i < t.num_layers; ++i) {
-    for (uint64_t bytes :
-         {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
-      uint64_t off = 0;
-      if (!align_up(total, buffer_alignment, &off) ||
-          __builtin_add_overflow(off, bytes, &total))
-        return internal_error("KV cache size overflows");
-      offsets.push_back(off);
+  for (int32_t s = 0; s < sequences; ++s)
+    for (uint32_t i = 0; i < t.num_layers; ++i) {
+      for (uint64_t bytes :
+           {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
+        uint64_t off = 0;
+        if (!align_up(total, buffer_alignment, &off) ||
+            __builtin_add_overflow(off, bytes, &total))
+          return internal_error("KV cache size overflows");
+        offsets.push_back(off);
+      }
     }
-  }
   uint64_t needed = 0;
   if (__builtin_add_overflow(total, t.workspace_bytes, &needed))
     return internal_error("KV cache size overflows");
   status st = check_memory_budget(
-      needed, "the KV cache at context " + with_commas(context) + " (" +
-                  with_commas(total) + " B) and the workspace (" +
+      needed, "the KV cache at context " + with_commas(context) +
+                  (sequences > 1 ? " for " + std::to_string(sequences) +
+                                       " sequences"
+                                 : std::string()) +
+                  " (" + with_commas(total) + " B) and the workspace (" +
                   with_commas(t.workspace_bytes) + " B)");
   if (!st.ok())
     return st;
   st = anon_memory::allocate(total, "the KV cache", &kv_memory_);
   if (!st.ok())
     return st;
-  kv_bytes_ = model_->kv_cache_bytes_at(context);
-  for (uint32_t i = 0; i < t.num_layers; ++i) {
-    k_cache_.push_back(kv_memory_.data() + offsets[2 * i]);
-    v_cache_.push_back(model_->v_bytes(i) ? kv_memory_.data() + offsets[2 * i + 1]
-                                          : nullptr);
-  }
+  kv_bytes_ = model_->kv_cache_bytes_at(context) * sequences;
+  k_cache_.resize(sequences);
+  v_cache_.resize(sequences);
+  for (int32_t s = 0; s < sequences; ++s)
+    for (uint32_t i = 0; i < t.num_layers; ++i) {
+      const size_t k = 2 * (s * t.num_layers + i);
+      k_cache_[s].push_back(kv_memory_.data() + offsets[k]);
+      v_cache_[s].push_back(
+          model_->v_bytes(i) ? kv_memory_.data() + offsets[k + 1] : nullptr);
+    }
   return anon_memory::allocate(t.workspace_bytes, "the workspace", &workspace_);
 }
 
@@ -164,6 +172,21 @@ status cpu_executor::run(const sgc_abi_phase_t &phase, const int32_t *tokens,
   run_steps(phase, in);
   // The logits to f32: the last row, or every row.
   rows_to_f32(phase.logits, all_positions ? 0 : n - 1, n, logits);
+  return status();
+}
+
+status cpu_executor::run_batch(const sgc_abi_phase_t &phase,
+                               const int32_t *tokens, const int64_t *positions,
+                               const int32_t *sequences, float *logits) {
+  if (!weights_)
+    return internal_error("no weights are bound");
+  call_inputs in;
+  in.tokens = tokens;
+  in.n = phase.max_tokens;
+  in.positions = positions;
+  in.sequences = sequences;
+  run_steps(phase, in);
+  rows_to_f32(phase.logits, 0, in.n, logits);
   return status();
 }
 
@@ -208,7 +231,10 @@ void cpu_executor::run_steps(const sgc_abi_phase_t &phase, call_inputs &in) {
         describe(desc, in.tokens, 1, &n);
         break;
       case SGC_ABI_OPERAND_POSITION:
-        operands_[j] = &in.pos0;
+        // A batched step's operand names its row (abi.h 2.7).
+        operands_[j] = in.positions
+                           ? const_cast<int64_t *>(&in.positions[o.offset])
+                           : &in.pos0;
         break;
       case SGC_ABI_OPERAND_PIXELS:
         describe(desc, in.pixels, 2, o.shape);
@@ -232,9 +258,10 @@ void cpu_executor::run_steps(const sgc_abi_phase_t &phase, call_inputs &in) {
       case SGC_ABI_OPERAND_V_CACHE: {
         const sgc_abi_kv_layer_t &l = t.kv_layers[o.index];
         const int64_t dims[3] = {l.slots, l.kv_heads, l.head_dim};
+        const int32_t seq = in.sequences ? in.sequences[o.offset] : sequence_;
         describe(desc,
-                 o.kind == SGC_ABI_OPERAND_K_CACHE ? k_cache_[o.index]
-                                                   : v_cache_[o.index],
+                 o.kind == SGC_ABI_OPERAND_K_CACHE ? k_cache_[seq][o.index]
+                                                   : v_cache_[seq][o.index],
                  3, dims);
         break;
       }

@@ -32,7 +32,11 @@ public:
                        const char *variant, int32_t num_threads,
                        std::unique_ptr<executor> *out);
 
-  status allocate(int64_t context) override;
+  status allocate(int64_t context, int32_t sequences) override;
+  void use_sequence(int32_t sequence) override { sequence_ = sequence; }
+  status run_batch(const sgc_abi_phase_t &phase, const int32_t *tokens,
+                   const int64_t *positions, const int32_t *sequences,
+                   float *logits) override;
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
              int64_t pos0, float *logits, bool all_positions,
@@ -57,6 +61,9 @@ private:
     const int32_t *tokens = nullptr;
     int64_t n = 1;
     int64_t pos0 = 0;
+    /// A batched decode step: each row's position and sequence slot.
+    const int64_t *positions = nullptr;
+    const int32_t *sequences = nullptr;
     const float *pixels = nullptr;
     const int32_t *patch_positions = nullptr;
     bool last_row_only = false;
@@ -79,7 +86,9 @@ private:
   anon_memory kv_memory_;
   uint64_t kv_bytes_ = 0;
   anon_memory workspace_;
-  std::vector<void *> k_cache_, v_cache_;
+  /// Per sequence slot, per layer: its K and V buffers.
+  std::vector<std::vector<void *>> k_cache_, v_cache_;
+  int32_t sequence_ = 0;
   const std::vector<const void *> *weights_ = nullptr;
   const float *image_embeds_ = nullptr;
   const int32_t *image_blocks_ = nullptr;

@@ -193,7 +193,10 @@ status cuda_executor::host_alloc(uint64_t bytes, const char *what, void **out) {
   return status();
 }
 
-status cuda_executor::allocate(int64_t context) {
+status cuda_executor::allocate(int64_t context, int32_t sequences) {
+  if (sequences != 1)
+    return device_error("a CUDA session holds one sequence so far (asked "
+                        "for " + std::to_string(sequences) + ")");
   const sgc_model_v2_t &t = model_->table();
   const cuda_api &api = *api_;
   SGC_CU_TRY(api, api.cuCtxSetCurrent(context_), "cannot use the CUDA device");

@@ -57,7 +57,8 @@ public:
                        std::unique_ptr<executor> *out);
   ~cuda_executor() override;
 
-  status allocate(int64_t context) override;
+  status allocate(int64_t context, int32_t sequences) override;
+  void use_sequence(int32_t) override {}
   status bind(const bound_weights &weights) override;
   status run(const sgc_abi_phase_t &phase, const int32_t *tokens, int64_t n,
              int64_t pos0, float *logits, bool all_positions,

@@ -45,7 +45,11 @@ public:
     options_.schedules = schedules;
   }
 
-  status allocate(int64_t context) override {
+  void use_sequence(int32_t) override {}
+  status allocate(int64_t context, int32_t sequences) override {
+    if (sequences != 1)
+      return device_error("a CUDA session holds one sequence so far (asked "
+                          "for " + std::to_string(sequences) + ")");
     const sgc_model_v2_t &t = model_->table();
     context_ = context;
     std::vector<uint64_t> offsets;

@@ -33,6 +33,13 @@ typedef struct sgc_session_options_t {
   /** CUDA: called as the weights are copied to the GPU (may be NULL). */
   sgc_progress_fn_t progress;
   void *progress_user;
+  /**
+   * Sequence slots (0 = 1): each holds one sequence's KV cache (its rings
+   * and its full-layer cache at max_context), so that many sequences can be
+   * decoded together (sgc_session_decode_batch, sgc_session_generate_batch).
+   * The memory check counts every slot. CPU only for more than one.
+   */
+  int32_t num_sequences;
 } sgc_session_options_t;
 
 /** CPU, ordinal 0, default threads, best variant. */
@@ -62,7 +69,19 @@ sgc_status_t *sgc_session_create(sgc_model_t *model, sgc_weights_t *weights,
                                  sgc_session_t **out_session);
 void sgc_session_release(sgc_session_t *session);
 
-/** KV-cache bytes this session allocated (sum over layers of K and V). */
+/** Sequence slots the session holds (see num_sequences). */
+int32_t sgc_session_num_sequences(const sgc_session_t *session);
+
+/**
+ * The sequence slot that later prefill, decode and generate calls read and
+ * write (0 until changed; < sgc_session_num_sequences, else
+ * SGC_STATUS_USAGE).
+ */
+sgc_status_t *sgc_session_use_sequence(sgc_session_t *session,
+                                       int32_t sequence);
+
+/** KV-cache bytes this session allocated (sum over layers of K and V, over
+ *  every sequence slot). */
 uint64_t sgc_session_kv_cache_bytes(const sgc_session_t *session);
 /** Positions the session holds (see max_context). */
 int64_t sgc_session_context(const sgc_session_t *session);
@@ -90,6 +109,22 @@ sgc_status_t *sgc_session_prefill(sgc_session_t *session, const int32_t *tokens,
 /** One decode call at |pos| (0 <= pos < context_length). */
 sgc_status_t *sgc_session_decode(sgc_session_t *session, int32_t token,
                                  int64_t pos, float *logits_out);
+
+/**
+ * One decode step for |n| sequences at once: row i feeds tokens[i] at
+ * positions[i] to the sequence in slot sequences[i] (distinct slots) and
+ * receives its logits in logits_out[i * vocab, +vocab). The rows run
+ * through the model's batched decode entries (sgc compile --decode-batch),
+ * the smallest that holds them, in groups of the largest when there are
+ * more, one-token decode where none is compiled; a row's logits are
+ * bit-identical to a one-row decode of the same sequence whatever runs
+ * beside it.
+ */
+sgc_status_t *sgc_session_decode_batch(sgc_session_t *session, int64_t n,
+                                       const int32_t *sequences,
+                                       const int32_t *tokens,
+                                       const int64_t *positions,
+                                       float *logits_out);
 
 /** Called for each generated token; return nonzero to stop generating. */
 typedef int (*sgc_token_fn_t)(void *user, int32_t token);
@@ -188,6 +223,31 @@ sgc_status_t *sgc_session_generate(sgc_session_t *session,
                                    const int32_t *prompt, int64_t n_prompt,
                                    const sgc_generate_options_t *options,
                                    int64_t *out_num_generated);
+
+/** One sequence of sgc_session_generate_batch. */
+typedef struct sgc_sequence_request_t {
+  const int32_t *prompt;
+  int64_t n_prompt;
+  /** As for sgc_session_generate, per sequence (its own sampling, seed,
+   *  stop tokens and callbacks); cached tokens and images are not taken
+   *  here. */
+  const sgc_generate_options_t *options;
+  /** Out: the tokens reported to its on_token. */
+  int64_t num_generated;
+} sgc_sequence_request_t;
+
+/**
+ * Generates for |n| sequences at once, as sgc_session_generate does for
+ * each: up to num_sequences run at a time, each in a slot of its own (a
+ * finished sequence's slot takes the next waiting one). Every step runs
+ * one prefill chunk of a sequence still reading its prompt, then one
+ * decode step for all the others together (sgc_session_decode_batch), so
+ * running sequences keep flowing while a new one starts. A sequence's
+ * tokens and logits are those it gets alone, sampled with its own seed.
+ */
+sgc_status_t *sgc_session_generate_batch(sgc_session_t *session,
+                                         sgc_sequence_request_t *requests,
+                                         size_t n);
 
 #ifdef __cplusplus
 } /* extern "C" */
