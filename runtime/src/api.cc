@@ -332,6 +332,16 @@ void sgc_model_get_info(const sgc_model_t *m, sgc_model_info_t *out) {
   *out = info;
 }
 
+size_t sgc_model_decode_batches(const sgc_model_t *m, int64_t *out_rows,
+                                size_t capacity) {
+  if (!m)
+    return 0;
+  const auto &batches = m->impl->decode_batches();
+  for (size_t i = 0; out_rows && i < batches.size() && i < capacity; ++i)
+    out_rows[i] = batches[i]->max_tokens;
+  return batches.size();
+}
+
 int sgc_model_image_info(const sgc_model_t *m, sgc_model_image_info_t *out) {
   if (!m || !out)
     return 0;

@@ -24,7 +24,7 @@ S, N = 3, 5                # prompt rows, decode rows: positions 0..7
 POSITIONS = [0, 4, 6, 7]   # sampled: a prompt row, decode rows
 
 
-def golden(path, positions=POSITIONS, drop=()):
+def golden(path, positions=POSITIONS, drop=(), bf16=None):
     rows = logits(S + N + 1, 0)  # one more, for a position beyond the end
     tensors = {
         "prompt_ids": ("prompt_ids", "I32", [S], list(range(10, 10 + S))),
@@ -33,18 +33,26 @@ def golden(path, positions=POSITIONS, drop=()):
         "logits_f32": ("logits_f32", "F32", [len(positions), V],
                        [rows[p] for p in positions]),
     }
+    if bf16:
+        # A bf16 run off the f32 one by `bf16` of each row's range (its B).
+        rows16 = copy.deepcopy(rows)
+        for r in rows16:
+            r[1] += bf16 * (max(r) - min(r))
+        tensors["logits_bf16"] = ("logits_bf16", "F32", [len(positions), V],
+                                  [rows16[p] for p in positions])
+        rows = rows16
     for name in drop:
         del tensors[name]
     write_safetensors(path, list(tensors.values()))
     return rows[:S + N]
 
 
-def dump(path, rows, prompt=None, decode_rows=N):
+def dump(path, rows, prompt=None, decode_rows=N, generated=None):
     write_safetensors(path, [
         ("prefill_logits", "F32", [S, V], rows[:S]),
         ("decode_logits", "F32", [decode_rows, V], rows[S:S + decode_rows]),
         ("prompt_ids", "I32", [S], prompt or list(range(10, 10 + S))),
-        ("generated_ids", "I32", [N + 1], [0] * (N + 1))])
+        ("generated_ids", "I32", [N + 1], generated or [0] * (N + 1))])
 
 
 def main():
@@ -75,6 +83,20 @@ def main():
     dump(at("shifted.st"), ref[:S] + [ref[S - 1]] + ref[S:-1])
     dump(at("short.st"), ref, decode_rows=N - 1)
     dump(at("other-prompt.st"), ref, prompt=[10, 11, 13])
+    # --greedy: the generated ids start with feed_ids (20..24), then one more.
+    dump(at("greedy.st"), changed(4, 2, by=1e-6),
+         generated=list(range(20, 20 + N)) + [7])
+    # --dtype bf16: B = 2e-3 from the golden's own two runs; ours 1.5e-3
+    # from its bf16 row passes, 3e-3 fails.
+    ref16 = golden(at("golden-bf16.st"), bf16=2e-3)
+
+    def changed16(p, by):
+        rows = copy.deepcopy(ref16)
+        rows[p][3] += by * (max(ref16[p]) - min(ref16[p]))
+        return rows[:S + N]
+
+    dump(at("bf16-near.st"), changed16(6, 1.5e-3))
+    dump(at("bf16-far.st"), changed16(6, 3e-3))
 
 
 if __name__ == "__main__":

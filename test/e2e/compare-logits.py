@@ -17,12 +17,15 @@ header fails with a message naming it.
 
 usage: compare-logits.py --golden DIR --dtype f32|bf16 --ours FILE
                          [--ours-ref FILE] [--prefill-only] [--soft-tokens]
-       compare-logits.py --rows FILE --dtype f32 --ours FILE
+       compare-logits.py --rows FILE --dtype f32|bf16 --ours FILE [--greedy]
 With --rows FILE (a sampled golden such as examples/tiny-gemma4/
 long.golden.safetensors: prompt_ids I32 [S], feed_ids I32 [N], positions
 I32 [R] increasing, logits_f32 F32 [R,V]), our dump must hold S prefill rows
 and N decode rows (positions 0..S+N-1, the prompt equal to prompt_ids) and
-only the rows at `positions` are compared, with the f32 rule.
+only the rows at `positions` are compared, with the f32 rule. --dtype bf16
+compares the golden's logits_bf16 instead, with B the golden's own largest
+bf16-vs-f32 difference over its rows (times --bf16-factor). --greedy (feed_ids
+are the reference's greedy tokens): our generated_ids must start with them.
 Prints one line per check and 'N passed, M failed'; exits 1 on a failure.
 """
 import argparse
@@ -251,6 +254,14 @@ def run_sampled(args, checks):
     feed = tensor(golden, "feed_ids", "I32", 1, args.rows)
     positions = list(tensor(golden, "positions", "I32", 1, args.rows).values)
     ref = tensor(golden, "logits_f32", "F32", 2, args.rows)
+    bound = 1e-4
+    if args.dtype == "bf16":
+        # The reference's own bf16-vs-f32 difference is the rule's B.
+        f32 = ref
+        ref = tensor(golden, "logits_bf16", "F32", 2, args.rows)
+        bound = args.bf16_factor * max(
+            max(abs(x - y) for x, y in zip(a, b)) / (max(b) - min(b))
+            for a, b in zip(rows(ref), rows(f32)))
     total = len(prompt) + feed.shape[0]
     if (not positions or ref.shape[0] != len(positions)
             or any(b <= a for a, b in zip(positions, positions[1:]))
@@ -269,16 +280,22 @@ def run_sampled(args, checks):
     want = [[len(prompt), width], [feed.shape[0], width]]
     got = [our_prefill.shape, our_decode.shape]
     if got != want:
-        checks.check(False, f"sampled logits (f32): prefill and decode "
-                            f"shapes {got}, the golden needs {want}")
+        checks.check(False, f"sampled logits ({args.dtype}): prefill and "
+                            f"decode shapes {got}, the golden needs {want}")
         return
+    if args.greedy:
+        generated = list(tensor(ours, "generated_ids", "I32", 1,
+                                args.ours).values)
+        checks.check(generated[:feed.shape[0]] == list(feed.values),
+                     f"greedy tokens {generated} start with the golden's "
+                     f"{list(feed.values)}")
     all_rows = rows(our_prefill) + rows(our_decode)
     picked = array.array("f")
     for p in positions:
         picked.extend(all_rows[p])
-    compare_rows(checks, f"sampled logits (f32) at positions {positions[0]}.."
-                         f"{positions[-1]} of {total}",
-                 Tensor("F32", list(ref.shape), picked), ref, 1e-4,
+    compare_rows(checks, f"sampled logits ({args.dtype}) at positions "
+                         f"{positions[0]}..{positions[-1]} of {total}",
+                 Tensor("F32", list(ref.shape), picked), ref, bound,
                  [f"position {p}" for p in positions])
 
 
@@ -294,12 +311,15 @@ def main():
     p.add_argument("--soft-tokens", action="store_true",
                    help="also compare the vision tower's output")
     p.add_argument("--bf16-factor", type=float, default=1.0)
+    p.add_argument("--greedy", action="store_true",
+                   help="--rows: feed_ids are greedy tokens ours must match")
     args = p.parse_args()
     if (args.golden is None) == (args.rows is None):
         p.error("give one of --golden and --rows")
-    if args.rows and (args.dtype != "f32" or args.ours_ref or args.prefill_only):
-        p.error("--rows compares f32 logits only, without --ours-ref or "
-                "--prefill-only")
+    if args.rows and (args.ours_ref or args.prefill_only):
+        p.error("--rows compares without --ours-ref or --prefill-only")
+    if args.greedy and not args.rows:
+        p.error("--greedy applies to --rows")
 
     checks = Checks()
     try:

@@ -124,6 +124,18 @@ static int inspect_weights(const char *path) {
  * main
  *===----------------------------------------------------------------------===*/
 
+/* The batched decode entries: "2, 4, 8, 16", or "none". */
+static void print_decode_batches(FILE *out, const sgc_model_t *model) {
+  int64_t rows[64];
+  size_t n = sgc_model_decode_batches(model, rows, 64), i;
+  fputs("decode batches: ", out);
+  if (n == 0)
+    fputs("none (sequences decode one at a time)", out);
+  for (i = 0; i < n && i < 64; ++i)
+    fprintf(out, i ? ", %lld" : "%lld", (long long)rows[i]);
+  fputc('\n', out);
+}
+
 static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
                           sgc_session_t *session,
                           sgc_device_kind_t device) {
@@ -152,6 +164,9 @@ static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
           (unsigned long long)sgc_session_kv_cache_bytes(session), kv_text,
           (long long)sgc_session_context(session),
           (unsigned long long)sgc_session_workspace_bytes(session), ws_text);
+  fprintf(out, "sequences: %d slot%s; ", (int)sgc_session_num_sequences(session),
+          sgc_session_num_sequences(session) == 1 ? "" : "s");
+  print_decode_batches(out, model);
   if (device == SGC_DEVICE_CPU)
     fprintf(out, "cpu: variant '%s', %d threads\n",
             sgc_session_variant(session),
@@ -207,7 +222,8 @@ static int dry_run(const options *o, sgc_model_t *model,
     warn_if_paging(weights);
     sgc_weights_release(weights);
   }
-  kv = sgc_model_kv_cache_bytes_at(model, context);
+  kv = sgc_model_kv_cache_bytes_at(model, context) *
+       (uint64_t)(o->parallel > 1 ? o->parallel : 1);
   allocated = kv + info.workspace_bytes + (dummy ? weight_bytes : 0);
   printf("dry run of '%s': nothing allocated\n", info.model_id);
   printf("  weights:   %zu tensors, %llu bytes (%s)\n", info.num_tensors,
@@ -215,11 +231,16 @@ static int dry_run(const options *o, sgc_model_t *model,
          dummy ? "dummy: allocated"
                : o->weights_path ? "safetensors: mapped, not allocated"
                                  : "no checkpoint given");
-  printf("  kv cache:  %zu layers at context %lld: %llu bytes\n",
-         info.num_layers, (long long)context, (unsigned long long)kv);
+  printf("  kv cache:  %zu layers at context %lld", info.num_layers,
+         (long long)context);
+  if (o->parallel > 1)
+    printf(", %d sequence slots", (int)o->parallel);
+  printf(": %llu bytes\n", (unsigned long long)kv);
   printf("  workspace: %llu bytes\n", (unsigned long long)info.workspace_bytes);
   printf("  allocated by the runtime: %llu bytes\n",
          (unsigned long long)allocated);
+  fputs("  ", stdout);
+  print_decode_batches(stdout, model);
   return 0;
 }
 

@@ -47,12 +47,18 @@ int main(int argc, char **argv) {
     printf("variant %s features 0x%" PRIx64 " functions %u\n",
            m->variants[i].name, m->variants[i].required_cpu_features,
            m->variants[i].num_functions);
-  for (uint32_t i = 0; i < m->num_phases; ++i)
-    printf("phase %s steps %u\n",
-           m->phases[i].kind == SGC_ABI_PHASE_DECODE    ? "decode"
-           : m->phases[i].kind == SGC_ABI_PHASE_PREFILL ? "prefill"
-                                                        : "encode_image",
-           m->phases[i].num_steps);
+  for (uint32_t i = 0; i < m->num_phases; ++i) {
+    const sgc_abi_phase_t *p = &m->phases[i];
+    if (p->kind == SGC_ABI_PHASE_DECODE_BATCH)
+      printf("phase decode_b%" PRId64 " steps %u\n", p->max_tokens,
+             p->num_steps);
+    else
+      printf("phase %s steps %u\n",
+             p->kind == SGC_ABI_PHASE_DECODE    ? "decode"
+             : p->kind == SGC_ABI_PHASE_PREFILL ? "prefill"
+                                                : "encode_image",
+             p->num_steps);
+  }
   printf("tensors %u\n", m->num_tensors);
   /* Per graph object, in first-use order. */
   for (uint32_t i = 0; i < m->num_tensors; ++i) {

@@ -13,20 +13,21 @@
 // CHECK-NEXT: 08-sg-fuse-softcap-head.mlir
 // CHECK-NEXT: 09-sg-plan-kv-cache.mlir
 // CHECK-NEXT: 10-sg-outline-layers.mlir
-// CHECK-NEXT: 11-sg-extract-plan.mlir
-// CHECK-NEXT: 12-sg-plan-memory.mlir
-// CHECK-NEXT: 13-sg-select-kernels.mlir
-// CHECK-NEXT: 14-convert-sg-to-linalg.mlir
-// CHECK-NEXT: 15-convert-linalg-to-loops.mlir
-// CHECK:      18-sgc-approximate-math.mlir
-// CHECK:      31-canonicalize.mlir
-// CHECK-NOT:  32-
+// CHECK-NEXT: 11-sg-outline-rows.mlir
+// CHECK-NEXT: 12-sg-extract-plan.mlir
+// CHECK-NEXT: 13-sg-plan-memory.mlir
+// CHECK-NEXT: 14-sg-select-kernels.mlir
+// CHECK-NEXT: 15-convert-sg-to-linalg.mlir
+// CHECK-NEXT: 16-convert-linalg-to-loops.mlir
+// CHECK:      19-sgc-approximate-math.mlir
+// CHECK:      32-canonicalize.mlir
+// CHECK-NOT:  33-
 
 // Each dump is a whole module that sgc-opt parses again, and the last dump is
 // the compiler's output.
 // RUN: sgc-opt %t/02-canonicalize.mlir -o /dev/null
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir -o %t.final.mlir
-// RUN: diff %t/31-canonicalize.mlir %t.final.mlir
+// RUN: diff %t/32-canonicalize.mlir %t.final.mlir
 
 // Stopping early dumps only the phases that ran.
 // RUN: rm -rf %t.import && sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import --dump-ir-after-each=%t.import -o /dev/null

@@ -80,6 +80,14 @@ typedef struct sgc_kv_layer_info_t {
   uint64_t bytes;
 } sgc_kv_layer_info_t;
 
+/**
+ * The row counts of the model's batched decode entries (sgc compile
+ * --decode-batch; one-token decode not counted), fewest first: writes up to
+ * |capacity| into |out_rows| (may be NULL) and returns how many there are.
+ */
+size_t sgc_model_decode_batches(const sgc_model_t *model, int64_t *out_rows,
+                                size_t capacity);
+
 /** The |index|-th layer's cache plan; 0 if out of range. */
 int sgc_model_kv_layer(const sgc_model_t *model, size_t index,
                        sgc_kv_layer_info_t *out_info);
