@@ -122,8 +122,12 @@ build_revision() {
 # build_sgc_decode BUILD OUT: links bench/b1/sgc_decode.c against BUILD's
 # runtime and the sgc/runtime.h of BUILD's source tree, unless OUT is newer
 # than all of them. Waits up to a minute for libraries being rebuilt.
-build_sgc_decode() {
-  local build=$1 out=$2 src libs l try ok stale=0
+build_sgc_decode() { build_sgc_client "$1" "$2" "$BENCH_SRC/bench/b1/sgc_decode.c"; }
+
+# build_sgc_client BUILD OUT SRC: the same for another C client of the
+# runtime's API.
+build_sgc_client() {
+  local build=$1 out=$2 client=$3 src libs l try ok stale=0
   src=$(build_source "$build")
   read -r -a libs <<<"$(build_runtime_libs "$build")"
   for ((try = 0; try < 12; ++try)); do
@@ -136,7 +140,7 @@ build_sgc_decode() {
     [[ -f $l ]] || { echo "error: $l is missing: build the runtime in $build" >&2; return 1; }
   done
   [[ -x $out ]] || stale=1
-  for l in "${libs[@]}" "$BENCH_SRC/bench/b1/sgc_decode.c" "$BENCH_SRC/bench/other_load.h" \
+  for l in "${libs[@]}" "$client" "$BENCH_SRC/bench/other_load.h" \
     "$src"/runtime/include/sgc/*.h "$src"/runtime/include/sgc/runtime/*.h; do
     [[ $l -nt $out ]] && stale=1
   done
@@ -147,7 +151,7 @@ build_sgc_decode() {
     grep -rq 'sgc_weights_placement_t' "$src/runtime/include/sgc" &&
       api+=(-DSGC_RUNTIME_WEIGHTS_PLACEMENT_API)
     "${CC:-cc}" -O2 -std=gnu11 -Wall -I "$src/runtime/include" "${api[@]}" \
-      -c "$BENCH_SRC/bench/b1/sgc_decode.c" -o "$out.o"
+      -c "$client" -o "$out.o"
     # Runtimes with tokenizers read tokenizer.model through libsentencepiece.
     local extra=()
     grep -rq 'sgc_tokenizer_open' "$src/runtime/include/sgc" && extra=(-lsentencepiece)

@@ -49,20 +49,28 @@ void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
   }
 }
 
-/// sum_k f32(w[row, k]) * xs[s, k] as emitChainedSum adds it: 4 x 16-lane
-/// FMA chains along K, prefetching the weight stream; the weights (of
-/// logical element type `wType`) as activations of type `ct` read them.
-Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
-                 Value row, Value s, int64_t k, Type ct) {
-  return emitChainedSum(
-      b, loc, k, kLanes, kAccumulators,
-      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+/// sum_k f32(w[row, k]) * xs[s, k] for each token s of `tokens`, each as
+/// emitChainedSum adds it: 4 x 16-lane FMA chains along K, prefetching the
+/// weight stream; the weights (of logical element type `wType`) as
+/// activations of type `ct` read them, once a step for all the tokens.
+SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
+                               Type wType, Value row, ValueRange tokens,
+                               int64_t k, Type ct) {
+  return emitChainedSums(
+      b, loc, k, kLanes, kAccumulators, tokens.size(),
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
+          ValueRange accs) -> SmallVector<Value> {
         Value wv = loadWeightF32(b, loc, w, wType, row, col, lanes, ct);
-        Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
-        if (lanes == 1)
-          return arith::AddFOp::create(b, loc, acc,
-                                       Value(arith::MulFOp::create(b, loc, wv, xv)));
-        return vector::FMAOp::create(b, loc, wv, xv, acc);
+        SmallVector<Value> out;
+        for (auto [s, acc] : llvm::zip_equal(tokens, accs)) {
+          Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
+          if (lanes == 1)
+            out.push_back(arith::AddFOp::create(
+                b, loc, acc, Value(arith::MulFOp::create(b, loc, wv, xv))));
+          else
+            out.push_back(vector::FMAOp::create(b, loc, wv, xv, acc));
+        }
+        return out;
       },
       [&](OpBuilder &b, Location loc, Value col) {
         // Prefetch the weight stream 1 KiB ahead (the two cache lines this
@@ -85,6 +93,11 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
       });
 }
 
+Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
+                 Value row, Value s, int64_t k, Type ct) {
+  return emitRowDots(b, loc, xs, w, wType, row, s, k, ct)[0];
+}
+
 /// sum_k w[row, k] · xb[s, k] over the bf16 pairs of the row: the chains of
 /// emitRowDot with one vdpbf16ps per 16 pairs (32 weights: no widening, and
 /// half the instructions per weight byte of the f32 chains, so more loads
@@ -92,30 +105,38 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
 /// the instruction does; the pairs past whole vectors (K % 32, which no
 /// model's decode has) add the same way but without the instruction's
 /// flushing of denormals. No other path needs these bits.
-Value emitRowDotPairs(OpBuilder &b, Location loc, Value xb, Value w, Value row,
-                      Value s, int64_t k) {
+SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
+                                   Value w, Value row, ValueRange tokens,
+                                   int64_t k) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value two = constIndex(b, loc, 2);
-  return emitChainedSum(
-      b, loc, k / 2, kLanes, kAccumulators,
-      [&](OpBuilder &b, Location loc, Value pair, int64_t lanes, Value acc) -> Value {
+  return emitChainedSums(
+      b, loc, k / 2, kLanes, kAccumulators, tokens.size(),
+      [&](OpBuilder &b, Location loc, Value pair, int64_t lanes,
+          ValueRange accs) -> SmallVector<Value> {
         Value col = arith::MulIOp::create(b, loc, pair, two);
+        SmallVector<Value> out(accs);
         if (lanes == 1) {
           Value next = arith::AddIOp::create(b, loc, col, constIndex(b, loc, 1));
           for (Value c : {next, col}) {
             Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
-            Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
-            acc = arith::AddFOp::create(
-                b, loc, acc,
-                Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv),
-                                            toF32(b, loc, xv))));
+            for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
+              Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
+              acc = arith::AddFOp::create(
+                  b, loc, acc,
+                  Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv),
+                                              toF32(b, loc, xv))));
+            }
           }
-          return acc;
+          return out;
         }
         Value wv = vector::LoadOp::create(b, loc, vecPairs, w, ValueRange{row, col});
-        Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
-        return x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
+        for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
+          Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
+          acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
+        }
+        return out;
       },
       [&](OpBuilder &b, Location loc, Value pair) {
         // The 4 cache lines a step reads, kPairPrefetchElements ahead.
@@ -516,7 +537,53 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
   // so which rows fill whole blocks (that depends on how the rows were split
   // over the threads) changes no bit.
   emitFor(b, loc, blockEnd, hi, [&](OpBuilder &b, Location loc, Value n) {
-    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
+    // A batched decode step's rows: kRowGroup tokens per pass over the
+    // weight row, each summed as alone (emitRowDots).
+    Value grouped = zero;
+    if (spec.rowsOnly) {
+      grouped = arith::MulIOp::create(
+          b, loc,
+          Value(arith::DivUIOp::create(b, loc, tokens,
+                                       constIndex(b, loc, kRowGroup))),
+          constIndex(b, loc, kRowGroup));
+      auto groups = scf::ForOp::create(b, loc, zero, grouped,
+                                       constIndex(b, loc, kRowGroup));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(groups.getBody());
+      SmallVector<Value> group;
+      for (int64_t g = 0; g < kRowGroup; ++g)
+        group.push_back(arith::AddIOp::create(
+            b, loc, groups.getInductionVar(), constIndex(b, loc, g)));
+      SmallVector<SmallVector<Value>> perWeight; // [weight][token]
+      for (Value w : weights) {
+        SmallVector<Type> types(kRowGroup, b.getF32Type());
+        auto dots = [&](bool pairs) {
+          return [&, pairs](OpBuilder &b, Location loc) {
+            scf::YieldOp::create(
+                b, loc,
+                pairs ? emitRowDotPairs(b, loc, bufs.xb, w, n, group, spec.k)
+                      : emitRowDots(b, loc, xs, w, spec.wType, n, group,
+                                    spec.k, spec.yType));
+          };
+        };
+        if (!bufs.rowDot) {
+          perWeight.push_back(
+              emitRowDots(b, loc, xs, w, spec.wType, n, group, spec.k,
+                          spec.yType));
+          continue;
+        }
+        auto path = scf::IfOp::create(b, loc, bufs.rowDot, dots(true),
+                                      dots(false));
+        perWeight.push_back(SmallVector<Value>(path.getResults()));
+      }
+      for (int64_t g = 0; g < kRowGroup; ++g) {
+        SmallVector<Value> token;
+        for (auto &dots : perWeight)
+          token.push_back(dots[g]);
+        storeOutput(b, loc, epilogue(b, loc, token, n), out, group[g], n);
+      }
+    }
+    emitFor(b, loc, grouped, tokens, [&](OpBuilder &b, Location loc, Value s) {
       SmallVector<Value> perWeight;
       for (Value w : weights) {
         auto dot = scf::IfOp::create(
@@ -535,7 +602,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                   b, loc, bufs.rowDot,
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(
-                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, n, s, spec.k));
+                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, n, s, spec.k)[0]);
                   },
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(b, loc,

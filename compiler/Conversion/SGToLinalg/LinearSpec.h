@@ -33,6 +33,9 @@ constexpr int64_t kPairPrefetchElements = 2048;
 /// The register tile of the token path: tokens x output rows (one vector).
 constexpr int64_t kTileTokens = 6;
 constexpr int64_t kTileRows = 16;
+/// Tokens of a batched decode step that share each weight row's loads (4 x 4
+/// accumulators of 16 lanes: half the vector registers).
+constexpr int64_t kRowGroup = 4;
 /// K steps per iteration of the tile loop (K % kUnroll run one at a time);
 /// K pairs in the bf16 path.
 constexpr int64_t kUnroll = 4;

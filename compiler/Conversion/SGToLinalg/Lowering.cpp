@@ -168,51 +168,79 @@ Value FunctionLowering::bufferFor(Location loc, Value result) {
 Value lowering::emitChainedSum(
     OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
     ChainTermFn term, llvm::function_ref<void(OpBuilder &, Location, Value)> onStep) {
+  return emitChainedSums(
+      b, loc, n, lanes, chains, 1,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
+          ValueRange accs) -> SmallVector<Value> {
+        return {term(b, loc, col, lanes, accs[0])};
+      },
+      onStep)[0];
+}
+
+SmallVector<Value> lowering::emitChainedSums(
+    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    int64_t count, ChainTermsFn term,
+    llvm::function_ref<void(OpBuilder &, Location, Value)> onStep) {
   auto vecF32 = VectorType::get({lanes}, b.getF32Type());
   int64_t step = lanes * chains;
   int64_t nMain = n - n % step, nVec = n - n % lanes;
   Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> inits(chains, zeroVec);
+  // Sum t's chain c is carried at t * chains + c.
+  SmallVector<Value> inits(count * chains, zeroVec);
   auto main = scf::ForOp::create(
       b, loc, constIndex(b, loc, 0), constIndex(b, loc, nMain),
       constIndex(b, loc, step), inits,
       [&](OpBuilder &b, Location loc, Value col, ValueRange accs) {
         if (onStep)
           onStep(b, loc, col);
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < chains; ++c)
-          next.push_back(term(
-              b, loc, arith::AddIOp::create(b, loc, col, constIndex(b, loc, c * lanes)),
-              lanes, accs[c]));
+        SmallVector<Value> next(accs.size());
+        for (int64_t c = 0; c < chains; ++c) {
+          SmallVector<Value> chain;
+          for (int64_t t = 0; t < count; ++t)
+            chain.push_back(accs[t * chains + c]);
+          SmallVector<Value> out = term(
+              b, loc,
+              arith::AddIOp::create(b, loc, col, constIndex(b, loc, c * lanes)),
+              lanes, chain);
+          for (int64_t t = 0; t < count; ++t)
+            next[t * chains + c] = out[t];
+        }
         scf::YieldOp::create(b, loc, next);
       });
-  SmallVector<Value> accs(main.getResults());
+  SmallVector<Value> firsts;
+  for (int64_t t = 0; t < count; ++t)
+    firsts.push_back(main.getResult(t * chains));
   auto vecTail = scf::ForOp::create(
       b, loc, constIndex(b, loc, nMain), constIndex(b, loc, nVec),
-      constIndex(b, loc, lanes), ValueRange{accs[0]},
+      constIndex(b, loc, lanes), firsts,
       [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        scf::YieldOp::create(b, loc, term(b, loc, col, lanes, acc[0]));
+        scf::YieldOp::create(b, loc, term(b, loc, col, lanes, acc));
       });
-  accs[0] = vecTail.getResult(0);
-  // Pairwise: (0 + 1) + (2 + 3), ...
-  while (accs.size() > 1) {
-    SmallVector<Value> halved;
-    for (size_t c = 0; c + 1 < accs.size(); c += 2)
-      halved.push_back(arith::AddFOp::create(b, loc, accs[c], accs[c + 1]));
-    if (accs.size() % 2)
-      halved.push_back(accs.back());
-    accs = std::move(halved);
+  SmallVector<Value> sums;
+  for (int64_t t = 0; t < count; ++t) {
+    SmallVector<Value> accs(main.getResults().slice(t * chains, chains));
+    accs[0] = vecTail.getResult(t);
+    // Pairwise: (0 + 1) + (2 + 3), ...
+    while (accs.size() > 1) {
+      SmallVector<Value> halved;
+      for (size_t c = 0; c + 1 < accs.size(); c += 2)
+        halved.push_back(arith::AddFOp::create(b, loc, accs[c], accs[c + 1]));
+      if (accs.size() % 2)
+        halved.push_back(accs.back());
+      accs = std::move(halved);
+    }
+    sums.push_back(vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, accs[0],
+        arith::FastMathFlags::reassoc));
   }
-  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                          accs[0], arith::FastMathFlags::reassoc);
   auto tail = scf::ForOp::create(
       b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
-      constIndex(b, loc, 1), ValueRange{sum},
+      constIndex(b, loc, 1), sums,
       [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        scf::YieldOp::create(b, loc, term(b, loc, col, 1, acc[0]));
+        scf::YieldOp::create(b, loc, term(b, loc, col, 1, acc));
       });
-  return tail.getResult(0);
+  return SmallVector<Value>(tail.getResults());
 }
 
 SmallVector<Value> lowering::emitUnrolledSteps(

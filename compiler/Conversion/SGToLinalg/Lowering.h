@@ -153,6 +153,19 @@ Value emitChainedSum(
     ChainTermFn term,
     llvm::function_ref<void(OpBuilder &, Location, Value)> onStep = {});
 
+/// One step of `count` chained sums at once: their accumulators of one
+/// chain in, updated out (the step's shared loads done once).
+using ChainTermsFn = llvm::function_ref<SmallVector<Value>(
+    OpBuilder &, Location, Value col, int64_t lanes, ValueRange accs)>;
+
+/// `count` sums, each exactly as emitChainedSum adds its terms (the same
+/// ops in the same order per sum), in one pass over the columns: what the
+/// terms share (a weight row's load) is loaded once a step.
+SmallVector<Value> emitChainedSums(
+    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    int64_t count, ChainTermsFn term,
+    llvm::function_ref<void(OpBuilder &, Location, Value)> onStep = {});
+
 /// A loop over steps [0, count) carrying `inits`, `unroll` steps an
 /// iteration and the rest one at a time: `step(s, values)` updates the
 /// carried values in place. Returns them after the last step.
