@@ -1191,6 +1191,89 @@ TEST(Memory, MaxContextPlansFewerSlotsAndKeepsTheLogits) {
   EXPECT_EQ(neg.code(), SGC_STATUS_USAGE);
 }
 
+// Sequence slots: each holds its own caches. The fake model has no batched
+// entry, so sgc_session_decode_batch runs each row as a one-token decode of
+// its slot; every row must be that sequence's own logits.
+TEST(Sequences, SlotsHoldTheirOwnCaches) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  sgc_session_options_t o;
+  sgc_session_options_default(&o);
+  o.num_sequences = 3;
+  sgc_session_t *raw = nullptr;
+  ASSERT_SGC_OK(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  session_ptr s(raw);
+  EXPECT_EQ(sgc_session_num_sequences(s.get()), 3);
+  EXPECT_EQ(sgc_session_kv_cache_bytes(s.get()), 3 * fake_model::kv_bytes);
+  EXPECT_EQ(sgc_model_decode_batches(m.get(), nullptr, 0), 0u);
+
+  // Three prompts prefilled into slots 2, 0 and 1, then one decode step for
+  // all of them in another order.
+  const std::vector<std::vector<int32_t>> prompts = {
+      {2, 5, 7, 9, 11}, {2, 13, 4}, {2, 6, 6, 8, 10, 12, 3}};
+  const int32_t slot_of[3] = {2, 0, 1};
+  std::vector<float> row(fake_model::vocab);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_SGC_OK(sgc_session_use_sequence(s.get(), slot_of[i]));
+    ASSERT_SGC_OK(sgc_session_prefill(
+        s.get(), prompts[i].data(), static_cast<int64_t>(prompts[i].size()), 0,
+        row.data(), 0));
+  }
+  const int order[3] = {1, 2, 0};
+  int32_t seqs[3], toks[3];
+  int64_t pos[3];
+  for (int r = 0; r < 3; ++r) {
+    seqs[r] = slot_of[order[r]];
+    toks[r] = 4 + r;
+    pos[r] = static_cast<int64_t>(prompts[order[r]].size());
+  }
+  std::vector<float> logits(3 * fake_model::vocab);
+  ASSERT_SGC_OK(sgc_session_decode_batch(s.get(), 3, seqs, toks, pos,
+                                         logits.data()));
+  for (int r = 0; r < 3; ++r) {
+    std::vector<int32_t> all = prompts[order[r]];
+    all.push_back(toks[r]);
+    const std::vector<float> ref = fake_model::logits(w, all);
+    expect_rows_equal(
+        std::vector<float>(logits.begin() + r * fake_model::vocab,
+                           logits.begin() + (r + 1) * fake_model::vocab),
+        ref.data() + (all.size() - 1) * fake_model::vocab);
+  }
+
+  // Bad rows: a slot outside the session, a slot twice, a position past
+  // the context; a bad slot to use.
+  auto expect_usage = [&](int32_t seq1, int64_t pos1, const char *what) {
+    int32_t sq[2] = {0, seq1}, tk[2] = {4, 5};
+    int64_t ps[2] = {3, pos1};
+    status_holder h(
+        sgc_session_decode_batch(s.get(), 2, sq, tk, ps, logits.data()));
+    EXPECT_EQ(h.code(), SGC_STATUS_USAGE);
+    EXPECT_NE(h.message().find(what), std::string::npos) << h.all();
+  };
+  expect_usage(3, 4, "row 1: sequence slot 3 is outside the session's 3 slots");
+  expect_usage(0, 4, "row 1: sequence slot 0 is in the call twice");
+  expect_usage(1, 64, "row 1: position 64 is outside the context length 64");
+  status_holder bad(sgc_session_use_sequence(s.get(), -1));
+  EXPECT_EQ(bad.code(), SGC_STATUS_USAGE);
+  EXPECT_NE(bad.message().find("sequence slot -1 is outside"), std::string::npos);
+  // A negative slot count is a usage error; the memory check counts slots.
+  o.num_sequences = -2;
+  status_holder neg(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  EXPECT_EQ(neg.code(), SGC_STATUS_USAGE);
+  ASSERT_EQ(setenv("SGC_MEMORY_AVAILABLE", "10000", 1), 0);
+  o.num_sequences = 3;
+  status_holder oom(sgc_session_create(m.get(), wt.get(), &o, &raw));
+  ASSERT_EQ(unsetenv("SGC_MEMORY_AVAILABLE"), 0);
+  EXPECT_EQ(oom.code(), SGC_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_NE(oom.all().find("the KV cache at context 64 for 3 sequences "
+                           "(13,056 B)"),
+            std::string::npos)
+      << oom.all();
+}
+
 TEST(Memory, BudgetIsCheckedBeforeAllocating) {
   temp_dir dir;
   write_checkpoint(dir.file("m.safetensors"), fake_model::make_weights());
