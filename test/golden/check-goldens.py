@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import struct
 import sys
 
@@ -232,6 +233,30 @@ class Checker:
         self.check("meta.json fields", lambda: self.meta_fields(target, meta, golden))
         self.check("meta bound and margins", lambda: self.meta_numbers(meta, golden))
         self.check("meta sha256 of the files", lambda: self.hashes(meta))
+        for f in sorted(os.listdir(self.folder)):
+            if re.fullmatch(r"batch[0-9]+\.golden\.safetensors", f):
+                self.check(f"{f}: layout and greedy = argmax",
+                           lambda f=f: self.batch_golden(p(f), target))
+
+    # -- the batched run's goldens (tools/gen-golden/gen_batch.py) -----------------------
+    def batch_golden(self, path, target):
+        g = SafeTensors(path)
+        vocab = target["execution"]["head"]["vocab_size"]
+        prompt, feed = g.values("prompt_ids"), g.values("feed_ids")
+        positions = g.values("positions")
+        n = len(prompt) + len(feed)
+        need(list(positions) == list(range(n)), f"positions are not 0..{n - 1}")
+        for key in ("logits_f32", "logits_bf16"):
+            dt, shape, _ = g.tensors[key]
+            need(dt == "F32" and shape == [n, vocab],
+                 f"{key} is {dt} {shape}, expected F32 [{n}, vocab]")
+            rows = self.rows(g, key)
+            need(all(math.isfinite(x) for r in rows for x in r), f"{key} is not finite")
+            # Each fed token is the argmax of the row before it.
+            for k, tok in enumerate(feed):
+                row = rows[len(prompt) - 1 + k]
+                am = row.index(max(row))
+                need(am == tok, f"feed_ids[{k}] = {tok} but the argmax of {key} before it is {am}")
 
     # -- GGUF goldens (tools/gen-golden/gen_gguf.py) -------------------------------------
     def run_gguf(self, p):
