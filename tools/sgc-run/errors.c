@@ -36,27 +36,30 @@ int report(sgc_status_t *status) {
   return code == 0 ? SGC_STATUS_INTERNAL : code;
 }
 
+/* "error: " and the formatted message, on a line of its own. */
+static void print_error(const char *fmt, va_list args) {
+  end_progress_line();
+  fputs("error: ", stderr);
+  vfprintf(stderr, fmt, args);
+  fputc('\n', stderr);
+}
+
 /* Prints a usage error and returns exit code 2. */
 int usage_error(const char *fmt, ...) {
   va_list args;
-  end_progress_line();
-  fputs("error: ", stderr);
   va_start(args, fmt);
-  vfprintf(stderr, fmt, args);
+  print_error(fmt, args);
   va_end(args);
-  fputs("\nnote: see 'sgc-run --help'\n", stderr);
+  fputs("note: see 'sgc-run --help'\n", stderr);
   return SGC_STATUS_USAGE;
 }
 
 /* Prints an error about an input file and returns exit code 1. */
 int bad_input(const char *fmt, ...) {
   va_list args;
-  end_progress_line();
-  fputs("error: ", stderr);
   va_start(args, fmt);
-  vfprintf(stderr, fmt, args);
+  print_error(fmt, args);
   va_end(args);
-  fputc('\n', stderr);
   return SGC_STATUS_BAD_INPUT;
 }
 
