@@ -205,6 +205,56 @@ plan.entry @decode decode max_tokens(1) {
 }
 
 // -----
+// kv_cache_c3: a decode_batch entry names each cache's row ...
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+func.func private @f(memref<1xi32>)
+plan.entry @decode_b2 decode_batch max_tokens(2) {
+^bb0(%tokens: !plan.buffer<2xi32>, %pos0: i64, %pos1: i64):
+  // expected-error @+1 {{in a decode_batch entry requires a row}}
+  %k = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<2x8xf32>
+  plan.call @f(%tokens, %k) -> (%l, %k) : (!plan.buffer<2xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<2x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<2x8xf32>
+}
+
+// -----
+// kv_cache_c3: ... below its max_tokens ...
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+func.func private @f(memref<1xi32>)
+plan.entry @decode_b2 decode_batch max_tokens(2) {
+^bb0(%tokens: !plan.buffer<2xi32>, %pos0: i64, %pos1: i64):
+  // expected-error @+1 {{row 2 is not below max_tokens(2)}}
+  %k = plan.kv_cache @kv0 key row(2) : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<2x8xf32>
+  plan.call @f(%tokens, %k) -> (%l, %k) : (!plan.buffer<2xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<2x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<2x8xf32>
+}
+
+// -----
+// kv_cache_c3: ... and no other entry does.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  // expected-error @+1 {{has a row outside a decode_batch entry}}
+  %k = plan.kv_cache @kv0 key row(0) : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  plan.call @f(%tokens, %k) -> (%l, %k) : (!plan.buffer<1xi32>, !plan.buffer<4x2x16xbf16>) -> (!plan.buffer<1x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// entry_c1: a decode_batch entry takes its rows' tokens and one position each.
+func.func private @f(memref<1xi32>)
+// expected-error @+1 {{requires block arguments (tokens: !plan.buffer<Bxi32>, B positions: i64) for B = max_tokens(2)}}
+plan.entry @decode_b2 decode_batch max_tokens(2) {
+^bb0(%tokens: !plan.buffer<2xi32>, %pos0: i64):
+  %l = plan.alloc : !plan.buffer<2x8xf32>
+  plan.call @f(%tokens) -> (%l) : (!plan.buffer<2xi32>) -> (!plan.buffer<2x8xf32>)
+  plan.return %l : !plan.buffer<2x8xf32>
+}
+
+// -----
 // call_c1: the callee exists.
 plan.entry @decode decode max_tokens(1) {
 ^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):

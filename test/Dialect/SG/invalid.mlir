@@ -840,3 +840,35 @@ func.func @linear_c6_fused_partial_block(%x: tensor<?x48xbf16>, %w: tensor<64x48
   %y = sg.norm_linear %x weights(%w) : (tensor<?x48xbf16>, tensor<64x48x!sg.quant<"Q8_0">>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// -----
+// take_row_c1: the row is inside the static leading dimension.
+func.func @take_row_c1_row(%x: tensor<4x64xbf16>) -> tensor<1x64xbf16> {
+  // expected-error @+1 {{row 4 is outside [0, 4)}}
+  %r = sg.take_row %x[4] : tensor<4x64xbf16> -> tensor<1x64xbf16>
+  return %r : tensor<1x64xbf16>
+}
+
+// -----
+// take_row_c1: the leading dimension is static.
+func.func @take_row_c1_dynamic(%x: tensor<?x64xbf16>) -> tensor<1x64xbf16> {
+  // expected-error @+1 {{requires an input with a static leading dimension, got 'tensor<?x64xbf16>'}}
+  %r = sg.take_row %x[0] : tensor<?x64xbf16> -> tensor<1x64xbf16>
+  return %r : tensor<1x64xbf16>
+}
+
+// -----
+// stack_rows_c1: the result holds one row per operand.
+func.func @stack_rows_c1_count(%a: tensor<1x64xbf16>, %b: tensor<1x64xbf16>) -> tensor<3x64xbf16> {
+  // expected-error @+1 {{requires result type 'tensor<2x64xbf16>', got 'tensor<3x64xbf16>'}}
+  %s = sg.stack_rows %a, %b : tensor<1x64xbf16>, tensor<1x64xbf16> -> tensor<3x64xbf16>
+  return %s : tensor<3x64xbf16>
+}
+
+// -----
+// stack_rows_c1: rows of one type, leading dimension 1.
+func.func @stack_rows_c1_rows(%a: tensor<2x64xbf16>) -> tensor<2x64xbf16> {
+  // expected-error @+1 {{requires rows of leading dimension 1, got 'tensor<2x64xbf16>'}}
+  %s = sg.stack_rows %a : tensor<2x64xbf16> -> tensor<2x64xbf16>
+  return %s : tensor<2x64xbf16>
+}

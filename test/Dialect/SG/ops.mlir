@@ -187,3 +187,13 @@ func.func @block_encoded_weights(%t: tensor<64x256x!sg.quant<"Q6_K">>, %ids: ten
   %y = sg.linear %h, %w : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// CHECK-LABEL: func.func @rows
+// CHECK: sg.take_row %{{.*}}[1] : tensor<2x64xbf16> -> tensor<1x64xbf16>
+// CHECK: sg.stack_rows %{{.*}}, %{{.*}} : tensor<1x64xbf16>, tensor<1x64xbf16> -> tensor<2x64xbf16>
+func.func @rows(%x: tensor<2x64xbf16>) -> tensor<2x64xbf16> {
+  %a = sg.take_row %x[0] : tensor<2x64xbf16> -> tensor<1x64xbf16>
+  %b = sg.take_row %x[1] : tensor<2x64xbf16> -> tensor<1x64xbf16>
+  %s = sg.stack_rows %b, %a : tensor<1x64xbf16>, tensor<1x64xbf16> -> tensor<2x64xbf16>
+  return %s : tensor<2x64xbf16>
+}
