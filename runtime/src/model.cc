@@ -8,6 +8,7 @@
 #include "lib/support/dtype.h"
 #include "lib/support/mapped_file.h"
 #include "runtime/src/elf_check.h"
+#include "runtime/src/memory.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -261,6 +262,24 @@ uint64_t model_library::kv_cache_bytes_at(int64_t context) const {
   for (uint32_t i = 0; i < table_->num_layers; ++i)
     total += k_bytes_at(i, context) + v_bytes_at(i, context);
   return total;
+}
+
+status model_library::kv_buffer_offsets(int64_t context, int32_t sequences,
+                                        uint64_t alignment,
+                                        std::vector<uint64_t> *offsets,
+                                        uint64_t *total) const {
+  offsets->clear();
+  *total = 0;
+  for (int32_t s = 0; s < sequences; ++s)
+    for (uint32_t i = 0; i < table_->num_layers; ++i)
+      for (uint64_t bytes : {k_bytes_at(i, context), v_bytes_at(i, context)}) {
+        uint64_t off = 0;
+        if (!align_up(*total, alignment, &off) ||
+            __builtin_add_overflow(off, bytes, total))
+          return internal_error("KV cache size overflows");
+        offsets->push_back(off);
+      }
+  return status();
 }
 
 const sgc_abi_phase_t *model_library::phase(uint32_t kind) const {

@@ -65,6 +65,13 @@ public:
   uint64_t v_bytes_at(size_t layer, int64_t context) const;
   /// The KV cache for |context| positions (<= context_length).
   uint64_t kv_cache_bytes_at(int64_t context) const;
+  /// Where each K and V buffer starts in one allocation of the caches of
+  /// |sequences| sequences at |context|, each buffer |alignment|-aligned:
+  /// offsets[2 * (s * layers + l)] is sequence s's layer l K buffer, + 1
+  /// its V buffer; |total| the bytes of the allocation.
+  status kv_buffer_offsets(int64_t context, int32_t sequences,
+                           uint64_t alignment, std::vector<uint64_t> *offsets,
+                           uint64_t *total) const;
   /// The phase of kind |kind| (SGC_ABI_PHASE_*), or null.
   const sgc_abi_phase_t *phase(uint32_t kind) const;
   /// The DECODE_BATCH phases of more than one row, fewest rows first.

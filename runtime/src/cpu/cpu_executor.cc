@@ -98,21 +98,14 @@ status cpu_executor::allocate(int64_t context, int32_t sequences) {
   // positions in use, so the compiled code runs unchanged on fewer slots.
   std::vector<uint64_t> offsets;
   uint64_t total = 0;
-  for (int32_t s = 0; s < sequences; ++s)
-    for (uint32_t i = 0; i < t.num_layers; ++i) {
-      for (uint64_t bytes :
-           {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
-        uint64_t off = 0;
-        if (!align_up(total, buffer_alignment, &off) ||
-            __builtin_add_overflow(off, bytes, &total))
-          return internal_error("KV cache size overflows");
-        offsets.push_back(off);
-      }
-    }
+  status st = model_->kv_buffer_offsets(context, sequences, buffer_alignment,
+                                        &offsets, &total);
+  if (!st.ok())
+    return st;
   uint64_t needed = 0;
   if (__builtin_add_overflow(total, t.workspace_bytes, &needed))
     return internal_error("KV cache size overflows");
-  status st = check_memory_budget(
+  st = check_memory_budget(
       needed, "the KV cache at context " + with_commas(context) +
                   (sequences > 1 ? " for " + std::to_string(sequences) +
                                        " sequences"

@@ -205,15 +205,10 @@ status cuda_executor::allocate(int64_t context, int32_t sequences) {
   // The KV cache as one allocation, every buffer 256-byte aligned.
   std::vector<uint64_t> offsets;
   uint64_t kv_total = 0;
-  for (uint32_t i = 0; i < t.num_layers; ++i)
-    for (uint64_t bytes :
-         {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
-      uint64_t off = 0;
-      if (!align_up(kv_total, device_alignment, &off) ||
-          __builtin_add_overflow(off, bytes, &kv_total))
-        return internal_error("KV cache size overflows");
-      offsets.push_back(off);
-    }
+  status offsets_status = model_->kv_buffer_offsets(
+      context, 1, device_alignment, &offsets, &kv_total);
+  if (!offsets_status.ok())
+    return offsets_status;
   int64_t max_tokens = 1;
   for (uint32_t p = 0; p < t.num_phases; ++p)
     max_tokens = std::max(max_tokens, t.phases[p].max_tokens);

@@ -54,16 +54,11 @@ public:
     context_ = context;
     std::vector<uint64_t> offsets;
     uint64_t total = 0;
-    for (uint32_t i = 0; i < t.num_layers; ++i)
-      for (uint64_t bytes :
-           {model_->k_bytes_at(i, context), model_->v_bytes_at(i, context)}) {
-        uint64_t off = 0;
-        if (!align_up(total, buffer_alignment, &off) ||
-            __builtin_add_overflow(off, bytes, &total))
-          return internal_error("KV cache size overflows");
-        offsets.push_back(off);
-      }
-    status st = check_memory_budget(
+    status st = model_->kv_buffer_offsets(context, 1, buffer_alignment,
+                                          &offsets, &total);
+    if (!st.ok())
+      return st;
+    st = check_memory_budget(
         total + t.workspace_bytes,
         "the KV cache at context " + with_commas(context) + " (" +
             with_commas(total) + " B) and the workspace (" +
