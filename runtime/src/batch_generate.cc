@@ -164,7 +164,9 @@ status session::generate_batch(sgc_sequence_request_t *requests, size_t n) {
     }
     active = std::move(kept);
   }
-  use_sequence(keep);
+  // The slot the caller chose stays in use (it was valid then).
+  sequence_ = keep;
+  executor_->use_sequence(keep);
   return st;
 }
 
