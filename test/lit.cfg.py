@@ -19,6 +19,9 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",
 
 # FileCheck variables are scoped to a CHECK-LABEL block (STYLE.md habit 4).
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# Models compile with one-token decode only (sgc compile's default adds the
+# batched entries: seconds a model); test/batching compiles the default.
+config.environment["SGC_DECODE_BATCH"] = "1"
 
 config.substitutions.append(("%sgc_src_root", config.sgc_src_root))
 config.substitutions.append(("%examples", os.path.join(config.sgc_src_root, "examples")))
