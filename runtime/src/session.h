@@ -57,7 +57,6 @@ public:
                   int64_t *out_num_generated);
   /// sgc_session_use_sequence.
   status use_sequence(int32_t sequence);
-  int32_t sequence() const { return sequence_; }
   int32_t num_sequences() const { return num_sequences_; }
   /// sgc_session_decode_batch.
   status decode_batch(int64_t n, const int32_t *sequences,
