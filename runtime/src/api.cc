@@ -8,6 +8,7 @@
 #include "lib/safetensors/safetensors.h"
 #include "lib/support/dtype.h"
 #include "runtime/src/api_status.h"
+#include "runtime/src/batch.h"
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/model.h"
@@ -56,6 +57,10 @@ struct sgc_weights_t {
 
 struct sgc_session_t {
   std::unique_ptr<sgc::runtime::session> impl;
+};
+
+struct sgc_batch_t {
+  sgc::runtime::batch impl;
 };
 
 namespace {
@@ -602,6 +607,55 @@ sgc_status_t *sgc_session_generate_batch(sgc_session_t *s,
     return null_argument("session");
   return to_c(s->impl->generate_batch(requests, n));
   SGC_API_CATCH
+}
+
+sgc_status_t *sgc_batch_create(sgc_session_t *s, sgc_batch_t **out) {
+  SGC_API_TRY
+  if (!s)
+    return null_argument("session");
+  if (!out)
+    return null_argument("out_batch");
+  *out = new sgc_batch_t{sgc::runtime::batch(*s->impl)};
+  return nullptr;
+  SGC_API_CATCH
+}
+
+void sgc_batch_release(sgc_batch_t *b) { delete b; }
+
+sgc_status_t *sgc_batch_add(sgc_batch_t *b, sgc_sequence_request_t *request,
+                            int32_t *out_slot) {
+  SGC_API_TRY
+  if (!b)
+    return null_argument("batch");
+  return to_c(b->impl.add(request, out_slot));
+  SGC_API_CATCH
+}
+
+int sgc_batch_cancel(sgc_batch_t *b, const sgc_sequence_request_t *request) {
+  return b && b->impl.cancel(request) ? 1 : 0;
+}
+
+sgc_status_t *sgc_batch_step(sgc_batch_t *b, sgc_sequence_request_t **ended,
+                             size_t *num_ended) {
+  SGC_API_TRY
+  if (!b)
+    return null_argument("batch");
+  std::vector<sgc_sequence_request_t *> done;
+  sgc::status st = b->impl.step(&done);
+  for (size_t i = 0; ended && i < done.size(); ++i)
+    ended[i] = done[i];
+  if (num_ended)
+    *num_ended = done.size();
+  return to_c(std::move(st));
+  SGC_API_CATCH
+}
+
+int32_t sgc_batch_running(const sgc_batch_t *b) {
+  return b ? b->impl.running() : 0;
+}
+
+int32_t sgc_batch_free_slots(const sgc_batch_t *b) {
+  return b ? b->impl.free_slots() : 0;
 }
 
 sgc_status_t *sgc_session_encode_image(sgc_session_t *s,

@@ -33,6 +33,7 @@ public:
                        std::shared_ptr<bound_weights> weights,
                        const sgc_session_options_t &options,
                        std::unique_ptr<session> *out);
+  friend class batch;
 
   /// A prefill call's image rows: per row its slot in |soft_tokens| ([*,
   /// hidden] f32) or -1, and its image block.
@@ -62,7 +63,7 @@ public:
   status decode_batch(int64_t n, const int32_t *sequences,
                       const int32_t *tokens, const int64_t *positions,
                       float *logits);
-  /// sgc_session_generate_batch (batch_generate.cc).
+  /// sgc_session_generate_batch (batch.cc).
   status generate_batch(sgc_sequence_request_t *requests, size_t n);
 
   uint64_t kv_cache_bytes() const { return executor_->kv_cache_bytes(); }

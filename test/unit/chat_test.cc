@@ -5,9 +5,7 @@
  * tools/gen-golden/gen_chat.py): every case, both families, images in a
  * turn included.
  */
-extern "C" {
-#include "tools/sgc-run/chat.h"
-}
+#include <sgc/runtime/chat.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,7 +23,7 @@ nlohmann::json load_fixture() {
   return nlohmann::json::parse(in);
 }
 
-void check_family(const std::string &family, chat_format format) {
+void check_family(const std::string &family, sgc_chat_format_t format) {
   const nlohmann::json fixture = load_fixture();
   const std::string bos = fixture.at("bos_token");
   const nlohmann::json &cases = fixture.at("families").at(family).at("cases");
@@ -50,12 +48,12 @@ void check_family(const std::string &family, chat_format format) {
       contents.push_back(content.back().at("text"));
       images.push_back(content.size() - 1);
     }
-    std::vector<chat_message> messages;
+    std::vector<sgc_chat_message_t> messages;
     for (size_t i = 0; i < roles.size(); ++i)
       messages.push_back({roles[i].c_str(), contents[i].c_str(), images[i]});
     char *out = nullptr;
     const char *error = nullptr;
-    const int rc = chat_render(format, bos.c_str(), messages.data(),
+    const int rc = sgc_chat_render(format, bos.c_str(), messages.data(),
                                messages.size(),
                                c.at("add_generation_prompt").get<bool>(), &out,
                                &error);
@@ -73,20 +71,20 @@ void check_family(const std::string &family, chat_format format) {
   }
 }
 
-TEST(Chat, Gemma3EqualsHuggingFace) { check_family("gemma3", CHAT_GEMMA3); }
+TEST(Chat, Gemma3EqualsHuggingFace) { check_family("gemma3", SGC_CHAT_GEMMA3); }
 
-TEST(Chat, Gemma4EqualsHuggingFace) { check_family("gemma4", CHAT_GEMMA4); }
+TEST(Chat, Gemma4EqualsHuggingFace) { check_family("gemma4", SGC_CHAT_GEMMA4); }
 
 TEST(Chat, FormatSelection) {
-  EXPECT_EQ(chat_format_for_family("gemma3"), CHAT_GEMMA3);
-  EXPECT_EQ(chat_format_for_family("gemma4"), CHAT_GEMMA4);
-  EXPECT_EQ(chat_format_for_family("llama"), CHAT_NONE);
-  EXPECT_EQ(chat_format_of_template("x {{'<start_of_turn>model\\n'}}"),
-            CHAT_GEMMA3);
-  EXPECT_EQ(chat_format_of_template("{{- '<|turn>model\\n' -}}"), CHAT_GEMMA4);
-  EXPECT_EQ(chat_format_of_template("<|im_start|>assistant"), CHAT_NONE);
-  EXPECT_STREQ(chat_end_of_turn(CHAT_GEMMA3), "<end_of_turn>");
-  EXPECT_STREQ(chat_end_of_turn(CHAT_GEMMA4), "<turn|>");
+  EXPECT_EQ(sgc_chat_format_for_family("gemma3"), SGC_CHAT_GEMMA3);
+  EXPECT_EQ(sgc_chat_format_for_family("gemma4"), SGC_CHAT_GEMMA4);
+  EXPECT_EQ(sgc_chat_format_for_family("llama"), SGC_CHAT_NONE);
+  EXPECT_EQ(sgc_chat_format_of_template("x {{'<start_of_turn>model\\n'}}"),
+            SGC_CHAT_GEMMA3);
+  EXPECT_EQ(sgc_chat_format_of_template("{{- '<|turn>model\\n' -}}"), SGC_CHAT_GEMMA4);
+  EXPECT_EQ(sgc_chat_format_of_template("<|im_start|>assistant"), SGC_CHAT_NONE);
+  EXPECT_STREQ(sgc_chat_end_of_turn(SGC_CHAT_GEMMA3), "<end_of_turn>");
+  EXPECT_STREQ(sgc_chat_end_of_turn(SGC_CHAT_GEMMA4), "<turn|>");
 }
 
 } // namespace

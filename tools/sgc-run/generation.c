@@ -45,53 +45,17 @@ static int append_text(generation *g, const char *s, size_t n) {
   return 1;
 }
 
-/* Where the unprinted text could still begin a stop string: the first
- * position from which the rest is a proper prefix of one. A stop string is
- * valid UTF-8, so such a position is a character boundary. */
-static size_t hold_back_from(const generation *g) {
-  size_t p, i;
-  for (p = g->printed; p < g->text_len; ++p)
-    for (i = 0; i < g->num_stop_strings; ++i) {
-      size_t rest = g->text_len - p, n = strlen(g->stop_strings[i]);
-      if (rest < n && memcmp(g->text + p, g->stop_strings[i], rest) == 0)
-        return p;
-    }
-  return g->text_len;
-}
-
-static void print_upto(generation *g, size_t end) {
-  if (end > g->printed && g->stream_text) {
-    fwrite(g->text + g->printed, 1, end - g->printed, stdout);
+/* Adds settled text (the runtime's text stream held back what could still
+ * become a stop string) and prints it when streaming. 0 when out of
+ * memory. */
+static int add_text(generation *g, const char *s, size_t n) {
+  if (!append_text(g, s, n))
+    return 0;
+  if (n && g->stream_text) {
+    fwrite(s, 1, n, stdout);
     fflush(stdout);
   }
-  if (end > g->printed)
-    g->printed = end;
-}
-
-/* Adds decoded text; cuts the answer at the first stop string. Returns 1
- * when one matched. */
-static int add_text(generation *g, const char *s, size_t n) {
-  size_t i, from = g->printed, cut = (size_t)-1;
-  if (!append_text(g, s, n)) {
-    g->failed = 1;
-    return 1;
-  }
-  /* Any match starts in the unprinted part (printed text never begins
-   * one). */
-  for (i = 0; i < g->num_stop_strings; ++i) {
-    const char *hit = strstr(g->text + from, g->stop_strings[i]);
-    if (hit && (size_t)(hit - g->text) < cut)
-      cut = (size_t)(hit - g->text);
-  }
-  if (cut != (size_t)-1) {
-    g->text_len = cut;
-    g->text[cut] = '\0';
-    print_upto(g, cut);
-    g->stop_string_hit = 1;
-    return 1;
-  }
-  print_upto(g, hold_back_from(g));
-  return 0;
+  return 1;
 }
 
 /* SGC_RUN_TEST_TOKEN_DELAY_MS paces the tokens: the --chat test needs an
@@ -129,18 +93,25 @@ static int on_token(void *user, int32_t token) {
     fflush(stdout);
     g->printed_ids = 1;
   }
-  if (g->detokenizer) {
+  if (g->stream) {
     const char *piece = NULL;
     size_t len = 0;
-    sgc_status_t *st = sgc_detokenizer_push(g->detokenizer, token, &piece,
-                                            &len);
+    int stopped = 0;
+    sgc_status_t *st =
+        sgc_text_stream_push(g->stream, token, &piece, &len, &stopped);
     if (st) {
       sgc_status_free(st);
       g->failed = 1;
       return 1;
     }
-    if (add_text(g, piece, len))
+    if (!add_text(g, piece, len)) {
+      g->failed = 1;
       return 1;
+    }
+    if (stopped) {
+      g->stop_string_hit = 1;
+      return 1;
+    }
   }
   /* Ctrl-C: this token was the last one. */
   return interrupt_requested();
@@ -166,7 +137,8 @@ sgc_status_t *generation_run(generation *g, const int32_t *prompt,
   generation_clear(g);
   g->n_prompt = n_prompt;
   if (g->tokenizer) {
-    st = sgc_detokenizer_create(g->tokenizer, 1, &g->detokenizer);
+    st = sgc_text_stream_create(g->tokenizer, 1, g->stop_strings,
+                                g->num_stop_strings, &g->stream);
     if (st)
       return st;
   }
@@ -176,14 +148,12 @@ sgc_status_t *generation_run(generation *g, const int32_t *prompt,
   gopts->max_new_tokens = g->max_new_tokens;
   g->t_start = now_seconds();
   st = sgc_session_generate(g->session, prompt, n_prompt, gopts, NULL);
-  if (!st && g->detokenizer && !g->stop_string_hit && !g->failed) {
+  if (!st && g->stream && !g->stop_string_hit && !g->failed) {
     const char *rest = NULL;
     size_t len = 0;
-    st = sgc_detokenizer_finish(g->detokenizer, &rest, &len);
-    if (!st)
-      add_text(g, rest, len);
-    if (!g->stop_string_hit)
-      print_upto(g, g->text_len);
+    st = sgc_text_stream_finish(g->stream, &rest, &len, &g->stop_string_hit);
+    if (!st && !add_text(g, rest, len))
+      g->failed = 1;
   }
   if (!g->text && !append_text(g, "", 0))
     g->failed = 1;
@@ -206,14 +176,14 @@ void generation_clear(generation *g) {
   memset(&g->generated, 0, sizeof g->generated);
   free(g->text);
   g->text = NULL;
-  g->text_len = g->text_cap = g->printed = 0;
+  g->text_len = g->text_cap = 0;
   g->stop_string_hit = 0;
   g->stop_reason = NULL;
   g->failed = 0;
   g->printed_ids = 0;
   g->t_start = g->t_first = g->t_last = 0;
-  sgc_detokenizer_release(g->detokenizer);
-  g->detokenizer = NULL;
+  sgc_text_stream_release(g->stream);
+  g->stream = NULL;
 }
 
 /* Seconds to the first token; prefill and decode rates (0 when unknown). */

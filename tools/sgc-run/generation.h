@@ -40,14 +40,13 @@ typedef struct generation {
   growing_ids generated;
   char *text; /* the answer (NUL-terminated), cut before a stop string */
   size_t text_len, text_cap;
-  size_t printed; /* bytes of text already on stdout */
   int stop_string_hit;
   const char *stop_reason;
   int64_t n_prompt;
   double t_start, t_first, t_last;
   int failed; /* out of memory */
 
-  sgc_detokenizer_t *detokenizer;
+  sgc_text_stream_t *stream; /* the answer's text, cut at stop strings */
   int printed_ids;
 } generation;
 

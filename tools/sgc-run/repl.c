@@ -24,10 +24,10 @@ static const char answer_mark[] = "\x01sgc-answer\x01";
  * marker is dropped when the answer ended with that token already. */
 static int next_turn_text(const settings *s, const char *line,
                           size_t images, int answer_closed, char **out) {
-  chat_message m[3];
+  sgc_chat_message_t m[3];
   char *full = NULL;
   const char *error = NULL, *after;
-  const char *eot = chat_end_of_turn(s->format);
+  const char *eot = sgc_chat_end_of_turn(s->format);
   memset(m, 0, sizeof m);
   m[0].role = "user";
   m[0].content = "x";
@@ -36,7 +36,7 @@ static int next_turn_text(const settings *s, const char *line,
   m[2].role = "user";
   m[2].content = line;
   m[2].images = images;
-  if (chat_render(s->format, "", m, 3, 1, &full, &error)) {
+  if (sgc_chat_render(s->format, "", m, 3, 1, &full, &error)) {
     end_progress_line();
     fprintf(stderr, "error: %s\n", error);
     return SGC_STATUS_USAGE;
@@ -103,7 +103,7 @@ static int turn_text(const options *o, const settings *s,
   int rc;
   *out = NULL;
   if (c->tokens.count == 0) {
-    chat_message m[2];
+    sgc_chat_message_t m[2];
     size_t count = 0;
     memset(m, 0, sizeof m);
     if (o->system_prompt) {

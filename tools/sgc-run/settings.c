@@ -4,7 +4,7 @@
  */
 #include "tools/sgc-run/settings.h"
 #include "tools/sgc-run/errors.h"
-#include "tools/sgc-run/model_dir.h"
+#include "sgc/runtime/model_files.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ static int error_line(int code, const char *message) {
 
 static const char from_config[] = "generation_config.json";
 
-static void resolve_sampling(const options *o, const generation_config *gc,
+static void resolve_sampling(const options *o, const sgc_generation_config_t *gc,
                              sgc_generate_options_t *g) {
   /* transformers samples only when do_sample is true; then an absent
    * temperature is 1 and an absent top_k is 50 (GenerationConfig's
@@ -115,7 +115,7 @@ static int open_tokenizer(const options *o, const char *dir, settings *s) {
   if (!path) {
     if (!dir)
       return usage_error("text needs a tokenizer: give --tokenizer PATH");
-    if (!has_tokenizer(dir)) {
+    if (!sgc_dir_has_tokenizer(dir)) {
       end_progress_line();
       fprintf(stderr,
               "error: no tokenizer: '%s' has no tokenizer.json or "
@@ -148,17 +148,17 @@ static int choose_format(const options *o, const sgc_model_info_t *info,
                          const char *dir, settings *s) {
   char *template_text = NULL, error[512];
   const char *source = NULL;
-  chat_format family = chat_format_for_family(info->family);
-  s->format = CHAT_NONE;
+  sgc_chat_format_t family = sgc_chat_format_for_family(info->family);
+  s->format = SGC_CHAT_NONE;
   if (o->raw)
     return 0;
-  if (dir && read_chat_template(dir, &template_text, &source, error,
+  if (dir && sgc_read_chat_template(dir, &template_text, &source, error,
                                 sizeof error))
     return error_line(SGC_STATUS_BAD_INPUT, error);
   if (template_text) {
-    s->format = chat_format_of_template(template_text);
+    s->format = sgc_chat_format_of_template(template_text);
     free(template_text);
-    if (s->format == CHAT_NONE) {
+    if (s->format == SGC_CHAT_NONE) {
       end_progress_line();
       fprintf(stderr,
               "error: %s/%s: the chat template uses neither Gemma 3's "
@@ -170,7 +170,7 @@ static int choose_format(const options *o, const sgc_model_info_t *info,
   } else if (o->chat) {
     s->format = family;
     source = "the model's family";
-    if (family == CHAT_NONE) {
+    if (family == SGC_CHAT_NONE) {
       end_progress_line();
       fprintf(stderr,
               "error: --chat needs a chat format: the checkpoint has no chat "
@@ -180,23 +180,23 @@ static int choose_format(const options *o, const sgc_model_info_t *info,
     }
   }
   if (o->verbose)
-    fprintf(stderr, "chat format: %s (%s)\n", chat_format_name(s->format),
-            s->format == CHAT_NONE ? "no chat template: the prompt as is"
+    fprintf(stderr, "chat format: %s (%s)\n", sgc_chat_format_name(s->format),
+            s->format == SGC_CHAT_NONE ? "no chat template: the prompt as is"
                                    : source);
   return 0;
 }
 
 int settings_load(const options *o, const sgc_model_info_t *info,
                   settings *s, sgc_generate_options_t *gopts) {
-  char *dir = weights_directory(o->weights_path), error[512];
-  generation_config gc;
+  char *dir = sgc_weights_directory(o->weights_path), error[512];
+  sgc_generation_config_t gc;
   int text = o->prompt_text || o->chat;
   int rc = 0;
   size_t i;
   memset(s, 0, sizeof *s);
   s->end_of_turn = -1;
   memset(&gc, 0, sizeof gc);
-  if (dir && read_generation_config(dir, &gc, error, sizeof error)) {
+  if (dir && sgc_read_generation_config(dir, &gc, error, sizeof error)) {
     rc = error_line(SGC_STATUS_BAD_INPUT, error);
     goto done;
   }
@@ -212,18 +212,18 @@ int settings_load(const options *o, const sgc_model_info_t *info,
   }
   if (text && (rc = choose_format(o, info, dir, s)) != 0)
     goto done;
-  if (o->system_prompt && s->format == CHAT_NONE) {
+  if (o->system_prompt && s->format == SGC_CHAT_NONE) {
     rc = usage_error(o->raw ? "--system needs the chat format, not --raw"
                             : "--system needs the chat format, and the "
                               "checkpoint has no chat template");
     goto done;
   }
-  if (s->format != CHAT_NONE) {
+  if (s->format != SGC_CHAT_NONE) {
     int32_t bos = sgc_tokenizer_bos_id(s->tokenizer);
     const char *piece = bos >= 0 ? sgc_tokenizer_piece(s->tokenizer, bos) : "";
     s->bos_text = strdup(piece ? piece : "");
     s->end_of_turn =
-        sgc_tokenizer_token_id(s->tokenizer, chat_end_of_turn(s->format));
+        sgc_tokenizer_token_id(s->tokenizer, sgc_chat_end_of_turn(s->format));
     if (!s->bos_text) {
       rc = out_of_memory();
       goto done;
@@ -248,7 +248,7 @@ int settings_load(const options *o, const sgc_model_info_t *info,
                           "generation_config.json eos_token_id", o->verbose);
     if (s->end_of_turn >= 0)
       ok = ok && add_stop(s, s->end_of_turn, 1,
-                          chat_end_of_turn(s->format), o->verbose);
+                          sgc_chat_end_of_turn(s->format), o->verbose);
     if (!ok) {
       rc = out_of_memory();
       goto done;
@@ -257,7 +257,7 @@ int settings_load(const options *o, const sgc_model_info_t *info,
   gopts->stop_tokens = s->runtime_stops.ids;
   gopts->num_stop_tokens = s->runtime_stops.count;
 done:
-  free_generation_config(&gc);
+  sgc_generation_config_free(&gc);
   free(dir);
   if (rc)
     settings_free(s);
@@ -285,22 +285,22 @@ int settings_encode(const settings *s, const char *text, int32_t **ids,
   return encode(s, text, 0, ids, n);
 }
 
-int settings_render(const settings *s, const chat_message *messages,
+int settings_render(const settings *s, const sgc_chat_message_t *messages,
                     size_t count, char **rendered) {
   const char *error = NULL;
   *rendered = NULL;
-  if (chat_render(s->format, s->bos_text, messages, count, 1, rendered,
+  if (sgc_chat_render(s->format, s->bos_text, messages, count, 1, rendered,
                   &error))
     return error_line(SGC_STATUS_USAGE, error);
   return 0;
 }
 
-int settings_tokenize(const settings *s, const chat_message *messages,
+int settings_tokenize(const settings *s, const sgc_chat_message_t *messages,
                       size_t count, char **rendered, int32_t **ids,
                       size_t *n) {
   int rc;
   *rendered = NULL;
-  if (s->format == CHAT_NONE)
+  if (s->format == SGC_CHAT_NONE)
     return encode(s, messages[count - 1].content, 1, ids, n);
   if ((rc = settings_render(s, messages, count, rendered)))
     return rc;

@@ -397,7 +397,7 @@ static int run(options *o) {
   }
 
   if (o->prompt_text) {
-    chat_message m[2];
+    sgc_chat_message_t m[2];
     size_t count = 0;
     if (o->system_prompt) {
       m[count].role = "system";
@@ -407,7 +407,7 @@ static int run(options *o) {
     m[count].role = "user";
     m[count].images = 0;
     m[count++].content = o->prompt_text;
-    if (images.count && set.format != CHAT_NONE) {
+    if (images.count && set.format != SGC_CHAT_NONE) {
       /* As transformers' processor: the template writes the images'
        * markers (before the text unless it holds them), then each marker
        * expands. */

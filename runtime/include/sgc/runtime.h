@@ -1,7 +1,7 @@
 /*
  * sgc/runtime.h - the sgc runtime's C API: this header and the parts it
  * includes, sgc/runtime/<part>.h (status, checkpoint, model, session,
- * tokenizer, image).
+ * tokenizer, image, chat, model_files).
  *
  * Loads a compiled model (.so), binds a safetensors checkpoint (or dummy
  * weights) to it, and runs it on a device. The steps are separate so that
@@ -40,5 +40,7 @@
 #include "sgc/runtime/session.h"
 #include "sgc/runtime/tokenizer.h"
 #include "sgc/runtime/image.h"
+#include "sgc/runtime/chat.h"
+#include "sgc/runtime/model_files.h"
 
 #endif /* SGC_RUNTIME_H */

@@ -6,6 +6,7 @@
 
 #include "runtime/src/api_status.h"
 #include "runtime/src/tokenizer/detokenizer.h"
+#include "runtime/src/tokenizer/stop_strings.h"
 #include "runtime/src/tokenizer/tokenizer.h"
 
 #include <cstdlib>
@@ -22,6 +23,13 @@ struct sgc_detokenizer_t {
   sgc::runtime::detokenizer impl;
   /// The last text handed out (the C API returns a pointer into it).
   std::string text;
+};
+
+struct sgc_text_stream_t {
+  sgc::runtime::detokenizer text;
+  sgc::runtime::stop_strings stops;
+  /// The decoded piece, and the settled text handed out.
+  std::string piece, out;
 };
 
 namespace {
@@ -221,5 +229,87 @@ void sgc_detokenizer_reset(sgc_detokenizer_t *d) {
 }
 
 void sgc_detokenizer_release(sgc_detokenizer_t *d) { delete d; }
+
+sgc_status_t *sgc_text_stream_create(const sgc_tokenizer_t *t,
+                                     int skip_special,
+                                     const char *const *stops,
+                                     size_t num_stops,
+                                     sgc_text_stream_t **out) {
+  try {
+    if (!t)
+      return null_argument("tokenizer");
+    if (!out)
+      return null_argument("out_stream");
+    if (num_stops && !stops)
+      return null_argument("stops");
+    std::vector<std::string> list;
+    for (size_t i = 0; i < num_stops; ++i) {
+      if (!stops[i])
+        return null_argument("a stop string");
+      list.emplace_back(stops[i]);
+    }
+    *out = new sgc_text_stream_t{
+        sgc::runtime::detokenizer(t->impl, skip_special != 0),
+        sgc::runtime::stop_strings(std::move(list)), {}, {}};
+    return nullptr;
+  } catch (...) {
+    return status_from_exception();
+  }
+}
+
+sgc_status_t *sgc_text_stream_push(sgc_text_stream_t *s, int32_t token,
+                                   const char **out_text, size_t *out_len,
+                                   int *out_stopped) {
+  try {
+    if (!s)
+      return null_argument("stream");
+    if (!out_text)
+      return null_argument("out_text");
+    s->out.clear();
+    if (!s->stops.matched()) {
+      if (sgc::status st = s->text.push(token, &s->piece); !st.ok())
+        return status_to_c(std::move(st));
+      s->stops.push(s->piece, &s->out);
+    }
+    *out_text = s->out.c_str();
+    if (out_len)
+      *out_len = s->out.size();
+    if (out_stopped)
+      *out_stopped = s->stops.matched() ? 1 : 0;
+    return nullptr;
+  } catch (...) {
+    return status_from_exception();
+  }
+}
+
+sgc_status_t *sgc_text_stream_finish(sgc_text_stream_t *s,
+                                     const char **out_text, size_t *out_len,
+                                     int *out_stopped) {
+  try {
+    if (!s)
+      return null_argument("stream");
+    if (!out_text)
+      return null_argument("out_text");
+    s->out.clear();
+    if (!s->stops.matched()) {
+      if (sgc::status st = s->text.finish(&s->piece); !st.ok())
+        return status_to_c(std::move(st));
+      std::string settled, rest;
+      s->stops.push(s->piece, &settled);
+      s->stops.finish(&rest);
+      s->out = settled + rest;
+    }
+    *out_text = s->out.c_str();
+    if (out_len)
+      *out_len = s->out.size();
+    if (out_stopped)
+      *out_stopped = s->stops.matched() ? 1 : 0;
+    return nullptr;
+  } catch (...) {
+    return status_from_exception();
+  }
+}
+
+void sgc_text_stream_release(sgc_text_stream_t *s) { delete s; }
 
 } // extern "C"

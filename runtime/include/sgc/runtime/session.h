@@ -249,6 +249,52 @@ sgc_status_t *sgc_session_generate_batch(sgc_session_t *session,
                                          sgc_sequence_request_t *requests,
                                          size_t n);
 
+/**
+ * A batch that sequences join and leave between steps (a server's engine):
+ * sgc_session_generate_batch for requests that arrive over time. Each
+ * sequence runs in a sequence slot of its own; each step runs one prefill
+ * chunk of the first sequence still reading its prompt, then one decode
+ * step for all the others together. A sequence's tokens and logits are
+ * those it gets alone. The batch uses its session's slots: while it holds
+ * sequences, nothing else may run on the session. One thread at a time.
+ */
+typedef struct sgc_batch_t sgc_batch_t;
+
+sgc_status_t *sgc_batch_create(sgc_session_t *session,
+                               sgc_batch_t **out_batch);
+/** Ends every sequence still running (without reporting) and frees the
+ *  batch; the session stays. */
+void sgc_batch_release(sgc_batch_t *batch);
+
+/**
+ * Starts |request| in a free slot (its slot in |out_slot|, may be NULL):
+ * checked as sgc_session_generate checks its arguments; no free slot is
+ * SGC_STATUS_USAGE. |request|, its options and what they point at must
+ * stay valid until the sequence ends (a step reports it) or is cancelled.
+ */
+sgc_status_t *sgc_batch_add(sgc_batch_t *batch,
+                            sgc_sequence_request_t *request,
+                            int32_t *out_slot);
+
+/** Ends |request| now, reporting nothing more, and frees its slot; 0 when
+ *  it was not running. */
+int sgc_batch_cancel(sgc_batch_t *batch, const sgc_sequence_request_t *request);
+
+/**
+ * One step (see sgc_batch_t). The sequences that ended in it (a stop
+ * token, max_new_tokens, or on_token returning nonzero) are written to
+ * |out_ended| (room for sgc_session_num_sequences entries; may be NULL)
+ * and counted in |out_num_ended|; their slots are free again. A step with
+ * nothing running does nothing.
+ */
+sgc_status_t *sgc_batch_step(sgc_batch_t *batch,
+                             sgc_sequence_request_t **out_ended,
+                             size_t *out_num_ended);
+
+/** Sequences running, and slots free. */
+int32_t sgc_batch_running(const sgc_batch_t *batch);
+int32_t sgc_batch_free_slots(const sgc_batch_t *batch);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -110,6 +110,37 @@ sgc_status_t *sgc_detokenizer_finish(sgc_detokenizer_t *detokenizer,
 void sgc_detokenizer_reset(sgc_detokenizer_t *detokenizer);
 void sgc_detokenizer_release(sgc_detokenizer_t *detokenizer);
 
+/**
+ * A generated answer as text, token by token, cut at the first stop string:
+ * a detokenizer (skip_special as for sgc_detokenizer_create) whose text is
+ * also held back while it could still become one of |stops|, so that what
+ * is handed out is never taken back and never holds a stop string (a
+ * server's `stop`, sgc-run's --stop-string). Empty stop strings are
+ * ignored. One thread at a time.
+ */
+typedef struct sgc_text_stream_t sgc_text_stream_t;
+
+sgc_status_t *sgc_text_stream_create(const sgc_tokenizer_t *tokenizer,
+                                     int skip_special,
+                                     const char *const *stops,
+                                     size_t num_stops,
+                                     sgc_text_stream_t **out_stream);
+/**
+ * Pushes one generated token: |*out_text| (NUL-terminated, valid until the
+ * next call) is the text it settles. |*out_stopped| (may be NULL) becomes 1
+ * once a stop string has matched: the text handed out ends before it and
+ * later tokens add nothing. An id out of range is SGC_STATUS_USAGE.
+ */
+sgc_status_t *sgc_text_stream_push(sgc_text_stream_t *stream, int32_t token,
+                                   const char **out_text, size_t *out_len,
+                                   int *out_stopped);
+/** At the end of the answer: the text still held back (none after a stop
+ *  string matched). */
+sgc_status_t *sgc_text_stream_finish(sgc_text_stream_t *stream,
+                                     const char **out_text, size_t *out_len,
+                                     int *out_stopped);
+void sgc_text_stream_release(sgc_text_stream_t *stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

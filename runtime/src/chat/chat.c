@@ -3,7 +3,7 @@
  * templates do (examples/tiny-gemma{3,4}/chat_template.jinja) for text
  * messages, with images before the text: no tools or thinking.
  */
-#include "tools/sgc-run/chat.h"
+#include "sgc/runtime/chat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,51 +90,51 @@ static void append_trimmed(text *t, const char *s, size_t n) {
  * Formats
  *===----------------------------------------------------------------------===*/
 
-chat_format chat_format_for_family(const char *family) {
+sgc_chat_format_t sgc_chat_format_for_family(const char *family) {
   if (family && strcmp(family, "gemma3") == 0)
-    return CHAT_GEMMA3;
+    return SGC_CHAT_GEMMA3;
   if (family && strcmp(family, "gemma4") == 0)
-    return CHAT_GEMMA4;
-  return CHAT_NONE;
+    return SGC_CHAT_GEMMA4;
+  return SGC_CHAT_NONE;
 }
 
-chat_format chat_format_of_template(const char *template_text) {
+sgc_chat_format_t sgc_chat_format_of_template(const char *template_text) {
   if (!template_text)
-    return CHAT_NONE;
+    return SGC_CHAT_NONE;
   if (strstr(template_text, "<|turn>"))
-    return CHAT_GEMMA4;
+    return SGC_CHAT_GEMMA4;
   if (strstr(template_text, "<start_of_turn>"))
-    return CHAT_GEMMA3;
-  return CHAT_NONE;
+    return SGC_CHAT_GEMMA3;
+  return SGC_CHAT_NONE;
 }
 
-const char *chat_format_name(chat_format format) {
+const char *sgc_chat_format_name(sgc_chat_format_t format) {
   switch (format) {
-  case CHAT_GEMMA3:
+  case SGC_CHAT_GEMMA3:
     return "gemma3";
-  case CHAT_GEMMA4:
+  case SGC_CHAT_GEMMA4:
     return "gemma4";
   default:
     return "none";
   }
 }
 
-const char *chat_end_of_turn(chat_format format) {
+const char *sgc_chat_end_of_turn(sgc_chat_format_t format) {
   switch (format) {
-  case CHAT_GEMMA3:
+  case SGC_CHAT_GEMMA3:
     return "<end_of_turn>";
-  case CHAT_GEMMA4:
+  case SGC_CHAT_GEMMA4:
     return "<turn|>";
   default:
     return "";
   }
 }
 
-const char *chat_image_marker(chat_format format) {
+const char *sgc_chat_image_marker(sgc_chat_format_t format) {
   switch (format) {
-  case CHAT_GEMMA3:
+  case SGC_CHAT_GEMMA3:
     return "<start_of_image>";
-  case CHAT_GEMMA4:
+  case SGC_CHAT_GEMMA4:
     return "<|image|>";
   default:
     return "";
@@ -143,20 +143,20 @@ const char *chat_image_marker(chat_format format) {
 
 /* A message's content as the templates render a list [image..., text]:
  * the markers as they are, the text trimmed. */
-static void append_content(text *t, chat_format format, const chat_message *m) {
+static void append_content(text *t, sgc_chat_format_t format, const sgc_chat_message_t *m) {
   size_t i;
   for (i = 0; i < m->images; ++i)
-    append_str(t, chat_image_marker(format));
+    append_str(t, sgc_chat_image_marker(format));
   append_trimmed(t, m->content, strlen(m->content));
 }
 
-static int is_role(const chat_message *m, const char *role) {
+static int is_role(const sgc_chat_message_t *m, const char *role) {
   return strcmp(m->role, role) == 0;
 }
 
 /* Gemma 3: a system message becomes a prefix of the first user turn; the
  * rest must alternate user, model, user, ... */
-static const char *render_gemma3(text *t, const chat_message *m, size_t n,
+static const char *render_gemma3(text *t, const sgc_chat_message_t *m, size_t n,
                                  int generation_prompt) {
   const char *prefix = NULL;
   size_t i;
@@ -177,7 +177,7 @@ static const char *render_gemma3(text *t, const chat_message *m, size_t n,
       append_str(t, prefix);
       append_str(t, "\n\n");
     }
-    append_content(t, CHAT_GEMMA3, &m[i]);
+    append_content(t, SGC_CHAT_GEMMA3, &m[i]);
     append_str(t, "<end_of_turn>\n");
   }
   if (generation_prompt)
@@ -208,7 +208,7 @@ static void append_without_thinking(text *t, const char *s) {
 
 /* Gemma 4: a system (or developer) message gets a turn of its own; a model
  * message right after another continues its turn. */
-static const char *render_gemma4(text *t, const chat_message *m, size_t n,
+static const char *render_gemma4(text *t, const sgc_chat_message_t *m, size_t n,
                                  int generation_prompt) {
   const char *previous = NULL; /* the role before, tool messages skipped */
   size_t i;
@@ -231,7 +231,7 @@ static const char *render_gemma4(text *t, const chat_message *m, size_t n,
     if (model)
       append_without_thinking(t, m[i].content);
     else
-      append_content(t, CHAT_GEMMA4, &m[i]);
+      append_content(t, SGC_CHAT_GEMMA4, &m[i]);
     append_str(t, "<turn|>\n");
     previous = m[i].role;
   }
@@ -240,17 +240,17 @@ static const char *render_gemma4(text *t, const chat_message *m, size_t n,
   return NULL;
 }
 
-int chat_render(chat_format format, const char *bos,
-                const chat_message *messages, size_t count,
+int sgc_chat_render(sgc_chat_format_t format, const char *bos,
+                const sgc_chat_message_t *messages, size_t count,
                 int add_generation_prompt, char **out, const char **error) {
   text t = {0};
   const char *refused = NULL;
   append_str(&t, bos ? bos : "");
   switch (format) {
-  case CHAT_GEMMA3:
+  case SGC_CHAT_GEMMA3:
     refused = render_gemma3(&t, messages, count, add_generation_prompt);
     break;
-  case CHAT_GEMMA4:
+  case SGC_CHAT_GEMMA4:
     refused = render_gemma4(&t, messages, count, add_generation_prompt);
     break;
   default:

@@ -1,8 +1,8 @@
 /*
  * model_dir.c - finding and reading the files next to a checkpoint.
  */
-#include "tools/sgc-run/model_dir.h"
-#include "tools/sgc-run/json.h"
+#include "sgc/runtime/model_files.h"
+#include "runtime/src/model_files/json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-char *weights_directory(const char *weights_path) {
+char *sgc_weights_directory(const char *weights_path) {
   const char *slash;
   if (!weights_path)
     return NULL;
@@ -33,7 +33,7 @@ char *weights_directory(const char *weights_path) {
                  slash == weights_path ? 1 : (size_t)(slash - weights_path));
 }
 
-char *path_join(const char *dir, const char *name) {
+char *sgc_path_join(const char *dir, const char *name) {
   size_t n = strlen(dir), m = strlen(name);
   char *p = (char *)malloc(n + m + 2);
   if (!p)
@@ -45,13 +45,13 @@ char *path_join(const char *dir, const char *name) {
 }
 
 static int dir_has(const char *dir, const char *name) {
-  char *p = path_join(dir, name);
+  char *p = sgc_path_join(dir, name);
   int yes = p && is_file(p);
   free(p);
   return yes;
 }
 
-int has_tokenizer(const char *dir) {
+int sgc_dir_has_tokenizer(const char *dir) {
   return dir_has(dir, "tokenizer.json") || dir_has(dir, "tokenizer.model");
 }
 
@@ -92,9 +92,9 @@ static char *read_text(const char *path, char *error, size_t size) {
   return data;
 }
 
-int read_chat_template(const char *dir, char **out, const char **source,
+int sgc_read_chat_template(const char *dir, char **out, const char **source,
                        char *error, size_t size) {
-  char *path = path_join(dir, "chat_template.jinja");
+  char *path = sgc_path_join(dir, "chat_template.jinja");
   json_value *config = NULL;
   const json_value *t;
   int rc;
@@ -111,7 +111,7 @@ int read_chat_template(const char *dir, char **out, const char **source,
     return *out ? 0 : 1;
   }
   free(path);
-  path = path_join(dir, "tokenizer_config.json");
+  path = sgc_path_join(dir, "tokenizer_config.json");
   if (!path) {
     snprintf(error, size, "out of memory");
     return 1;
@@ -207,9 +207,9 @@ static int read_token_id(reader *r, const char *key, const json_value *v,
   return 0;
 }
 
-int read_generation_config(const char *dir, generation_config *g, char *error,
+int sgc_read_generation_config(const char *dir, sgc_generation_config_t *g, char *error,
                            size_t size) {
-  char *path = path_join(dir, "generation_config.json");
+  char *path = sgc_path_join(dir, "generation_config.json");
   json_value *root = NULL;
   reader r;
   const json_value *v;
@@ -288,13 +288,13 @@ int read_generation_config(const char *dir, generation_config *g, char *error,
   }
 done:
   if (rc)
-    free_generation_config(g);
+    sgc_generation_config_free(g);
   json_free(root);
   free(path);
   return rc;
 }
 
-void free_generation_config(generation_config *g) {
+void sgc_generation_config_free(sgc_generation_config_t *g) {
   free(g->eos_ids);
   memset(g, 0, sizeof *g);
 }

@@ -2,7 +2,7 @@
  * json.c - recursive descent over RFC 8259 JSON; strings are checked UTF-8
  * and \u escapes (surrogate pairs included) become UTF-8.
  */
-#include "tools/sgc-run/json.h"
+#include "runtime/src/model_files/json.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,21 +1,29 @@
 /*
- * model_dir.h - the files a Hugging Face checkpoint ships next to its
- * weights: the tokenizer, the chat template, generation_config.json.
+ * sgc/runtime/model_files.h - the files a Hugging Face checkpoint ships
+ * next to its weights: the tokenizer, the chat template,
+ * generation_config.json. sgc-run and sgc-serve share them.
+ *
+ * A part of the sgc runtime's C API, <sgc/runtime.h>. Pure file reading:
+ * errors are written to the caller's buffer, not returned as statuses.
  */
-#ifndef SGC_TOOLS_SGC_RUN_MODEL_DIR_H
-#define SGC_TOOLS_SGC_RUN_MODEL_DIR_H
+#ifndef SGC_RUNTIME_MODEL_FILES_H
+#define SGC_RUNTIME_MODEL_FILES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The directory of |weights_path| (itself when it is one); malloc'ed. */
-char *weights_directory(const char *weights_path);
+char *sgc_weights_directory(const char *weights_path);
 
 /* |dir|/|name|, malloc'ed. */
-char *path_join(const char *dir, const char *name);
+char *sgc_path_join(const char *dir, const char *name);
 
 /* 1 when |dir| holds tokenizer.json or tokenizer.model. */
-int has_tokenizer(const char *dir);
+int sgc_dir_has_tokenizer(const char *dir);
 
 /* The checkpoint's chat template: chat_template.jinja, else the
  * "chat_template" of tokenizer_config.json (a string, or the entry named
@@ -23,11 +31,11 @@ int has_tokenizer(const char *dir);
  * none), or 1 with |error| naming the file and the key. |*source| gets the
  * file it came from (static suffix: "chat_template.jinja" or
  * "tokenizer_config.json"). */
-int read_chat_template(const char *dir, char **out, const char **source,
+int sgc_read_chat_template(const char *dir, char **out, const char **source,
                        char *error, size_t size);
 
 /* generation_config.json: the sampling defaults a checkpoint asks for. */
-typedef struct generation_config {
+typedef struct sgc_generation_config_t {
   int present;
   int has_do_sample, do_sample;
   int has_temperature;
@@ -42,13 +50,17 @@ typedef struct generation_config {
   float repetition_penalty;
   int32_t *eos_ids; /* eos_token_id: an int or a list */
   size_t num_eos;
-} generation_config;
+} sgc_generation_config_t;
 
 /* Reads |dir|/generation_config.json when present (|g->present| = 0
  * otherwise). 0, or 1 with |error| = "PATH: $.key: what". Keys that do not
  * affect sampling are ignored; null means absent, as in transformers. */
-int read_generation_config(const char *dir, generation_config *g, char *error,
+int sgc_read_generation_config(const char *dir, sgc_generation_config_t *g, char *error,
                            size_t size);
-void free_generation_config(generation_config *g);
+void sgc_generation_config_free(sgc_generation_config_t *g);
 
-#endif /* SGC_TOOLS_SGC_RUN_MODEL_DIR_H */
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SGC_RUNTIME_MODEL_FILES_H */

@@ -3,8 +3,8 @@
  * (generation_config.json, tokenizer_config.json): the whole document as a
  * tree, or an error naming the line and column.
  */
-#ifndef SGC_TOOLS_SGC_RUN_JSON_H
-#define SGC_TOOLS_SGC_RUN_JSON_H
+#ifndef SGC_RUNTIME_SRC_MODEL_FILES_JSON_H
+#define SGC_RUNTIME_SRC_MODEL_FILES_JSON_H
 
 #include <stddef.h>
 
@@ -44,4 +44,4 @@ const char *json_kind_name(json_kind kind);
 int json_read_file(const char *path, json_value **out, char *error,
                    size_t size);
 
-#endif /* SGC_TOOLS_SGC_RUN_JSON_H */
+#endif /* SGC_RUNTIME_SRC_MODEL_FILES_JSON_H */
