@@ -282,6 +282,7 @@ bool parse_generation(const served_model &model, const std::string &body,
     auto j = std::make_shared<job>();
     out->chat = chat;
     out->stream = boolean(o, "stream", false);
+    out->token_ids = boolean(o, "return_token_ids", false);
     if (const json *so = field(o, "stream_options")) {
       if (!so->is_object())
         reject("stream_options", "must be an object");
@@ -321,8 +322,13 @@ bool parse_generation(const served_model &model, const std::string &body,
       j->options.seed = std::random_device{}();
     }
     j->stop_strings = stop_strings(o);
-    j->options.stop_tokens = model.extra_stops().data();
-    j->options.num_stop_tokens = model.extra_stops().size();
+    // vLLM's ignore_eos: only max_tokens and stop strings end the answer.
+    if (boolean(o, "ignore_eos", false)) {
+      j->options.ignore_eos = 1;
+    } else {
+      j->options.stop_tokens = model.extra_stops().data();
+      j->options.num_stop_tokens = model.extra_stops().size();
+    }
 
     j->prompt = chat ? chat_prompt(model, o) : completion_prompt(model, o);
     const int64_t room = model.context() - static_cast<int64_t>(j->prompt.size());

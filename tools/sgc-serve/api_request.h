@@ -29,6 +29,8 @@ struct generation_request {
   bool include_usage = false;
   /// Chat: logprobs true; completions: logprobs given.
   bool logprobs = false;
+  /// vLLM's return_token_ids: the prompt's and the answer's token ids.
+  bool token_ids = false;
   std::shared_ptr<job> work;
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sgc::serve {
 
@@ -15,6 +16,21 @@ double now_seconds() {
 }
 
 job::~job() { sgc_text_stream_release(text); }
+
+namespace {
+
+/// SGC_SERVE_TEST_STEP_DELAY_MS paces the steps: the cancellation and drain
+/// tests need answers slow enough to be interrupted in the middle.
+void test_delay() {
+  static const long ms = [] {
+    const char *v = std::getenv("SGC_SERVE_TEST_STEP_DELAY_MS");
+    return v ? std::max(0L, std::strtol(v, nullptr, 10)) : 0L;
+  }();
+  if (ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+} // namespace
 
 engine::engine(served_model &model, metrics &m, int max_queue)
     : model_(model), metrics_(m), max_queue_(max_queue) {
@@ -94,7 +110,9 @@ void engine::finish(job &j, int error_status, const std::string &error) {
     if (!rest.empty())
       j.out.push_back(token_out{-1, rest, 0, {}});
     j.finish_reason =
-        j.stop_string || model_.is_stop(j.last_token) ? "stop" : "length";
+        j.stop_string || (!j.options.ignore_eos && model_.is_stop(j.last_token))
+            ? "stop"
+            : "length";
   }
   j.done = true;
   j.cv.notify_all();
@@ -192,6 +210,7 @@ void engine::run() {
       metrics_.running = 0;
       continue;
     }
+    test_delay();
     size_t n_ended = 0;
     sgc_status_t *st = sgc_batch_step(batch_, ended.data(), &n_ended);
     for (size_t e = 0; e < n_ended; ++e) {

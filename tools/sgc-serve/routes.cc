@@ -360,13 +360,17 @@ int routes::generate(http_connection &c, const http_request &r, bool chat,
                 {"total_tokens", n_prompt + generated}};
   };
 
-  // Waits for tokens (or the end); false when the client has gone.
+  // Waits for tokens (or the end); false when the client has gone, which
+  // is looked at every 100 ms however fast tokens come.
   std::vector<token_out> batch;
+  double checked = now_seconds();
   const auto next = [&](bool *done) {
     std::unique_lock<std::mutex> lock(j->mu);
-    while (j->out.empty() && !j->done) {
-      j->cv.wait_for(lock, std::chrono::milliseconds(100));
-      if (j->out.empty() && !j->done) {
+    for (;;) {
+      if (j->out.empty() && !j->done)
+        j->cv.wait_for(lock, std::chrono::milliseconds(100));
+      if (now_seconds() - checked >= 0.1) {
+        checked = now_seconds();
         lock.unlock();
         const bool gone = c.client_gone();
         lock.lock();
@@ -375,6 +379,8 @@ int routes::generate(http_connection &c, const http_request &r, bool chat,
           return false;
         }
       }
+      if (!j->out.empty() || j->done)
+        break;
     }
     batch.assign(std::make_move_iterator(j->out.begin()),
                  std::make_move_iterator(j->out.end()));
@@ -411,8 +417,17 @@ int routes::generate(http_connection &c, const http_request &r, bool chat,
       choice["text"] = text;
       choice["logprobs"] = g.logprobs ? completion_logprobs(tok, all, 0) : json();
     }
+    if (g.token_ids) {
+      json ids = json::array();
+      for (const token_out &o : all)
+        if (o.id >= 0)
+          ids.push_back(o.id);
+      choice["token_ids"] = ids;
+    }
     json body = head;
     body["object"] = chat ? "chat.completion" : "text_completion";
+    if (g.token_ids)
+      body["prompt_token_ids"] = j->prompt;
     body["choices"] = json::array({choice});
     body["usage"] = usage(j->generated);
     *note = "prompt " + std::to_string(n_prompt) + " completion " +
@@ -422,9 +437,17 @@ int routes::generate(http_connection &c, const http_request &r, bool chat,
 
   // Streaming: a chunk per settled piece of text.
   const auto chunk = [&](const json &choice_delta, const json &finish,
-                         const json &logprobs) {
+                         const json &logprobs,
+                         const std::vector<token_out> *tokens = nullptr) {
     json c2 = head;
     json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+    if (g.token_ids && tokens) {
+      json ids = json::array();
+      for (const token_out &o : *tokens)
+        if (o.id >= 0)
+          ids.push_back(o.id);
+      choice["token_ids"] = ids;
+    }
     if (chat)
       choice["delta"] = choice_delta;
     else
@@ -447,16 +470,14 @@ int routes::generate(http_connection &c, const http_request &r, bool chat,
     std::string piece;
     for (const token_out &o : batch)
       piece += o.text;
-    if (piece.empty() && !g.logprobs)
-      continue;
-    if (batch.empty())
+    if (batch.empty() || (piece.empty() && !g.logprobs && !g.token_ids))
       continue;
     const json lp = !g.logprobs ? json()
                     : chat      ? chat_logprobs(tok, batch)
                                 : completion_logprobs(tok, batch, offset);
     offset += piece.size();
-    ok = c.send_event(chat ? chunk({{"content", piece}}, nullptr, lp)
-                           : chunk(piece, nullptr, lp));
+    ok = c.send_event(chat ? chunk({{"content", piece}}, nullptr, lp, &batch)
+                           : chunk(piece, nullptr, lp, &batch));
   }
   if (!ok) {
     j->cancelled = true;

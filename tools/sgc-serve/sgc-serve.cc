@@ -62,6 +62,9 @@ int main(int argc, char **argv) {
                o.host.c_str(), server.port());
   std::thread http([&] { server.serve(); });
 
+  // Tests see /health answer 503 while the model loads.
+  if (const char *ms = std::getenv("SGC_SERVE_TEST_LOAD_DELAY_MS"))
+    usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000u);
   served_model model;
   if (int rc = model.load(o, &error); rc != 0) {
     std::fprintf(stderr, "sgc-serve: error: %s\n", error.c_str());
