@@ -1500,3 +1500,142 @@ TEST(Run, SamplingOptionsAreChecked) {
   o.repetition_penalty = 0.0f;
   ASSERT_SGC_OK(sgc_session_generate(s.get(), prompt.data(), 3, &o, nullptr));
 }
+
+// A batch that requests join and leave between steps (sgc_batch_t, what
+// sgc-serve runs): each sequence's greedy tokens are the reference's, the
+// one that joins late included; a cancelled one reports nothing more and
+// frees its slot; a full batch refuses with a usage error.
+TEST(Batch, SequencesJoinAndLeave) {
+  temp_dir dir;
+  const fake_model::weights w = fake_model::make_weights();
+  write_checkpoint(dir.file("m.safetensors"), w);
+  model_ptr m = open_fake_model();
+  weights_ptr wt = bind_weights(m.get(), dir.file("m.safetensors"));
+  sgc_session_options_t so;
+  sgc_session_options_default(&so);
+  so.num_sequences = 2;
+  sgc_session_t *raw = nullptr;
+  ASSERT_SGC_OK(sgc_session_create(m.get(), wt.get(), &so, &raw));
+  session_ptr s(raw);
+  sgc_batch_t *b = nullptr;
+  ASSERT_SGC_OK(sgc_batch_create(s.get(), &b));
+  std::unique_ptr<sgc_batch_t, void (*)(sgc_batch_t *)> batch(
+      b, sgc_batch_release);
+
+  const std::vector<std::vector<int32_t>> prompts = {
+      {2, 5, 7, 9, 11}, {2, 13, 4}, {2, 6, 6, 8, 10, 12, 3}, {2, 9}};
+  const int64_t max_new[4] = {6, 3, 5, 4};
+  run_record rec[4];
+  sgc_generate_options_t opts[4];
+  sgc_sequence_request_t req[4];
+  for (int i = 0; i < 4; ++i) {
+    opts[i] = generate_options(&rec[i], max_new[i], 2, false);
+    opts[i].ignore_eos = 1;
+    req[i] = sgc_sequence_request_t{prompts[i].data(),
+                                    static_cast<int64_t>(prompts[i].size()),
+                                    &opts[i], 0};
+  }
+  std::vector<sgc_sequence_request_t *> ended(2);
+  size_t n_ended = 0;
+  int32_t slot = -1;
+  ASSERT_SGC_OK(sgc_batch_add(batch.get(), &req[0], &slot));
+  EXPECT_EQ(slot, 0);
+  ASSERT_SGC_OK(sgc_batch_step(batch.get(), ended.data(), &n_ended));
+  ASSERT_SGC_OK(sgc_batch_add(batch.get(), &req[1], &slot));
+  EXPECT_EQ(slot, 1);
+  EXPECT_EQ(sgc_batch_free_slots(batch.get()), 0);
+  {
+    status_holder full(sgc_batch_add(batch.get(), &req[2], nullptr));
+    EXPECT_EQ(full.code(), SGC_STATUS_USAGE);
+    EXPECT_NE(full.message().find("every sequence slot is in use (2)"),
+              std::string::npos)
+        << full.all();
+  }
+  // Step until a slot frees; then the third joins, then the fourth, which
+  // is cancelled once it has its first token.
+  std::vector<int> finished;
+  bool third = false, fourth = false;
+  int fourth_tokens = -1;
+  for (int steps = 0; steps < 100 && sgc_batch_running(batch.get()) > 0;
+       ++steps) {
+    ASSERT_SGC_OK(sgc_batch_step(batch.get(), ended.data(), &n_ended));
+    if (fourth && fourth_tokens < 0 && !rec[3].tokens.empty()) {
+      fourth_tokens = static_cast<int>(rec[3].tokens.size());
+      EXPECT_EQ(sgc_batch_cancel(batch.get(), &req[3]), 1);
+      EXPECT_EQ(sgc_batch_cancel(batch.get(), &req[3]), 0);
+    }
+    for (size_t e = 0; e < n_ended; ++e)
+      finished.push_back(static_cast<int>(ended[e] - req));
+    if (sgc_batch_free_slots(batch.get()) > 0 && !third) {
+      ASSERT_SGC_OK(sgc_batch_add(batch.get(), &req[2], nullptr));
+      third = true;
+    } else if (sgc_batch_free_slots(batch.get()) > 0 && third && !fourth) {
+      ASSERT_SGC_OK(sgc_batch_add(batch.get(), &req[3], nullptr));
+      fourth = true;
+    }
+  }
+  EXPECT_EQ(sgc_batch_running(batch.get()), 0);
+  EXPECT_EQ(sgc_batch_free_slots(batch.get()), 2);
+  EXPECT_EQ(finished, (std::vector<int>{1, 0, 2}));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rec[i].tokens, fake_model::greedy(w, prompts[i], max_new[i], true))
+        << "sequence " << i;
+    EXPECT_EQ(req[i].num_generated, max_new[i]);
+  }
+  ASSERT_GE(fourth_tokens, 1);
+  EXPECT_EQ(static_cast<int>(rec[3].tokens.size()), fourth_tokens);
+}
+
+// Stop strings held back across tokens (sgc_text_stream_t): what is handed
+// out never holds a stop string nor is taken back, and adds up to the text
+// before the first one.
+TEST(TextStream, StopStringsAcrossTokens) {
+  sgc_tokenizer_t *t = nullptr;
+  ASSERT_SGC_OK(sgc_tokenizer_open(SGC_SOURCE_DIR "/examples/tiny-gemma3", &t));
+  std::unique_ptr<sgc_tokenizer_t, void (*)(sgc_tokenizer_t *)> tok(
+      t, sgc_tokenizer_release);
+  const std::string text = "the cat sat on the mat and then the dog came";
+  int32_t *raw_ids = nullptr;
+  size_t n = 0;
+  ASSERT_SGC_OK(
+      sgc_tokenizer_encode(t, text.data(), text.size(), 0, &raw_ids, &n));
+  std::vector<int32_t> ids(raw_ids, raw_ids + n);
+  free(raw_ids);
+  struct expectation {
+    std::vector<const char *> stops;
+    std::string out;
+    bool stopped;
+  };
+  for (const expectation &x : std::vector<expectation>{
+           {{"mat"}, "the cat sat on the ", true},
+           {{"then the dog", "on the"}, "the cat sat ", true},
+           {{"at and then"}, "the cat sat on the m", true},
+           {{"cow"}, text, false},
+           {{"came!"}, text, false},
+           {{""}, text, false}}) {
+    sgc_text_stream_t *st = nullptr;
+    ASSERT_SGC_OK(sgc_text_stream_create(t, 1, x.stops.data(), x.stops.size(),
+                                         &st));
+    std::string got;
+    int stopped = 0;
+    for (int32_t id : ids) {
+      const char *piece = nullptr;
+      size_t len = 0;
+      ASSERT_SGC_OK(sgc_text_stream_push(st, id, &piece, &len, &stopped));
+      got.append(piece, len);
+      for (const char *stop : x.stops)
+        if (*stop)
+          EXPECT_EQ(got.find(stop), std::string::npos) << stop;
+      EXPECT_EQ(x.out.compare(0, got.size(), got), 0) << got;
+      if (stopped)
+        break;
+    }
+    const char *rest = nullptr;
+    size_t len = 0;
+    ASSERT_SGC_OK(sgc_text_stream_finish(st, &rest, &len, &stopped));
+    got.append(rest, len);
+    EXPECT_EQ(got, x.out);
+    EXPECT_EQ(stopped != 0, x.stopped) << x.out;
+    sgc_text_stream_release(st);
+  }
+}
