@@ -9,8 +9,9 @@
 #   PEER_PY         python with pip (default tools/gen-golden/.venv/bin/python)
 #   JOBS            build jobs (default 2); the build runs under nice -n 19
 #
-# Result: $SGC_BENCH_WORK/llamacpp/bin/{llama-bench,llama-completion,llama-quantize}
-# (llama-quantize makes the Q4_0 goldens and bench files) and
+# Result: $SGC_BENCH_WORK/llamacpp/bin/{llama-bench,llama-completion,llama-quantize,
+# llama-server} (llama-quantize makes the Q4_0 goldens and bench files;
+# llama-server is B7's peer) and
 # $SGC_BENCH_WORK/llamacpp/src -> the vendored llama.cpp tree (its
 # convert_hf_to_gguf.py and gguf-py are what convert.sh uses).
 # ~10-15 min on 2 cores.
@@ -38,10 +39,11 @@ ln -sfn "$src" "$L/src"
 
 # CPU only, the host's ISA (AVX2/FMA/F16C here), no optional downloads.
 b=$L/build
-if [[ ! -f $b/build.ninja ]]; then
+# (A build configured before llama-server joined is configured again.)
+if [[ ! -f $b/build.ninja ]] || ! grep -q "LLAMA_BUILD_SERVER:BOOL=ON" "$b/CMakeCache.txt"; then
   cmake -S "$src" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=ON -DLLAMA_BUILD_TESTS=OFF \
-    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=ON \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON \
     -DBUILD_SHARED_LIBS=OFF >"$L/cmake.log" 2>&1 ||
     { tail -30 "$L/cmake.log" >&2; exit 1; }
 fi
@@ -52,11 +54,12 @@ fi
 cli=llama-completion
 targets=$(ninja -C "$b" -t targets all 2>/dev/null)
 grep -q "^$cli:" <<<"$targets" || cli=llama-cli
-nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" llama-quantize >"$L/build.log" 2>&1 ||
+nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" llama-quantize llama-server >"$L/build.log" 2>&1 ||
   { tail -30 "$L/build.log" >&2; exit 1; }
 mkdir -p "$L/bin"
 ln -sf "$b/bin/llama-bench" "$L/bin/llama-bench"
 ln -sf "$b/bin/$cli" "$L/bin/llama-completion"
 ln -sf "$b/bin/llama-quantize" "$L/bin/llama-quantize"
+ln -sf "$b/bin/llama-server" "$L/bin/llama-server"
 echo "$LLAMA_CPP_PYTHON_VERSION" >"$L/VERSION"
 echo "llama.cpp (llama-cpp-python $LLAMA_CPP_PYTHON_VERSION) built: $L/bin"

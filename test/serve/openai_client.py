@@ -7,9 +7,11 @@ and streamed, against Hugging Face references.
     text is their decode; logprobs are HF's f32 log-softmax (1e-3), the top
     one HF's argmax.
   - streamed: the same text and ids, usage in a last chunk.
-  - /v1/chat/completions on the chat fixture's text cases: the prompt ids
-    are what /tokenize makes of transformers' rendered text; streamed deltas
-    add up to the whole answer, the first carries the role.
+  - /v1/chat/completions on the chat fixture's text cases of both families
+    (tiny-gemma3 and tiny-gemma4): the prompt ids are what /tokenize makes of
+    transformers' rendered text (Gemma 4's thinking channel stripped from
+    history included); the template's refusals are 400s with its message;
+    streamed deltas add up to the whole answer, the first carries the role.
 """
 import argparse
 import os
@@ -24,6 +26,7 @@ from server import Server, check  # noqa: E402
 p = argparse.ArgumentParser()
 p.add_argument("--serve", required=True)
 p.add_argument("--model", required=True)
+p.add_argument("--gemma4-model", required=True)
 p.add_argument("--examples", required=True)
 p.add_argument("--fixture", required=True)
 p.add_argument("--log", required=True)
@@ -83,34 +86,49 @@ for k in (1, 2, 3):
     check(usage is not None and usage.completion_tokens == len(ids),
           "prompt %d: usage in the stream's last chunk" % k)
 
-n = 0
-for case in chat_cases(a.fixture, "gemma3"):
-    n += 1
-    messages = case["messages"]
-    if "error" in case:
-        try:
-            client.chat.completions.create(model="tiny", messages=messages, max_tokens=1)
-            check(False, "chat '%s': refused" % case["name"])
-        except openai.BadRequestError as e:
-            check(case["error"] in e.message,
-                  "chat '%s': 400 with the template's refusal (%s)" % (case["name"], e.message))
-        continue
-    status, tok, _ = srv.post("/tokenize", {"content": case["text"]})
-    r = client.chat.completions.create(
-        model="tiny", messages=messages, max_tokens=6, temperature=0,
-        extra_body={"return_token_ids": True})
-    check(r.model_extra["prompt_token_ids"] == tok["tokens"],
-          "chat '%s': the prompt is transformers' rendering" % case["name"])
-    check(r.choices[0].message.role == "assistant", "chat '%s': role" % case["name"])
-    stream = client.chat.completions.create(
-        model="tiny", messages=messages, max_tokens=6, temperature=0, stream=True)
-    first, text = None, ""
-    for chunk in stream:
-        for c in chunk.choices:
-            if first is None:
-                first = c.delta.role
-            text += c.delta.content or ""
-    check(first == "assistant" and text == r.choices[0].message.content,
-          "chat '%s': streamed deltas add up (%r)" % (case["name"], text))
-check(n >= 3, "%d chat cases" % n)
+
+
+def chat_checks(srv, client, family):
+    n = 0
+    for case in chat_cases(a.fixture, family):
+        n += 1
+        messages = case["messages"]
+        name = "%s chat '%s'" % (family, case["name"])
+        if "error" in case:
+            try:
+                client.chat.completions.create(model="tiny", messages=messages, max_tokens=1)
+                check(False, "%s: refused" % name)
+            except openai.BadRequestError as e:
+                check(case["error"] in e.message,
+                      "%s: 400 with the template's refusal (%s)" % (name, e.message))
+            continue
+        status, tok, _ = srv.post("/tokenize", {"content": case["text"]})
+        r = client.chat.completions.create(
+            model="tiny", messages=messages, max_tokens=6, temperature=0,
+            extra_body={"return_token_ids": True})
+        check(r.model_extra["prompt_token_ids"] == tok["tokens"],
+              "%s: the prompt is transformers' rendering" % name)
+        check(r.choices[0].message.role == "assistant", "%s: role" % name)
+        stream = client.chat.completions.create(
+            model="tiny", messages=messages, max_tokens=6, temperature=0, stream=True)
+        first, text = None, ""
+        for chunk in stream:
+            for c in chunk.choices:
+                if first is None:
+                    first = c.delta.role
+                text += c.delta.content or ""
+        check(first == "assistant" and text == r.choices[0].message.content,
+              "%s: streamed deltas add up (%r)" % (name, text))
+    check(n >= 3, "%s: %d chat cases" % (family, n))
+
+
+chat_checks(srv, client, "gemma3")
 check(srv.stop() == 0, "SIGTERM: exit 0")
+
+# Gemma 4's format (its thinking channel stripped from history as the
+# template does: the fixture's "thinking channel in an answer").
+g4 = Server(a.serve, a.gemma4_model, os.path.join(a.examples, "tiny-gemma4"),
+            a.log + ".gemma4", ["--alias", "tiny"])
+g4.wait_ready()
+chat_checks(g4, openai.OpenAI(base_url=g4.url + "/v1", api_key="unused"), "gemma4")
+check(g4.stop() == 0, "gemma4: SIGTERM: exit 0")
