@@ -31,10 +31,8 @@ status batch::add(sgc_sequence_request_t *request, int32_t *out_slot) {
     return usage_error("the sequence request is NULL");
   if (!request->options)
     return usage_error("no generate options");
-  if (request->options->num_cached_tokens ||
-      request->options->prompt_image_blocks)
-    return usage_error("cached tokens and images are for "
-                       "sgc_session_generate");
+  if (request->options->num_cached_tokens)
+    return usage_error("cached tokens are for sgc_session_generate");
   if (free_.empty())
     return usage_error("every sequence slot is in use (" +
                        std::to_string(session_.num_sequences()) + ")");
@@ -78,12 +76,21 @@ status batch::prefill_one(std::vector<bool> &ended) {
       continue;
     const sgc_generate_options_t &o = *r.o;
     const bool all = o.prefill_all_logits != 0;
-    const int64_t rows = std::min(r.chunk, r.request->n_prompt - r.prefilled);
+    int64_t rows = 0;
+    status st = session_.chunk_rows(o, r.request->n_prompt, r.prefilled,
+                                    r.chunk, &rows);
     logits_.resize(static_cast<size_t>((all ? rows : 1) * vocab_));
-    status st = session_.use_sequence(r.slot);
+    if (st.ok())
+      st = session_.use_sequence(r.slot);
+    const bool images = o.prompt_image_blocks != nullptr;
+    session::image_rows image{o.image_soft_tokens,
+                              images ? o.prompt_soft_slots + r.prefilled
+                                     : nullptr,
+                              images ? o.prompt_image_blocks + r.prefilled
+                                     : nullptr};
     if (st.ok())
       st = session_.prefill(r.request->prompt + r.prefilled, rows, r.prefilled,
-                            logits_.data(), all);
+                            logits_.data(), all, images ? &image : nullptr);
     if (!st.ok())
       return st;
     const int64_t first = r.prefilled;
@@ -165,8 +172,8 @@ status session::generate_batch(sgc_sequence_request_t *requests, size_t n) {
     const std::string which = "sequence " + std::to_string(i);
     if (!r.options)
       return usage_error(which + ": no generate options");
-    if (r.options->num_cached_tokens || r.options->prompt_image_blocks)
-      return usage_error(which + ": cached tokens and images are for "
+    if (r.options->num_cached_tokens)
+      return usage_error(which + ": cached tokens are for "
                                  "sgc_session_generate");
     int64_t chunk = 0;
     status st = check_generate(r.prompt, r.n_prompt, *r.options, &chunk);

@@ -340,6 +340,9 @@ status session::check_generate(const int32_t *prompt, int64_t n_prompt,
     return usage_error("stop_tokens is NULL");
   if (o.num_feed_tokens > 0 && !o.feed_tokens)
     return usage_error("feed_tokens is NULL");
+  if (o.prompt_image_blocks && (!o.prompt_soft_slots || !o.image_soft_tokens))
+    return usage_error("image blocks need their soft-token slots and soft "
+                       "tokens");
   status st = check_tokens(prompt, n_prompt);
   if (st.ok() && start)
     st = check_tokens(o.cached_tokens, start);
@@ -376,6 +379,22 @@ sampling sampling_of(const sgc_generate_options_t &o) {
   return how;
 }
 
+status session::chunk_rows(const sgc_generate_options_t &o, int64_t n_prompt,
+                           int64_t pos, int64_t chunk, int64_t *rows) const {
+  *rows = std::min(chunk, n_prompt - pos);
+  if (!o.prompt_image_blocks)
+    return status();
+  // A chunk never splits an image block: it ends before the block.
+  const int64_t end = image::chunk_end_before_block(o.prompt_image_blocks,
+                                                    n_prompt, pos, chunk);
+  if (end < 0)
+    return usage_error("the image block at prompt row " + std::to_string(pos) +
+                       " is longer than the prefill chunk of " +
+                       std::to_string(chunk) + " rows");
+  *rows = end - pos;
+  return status();
+}
+
 status session::generate(const int32_t *prompt, int64_t n_prompt,
                          const sgc_generate_options_t &o,
                          int64_t *out_num_generated) {
@@ -391,25 +410,14 @@ status session::generate(const int32_t *prompt, int64_t n_prompt,
   const std::unordered_set<int32_t> stops = stop_tokens(o);
 
   const bool images = o.prompt_image_blocks != nullptr;
-  if (images && (!o.prompt_soft_slots || !o.image_soft_tokens))
-    return usage_error("image blocks need their soft-token slots and soft "
-                       "tokens");
   const bool all = o.prefill_all_logits != 0;
   std::vector<float> logits(static_cast<size_t>((all ? chunk : 1) * vocab));
   int64_t last_rows = 0;
   for (int64_t pos = 0; pos < n_prompt; pos += last_rows) {
-    int64_t n = std::min(chunk, n_prompt - pos);
-    // A chunk never splits an image block: it ends before the block.
-    if (images) {
-      const int64_t end = image::chunk_end_before_block(
-          o.prompt_image_blocks, n_prompt, pos, chunk);
-      if (end < 0)
-        return usage_error("the image block at prompt row " +
-                           std::to_string(pos) +
-                           " is longer than the prefill chunk of " +
-                           std::to_string(chunk) + " rows");
-      n = end - pos;
-    }
+    int64_t n = 0;
+    st = chunk_rows(o, n_prompt, pos, chunk, &n);
+    if (!st.ok())
+      return st;
     image_rows rows{o.image_soft_tokens,
                     images ? o.prompt_soft_slots + pos : nullptr,
                     images ? o.prompt_image_blocks + pos : nullptr};

@@ -82,6 +82,10 @@ private:
   status check_generate(const int32_t *prompt, int64_t n_prompt,
                         const sgc_generate_options_t &o,
                         int64_t *out_chunk) const;
+  /// Rows of the prefill chunk at prompt row |pos|: |chunk|, or fewer so
+  /// that an image block is not split.
+  status chunk_rows(const sgc_generate_options_t &o, int64_t n_prompt,
+                    int64_t pos, int64_t chunk, int64_t *rows) const;
   /// What ends a sequence: its stop tokens, and the model's unless
   /// ignore_eos.
   std::unordered_set<int32_t> stop_tokens(const sgc_generate_options_t &o) const;

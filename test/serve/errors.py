@@ -94,7 +94,8 @@ s, b, _ = srv.post(CHAT, {"messages": [{"role": "user", "content": [image]}]}, h
 expect("remote image", s, b, 400, param="messages[0].content[0].image_url.url")
 image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
 s, b, _ = srv.post(CHAT, {"messages": [{"role": "user", "content": [image]}]}, headers=KEY)
-expect("image data", s, b, 400, param="messages[0].content[0]")
+expect("an image for a model without a tower", s, b, 400, param="messages[0].content[0]",
+       says="no vision tower")
 bad = {"type": "video", "video": {}}
 s, b, _ = srv.post(CHAT, {"messages": [{"role": "user", "content": [bad]}]}, headers=KEY)
 expect("unknown content part", s, b, 400, param="messages[0].content[0].type")

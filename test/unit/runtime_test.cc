@@ -1624,8 +1624,9 @@ TEST(TextStream, StopStringsAcrossTokens) {
       ASSERT_SGC_OK(sgc_text_stream_push(st, id, &piece, &len, &stopped));
       got.append(piece, len);
       for (const char *stop : x.stops)
-        if (*stop)
+        if (*stop) {
           EXPECT_EQ(got.find(stop), std::string::npos) << stop;
+        }
       EXPECT_EQ(x.out.compare(0, got.size(), got), 0) << got;
       if (stopped)
         break;

@@ -35,6 +35,12 @@ struct job {
   std::vector<int32_t> prompt;
   sgc_generate_options_t options{}; // sampling, max_new_tokens, stop tokens
   std::vector<std::string> stop_strings;
+  /// A prompt with images: the images in prompt order, their layout
+  /// (blocks and soft-token slots of |prompt|'s rows), and their soft tokens
+  /// once the engine ran the tower.
+  std::vector<std::shared_ptr<sgc_image_t>> images;
+  std::shared_ptr<sgc_prompt_layout_t> layout;
+  std::vector<float> soft_tokens;
   /// Top logprobs per token to report; -1: no logprobs.
   int logprobs = -1;
   double t_arrival = 0;
@@ -84,6 +90,9 @@ private:
   void run();
   /// Moves waiting jobs into free slots.
   void admit();
+  /// Runs the vision tower on a job's images (between steps: the session
+  /// is this thread's); false with the job finished on failure.
+  bool encode_images(job &j);
   void finish(job &j, int error_status = 0, const std::string &error = {});
   static int on_token(void *user, int32_t token);
   static void on_logits(void *user, sgc_logits_kind_t kind, int64_t index,

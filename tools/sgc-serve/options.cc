@@ -37,6 +37,8 @@ const char usage[] =
     "  --drain-timeout S       on SIGTERM, seconds running requests get to\n"
     "                          finish (default 30)\n"
     "  --max-body-bytes N      largest request body (default 8388608)\n"
+    "  --max-image-pixels N    largest image, width x height (default\n"
+    "                          16777216)\n"
     "  --cors-origins LIST     comma-separated origins allowed by CORS, or *\n"
     "                          (default: none, CORS off)\n"
     "  --verbose               log what the checkpoint's files decide\n";
@@ -156,6 +158,10 @@ int parse_options(int argc, char **argv, options *o) {
       if (!integer(1024, 1ll << 32))
         return range(1024, 1ll << 32);
       o->max_body_bytes = static_cast<size_t>(n);
+    } else if (arg == "--max-image-pixels") {
+      if (!integer(1, 89478485))
+        return range(1, 89478485);
+      o->max_image_pixels = static_cast<uint64_t>(n);
     } else if (arg == "--cors-origins") {
       o->cors_origins = split_commas(value);
     } else {

@@ -28,6 +28,8 @@ struct options {
   /// SIGTERM: seconds running requests get to finish.
   int drain_s = 30;
   size_t max_body_bytes = 8u << 20;
+  /// Largest image (width x height) a request may send.
+  uint64_t max_image_pixels = 16u << 20;
   std::vector<std::string> cors_origins;
   bool verbose = false;
 };

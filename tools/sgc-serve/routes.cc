@@ -154,7 +154,19 @@ void routes::handle(http_connection &c, const http_request &r) {
   const double t0 = now_seconds();
   const http_headers cors = cors_headers(r);
   std::string note;
-  const int status = dispatch(c, r, cors, &note);
+  int status = 500;
+  try {
+    status = dispatch(c, r, cors, &note);
+  } catch (const std::exception &e) {
+    // A bug of ours: the client gets a 500, the server goes on.
+    api_error err;
+    err.status = 500;
+    err.type = "server_error";
+    err.message = std::string("internal error: ") + e.what();
+    note = err.message;
+    c.set_keep_alive(false);
+    send_error(c, err, cors);
+  }
   metrics_.count_response(status);
   std::fprintf(stderr, "sgc-serve: %s %s %s %d %.1f ms%s%s\n",
                c.peer().c_str(), r.method.c_str(), r.target.c_str(), status,

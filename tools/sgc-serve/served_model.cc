@@ -10,7 +10,7 @@ namespace sgc::serve {
 
 std::string describe(sgc_status_t *st, int *code) {
   std::string text = sgc_status_message(st);
-  for (size_t i = 0; sgc_status_note(st, i); ++i)
+  for (size_t i = 0; i < sgc_status_note_count(st); ++i)
     text += std::string("; ") + sgc_status_note(st, i);
   if (code)
     *code = static_cast<int>(sgc_status_code(st));
@@ -57,6 +57,8 @@ int served_model::load(const options &o, std::string *error) {
   sgc_model_info_t info;
   sgc_model_get_info(model_, &info);
   id_ = o.alias.empty() ? file_stem(o.model_path) : o.alias;
+  has_vision_ = sgc_model_image_info(model_, &vision_) != 0;
+  max_image_pixels_ = o.max_image_pixels;
 
   sgc_weights_options_t wo;
   sgc_weights_options_default(&wo);

@@ -47,6 +47,11 @@ public:
   const std::vector<int32_t> &extra_stops() const { return extra_stops_; }
   bool is_stop(int32_t token) const;
   const sampling_defaults &defaults() const { return defaults_; }
+  /// The vision tower, when the model was compiled with one.
+  const sgc_model_image_info_t *vision() const {
+    return has_vision_ ? &vision_ : nullptr;
+  }
+  uint64_t max_image_pixels() const { return max_image_pixels_; }
 
 private:
   std::string id_;
@@ -60,6 +65,9 @@ private:
   int32_t slots_ = 1;
   std::vector<int32_t> extra_stops_, all_stops_;
   sampling_defaults defaults_;
+  bool has_vision_ = false;
+  sgc_model_image_info_t vision_{};
+  uint64_t max_image_pixels_ = 0;
 };
 
 /// "CODE_NAME: message; note; note" of a runtime status (freed here).

@@ -12,8 +12,8 @@
 namespace sgc::runtime::image {
 
 status check_dimensions(int64_t width, int64_t height,
-                        const std::string &label) {
-  if (within_limits(width, height))
+                        const std::string &label, uint64_t limit) {
+  if (within_limits(width, height, limit))
     return {};
   if (width <= 0 || height <= 0)
     return bad_input_error(label + ": the header gives an empty image (" +
@@ -22,12 +22,13 @@ status check_dimensions(int64_t width, int64_t height,
   return bad_input_error(label + ": image is " + std::to_string(width) + "x" +
                          std::to_string(height) +
                          " pixels, more than the limit of " +
-                         std::to_string(max_pixels) + " pixels (" +
+                         std::to_string(std::min(limit, max_pixels)) +
+                         " pixels (" +
                          std::to_string(max_side) + " a side)");
 }
 
 status decode_image(const uint8_t *data, size_t size, const std::string &label,
-                    rgb_image *out) {
+                    rgb_image *out, uint64_t limit) {
   static const uint8_t png_magic[8] = {0x89, 'P',  'N',  'G',
                                        '\r', '\n', 0x1a, '\n'};
   if (size == 0)
@@ -35,11 +36,13 @@ status decode_image(const uint8_t *data, size_t size, const std::string &label,
   std::vector<uint8_t> exif;
   rgb_image img;
   if (size >= 8 && std::memcmp(data, png_magic, 8) == 0) {
-    if (status st = decode_png(data, size, label, &img, &exif); !st.ok())
+    if (status st = decode_png(data, size, label, &img, &exif, limit);
+        !st.ok())
       return st;
   } else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 &&
              data[2] == 0xff) {
-    if (status st = decode_jpeg(data, size, label, &img, &exif); !st.ok())
+    if (status st = decode_jpeg(data, size, label, &img, &exif, limit);
+        !st.ok())
       return st;
   } else {
     const char *what = "not a PNG or JPEG file";

@@ -16,6 +16,7 @@
 
 #include "lib/support/status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,8 +41,10 @@ struct rgb_image {
 
 /// Decodes a PNG or JPEG image from memory; |label| names it in messages.
 /// The format is sniffed from the first bytes, not from the name.
+/// |limit| bounds width x height (a server's --max-image-pixels; never
+/// above max_pixels).
 status decode_image(const uint8_t *data, size_t size, const std::string &label,
-                    rgb_image *out);
+                    rgb_image *out, uint64_t limit = max_pixels);
 /// Reads and decodes |path|.
 status decode_image_file(const std::string &path, rgb_image *out);
 
@@ -49,9 +52,11 @@ status decode_image_file(const std::string &path, rgb_image *out);
 // in its stored orientation; |exif| receives the EXIF block (TIFF header
 // first, "Exif\0\0" stripped) when the file has one.
 status decode_png(const uint8_t *data, size_t size, const std::string &label,
-                  rgb_image *out, std::vector<uint8_t> *exif);
+                  rgb_image *out, std::vector<uint8_t> *exif,
+                  uint64_t limit = max_pixels);
 status decode_jpeg(const uint8_t *data, size_t size, const std::string &label,
-                   rgb_image *out, std::vector<uint8_t> *exif);
+                   rgb_image *out, std::vector<uint8_t> *exif,
+                   uint64_t limit = max_pixels);
 
 /// The EXIF Orientation tag (1..8) in |exif|, 1 when absent or unreadable
 /// (PIL ignores a broken EXIF block too).
@@ -60,14 +65,15 @@ int exif_orientation(const std::vector<uint8_t> &exif);
 void apply_orientation(int orientation, rgb_image *img);
 
 /// Whether |width| x |height| is a non-empty image within the limits above.
-inline bool within_limits(int64_t width, int64_t height) {
+inline bool within_limits(int64_t width, int64_t height,
+                          uint64_t limit = max_pixels) {
   return width > 0 && height > 0 && width <= max_side && height <= max_side &&
-         uint64_t(width) * uint64_t(height) <= max_pixels;
+         uint64_t(width) * uint64_t(height) <= std::min(limit, max_pixels);
 }
 /// Refuses dimensions past the limits above (within_limits false), naming
 /// |label|.
 status check_dimensions(int64_t width, int64_t height,
-                        const std::string &label);
+                        const std::string &label, uint64_t limit = max_pixels);
 
 enum class filter { bilinear, bicubic };
 

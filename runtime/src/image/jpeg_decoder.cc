@@ -23,6 +23,7 @@ namespace sgc::runtime::image {
 namespace {
 
 struct jpeg_context {
+  uint64_t limit = max_pixels;
   jpeg_decompress_struct cinfo;
   jpeg_error_mgr err;
   jpeg_source_mgr src;
@@ -99,7 +100,7 @@ int read_jpeg(jpeg_context *ctx, const uint8_t *data, size_t size) {
   jpeg_read_header(&ctx->cinfo, TRUE);
   ctx->width = ctx->cinfo.image_width;
   ctx->height = ctx->cinfo.image_height;
-  if (!within_limits(ctx->width, ctx->height)) {
+  if (!within_limits(ctx->width, ctx->height, ctx->limit)) {
     ctx->too_large = true;
     jpeg_destroy_decompress(&ctx->cinfo);
     return 2;
@@ -146,11 +147,12 @@ uint8_t cmyk_channel(unsigned c, unsigned nk) {
 } // namespace
 
 status decode_jpeg(const uint8_t *data, size_t size, const std::string &label,
-                   rgb_image *out, std::vector<uint8_t> *exif) {
+                   rgb_image *out, std::vector<uint8_t> *exif, uint64_t limit) {
   auto ctx = std::make_unique<jpeg_context>();
+  ctx->limit = limit;
   int rc = read_jpeg(ctx.get(), data, size);
   if (rc == 2)
-    return check_dimensions(ctx->width, ctx->height, label);
+    return check_dimensions(ctx->width, ctx->height, label, limit);
   if (rc == 1)
     return bad_input_error(label + ": JPEG: " + ctx->message);
   const int ch = ctx->components;

@@ -36,6 +36,7 @@ struct png_source {
 };
 
 struct png_raw {
+  uint64_t limit = max_pixels;
   uint32_t width = 0, height = 0;
   int color_type = 0; ///< as stored in IHDR
   int channels = 0;   ///< after the transforms
@@ -144,7 +145,7 @@ int read_png(png_source *src, png_raw *raw) {
   png_read_info(png, info);
   raw->width = png_get_image_width(png, info);
   raw->height = png_get_image_height(png, info);
-  if (!within_limits(raw->width, raw->height)) {
+  if (!within_limits(raw->width, raw->height, raw->limit)) {
     raw->too_large = true;
     png_destroy_read_struct(&png, &info, nullptr);
     return 2;
@@ -179,14 +180,15 @@ int read_png(png_source *src, png_raw *raw) {
 } // namespace
 
 status decode_png(const uint8_t *data, size_t size, const std::string &label,
-                  rgb_image *out, std::vector<uint8_t> *exif) {
+                  rgb_image *out, std::vector<uint8_t> *exif, uint64_t limit) {
   png_source src{data, size, 0, {0}};
   png_raw raw;
+  raw.limit = limit;
   int rc = read_png(&src, &raw);
   if (rc == -1)
     return internal_error(label + ": libpng could not start");
   if (rc == 2)
-    return check_dimensions(raw.width, raw.height, label);
+    return check_dimensions(raw.width, raw.height, label, limit);
   if (rc == 1 && !raw.rows_done)
     return bad_input_error(label + ": PNG: " + src.message);
   const int ch = raw.channels;

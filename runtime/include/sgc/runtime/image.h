@@ -70,6 +70,16 @@ typedef struct sgc_image_t sgc_image_t;
 sgc_status_t *sgc_image_load(const char *path,
                              const sgc_image_options_t *options,
                              sgc_image_t **out_image);
+/**
+ * sgc_image_load for an image in memory (a server's upload): |label| names
+ * it in errors (e.g. "messages[0].content[1]"); |max_pixels| bounds width x
+ * height below the runtime's own limit (0: that limit, 89,478,485), checked
+ * from the header before the pixels are allocated.
+ */
+sgc_status_t *sgc_image_load_memory(const void *data, size_t size,
+                                    const char *label, uint64_t max_pixels,
+                                    const sgc_image_options_t *options,
+                                    sgc_image_t **out_image);
 void sgc_image_release(sgc_image_t *image);
 /** The decoded size (after EXIF orientation) and the size after the resize;
  *  any out pointer may be NULL. */

@@ -229,8 +229,8 @@ typedef struct sgc_sequence_request_t {
   const int32_t *prompt;
   int64_t n_prompt;
   /** As for sgc_session_generate, per sequence (its own sampling, seed,
-   *  stop tokens and callbacks); cached tokens and images are not taken
-   *  here. */
+   *  stop tokens, callbacks and images: a prefill chunk never splits an
+   *  image block); cached tokens are not taken here. */
   const sgc_generate_options_t *options;
   /** Out: the tokens reported to its on_token. */
   int64_t num_generated;
