@@ -85,12 +85,19 @@ echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — B7: sgc-serve vs llama-server on 
 echo
 echo "$(machine_note); $ROUNDS rounds; $SLOTS slots and $THREADS threads each; streamed /v1/completions, $PROMPT-token prompts, $NEW tokens each (ignore_eos, greedy); sgc bf16 (decode batches 1, 2, 4, 8, 16), llama.cpp $(cat "$LLAMA/VERSION" 2>/dev/null) BF16 GGUF"
 echo
-echo "| concurrency | sgc tok/s | llama-server tok/s | sgc / llama-server | sgc TTFT p50 ms | llama TTFT p50 ms | sgc ITL p50 / p99 ms | llama ITL p50 / p99 ms |"
+echo "| concurrency | sgc tok/s | llama-server tok/s | sgc / llama-server, per round: median (range) | sgc TTFT p50 ms | llama TTFT p50 ms | sgc ITL p50 / p99 ms | llama ITL p50 / p99 ms |"
 echo "|---|---|---|---|---|---|---|---|"
+ratios() { # C: each round's sgc / llama-server, then "median (min-max)"
+  for ((r = 0; r < ROUNDS; ++r)); do
+    awk -v a="$(field "$OUT/sgc-r$r-c$1.json" tok_s)" -v b="$(field "$OUT/llama-r$r-c$1.json" tok_s)" \
+      'BEGIN { printf "%.3f\n", a / b }'
+  done | sort -g | awk '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.2f× (%.2f-%.2f)\n", m, v[1], v[NR] }'
+}
 for c in 1 4 16; do
-  s=$(med sgc $c tok_s) l=$(med llama $c tok_s)
-  echo "| $c | $s | $l | $(awk -v a="$s" -v b="$l" 'BEGIN { printf "%.2f", a / b }')× | $(med sgc $c ttft_p50_ms) | $(med llama $c ttft_p50_ms) | $(med sgc $c itl_p50_ms) / $(med sgc $c itl_p99_ms) | $(med llama $c itl_p50_ms) / $(med llama $c itl_p99_ms) |"
+  echo "| $c | $(med sgc $c tok_s) | $(med llama $c tok_s) | $(ratios $c) | $(med sgc $c ttft_p50_ms) | $(med llama $c ttft_p50_ms) | $(med sgc $c itl_p50_ms) / $(med sgc $c itl_p99_ms) | $(med llama $c itl_p50_ms) / $(med llama $c itl_p99_ms) |"
 done
 s1=$(med sgc 1 tok_s) s16=$(med sgc 16 tok_s)
 echo
-echo "tok/s: generated tokens of all clients / the run's wall time. sgc at concurrency 16 / concurrency 1: $(awk -v a="$s16" -v b="$s1" 'BEGIN { printf "%.2f", a / b }')× (target ≥ 3×; ≥ 1.2× llama-server at 4 and 16)."
+echo "tok/s: generated tokens of all clients / the run's wall time (the client runs on the same host). sgc at concurrency 16 / concurrency 1: $(awk -v a="$s16" -v b="$s1" 'BEGIN { printf "%.2f", a / b }')× (target ≥ 3×; ≥ 1.2× llama-server at 4 and 16). TTFT: request sent to the first token; ITL: between a request's tokens (a chunk of k tokens counts its gap k times, / k)."
