@@ -9,6 +9,8 @@
             gets 503 with Retry-After; the waiting one is served.
   drain     SIGTERM: /health 503, new requests 503, the running stream
             ends whole, exit 0.
+  deadline  a stream still running when --drain-timeout passes ends with
+            an error event (as the peers send one mid-stream), exit 0.
 
 The steps are paced (SGC_SERVE_TEST_STEP_DELAY_MS) so that answers last
 long enough to be interrupted.
@@ -25,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server import Server, check, raw_stream, sse_events  # noqa: E402
 
 p = argparse.ArgumentParser()
-p.add_argument("what", choices=["loading", "cancel", "queue", "drain"])
+p.add_argument("what", choices=["loading", "cancel", "queue", "drain", "deadline"])
 p.add_argument("--serve", required=True)
 p.add_argument("--model", required=True)
 p.add_argument("--weights", required=True)
@@ -139,3 +141,20 @@ elif a.what == "drain":
           "drain: the running stream ends whole (60 tokens, [DONE])")
     code = srv.proc.wait(30)
     check(code == 0 and "stopped" in "".join(srv.lines), "drain: exit 0")
+
+elif a.what == "deadline":
+    srv = Server(a.serve, a.model, a.weights, a.log, ["--drain-timeout", "1"],
+                 env={"SGC_SERVE_TEST_STEP_DELAY_MS": "20"})
+    srv.wait_ready()
+    sock, f, status = raw_stream(srv.port, CHAT, long_chat(400, True))
+    events = sse_events(f)
+    next(events)
+    t0 = time.time()
+    srv.proc.send_signal(15)
+    rest = list(events)
+    last = json.loads(rest[-1]) if rest and rest[-1].startswith("{") else {}
+    check("[DONE]" not in rest and last.get("error", {}).get("message") == "the server is shutting down"
+          and last["error"].get("code") == 503,
+          "deadline: the stream ends with an error event: %s" % (rest[-1] if rest else None))
+    code = srv.proc.wait(30)
+    check(code == 0 and time.time() - t0 < 10, "deadline: exit 0 after %.1f s" % (time.time() - t0))

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 namespace sgc::serve {
@@ -112,7 +113,39 @@ std::string trimmed(const std::string &s) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
-std::string message_text(const json &content, const std::string &where) {
+/// Standard base64 (padding optional); false on any other character.
+bool base64_decode(const std::string &in, size_t from, std::string *out) {
+  static const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out->clear();
+  out->reserve((in.size() - from) / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t end = in.size();
+  while (end > from && in[end - 1] == '=')
+    --end;
+  if (in.size() - end > 2)
+    return false;
+  for (size_t i = from; i < end; ++i) {
+    const size_t v = alphabet.find(in[i]);
+    if (v == std::string::npos)
+      return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return true;
+}
+
+/// The content parts of a message, in order, as the chat templates render
+/// them: text trimmed, each image as the family's marker (collected in
+/// |images|, decoded and preprocessed for the model's tower).
+std::string message_text(const served_model &model, const json &content,
+                         const std::string &where,
+                         std::vector<std::shared_ptr<sgc_image_t>> *images) {
   if (content.is_string())
     return content.get<std::string>();
   if (!content.is_array())
@@ -128,24 +161,61 @@ std::string message_text(const json &content, const std::string &where) {
       if (!part.contains("text") || !part["text"].is_string())
         reject(at + ".text", "must be a string");
       text += trimmed(part["text"].get<std::string>());
-    } else if (type == "image_url") {
-      const json *url = field(part, "image_url");
-      if (!url || !url->is_object() || !url->contains("url") ||
-          !(*url)["url"].is_string())
-        reject(at + ".image_url.url", "must be a string");
-      if ((*url)["url"].get<std::string>().rfind("data:", 0) != 0)
-        reject(at + ".image_url.url",
-               "remote images are not fetched: send a data: URI");
-      reject(at, "images are not served yet (sgc-serve takes text parts; "
-                 "sgc-run --image runs them)");
-    } else {
-      reject(at + ".type", "'" + type + "' is not a supported content part");
+      continue;
     }
+    if (type != "image_url")
+      reject(at + ".type", "'" + type + "' is not a supported content part");
+    const json *url = field(part, "image_url");
+    if (!url || !url->is_object() || !url->contains("url") ||
+        !(*url)["url"].is_string())
+      reject(at + ".image_url.url", "must be a string");
+    const std::string u = (*url)["url"];
+    if (u.rfind("data:", 0) != 0)
+      reject(at + ".image_url.url",
+             "remote images are not fetched: send a data: URI");
+    if (!model.vision())
+      reject(at, "this model has no vision tower (compiled without its "
+                 "image encoder): it takes text only");
+    const size_t comma = u.find(',');
+    if (comma == std::string::npos || comma < 12 ||
+        u.compare(comma - 7, 7, ";base64") != 0)
+      reject(at + ".image_url.url", "a data: URI with ';base64,' is expected");
+    std::string bytes;
+    if (!base64_decode(u, comma + 1, &bytes))
+      reject(at + ".image_url.url", "the data is not valid base64");
+    sgc_image_t *image = nullptr;
+    if (sgc_status_t *st = sgc_image_load_memory(
+            bytes.data(), bytes.size(), at.c_str(), model.max_image_pixels(),
+            &model.vision()->options, &image)) {
+      std::string why = describe(st);
+      if (why.find("more than the limit") != std::string::npos)
+        why += " (the server's --max-image-pixels)";
+      throw bad_field{at, why};
+    }
+    images->emplace_back(image, sgc_image_release);
+    text += sgc_chat_image_marker(model.chat_format());
   }
   return text;
 }
 
-std::vector<int32_t> chat_prompt(const served_model &model, const json &o) {
+/// An owned C string from the runtime.
+using c_text = std::unique_ptr<char, decltype(&std::free)>;
+
+std::vector<int32_t> tokenize(const served_model &model, const char *text,
+                              size_t len, const char *param) {
+  int32_t *ids = nullptr;
+  size_t n = 0;
+  if (sgc_status_t *st =
+          sgc_tokenizer_encode(model.tokenizer(), text, len, 0, &ids, &n))
+    throw bad_field{param, std::string(param) + ": " + describe(st)};
+  std::vector<int32_t> out(ids, ids + n);
+  std::free(ids);
+  return out;
+}
+
+/// The chat prompt: rendered, images expanded as the family's processor
+/// expands them, tokenized, and laid out.
+void chat_prompt(const served_model &model, const json &o, job *j) {
   const json *messages = field(o, "messages");
   if (!messages)
     reject("messages", "is required");
@@ -173,26 +243,54 @@ std::vector<int32_t> chat_prompt(const served_model &model, const json &o) {
     if (!content && r != "assistant")
       reject(at + ".content", "is required");
     roles.push_back(r == "developer" ? "system" : r);
-    texts.push_back(content ? message_text(*content, at + ".content") : "");
+    texts.push_back(content ? message_text(model, *content, at + ".content",
+                                           &j->images)
+                            : "");
   }
   std::vector<sgc_chat_message_t> list(roles.size());
   for (size_t i = 0; i < roles.size(); ++i)
     list[i] = sgc_chat_message_t{roles[i].c_str(), texts[i].c_str(), 0};
-  char *rendered = nullptr;
+  char *raw = nullptr;
   const char *why = nullptr;
   if (sgc_chat_render(model.chat_format(), model.bos_text().c_str(),
-                      list.data(), list.size(), 1, &rendered, &why))
+                      list.data(), list.size(), 1, &raw, &why))
     throw bad_field{"messages", std::string("messages: ") + why};
-  int32_t *ids = nullptr;
-  size_t n = 0;
-  sgc_status_t *st = sgc_tokenizer_encode(model.tokenizer(), rendered,
-                                          std::strlen(rendered), 0, &ids, &n);
-  std::free(rendered);
-  if (st)
+  c_text rendered(raw, &std::free);
+  if (j->images.empty()) {
+    j->prompt = tokenize(model, rendered.get(), std::strlen(rendered.get()),
+                         "messages");
+    return;
+  }
+  // The processor's expansion: each marker becomes the image's block.
+  const sgc_model_image_info_t &v = *model.vision();
+  std::vector<int64_t> soft;
+  for (const auto &image : j->images)
+    soft.push_back(v.options.family == SGC_IMAGE_FAMILY_GEMMA3
+                       ? v.soft_tokens
+                       : sgc_image_soft_token_count(image.get()));
+  const auto piece = [&](int32_t id) {
+    const char *p = sgc_tokenizer_piece(model.tokenizer(), id);
+    return p ? p : "";
+  };
+  char *expanded_raw = nullptr;
+  size_t len = 0;
+  if (sgc_status_t *st = sgc_prompt_expand_images(
+          v.options.family, rendered.get(), std::strlen(rendered.get()),
+          piece(v.tokens.image_token_id), piece(v.tokens.boi_token_id),
+          piece(v.tokens.eoi_token_id), soft.data(), soft.size(),
+          &expanded_raw, &len))
     throw bad_field{"messages", "messages: " + describe(st)};
-  std::vector<int32_t> out(ids, ids + n);
-  std::free(ids);
-  return out;
+  c_text expanded(expanded_raw, &std::free);
+  const std::vector<int32_t> ids =
+      tokenize(model, expanded.get(), len, "messages");
+  sgc_prompt_layout_t *layout = nullptr;
+  if (sgc_status_t *st = sgc_prompt_layout_create(
+          ids.data(), ids.size(), &v.tokens, soft.data(), soft.size(),
+          &layout))
+    throw bad_field{"messages", "messages: " + describe(st)};
+  j->layout.reset(layout, sgc_prompt_layout_release);
+  const int32_t *laid = sgc_prompt_layout_ids(layout);
+  j->prompt.assign(laid, laid + sgc_prompt_layout_length(layout));
 }
 
 std::vector<int32_t> completion_prompt(const served_model &model,
@@ -330,7 +428,10 @@ bool parse_generation(const served_model &model, const std::string &body,
       j->options.num_stop_tokens = model.extra_stops().size();
     }
 
-    j->prompt = chat ? chat_prompt(model, o) : completion_prompt(model, o);
+    if (chat)
+      chat_prompt(model, o, j.get());
+    else
+      j->prompt = completion_prompt(model, o);
     const int64_t room = model.context() - static_cast<int64_t>(j->prompt.size());
     if (room < 1) {
       error->status = 400;

@@ -133,6 +133,8 @@ void engine::admit() {
       finish(*j, 499, "the client went away");
       continue;
     }
+    if (!j->images.empty() && !encode_images(*j))
+      continue;
     std::vector<const char *> stops;
     for (const std::string &s : j->stop_strings)
       stops.push_back(s.c_str());
@@ -158,6 +160,33 @@ void engine::admit() {
     running_count_ = static_cast<int>(running_.size());
     metrics_.running = running_count_.load();
   }
+}
+
+bool engine::encode_images(job &j) {
+  const sgc_model_image_info_t &v = *model_.vision();
+  std::vector<float> one(static_cast<size_t>(v.soft_tokens * v.hidden_size));
+  j.soft_tokens.clear();
+  for (size_t i = 0; i < j.images.size(); ++i) {
+    int64_t count = 0;
+    if (sgc_status_t *st = sgc_session_encode_image(
+            model_.session(), j.images[i].get(), one.data(), &count)) {
+      finish(j, 500, "image " + std::to_string(i + 1) + ": " + describe(st));
+      return false;
+    }
+    // Gemma 4: the rows past the image's own soft tokens are padding.
+    j.soft_tokens.insert(j.soft_tokens.end(), one.begin(),
+                         one.begin() + count * v.hidden_size);
+  }
+  if (static_cast<int64_t>(j.soft_tokens.size()) !=
+      sgc_prompt_layout_soft_tokens(j.layout.get()) * v.hidden_size) {
+    finish(j, 500, "the images gave another count of soft tokens than "
+                   "their prompt blocks hold");
+    return false;
+  }
+  j.options.prompt_image_blocks = sgc_prompt_layout_blocks(j.layout.get());
+  j.options.prompt_soft_slots = sgc_prompt_layout_soft_slots(j.layout.get());
+  j.options.image_soft_tokens = j.soft_tokens.data();
+  return true;
 }
 
 void engine::run() {

@@ -257,20 +257,24 @@ sgc_status_t *sgc_text_stream_create(const sgc_tokenizer_t *t,
   }
 }
 
-sgc_status_t *sgc_text_stream_push(sgc_text_stream_t *s, int32_t token,
-                                   const char **out_text, size_t *out_len,
-                                   int *out_stopped) {
+} // extern "C"
+
+namespace {
+
+/// The part push and finish share: |step| produces the settled text in
+/// s->out (unless a stop string matched already), which is handed out.
+template <typename Step>
+sgc_status_t *text_stream_call(sgc_text_stream_t *s, const char **out_text,
+                               size_t *out_len, int *out_stopped, Step step) {
   try {
     if (!s)
       return null_argument("stream");
     if (!out_text)
       return null_argument("out_text");
     s->out.clear();
-    if (!s->stops.matched()) {
-      if (sgc::status st = s->text.push(token, &s->piece); !st.ok())
+    if (!s->stops.matched())
+      if (sgc::status st = step(); !st.ok())
         return status_to_c(std::move(st));
-      s->stops.push(s->piece, &s->out);
-    }
     *out_text = s->out.c_str();
     if (out_len)
       *out_len = s->out.size();
@@ -282,32 +286,34 @@ sgc_status_t *sgc_text_stream_push(sgc_text_stream_t *s, int32_t token,
   }
 }
 
+} // namespace
+
+extern "C" {
+
+sgc_status_t *sgc_text_stream_push(sgc_text_stream_t *s, int32_t token,
+                                   const char **out_text, size_t *out_len,
+                                   int *out_stopped) {
+  return text_stream_call(s, out_text, out_len, out_stopped, [&] {
+    sgc::status st = s->text.push(token, &s->piece);
+    if (st.ok())
+      s->stops.push(s->piece, &s->out);
+    return st;
+  });
+}
+
 sgc_status_t *sgc_text_stream_finish(sgc_text_stream_t *s,
                                      const char **out_text, size_t *out_len,
                                      int *out_stopped) {
-  try {
-    if (!s)
-      return null_argument("stream");
-    if (!out_text)
-      return null_argument("out_text");
-    s->out.clear();
-    if (!s->stops.matched()) {
-      if (sgc::status st = s->text.finish(&s->piece); !st.ok())
-        return status_to_c(std::move(st));
-      std::string settled, rest;
-      s->stops.push(s->piece, &settled);
+  return text_stream_call(s, out_text, out_len, out_stopped, [&] {
+    sgc::status st = s->text.finish(&s->piece);
+    if (st.ok()) {
+      std::string rest;
+      s->stops.push(s->piece, &s->out);
       s->stops.finish(&rest);
-      s->out = settled + rest;
+      s->out += rest;
     }
-    *out_text = s->out.c_str();
-    if (out_len)
-      *out_len = s->out.size();
-    if (out_stopped)
-      *out_stopped = s->stops.matched() ? 1 : 0;
-    return nullptr;
-  } catch (...) {
-    return status_from_exception();
-  }
+    return st;
+  });
 }
 
 void sgc_text_stream_release(sgc_text_stream_t *s) { delete s; }

@@ -260,6 +260,7 @@ sgc_status_t *sgc_session_generate_batch(sgc_session_t *session,
  */
 typedef struct sgc_batch_t sgc_batch_t;
 
+/** A batch over |session|'s slots; the session must outlive it. */
 sgc_status_t *sgc_batch_create(sgc_session_t *session,
                                sgc_batch_t **out_batch);
 /** Ends every sequence still running (without reporting) and frees the
