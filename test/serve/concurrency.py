@@ -2,7 +2,6 @@
 the texts and token ids the same requests give one at a time: sequences
 decoded together (--parallel 4: batched decode entries, four waiting) are
 each what they are alone."""
-import argparse
 import os
 import sys
 import threading
@@ -10,13 +9,9 @@ import threading
 import openai
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server import Server, check  # noqa: E402
+from server import Server, arguments, check  # noqa: E402
 
-p = argparse.ArgumentParser()
-p.add_argument("--serve", required=True)
-p.add_argument("--model", required=True)
-p.add_argument("--weights", required=True)
-p.add_argument("--log", required=True)
+p = arguments()
 a = p.parse_args()
 
 srv = Server(a.serve, a.model, a.weights, a.log, ["--parallel", "4"])

@@ -1,18 +1,13 @@
 """Bad requests of every kind get a 4xx with OpenAI's error object naming
 what is wrong, and the server keeps serving (checked after each)."""
-import argparse
 import os
 import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server import Server, check  # noqa: E402
+from server import Server, arguments, check  # noqa: E402
 
-p = argparse.ArgumentParser()
-p.add_argument("--serve", required=True)
-p.add_argument("--model", required=True)
-p.add_argument("--weights", required=True)
-p.add_argument("--log", required=True)
+p = arguments()
 a = p.parse_args()
 
 srv = Server(a.serve, a.model, a.weights, a.log,

@@ -15,7 +15,6 @@
 The steps are paced (SGC_SERVE_TEST_STEP_DELAY_MS) so that answers last
 long enough to be interrupted.
 """
-import argparse
 import json
 import os
 import socket
@@ -24,14 +23,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server import Server, check, raw_stream, sse_events  # noqa: E402
+from server import Server, arguments, check, raw_stream, sse_events  # noqa: E402
 
-p = argparse.ArgumentParser()
+p = arguments()
 p.add_argument("what", choices=["loading", "cancel", "queue", "drain", "deadline"])
-p.add_argument("--serve", required=True)
-p.add_argument("--model", required=True)
-p.add_argument("--weights", required=True)
-p.add_argument("--log", required=True)
 a = p.parse_args()
 CHAT = "/v1/chat/completions"
 

@@ -4,7 +4,6 @@ watchdog. Every response is complete (200, a finish_reason, as many token
 ids as completion tokens; a stream ends with [DONE]), nothing is lost (the
 server counts 1280 answers), and the server is healthy after and exits 0
 on SIGTERM. The sanitizer build runs it too (no crash under ASan)."""
-import argparse
 import json
 import os
 import sys
@@ -13,13 +12,9 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server import Server, check  # noqa: E402
+from server import Server, arguments, check  # noqa: E402
 
-p = argparse.ArgumentParser()
-p.add_argument("--serve", required=True)
-p.add_argument("--model", required=True)
-p.add_argument("--weights", required=True)
-p.add_argument("--log", required=True)
+p = arguments()
 p.add_argument("--clients", type=int, default=64)
 p.add_argument("--requests", type=int, default=20)
 p.add_argument("--watchdog", type=float, default=600)

@@ -1,5 +1,6 @@
 """Starts sgc-serve for a test and talks to it with the standard library
 (the openai package is used where the test is about that client)."""
+import argparse
 import json
 import os
 import re
@@ -138,3 +139,12 @@ def check(cond, what):
     if not cond:
         sys.exit("FAILED: " + what)
     print("ok: " + what)
+
+
+def arguments(*names):
+    """The parser every test script starts from: the server binary, the
+    model, the weights and the log, and |names| (more required options)."""
+    p = argparse.ArgumentParser()
+    for name in ("--serve", "--model", "--weights", "--log") + names:
+        p.add_argument(name, required=True)
+    return p
