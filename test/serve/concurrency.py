@@ -14,7 +14,7 @@ from server import Server, arguments, check  # noqa: E402
 p = arguments()
 a = p.parse_args()
 
-srv = Server(a.serve, a.model, a.weights, a.log, ["--parallel", "4"])
+srv = Server(a.serve, a.model, a.weights, a.log, ["--parallel", "4", "--alias", "tiny"])
 srv.wait_ready()
 client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0)
 QUESTIONS = ["Why is the sky blue?", "Name three rivers.", "2 + 2 =",
