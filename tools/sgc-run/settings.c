@@ -23,12 +23,11 @@ static const char from_config[] = "generation_config.json";
 
 static void resolve_sampling(const options *o, const sgc_generation_config_t *gc,
                              sgc_generate_options_t *g) {
-  /* transformers samples only when do_sample is true; then an absent
-   * temperature is 1 and an absent top_k is 50 (GenerationConfig's
-   * defaults). */
-  int sample = gc->present && gc->has_do_sample && gc->do_sample;
+  sgc_config_sampling_t c;
   const char *t_src = "default", *k_src = "default", *p_src = "default",
              *m_src = "default", *r_src = "default";
+  const char *not_given = "transformers' default for do_sample";
+  sgc_generation_config_sampling(gc, &c);
   g->temperature = o->temperature;
   g->top_k = o->top_k;
   g->top_p = o->top_p;
@@ -36,36 +35,34 @@ static void resolve_sampling(const options *o, const sgc_generation_config_t *gc
   g->repetition_penalty = o->repetition_penalty;
   if (option_given(o, "--temperature")) {
     t_src = "--temperature";
-  } else if (sample) {
-    g->temperature = gc->has_temperature ? gc->temperature : 1.0f;
-    t_src = gc->has_temperature ? from_config
-                                : "transformers' default for do_sample";
+  } else if (c.sample) {
+    g->temperature = c.temperature;
+    t_src = c.given & SGC_SAMPLING_TEMPERATURE ? from_config : not_given;
   } else if (gc->present && gc->has_do_sample) {
     t_src = "generation_config.json do_sample false: greedy";
   }
   if (option_given(o, "--top-k")) {
     k_src = "--top-k";
-  } else if (sample) {
-    g->top_k = gc->has_top_k ? gc->top_k : 50;
-    k_src = gc->has_top_k ? from_config : "transformers' default for do_sample";
+  } else if (c.sample) {
+    g->top_k = c.top_k;
+    k_src = c.given & SGC_SAMPLING_TOP_K ? from_config : not_given;
   }
   if (option_given(o, "--top-p")) {
     p_src = "--top-p";
-  } else if (sample && gc->has_top_p) {
-    g->top_p = gc->top_p;
+  } else if (c.given & SGC_SAMPLING_TOP_P) {
+    g->top_p = c.top_p;
     p_src = from_config;
   }
   if (option_given(o, "--min-p")) {
     m_src = "--min-p";
-  } else if (sample && gc->has_min_p) {
-    g->min_p = gc->min_p;
+  } else if (c.given & SGC_SAMPLING_MIN_P) {
+    g->min_p = c.min_p;
     m_src = from_config;
   }
-  /* transformers applies the penalty to greedy search too. */
   if (option_given(o, "--repetition-penalty")) {
     r_src = "--repetition-penalty";
-  } else if (gc->has_repetition_penalty) {
-    g->repetition_penalty = gc->repetition_penalty;
+  } else if (c.given & SGC_SAMPLING_REPETITION_PENALTY) {
+    g->repetition_penalty = c.repetition_penalty;
     r_src = from_config;
   }
   if (o->verbose)

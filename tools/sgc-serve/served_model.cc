@@ -115,18 +115,17 @@ int served_model::load(const options &o, std::string *error) {
     *error = message;
     return SGC_STATUS_BAD_INPUT;
   }
-  // transformers samples only when do_sample is true; then an absent
-  // temperature is 1 and an absent top_k 50 (GenerationConfig's defaults).
-  if (gc.present && gc.has_do_sample && gc.do_sample) {
-    defaults_.temperature = gc.has_temperature ? gc.temperature : 1.0f;
-    defaults_.top_k = gc.has_top_k ? gc.top_k : 50;
-    if (gc.has_top_p)
-      defaults_.top_p = gc.top_p;
-    if (gc.has_min_p)
-      defaults_.min_p = gc.min_p;
+  // The checkpoint's sampling when it asks to sample; OpenAI's otherwise
+  // (temperature 1), with its repetition penalty either way.
+  sgc_config_sampling_t c;
+  sgc_generation_config_sampling(&gc, &c);
+  if (c.sample) {
+    defaults_.temperature = c.temperature;
+    defaults_.top_k = c.top_k;
+    defaults_.top_p = c.top_p;
+    defaults_.min_p = c.min_p;
   }
-  if (gc.has_repetition_penalty)
-    defaults_.repetition_penalty = gc.repetition_penalty;
+  defaults_.repetition_penalty = c.repetition_penalty;
 
   // What ends a turn: the model's eos and stop tokens (the runtime stops at
   // them itself), generation_config.json's eos ids and the chat format's

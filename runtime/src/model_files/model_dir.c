@@ -298,3 +298,28 @@ void sgc_generation_config_free(sgc_generation_config_t *g) {
   free(g->eos_ids);
   memset(g, 0, sizeof *g);
 }
+
+void sgc_generation_config_sampling(const sgc_generation_config_t *g,
+                                    sgc_config_sampling_t *out) {
+  const int sample = g->present && g->has_do_sample && g->do_sample;
+  memset(out, 0, sizeof *out);
+  out->sample = sample;
+  out->top_p = 1.0f;
+  out->repetition_penalty = 1.0f;
+  if (sample) {
+    out->temperature = g->has_temperature ? g->temperature : 1.0f;
+    out->top_k = g->has_top_k ? g->top_k : 50;
+    if (g->has_top_p)
+      out->top_p = g->top_p;
+    if (g->has_min_p)
+      out->min_p = g->min_p;
+    out->given = (g->has_temperature ? SGC_SAMPLING_TEMPERATURE : 0u) |
+                 (g->has_top_k ? SGC_SAMPLING_TOP_K : 0u) |
+                 (g->has_top_p ? SGC_SAMPLING_TOP_P : 0u) |
+                 (g->has_min_p ? SGC_SAMPLING_MIN_P : 0u);
+  }
+  if (g->has_repetition_penalty) {
+    out->repetition_penalty = g->repetition_penalty;
+    out->given |= SGC_SAMPLING_REPETITION_PENALTY;
+  }
+}

@@ -59,6 +59,35 @@ int sgc_read_generation_config(const char *dir, sgc_generation_config_t *g, char
                            size_t size);
 void sgc_generation_config_free(sgc_generation_config_t *g);
 
+/* Which sampling fields a generation_config.json gave (bits of
+ * sgc_config_sampling_t.given). */
+enum {
+  SGC_SAMPLING_TEMPERATURE = 1,
+  SGC_SAMPLING_TOP_K = 2,
+  SGC_SAMPLING_TOP_P = 4,
+  SGC_SAMPLING_MIN_P = 8,
+  SGC_SAMPLING_REPETITION_PENALTY = 16
+};
+
+/* The sampling a generation_config.json asks for, as transformers applies
+ * it: only with do_sample true do temperature (absent: 1), top_k (absent:
+ * 50), top_p and min_p apply; the repetition penalty applies whenever given
+ * (to greedy search too). Fields that do not apply hold the runtime's
+ * defaults (temperature 0 = greedy, top_k 0, top_p 1, min_p 0, penalty 1).
+ * sgc-run puts its flags over these; sgc-serve a request's fields. */
+typedef struct sgc_config_sampling_t {
+  int sample; /* do_sample is true */
+  float temperature;
+  int32_t top_k;
+  float top_p;
+  float min_p;
+  float repetition_penalty;
+  unsigned given; /* SGC_SAMPLING_* the file gave and that apply */
+} sgc_config_sampling_t;
+
+void sgc_generation_config_sampling(const sgc_generation_config_t *g,
+                                    sgc_config_sampling_t *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
