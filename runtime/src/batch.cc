@@ -8,8 +8,8 @@
 namespace sgc {
 namespace runtime {
 
-bool batch::sequence::emit(int64_t vocab) {
-  const int32_t token = pick->sample(row.data(), vocab, history);
+bool batch::sequence::emit(const float *row, int64_t vocab) {
+  const int32_t token = pick->sample(row, vocab, history);
   ++request->num_generated;
   const bool stop_requested = o->on_token && o->on_token(o->user, token) != 0;
   if (stop_requested || stops.count(token) || step + 1 == o->max_new_tokens)
@@ -103,8 +103,7 @@ status batch::prefill_one(std::vector<bool> &ended) {
     }
     if (!r.prefilling()) {
       const float *last = logits_.data() + (all ? rows - 1 : 0) * vocab_;
-      r.row.assign(last, last + vocab_);
-      ended[a] = o.max_new_tokens == 0 || !r.emit(vocab_);
+      ended[a] = o.max_new_tokens == 0 || !r.emit(last, vocab_);
     }
     break;
   }
@@ -133,11 +132,10 @@ status batch::decode_all(std::vector<bool> &ended) {
   for (size_t i = 0; st.ok() && i < decoding.size(); ++i) {
     sequence &r = active_[decoding[i]];
     const float *row = logits_.data() + i * vocab_;
-    r.row.assign(row, row + vocab_);
     if (r.o->on_logits)
       r.o->on_logits(r.o->user, SGC_LOGITS_DECODE, r.step, row, vocab_);
     ++r.step;
-    ended[decoding[i]] = !r.emit(vocab_);
+    ended[decoding[i]] = !r.emit(row, vocab_);
   }
   return st;
 }

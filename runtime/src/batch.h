@@ -41,15 +41,13 @@ private:
     std::unique_ptr<sampler> pick;
     std::vector<int32_t> history;
     std::unordered_set<int32_t> stops;
-    /// The logits the next token is sampled from.
-    std::vector<float> row;
     /// The token the next decode step feeds.
     int32_t fed = -1;
 
     bool prefilling() const { return prefilled < request->n_prompt; }
-    /// Samples and reports the next token from |row|; false when the
-    /// sequence ends there.
-    bool emit(int64_t vocab);
+    /// Samples and reports the next token from |row| (logits); false when
+    /// the sequence ends there.
+    bool emit(const float *row, int64_t vocab);
   };
 
   /// Runs one prefill chunk of the first sequence still reading its prompt;

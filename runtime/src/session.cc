@@ -240,7 +240,13 @@ status session::decode_batch(int64_t n, const int32_t *sequences,
     batch_tokens_.resize(rows);
     batch_sequences_.resize(rows);
     batch_positions_.resize(rows);
-    batch_logits_.resize(static_cast<size_t>(rows * vocab));
+    // A full entry writes straight into the caller's rows; a padded one
+    // into ours, its first |take| rows copied out.
+    float *out = logits + i * vocab;
+    if (take < rows) {
+      batch_logits_.resize(static_cast<size_t>(rows * vocab));
+      out = batch_logits_.data();
+    }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t from = i + std::min(r, take - 1);
       batch_tokens_[r] = tokens[from];
@@ -249,11 +255,12 @@ status session::decode_batch(int64_t n, const int32_t *sequences,
     }
     st = executor_->run_batch(*phase, batch_tokens_.data(),
                               batch_positions_.data(), batch_sequences_.data(),
-                              batch_logits_.data());
+                              out);
     if (!st.ok())
       break;
-    std::copy(batch_logits_.begin(), batch_logits_.begin() + take * vocab,
-              logits + i * vocab);
+    if (take < rows)
+      std::copy(batch_logits_.begin(), batch_logits_.begin() + take * vocab,
+                logits + i * vocab);
     i += take;
   }
   executor_->use_sequence(keep);
