@@ -135,6 +135,10 @@ struct header {
   const tensor_info *find_tensor(std::string_view name) const;
 };
 
+/// Whether |path| is a regular file that starts with GGUF's magic (what
+/// decides, before any parsing, that a path is read as a GGUF).
+bool is_gguf_file(const std::string &path);
+
 /// Validates an in-memory GGUF image of |size| bytes and fills |out|.
 /// |label| names the file in messages. This is the function the fuzz target
 /// drives.

@@ -6,6 +6,7 @@
 #include "lib/support/utf8.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -444,6 +445,17 @@ const tensor_info *header::find_tensor(std::string_view name) const {
 status parse(const uint8_t *data, uint64_t size, const std::string &label,
              header *out) {
   return parser(data, size, label).run(out);
+}
+
+bool is_gguf_file(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  char magic[4] = {};
+  const bool is = std::fread(magic, 1, 4, f) == 4 &&
+                  std::memcmp(magic, "GGUF", 4) == 0;
+  std::fclose(f);
+  return is;
 }
 
 status file::open(const std::string &path, std::unique_ptr<file> *out) {

@@ -10,22 +10,6 @@
 namespace sgc {
 namespace runtime {
 
-namespace {
-
-/// Whether |path| is a regular file that starts with GGUF's magic.
-bool starts_with_gguf_magic(const std::string &path) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return false;
-  char magic[4] = {};
-  const bool is = std::fread(magic, 1, 4, f) == 4 &&
-                  std::memcmp(magic, "GGUF", 4) == 0;
-  std::fclose(f);
-  return is;
-}
-
-} // namespace
-
 sgc::dtype dtype_of_ggml_type(uint32_t type) {
   // ggml names its types as safetensors and abi.h do ("BF16", "Q4_0").
   const gguf::type_traits *traits = gguf::find_type(type);
@@ -38,7 +22,7 @@ sgc::dtype dtype_of_ggml_type(uint32_t type) {
 status weight_source::open(const std::string &path,
                            std::unique_ptr<weight_source> *out) {
   auto src = std::unique_ptr<weight_source>(new weight_source());
-  status st = starts_with_gguf_magic(path)
+  status st = gguf::is_gguf_file(path)
                   ? gguf::file::open(path, &src->gguf_)
                   : safetensors::checkpoint::open(path, &src->safetensors_);
   if (!st.ok())

@@ -109,9 +109,28 @@ def _string(s):
     return struct.pack("<Q", len(raw)) + raw
 
 
+# GGUF array element types by the tag an Array names them with.
+ARRAY_ELEMENTS = {"i32": (5, "<i"), "f32": (6, "<f"), "u32": (4, "<I"), "bool": (7, "<B")}
+
+
+class Array:
+    """A typed metadata array: Array("str", [...]) or Array("i32"|"f32"|"u32"|"bool", [...])."""
+
+    def __init__(self, element, values):
+        self.element, self.values = element, list(values)
+
+
 def _value(v):
     """A metadata value: its GGUF type and bytes (str, int as u32 or i64 when
-    negative or large, float as f32)."""
+    negative or large, float as f32, an Array as its element type)."""
+    if isinstance(v, Array):
+        head = struct.pack("<I", 9)
+        if v.element == "str":
+            return head + struct.pack("<IQ", 8, len(v.values)) + b"".join(
+                _string(x) for x in v.values)
+        code, fmt = ARRAY_ELEMENTS[v.element]
+        return head + struct.pack("<IQ", code, len(v.values)) + b"".join(
+            struct.pack(fmt, x) for x in v.values)
     if isinstance(v, str):
         return struct.pack("<I", 8) + _string(v)
     if isinstance(v, bool):
@@ -127,7 +146,7 @@ def write_gguf(path, tensors, alignment=32, metadata=None):
     """tensors: name -> (dtype, shape outermost first, flat values or the
     block bytes of a block encoding; a dtype not known here is taken as
     (ggml type, raw bytes)). Dims are written innermost first. metadata:
-    key -> str | int | float (default: an architecture of 'sgc-test')."""
+    key -> str | int | float | Array (default: an architecture of 'sgc-test')."""
     infos, blobs, offset = b"", [], 0
     for name in sorted(tensors):
         dtype, shape, payload = tensors[name]

@@ -400,8 +400,9 @@ static const option_spec option_table[] = {
      .metavar = "PATH",
      .set = set_string,
      .offset = FIELD(tokenizer_path),
-     .help = "tokenizer.json, tokenizer.model or a directory holding one "
-             "(default: the --weights directory)"},
+     .help = "tokenizer.json, tokenizer.model, a directory holding one or "
+             "a GGUF file (default: the --weights directory, or the GGUF "
+             "file given as --weights)"},
     {.name = "--prompt-ids",
      .metavar = "1,2,3",
      .set = set_ids,

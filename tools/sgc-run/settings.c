@@ -1,6 +1,7 @@
 /*
- * settings.c - the tokenizer and chat template found next to the weights,
- * generation_config.json's sampling defaults under the flags, stop tokens.
+ * settings.c - the tokenizer and chat template found next to the weights
+ * (or in a GGUF file), generation_config.json's sampling defaults under the
+ * flags, stop tokens.
  */
 #include "tools/sgc-run/settings.h"
 #include "tools/sgc-run/errors.h"
@@ -105,11 +106,15 @@ static int add_stop(settings *s, int32_t id, int runtime, const char *source,
  * Tokenizer and chat format
  *===----------------------------------------------------------------------===*/
 
-/* The tokenizer: --tokenizer, else the weights directory's. */
-static int open_tokenizer(const options *o, const char *dir, settings *s) {
+/* The tokenizer: --tokenizer, else the GGUF file's own, else the weights
+ * directory's. */
+static int open_tokenizer(const options *o, const char *dir, const char *gguf,
+                          settings *s) {
   const char *path = o->tokenizer_path;
   sgc_status_t *st;
-  if (!path) {
+  if (!path && gguf) {
+    path = gguf;
+  } else if (!path) {
     if (!dir)
       return usage_error("text needs a tokenizer: give --tokenizer PATH");
     if (!sgc_dir_has_tokenizer(dir)) {
@@ -118,11 +123,6 @@ static int open_tokenizer(const options *o, const char *dir, settings *s) {
               "error: no tokenizer: '%s' has no tokenizer.json or "
               "tokenizer.model\nnote: give --tokenizer PATH\n",
               dir);
-      if (o->weights_path && strlen(o->weights_path) > 5 &&
-          strcmp(o->weights_path + strlen(o->weights_path) - 5, ".gguf") == 0)
-        fprintf(stderr, "note: sgc does not read a GGUF's own tokenizer "
-                        "(tokenizer.ggml.*) yet; --prompt-ids takes token "
-                        "ids\n");
       return SGC_STATUS_USAGE;
     }
     path = dir;
@@ -142,26 +142,31 @@ static int open_tokenizer(const options *o, const char *dir, settings *s) {
 /* --prompt: the chat format when the checkpoint ships a chat template
  * (unless --raw); --chat: the template's format, else the family's. */
 static int choose_format(const options *o, const sgc_model_info_t *info,
-                         const char *dir, settings *s) {
+                         const char *dir, const char *gguf, settings *s) {
   char *template_text = NULL, error[512];
   const char *source = NULL;
   sgc_chat_format_t family = sgc_chat_format_for_family(info->family);
   s->format = SGC_CHAT_NONE;
   if (o->raw)
     return 0;
-  if (dir && sgc_read_chat_template(dir, &template_text, &source, error,
-                                sizeof error))
+  if (gguf) {
+    if (sgc_read_gguf_chat_template(gguf, &template_text, error, sizeof error))
+      return error_line(SGC_STATUS_BAD_INPUT, error);
+    source = "tokenizer.chat_template";
+  } else if (dir && sgc_read_chat_template(dir, &template_text, &source,
+                                           error, sizeof error)) {
     return error_line(SGC_STATUS_BAD_INPUT, error);
+  }
   if (template_text) {
     s->format = sgc_chat_format_of_template(template_text);
     free(template_text);
     if (s->format == SGC_CHAT_NONE) {
       end_progress_line();
       fprintf(stderr,
-              "error: %s/%s: the chat template uses neither Gemma 3's "
+              "error: %s%s%s: the chat template uses neither Gemma 3's "
               "(<start_of_turn>) nor Gemma 4's (<|turn>) turn markers\n"
               "note: give --raw to send the prompt as is\n",
-              dir, source);
+              gguf ? gguf : dir, gguf ? ": " : "/", source);
       return SGC_STATUS_MISMATCH;
     }
   } else if (o->chat) {
@@ -185,7 +190,11 @@ static int choose_format(const options *o, const sgc_model_info_t *info,
 
 int settings_load(const options *o, const sgc_model_info_t *info,
                   settings *s, sgc_generate_options_t *gopts) {
-  char *dir = sgc_weights_directory(o->weights_path), error[512];
+  /* A GGUF file holds its tokenizer and chat template; a safetensors
+   * checkpoint's directory holds them and generation_config.json. */
+  const char *gguf = sgc_weights_is_gguf(o->weights_path) ? o->weights_path
+                                                          : NULL;
+  char *dir = gguf ? NULL : sgc_weights_directory(o->weights_path), error[512];
   sgc_generation_config_t gc;
   int text = o->prompt_text || o->chat;
   int rc = 0;
@@ -204,10 +213,10 @@ int settings_load(const options *o, const sgc_model_info_t *info,
   resolve_sampling(o, &gc, gopts);
 
   if (text || o->stop_strings.count) {
-    if ((rc = open_tokenizer(o, dir, s)) != 0)
+    if ((rc = open_tokenizer(o, dir, gguf, s)) != 0)
       goto done;
   }
-  if (text && (rc = choose_format(o, info, dir, s)) != 0)
+  if (text && (rc = choose_format(o, info, dir, gguf, s)) != 0)
     goto done;
   if (o->system_prompt && s->format == SGC_CHAT_NONE) {
     rc = usage_error(o->raw ? "--system needs the chat format, not --raw"

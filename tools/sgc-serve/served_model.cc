@@ -77,12 +77,18 @@ int served_model::load(const options &o, std::string *error) {
   context_ = sgc_session_context(session_);
   slots_ = sgc_session_num_sequences(session_);
 
-  // The checkpoint's files: tokenizer, chat template, generation config.
+  // The checkpoint's files: tokenizer, chat template, generation config;
+  // a GGUF file holds the first two itself and has no third.
+  const bool gguf = sgc_weights_is_gguf(o.weights_path.c_str());
   std::unique_ptr<char, decltype(&std::free)> dir(
-      sgc_weights_directory(o.weights_path.c_str()), &std::free);
-  const std::string tokenizer_path =
-      !o.tokenizer_path.empty() ? o.tokenizer_path : dir ? dir.get() : "";
-  if (o.tokenizer_path.empty() && (!dir || !sgc_dir_has_tokenizer(dir.get()))) {
+      gguf ? nullptr : sgc_weights_directory(o.weights_path.c_str()),
+      &std::free);
+  const std::string tokenizer_path = !o.tokenizer_path.empty() ? o.tokenizer_path
+                                     : gguf ? o.weights_path
+                                     : dir  ? dir.get()
+                                            : "";
+  if (o.tokenizer_path.empty() && !gguf &&
+      (!dir || !sgc_dir_has_tokenizer(dir.get()))) {
     *error = o.weights_path + ": no tokenizer.json or tokenizer.model next to "
                               "the weights (give --tokenizer PATH)";
     return SGC_STATUS_USAGE;
@@ -94,8 +100,11 @@ int served_model::load(const options &o, std::string *error) {
   char message[512] = {0};
   char *template_text = nullptr;
   const char *source = nullptr;
-  if (dir && sgc_read_chat_template(dir.get(), &template_text, &source,
-                                    message, sizeof message)) {
+  if (gguf ? sgc_read_gguf_chat_template(o.weights_path.c_str(),
+                                         &template_text, message,
+                                         sizeof message)
+           : dir && sgc_read_chat_template(dir.get(), &template_text, &source,
+                                           message, sizeof message)) {
     *error = message;
     return SGC_STATUS_BAD_INPUT;
   }

@@ -1,6 +1,6 @@
 /*
- * factories.h - the two tokenizer implementations, created by
- * open_tokenizer (tokenizer.cc).
+ * factories.h - the tokenizer implementations, created by open_tokenizer
+ * (tokenizer.cc).
  */
 #ifndef SGC_RUNTIME_TOKENIZER_FACTORIES_H
 #define SGC_RUNTIME_TOKENIZER_FACTORIES_H
@@ -14,6 +14,11 @@ namespace sgc::runtime {
 status open_sentencepiece(const std::string &path,
                           const tokenizer_config &config,
                           std::shared_ptr<const tokenizer> *out);
+/// A serialized ModelProto (|label| names its file in errors).
+status open_sentencepiece_model(const std::string &bytes,
+                                const std::string &label,
+                                const tokenizer_config &config,
+                                std::shared_ptr<const tokenizer> *out);
 /// The HF tokenizers format (json_tokenizer.cc).
 status open_tokenizer_json(const std::string &path,
                            const tokenizer_config &config,

@@ -1,8 +1,11 @@
 /*
  * sentencepiece_proto.cc - see sentencepiece_proto.h. A minimal protobuf
- * reader: varints, and skipping every wire type but groups.
+ * reader (varints, and skipping every wire type but groups) and writer
+ * (varints, floats, length-delimited fields).
  */
 #include "runtime/src/tokenizer/sentencepiece_proto.h"
+
+#include <cstring>
 
 namespace sgc::runtime {
 
@@ -57,7 +60,86 @@ struct reader {
   }
 };
 
+struct writer {
+  std::string out;
+
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  void key(uint32_t number, int wire) { varint(uint64_t{number} << 3 | wire); }
+  void integer(uint32_t number, uint64_t v) {
+    key(number, 0);
+    varint(v);
+  }
+  void fixed_float(uint32_t number, float f) {
+    key(number, 5);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, 4);
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<char>(bits >> (8 * i)));
+  }
+  void bytes(uint32_t number, std::string_view b) {
+    key(number, 2);
+    varint(b.size());
+    out.append(b);
+  }
+};
+
+// Field numbers of sentencepiece_model.proto.
+enum : uint32_t {
+  kModelPieces = 1,
+  kModelTrainerSpec = 2,
+  kModelNormalizerSpec = 3,
+  kPiecePiece = 1,
+  kPieceScore = 2,
+  kPieceType = 3,
+  kTrainerModelType = 3,
+  kTrainerVocabSize = 4,
+  kTrainerByteFallback = 35,
+  kTrainerBosPiece = 46,
+  kTrainerEosPiece = 47,
+  kTrainerPadPiece = 48,
+  kNormalizerName = 1,
+  kNormalizerAddDummyPrefix = 3,
+  kNormalizerRemoveExtraWhitespaces = 4,
+  kNormalizerEscapeWhitespaces = 5,
+};
+constexpr uint64_t kModelTypeBpe = 2;
+
 } // namespace
+
+std::string write_sentencepiece_model(const sentencepiece_vocabulary &v) {
+  writer model;
+  bool bytes = false;
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    writer piece;
+    piece.bytes(kPiecePiece, v.pieces[i]);
+    piece.fixed_float(kPieceScore, v.scores[i]);
+    piece.integer(kPieceType, static_cast<uint64_t>(v.types[i]));
+    model.bytes(kModelPieces, piece.out);
+    bytes = bytes || v.types[i] == kPieceByte;
+  }
+  writer trainer;
+  trainer.integer(kTrainerModelType, kModelTypeBpe);
+  trainer.integer(kTrainerVocabSize, v.pieces.size());
+  trainer.integer(kTrainerByteFallback, bytes ? 1 : 0);
+  // The defaults ("<s>", "</s>", "<pad>") would find other pieces.
+  trainer.bytes(kTrainerBosPiece, v.bos_piece);
+  trainer.bytes(kTrainerEosPiece, v.eos_piece);
+  trainer.bytes(kTrainerPadPiece, v.pad_piece);
+  model.bytes(kModelTrainerSpec, trainer.out);
+  writer normalizer;
+  normalizer.bytes(kNormalizerName, "identity");
+  normalizer.integer(kNormalizerAddDummyPrefix, 0);
+  normalizer.integer(kNormalizerRemoveExtraWhitespaces, 0);
+  normalizer.integer(kNormalizerEscapeWhitespaces, 1);
+  model.bytes(kModelNormalizerSpec, normalizer.out);
+  return model.out;
+}
 
 bool read_sentencepiece_facts(std::string_view bytes, sentencepiece_facts *out) {
   *out = sentencepiece_facts();

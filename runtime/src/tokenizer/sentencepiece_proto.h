@@ -1,14 +1,16 @@
 /*
- * sentencepiece_proto.h - the two facts about a tokenizer.model that
- * libsentencepiece 0.1.97's API does not tell: each piece's type (it has no
- * IsUserDefined) and normalizer_spec.add_dummy_prefix. Read straight from
- * the protobuf wire format (ModelProto.pieces = 1, with SentencePiece.type
- * = 3; ModelProto.normalizer_spec = 3, with add_dummy_prefix = 3).
+ * sentencepiece_proto.h - the protobuf wire format of a tokenizer.model
+ * (ModelProto), both ways. Read: the two facts libsentencepiece 0.1.97's
+ * API does not tell, each piece's type (it has no IsUserDefined) and
+ * normalizer_spec.add_dummy_prefix. Written: a model from a vocabulary
+ * that arrives without its proto (a GGUF's tokenizer.ggml.*), for
+ * libsentencepiece to load.
  */
 #ifndef SGC_RUNTIME_TOKENIZER_SENTENCEPIECE_PROTO_H
 #define SGC_RUNTIME_TOKENIZER_SENTENCEPIECE_PROTO_H
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,10 +23,32 @@ struct sentencepiece_facts {
   bool add_dummy_prefix = true; ///< the proto's default
 };
 
-enum : int { kPieceUserDefined = 4 };
+enum : int {
+  kPieceNormal = 1,
+  kPieceUnknown = 2,
+  kPieceControl = 3,
+  kPieceUserDefined = 4,
+  kPieceUnused = 5,
+  kPieceByte = 6
+};
 
 /// False when |bytes| is not a well-formed ModelProto (as far as read).
 bool read_sentencepiece_facts(std::string_view bytes, sentencepiece_facts *out);
+
+/// A SentencePiece BPE vocabulary without its proto.
+struct sentencepiece_vocabulary {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  std::vector<int> types; ///< SentencePiece.Type, as piece_types above
+  /// The pieces SentencePiece finds bos/eos/pad by ("" when none).
+  std::string bos_piece, eos_piece, pad_piece;
+};
+
+/// A serialized ModelProto of |v|: the pieces (ModelProto.pieces = 1:
+/// piece = 1, score = 2, type = 3), a BPE trainer spec (= 2) with byte
+/// fallback when there are byte pieces, and Gemma's normalizer (= 3):
+/// identity, no dummy prefix, whitespace kept and escaped as U+2581.
+std::string write_sentencepiece_model(const sentencepiece_vocabulary &v);
 
 } // namespace sgc::runtime
 

@@ -26,7 +26,9 @@ namespace {
 class sentencepiece_tokenizer final : public pipeline_tokenizer {
 public:
   const char *kind() const override { return "sentencepiece"; }
-  status load(const std::string &path, const tokenizer_config &config);
+  /// A serialized ModelProto; |label| names its file in errors.
+  status load(const std::string &bytes, const std::string &label,
+              const tokenizer_config &config);
 
 private:
   status encode_run(const std::string &run,
@@ -42,14 +44,9 @@ private:
   sentencepiece::SentencePieceProcessor sp_;
 };
 
-status sentencepiece_tokenizer::load(const std::string &path,
+status sentencepiece_tokenizer::load(const std::string &bytes,
+                                     const std::string &path,
                                      const tokenizer_config &config) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return bad_input_error(path + ": cannot open");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const std::string bytes = buf.str();
   const auto st = sp_.LoadFromSerializedProto(bytes);
   if (!st.ok())
     return bad_input_error(path + ": not a SentencePiece model: " +
@@ -120,8 +117,20 @@ status sentencepiece_tokenizer::load(const std::string &path,
 status open_sentencepiece(const std::string &path,
                           const tokenizer_config &config,
                           std::shared_ptr<const tokenizer> *out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return bad_input_error(path + ": cannot open");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return open_sentencepiece_model(buf.str(), path, config, out);
+}
+
+status open_sentencepiece_model(const std::string &bytes,
+                                const std::string &label,
+                                const tokenizer_config &config,
+                                std::shared_ptr<const tokenizer> *out) {
   auto t = std::make_shared<sentencepiece_tokenizer>();
-  if (status st = t->load(path, config); !st.ok())
+  if (status st = t->load(bytes, label, config); !st.ok())
     return st;
   *out = std::move(t);
   return {};

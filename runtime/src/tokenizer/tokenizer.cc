@@ -5,6 +5,7 @@
 
 #include "lib/support/utf8.h"
 #include "runtime/src/tokenizer/factories.h"
+#include "runtime/src/tokenizer/gguf_vocabulary.h"
 
 #include <sys/stat.h>
 
@@ -27,6 +28,20 @@ std::string dir_of(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+/// A GGUF file's own vocabulary, as the tokenizer.model it stands for.
+status open_gguf_tokenizer(const std::string &path,
+                           std::shared_ptr<const tokenizer> *out) {
+  std::unique_ptr<gguf::file> f;
+  if (status s = gguf::file::open(path, &f); !s.ok())
+    return s;
+  sentencepiece_vocabulary v;
+  tokenizer_config config;
+  if (status s = read_gguf_vocabulary(f->hdr(), path, &v, &config); !s.ok())
+    return s;
+  return open_sentencepiece_model(write_sentencepiece_model(v), path, config,
+                                  out);
+}
+
 bool ends_with(const std::string &s, const char *suffix) {
   const size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -39,6 +54,8 @@ status open_tokenizer(const std::string &path,
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
     return bad_input_error(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISREG(st.st_mode) && gguf::is_gguf_file(path))
+    return open_gguf_tokenizer(path, out);
   std::string file = path, dir;
   if (S_ISDIR(st.st_mode)) {
     dir = path;

@@ -1,12 +1,17 @@
 /*
- * gguf_fuzzer.cc - libFuzzer target for the GGUF reader (lib/gguf). Any
- * input must yield either a header that satisfies every invariant the
- * reader promises, or a bad_input status; never a crash, hang, leak or
- * sanitizer report.
+ * gguf_fuzzer.cc - libFuzzer target for the GGUF reader (lib/gguf) and the
+ * runtime's reading of a GGUF vocabulary (tokenizer.ggml.*). Any input must
+ * yield either a header that satisfies every invariant the reader
+ * promises, or a bad_input status; an accepted vocabulary is one
+ * SentencePiece can take, and its ModelProto reads back with the same
+ * piece types; never a crash, hang, leak or sanitizer report.
  *
- * Seeds: test/Inputs/gguf/ (see scripts/test-sanitized).
+ * Seeds: test/Inputs/gguf/, and seeds/vocabulary.gguf (the ok.gguf of
+ * test/tools/sgc-tokenize/Inputs/gguf-vocabularies.py); see
+ * scripts/test-sanitized.
  */
 #include "lib/gguf/gguf.h"
+#include "runtime/src/tokenizer/gguf_vocabulary.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -45,5 +50,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           t.offset < u.offset + u.bytes)
         std::abort(); // overlapping data
   }
+  sgc::runtime::sentencepiece_vocabulary v;
+  sgc::runtime::tokenizer_config config;
+  const sgc::status vs = sgc::runtime::read_gguf_vocabulary(h, "fuzz", &v, &config);
+  if (!vs.ok()) {
+    if (vs.code() != sgc::status_code::bad_input || vs.message().empty())
+      std::abort();
+    return 0;
+  }
+  std::set<std::string> pieces;
+  size_t unknown = 0;
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    if (v.pieces[i].empty() || !pieces.insert(v.pieces[i]).second)
+      std::abort();
+    unknown += v.types[i] == sgc::runtime::kPieceUnknown;
+  }
+  if (v.pieces.empty() || v.scores.size() != v.pieces.size() ||
+      v.types.size() != v.pieces.size() || unknown != 1)
+    std::abort();
+  sgc::runtime::sentencepiece_facts facts;
+  if (!sgc::runtime::read_sentencepiece_facts(
+          sgc::runtime::write_sentencepiece_model(v), &facts) ||
+      facts.piece_types != v.types || facts.add_dummy_prefix)
+    std::abort();
   return 0;
 }

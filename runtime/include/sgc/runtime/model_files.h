@@ -1,7 +1,8 @@
 /*
  * sgc/runtime/model_files.h - the files a Hugging Face checkpoint ships
  * next to its weights: the tokenizer, the chat template,
- * generation_config.json. sgc-run and sgc-serve share them.
+ * generation_config.json (a GGUF file holds the first two itself).
+ * sgc-run and sgc-serve share them.
  *
  * A part of the sgc runtime's C API, <sgc/runtime.h>. Pure file reading:
  * errors are written to the caller's buffer, not returned as statuses.
@@ -33,6 +34,17 @@ int sgc_dir_has_tokenizer(const char *dir);
  * "tokenizer_config.json"). */
 int sgc_read_chat_template(const char *dir, char **out, const char **source,
                        char *error, size_t size);
+
+/* 1 when |weights_path| is a GGUF file. It carries its tokenizer
+ * (sgc_tokenizer_open takes the file) and chat template itself; the files
+ * of its directory belong to no one in particular and are not read. */
+int sgc_weights_is_gguf(const char *weights_path);
+
+/* A GGUF file's chat template, tokenizer.chat_template: 0 and a malloc'ed
+ * |*out| (NULL when the file has none), or 1 with |error| naming the file
+ * and the key. */
+int sgc_read_gguf_chat_template(const char *path, char **out, char *error,
+                                size_t size);
 
 /* generation_config.json: the sampling defaults a checkpoint asks for. */
 typedef struct sgc_generation_config_t {

@@ -24,7 +24,10 @@ typedef struct sgc_tokenizer_t sgc_tokenizer_t;
  * format), a tokenizer.model (SentencePiece), or a directory holding one
  * (tokenizer.json is preferred when both exist, as HF's fast tokenizer
  * does). tokenizer_config.json and special_tokens_map.json next to it are
- * read when present (add_bos_token, the bos/eos/pad token names). Errors
+ * read when present (add_bos_token, the bos/eos/pad token names). |path|
+ * may also be a GGUF file with a SentencePiece-style ("llama") vocabulary,
+ * Gemma 3's: its tokenizer.ggml.* keys stand for all of these (errors name
+ * the key, e.g. "m.gguf: tokenizer.ggml.model: 'gpt2' is not supported"). Errors
  * (SGC_STATUS_BAD_INPUT) name the file and the JSON path or the piece,
  * e.g. "tokenizer.json: $.model.type: 'Unigram' is not supported".
  * A tokenizer is immutable and may be shared by threads.
@@ -32,7 +35,7 @@ typedef struct sgc_tokenizer_t sgc_tokenizer_t;
 sgc_status_t *sgc_tokenizer_open(const char *path,
                                  sgc_tokenizer_t **out_tokenizer);
 void sgc_tokenizer_release(sgc_tokenizer_t *tokenizer);
-/** "sentencepiece" or "tokenizer.json" (static). */
+/** "sentencepiece" (a GGUF's vocabulary too) or "tokenizer.json" (static). */
 const char *sgc_tokenizer_kind(const sgc_tokenizer_t *tokenizer);
 /** Number of ids (the model's pieces plus added tokens): max id + 1. */
 int32_t sgc_tokenizer_vocab_size(const sgc_tokenizer_t *tokenizer);
