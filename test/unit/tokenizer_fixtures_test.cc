@@ -41,10 +41,13 @@ struct tokenizer_deleter {
 };
 using tokenizer_ptr = std::unique_ptr<sgc_tokenizer_t, tokenizer_deleter>;
 
-tokenizer_ptr open(const json &entry) {
+/// The fixture's tokenizer, or the file at |other| (relative to the
+/// source tree) that holds the same vocabulary.
+tokenizer_ptr open(const json &entry, const std::string &other = "") {
   sgc_tokenizer_t *t = nullptr;
   const std::string path =
-      std::string(SGC_SOURCE_DIR) + "/" + entry["path"].get<std::string>();
+      std::string(SGC_SOURCE_DIR) + "/" +
+      (other.empty() ? entry["path"].get<std::string>() : other);
   sgc_status_t *st = sgc_tokenizer_open(path.c_str(), &t);
   EXPECT_EQ(st, nullptr) << path << ": " << sgc_status_message(st);
   sgc_status_free(st);
@@ -110,21 +113,30 @@ std::string show(const std::vector<int32_t> &ids) {
   return s + "]";
 }
 
+/// A parameter is a fixture's name, or "NAME=PATH": the file PATH holds
+/// the same vocabulary in another form (a GGUF converted by llama.cpp from
+/// the fixture's folder), so HF's answers for NAME hold for it.
 class TokenizerFixture : public ::testing::TestWithParam<std::string> {
 protected:
+  std::string name() const { return GetParam().substr(0, GetParam().find('=')); }
+  std::string other_path() const {
+    const size_t eq = GetParam().find('=');
+    return eq == std::string::npos ? "" : GetParam().substr(eq + 1);
+  }
   const json &entry() const {
     for (const json &e : cases()["tokenizers"])
-      if (e["name"] == GetParam())
+      if (e["name"] == name())
         return e;
-    ADD_FAILURE() << "no fixture " << GetParam();
+    ADD_FAILURE() << "no fixture " << name();
     static const json none;
     return none;
   }
+  tokenizer_ptr open_tokenizer() const { return open(entry(), other_path()); }
 };
 
 TEST_P(TokenizerFixture, VocabularyAndSpecialTokensAsHF) {
   const json &e = entry();
-  tokenizer_ptr t = open(e);
+  tokenizer_ptr t = open_tokenizer();
   ASSERT_TRUE(t);
   EXPECT_EQ(sgc_tokenizer_kind(t.get()), e["kind"].get<std::string>());
   EXPECT_EQ(sgc_tokenizer_vocab_size(t.get()), e["vocab_size"].get<int>());
@@ -147,7 +159,7 @@ TEST_P(TokenizerFixture, VocabularyAndSpecialTokensAsHF) {
 
 TEST_P(TokenizerFixture, EncodeAsHF) {
   const json &e = entry();
-  tokenizer_ptr t = open(e);
+  tokenizer_ptr t = open_tokenizer();
   ASSERT_TRUE(t);
   size_t checked = 0;
   for (const json &c : e["encode"]) {
@@ -165,7 +177,7 @@ TEST_P(TokenizerFixture, EncodeAsHF) {
 
 TEST_P(TokenizerFixture, DecodeAsHF) {
   const json &e = entry();
-  tokenizer_ptr t = open(e);
+  tokenizer_ptr t = open_tokenizer();
   ASSERT_TRUE(t);
   for (const json &c : e["decode"]) {
     const auto ids = c[0].get<std::vector<int32_t>>();
@@ -178,7 +190,7 @@ TEST_P(TokenizerFixture, DecodeAsHF) {
 
 TEST_P(TokenizerFixture, StreamingEqualsWholeDecode) {
   const json &e = entry();
-  tokenizer_ptr t = open(e);
+  tokenizer_ptr t = open_tokenizer();
   ASSERT_TRUE(t);
   for (const json &c : e["decode"]) {
     const auto ids = c[0].get<std::vector<int32_t>>();
@@ -193,7 +205,7 @@ TEST_P(TokenizerFixture, StreamingALongSequenceEqualsWholeDecode) {
   // Every id list of the fixture in one sequence (thousands of tokens,
   // byte runs and specials among them): the property, not HF's text.
   const json &e = entry();
-  tokenizer_ptr t = open(e);
+  tokenizer_ptr t = open_tokenizer();
   ASSERT_TRUE(t);
   std::vector<int32_t> all;
   for (const json &c : e["decode"])
@@ -209,18 +221,36 @@ TEST_P(TokenizerFixture, StreamingALongSequenceEqualsWholeDecode) {
         << (skip ? "skip special" : "keep special");
 }
 
+std::string test_name(const ::testing::TestParamInfo<std::string> &info) {
+  std::string n = info.param;
+  if (const size_t eq = n.find('='); eq != std::string::npos) {
+    // The other file's folder: "examples/X/model.gguf" -> "X".
+    n = n.substr(eq + 1, n.rfind('/') - eq - 1);
+    n = n.substr(n.rfind('/') + 1);
+  }
+  for (char &ch : n)
+    if (ch == '-')
+      ch = '_';
+  return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(HF, TokenizerFixture,
                          ::testing::Values("sentencepiece",
                                            "sentencepiece-plain", "bpe",
                                            "bpe-prepend", "tiny-gemma3",
                                            "tiny-gemma4"),
-                         [](const auto &info) {
-                           std::string n = info.param;
-                           for (char &ch : n)
-                             if (ch == '-')
-                               ch = '_';
-                           return n;
-                         });
+                         test_name);
+
+// The GGUF goldens were converted by llama.cpp's convert_hf_to_gguf.py from
+// a folder holding tiny-gemma3's tokenizer.model and tokenizer_config.json
+// (tools/gen-golden/gen_gguf.py): their tokenizer.ggml.* must answer as HF
+// does with those files.
+INSTANTIATE_TEST_SUITE_P(
+    GgufVocabulary, TokenizerFixture,
+    ::testing::Values(
+        "tiny-gemma3=examples/tiny-gemma3-gguf-q8_0/model.gguf",
+        "tiny-gemma3=examples/tiny-gemma3-gguf-q4_0/model.gguf"),
+    test_name);
 
 TEST(TokenizerFixtures, CoverHundredsOfStrings) {
   size_t strings = 0, lists = 0;

@@ -10,6 +10,9 @@ f32, and those f32 weights cast to bf16 for the bf16 run.
     bench/llamacpp/setup.sh      # llama.cpp's tree and llama-quantize
     tools/gen-golden/gen-golden --gguf [OUTROOT]   # default: examples/
 
+The HF folder holds tiny-gemma3's tokenizer and chat template, so each file
+carries them (tokenizer.ggml.*, tokenizer.chat_template).
+
 writes OUTROOT/tiny-gemma3-gguf-{q8_0,q4_0}/: model.gguf,
 golden.safetensors (the keys of the other goldens), meta.json and the HF
 config.json the files were converted from.
@@ -60,6 +63,9 @@ SPEC = dict(
 # pattern) are 4.9 MB each, over the 4 MiB a golden file may take: they are
 # made (the Q4_0 file is quantized from the BF16 one) but not written out.
 ENCODINGS = ("q8_0", "q4_0")
+
+# What the HF folder holds besides the weights (tiny-gemma3's, vocab 512).
+TOKENIZER_FILES = ("tokenizer.model", "tokenizer_config.json", "chat_template.jinja")
 
 # GGUF tensor name (after "blk.N.") -> HF name (after "model.layers.N.").
 LAYER_NAMES = {
@@ -123,9 +129,11 @@ def make_ggufs(tmp):
     assert not unexpected and all(k == "lm_head.weight" for k in missing), (missing, unexpected)
     hf = os.path.join(tmp, "hf")
     model.save_pretrained(hf, safe_serialization=True)
-    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "llamacpp",
-                                                 "placeholder_tokenizer.py"),
-                    str(SPEC["vocab"]), os.path.join(hf, "tokenizer.model")], check=True)
+    # tiny-gemma3's tokenizer (512 ids, HF's answers in test/Inputs/tokenizers/
+    # cases.json) and chat template: the converter writes them into the files
+    # as tokenizer.ggml.* and tokenizer.chat_template.
+    for name in TOKENIZER_FILES:
+        shutil.copy(os.path.join(ROOT, "examples", "tiny-gemma3", name), os.path.join(hf, name))
     log = os.path.join(tmp, "llama.log")
     conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
     out = {}

@@ -163,11 +163,6 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
     v->scores[i] = static_cast<float>(scores->element_double(i));
     v->types[i] = static_cast<int>(type);
   }
-  if (unknown != 1)
-    return fail("tokenizer.ggml.token_type",
-                std::to_string(unknown) +
-                    " tokens of type 2 (unknown); SentencePiece needs one");
-
   int64_t bos = -1, eos = -1, pad = -1, unk = -1;
   for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},
                          std::pair{"tokenizer.ggml.eos_token_id", &eos},
@@ -175,6 +170,21 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
                          std::pair{"tokenizer.ggml.unknown_token_id", &unk}})
     if (status s = token_id(key, n, id); !s.ok())
       return s;
+  // The converter types every special added token control, <unk> among
+  // them (Gemma's tokenizer_config.json marks it special), and writes its id
+  // only when the HF config names one; SentencePiece needs exactly one
+  // unknown piece: the id key's, else Gemma's "<unk>" (HF's default name).
+  if (auto it = seen.find("<unk>"); unk < 0 && unknown == 0 && it != seen.end())
+    unk = static_cast<int64_t>(it->second);
+  if (unk >= 0 && v->types[static_cast<size_t>(unk)] != kPieceUnknown) {
+    v->types[static_cast<size_t>(unk)] = kPieceUnknown;
+    ++unknown;
+  }
+  if (unknown != 1)
+    return fail("tokenizer.ggml.token_type",
+                std::to_string(unknown) +
+                    " tokens of type 2 (unknown) or named by "
+                    "tokenizer.ggml.unknown_token_id; SentencePiece needs one");
   const auto name = [&](int64_t id) {
     return id < 0 ? std::string() : v->pieces[static_cast<size_t>(id)];
   };

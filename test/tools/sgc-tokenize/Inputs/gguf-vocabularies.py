@@ -3,8 +3,8 @@ argv[1] for gguf.test: ok.gguf, a SentencePiece-style ("llama") vocabulary
 laid out as llama.cpp's converter writes Gemma 3's, and one file per
 defect, each differing from ok.gguf in that one place.
 
-ok.gguf: ids 0-3 <pad> <eos> <bos> (control) <unk> (unknown), 4-259 the
-byte pieces, 260 "<start_of_turn>" (control), 261 "new york" (user-defined:
+ok.gguf: ids 0-3 <pad> <eos> <bos> <unk> (control; the unknown by its id
+key), 4-259 the byte pieces, 260 "<start_of_turn>" (control), 261 "new york" (user-defined:
 the converter writes U+2581 as a space), then "\u2581", "a", "b", "ab",
 "\u2581a", "\u2581ab" at 262-267, scored so that "ab" merges before
 "\u2581a" and "\u2581ab" last."""
@@ -18,8 +18,10 @@ from blocks import Array, write_gguf  # noqa: E402
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
+# <unk> typed control, as the converter types every special added token;
+# tokenizer.ggml.unknown_token_id names it.
 VOCAB = [("<pad>", 0.0, CONTROL), ("<eos>", 0.0, CONTROL), ("<bos>", 0.0, CONTROL),
-         ("<unk>", 0.0, UNKNOWN)]
+         ("<unk>", 0.0, CONTROL)]
 VOCAB += [("<0x%02X>" % b, 0.0, BYTE) for b in range(256)]
 VOCAB += [("<start_of_turn>", -1000.0, CONTROL), ("new york", -1000.0, USER_DEFINED)]
 VOCAB += [("\u2581", -1.0, NORMAL), ("a", -2.0, NORMAL), ("b", -3.0, NORMAL),
@@ -71,5 +73,6 @@ write("type-7.gguf", meta(vocab=replaced(263, ("a", -2.0, 7))))
 write("duplicate.gguf", meta(vocab=replaced(264, ("a", -3.0, NORMAL))))
 write("empty-piece.gguf", meta(vocab=replaced(264, ("", -3.0, NORMAL))))
 write("two-unknown.gguf", meta(vocab=replaced(264, ("b", -3.0, UNKNOWN))))
+write("no-unknown.gguf", meta(vocab=replaced(3, ("[UNK]", 0.0, CONTROL)), unknown_token_id=None))
 write("space-prefix.gguf", meta(add_space_prefix=None))
 write("bos-past-end.gguf", meta(bos_token_id=len(VOCAB)))
