@@ -49,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToLinalg/LinearSpec.h"
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -231,9 +232,12 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   for (Value w : weightBuffers)
     spec.rows.push_back(cast<MemRefType>(w.getType()).getDimSize(0));
   // The bf16 paths (tiles, and pair rows for decode) where they can run:
-  // bf16 rows and weights, K in pairs. Decode and prefill then call one
-  // kernel per shape.
-  spec.bf16Dot = input.bf16Copy = input.xType.isBF16() && spec.wType.isBF16() &&
+  // bf16 rows, and weights that are bf16 or become bf16 pairs in registers
+  // (f16, block encodings: as exact as the f32 path, which rounds them to
+  // bf16 too, and half its instructions a weight), K in pairs. Decode and
+  // prefill then call one kernel per shape.
+  spec.bf16Dot = input.bf16Copy = input.xType.isBF16() &&
+                                  hasWeightPairs(spec.wType) &&
                                   spec.k % 2 == 0;
   // A batched decode step's projections (sg-specialize marks its bodies).
   if (auto body = op->getParentOfType<func::FuncOp>())

@@ -3,9 +3,9 @@
 // Part of sgc. Builds `@sgc_<linear spec>(xs, [xb], w..., [bias], y...,
 // row_begin, row_end)` for one KernelSpec: the row path (4 accumulators of
 // 16 lanes along K, weights prefetched ahead), the f32 register tiles of
-// the token path over packed weight panels, the bf16 pair tiles
-// (vdpbf16ps) where the spec has them, and the epilogues; Linear.cpp says
-// which path serves which tokens and why (CPU.md §6).
+// the token path over packed weight panels (LinearPanels.cpp), the bf16
+// pair tiles (vdpbf16ps) where the spec has them, and the epilogues;
+// Linear.cpp says which path serves which tokens and why (CPU.md §6).
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,10 +104,12 @@ Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
 /// stay in flight). Each pair adds its odd product, then its even one, as
 /// the instruction does; the pairs past whole vectors (K % 32, which no
 /// model's decode has) add the same way but without the instruction's
-/// flushing of denormals. No other path needs these bits.
+/// flushing of denormals. No other path needs these bits. f16 and
+/// block-encoded weights (`wType`) become their bf16 pairs in registers
+/// (loadWeightPairsBF16).
 SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
-                                   Value w, Value row, ValueRange tokens,
-                                   int64_t k) {
+                                   Value w, Type wType, Value row,
+                                   ValueRange tokens, int64_t k) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value two = constIndex(b, loc, 2);
@@ -120,18 +122,17 @@ SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
         if (lanes == 1) {
           Value next = arith::AddIOp::create(b, loc, col, constIndex(b, loc, 1));
           for (Value c : {next, col}) {
-            Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
+            Value wv = loadWeightF32(b, loc, w, wType, row, c, 1, b.getBF16Type());
             for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
               Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
               acc = arith::AddFOp::create(
                   b, loc, acc,
-                  Value(arith::MulFOp::create(b, loc, toF32(b, loc, wv),
-                                              toF32(b, loc, xv))));
+                  Value(arith::MulFOp::create(b, loc, wv, toF32(b, loc, xv))));
             }
           }
           return out;
         }
-        Value wv = vector::LoadOp::create(b, loc, vecPairs, w, ValueRange{row, col});
+        Value wv = loadWeightPairsBF16(b, loc, w, wType, row, col);
         for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
           Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
           acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
@@ -139,88 +140,21 @@ SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
         return out;
       },
       [&](OpBuilder &b, Location loc, Value pair) {
-        // The 4 cache lines a step reads, kPairPrefetchElements ahead.
-        emitPrefetchAhead(b, loc, w, row, arith::MulIOp::create(b, loc, pair, two),
-                          kPairPrefetchElements, kLanes * kAccumulators * 2 * 2);
-      });
-}
-/// The transpose of 8 vectors of 8 elements (rows) as its 8 columns, in
-/// three stages of two-input shuffles that x86 has as single instructions
-/// (unpack low/high, shufps, vperm2f128).
-SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
-                                    ArrayRef<Value> rows) {
-  assert(rows.size() == 8 && "an 8 x 8 block");
-  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
-    return vector::ShuffleOp::create(b, loc, x, y, mask);
-  };
-  // Stage 1: pairs of rows interleaved within each 128-bit half.
-  SmallVector<Value> t(8), u(8), cols(8);
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = shuffle(rows[i], rows[i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
-    t[i + 1] = shuffle(rows[i], rows[i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
-  }
-  // Stage 2: four rows' elements of two columns per vector (one column a
-  // 128-bit half).
-  for (int q = 0; q < 8; q += 4)
-    for (int h = 0; h < 2; ++h) {
-      u[q + 2 * h] =
-          shuffle(t[q + h], t[q + h + 2], {0, 1, 8, 9, 4, 5, 12, 13});
-      u[q + 2 * h + 1] =
-          shuffle(t[q + h], t[q + h + 2], {2, 3, 10, 11, 6, 7, 14, 15});
-    }
-  // Stage 3: the halves of rows 0-3 and 4-7 joined.
-  for (int c = 0; c < 4; ++c) {
-    cols[c] = shuffle(u[c], u[c + 4], {0, 1, 2, 3, 8, 9, 10, 11});
-    cols[c + 4] = shuffle(u[c], u[c + 4], {4, 5, 6, 7, 12, 13, 14, 15});
-  }
-  return cols;
-}
-
-/// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows: the weights of one
-/// block of rows, widened once and laid out K-major for the tile loop. Eight
-/// columns of eight rows at a time, transposed in registers, so every store
-/// writes 32 contiguous bytes (a store per element, 64 bytes apart, took
-/// ~15 % of a K = 2048 linear's time on Zen 3); a K that is not a multiple
-/// of 8 ends one column at a time.
-void emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType, Value n0,
-                   Value panel, int64_t k, Type ct) {
-  static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
-  Value zero = constIndex(b, loc, 0);
-  int64_t whole = k - k % 8;
-  scf::ForOp::create(
-      b, loc, zero, constIndex(b, loc, whole), constIndex(b, loc, 8),
-      ValueRange{}, [&](OpBuilder &b, Location loc, Value col, ValueRange) {
-        for (int64_t j0 = 0; j0 < kTileRows; j0 += 8) {
-          SmallVector<Value> rows;
-          for (int64_t j = j0; j < j0 + 8; ++j) {
-            Value row =
-                arith::AddIOp::create(b, loc, n0, constIndex(b, loc, j));
-            rows.push_back(loadWeightF32(b, loc, w, wType, row, col, 8, ct));
-          }
-          SmallVector<Value> cols = emitTranspose8x8(b, loc, rows);
-          for (int64_t c = 0; c < 8; ++c)
-            vector::StoreOp::create(
-                b, loc, cols[c], panel,
-                ValueRange{
-                    arith::AddIOp::create(b, loc, col, constIndex(b, loc, c)),
-                    constIndex(b, loc, j0)});
+        Value col = arith::MulIOp::create(b, loc, pair, two);
+        int64_t stepElements = kLanes * kAccumulators * 2;
+        // A block encoding's bytes of a step, as far ahead in bytes as a
+        // bf16 row's (1 KiB a buffer column of 2 bytes).
+        if (auto quant = dyn_cast<sg::QuantType>(wType)) {
+          emitPrefetchAhead(b, loc, w, row, weightBufferColumn(b, loc, wType, col),
+                            2 * kPairPrefetchElements,
+                            quant.getRowBytes(stepElements), /*unit=*/1);
+          return;
         }
-        scf::YieldOp::create(b, loc);
-      });
-  emitFor(
-      b, loc, zero, constIndex(b, loc, kTileRows),
-      [&](OpBuilder &b, Location loc, Value j) {
-        Value row = arith::AddIOp::create(b, loc, n0, j);
-        emitFor(
-            b, loc, constIndex(b, loc, whole), constIndex(b, loc, k),
-            [&](OpBuilder &b, Location loc, Value col) {
-              memref::StoreOp::create(
-                  b, loc, loadWeightF32(b, loc, w, wType, row, col, 1, ct),
-                  panel, ValueRange{col, j});
-            });
+        // The cache lines a step reads, kPairPrefetchElements ahead.
+        emitPrefetchAhead(b, loc, w, row, col, kPairPrefetchElements,
+                          stepElements * 2);
       });
 }
-
 /// The token rows t0, t0 + 1, ..., t0 + count - 1 of a tile.
 SmallVector<Value> tileTokens(OpBuilder &b, Location loc, Value t0,
                               int64_t count) {
@@ -251,43 +185,6 @@ SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
   };
   SmallVector<Value> inits(kTileTokens, zeroVec);
   return emitUnrolledSteps(b, loc, k, kUnroll, inits, step);
-}
-
-/// panel[base + p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for
-/// rows at or past `hi`: the bf16 pairs of one block of rows, K-pair-major,
-/// from row `base` of the panels.
-void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Value n0, Value hi,
-                       Value panel, Value base, int64_t k) {
-  Value zero = constIndex(b, loc, 0);
-  auto pairType = VectorType::get({2}, b.getBF16Type());
-  Value zeroPair = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
-  emitFor(b, loc, zero, constIndex(b, loc, kTileRows),
-          [&](OpBuilder &b, Location loc, Value j) {
-            Value row = arith::AddIOp::create(b, loc, n0, j);
-            Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, 2));
-            Value valid = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::slt, row, hi);
-            emitFor(b, loc, zero, constIndex(b, loc, k / 2),
-                    [&](OpBuilder &b, Location loc, Value p) {
-                      auto pair = scf::IfOp::create(
-                          b, loc, valid,
-                          [&](OpBuilder &b, Location loc) {
-                            Value k0 = arith::MulIOp::create(
-                                b, loc, p, constIndex(b, loc, 2));
-                            scf::YieldOp::create(
-                                b, loc,
-                                Value(vector::LoadOp::create(
-                                    b, loc, pairType, w, ValueRange{row, k0})));
-                          },
-                          [&](OpBuilder &b, Location loc) {
-                            scf::YieldOp::create(b, loc, zeroPair);
-                          });
-                      vector::StoreOp::create(
-                          b, loc, pair.getResult(0), panel,
-                          ValueRange{arith::AddIOp::create(b, loc, base, p), col});
-                    });
-          });
 }
 
 /// The bf16 tile: for tokens t0..t0+kDotTileTokens-1, kTileRows dot products
@@ -428,7 +325,7 @@ void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
     emitFor(b, loc, zero, numBlocks, [&](OpBuilder &b, Location loc, Value nb) {
       Value n0 = arith::AddIOp::create(
           b, loc, lo, arith::MulIOp::create(b, loc, nb, tileRows));
-      emitPackPairPanel(b, loc, w, n0, hi, panel,
+      emitPackPairPanel(b, loc, w, spec.wType, n0, hi, panel,
                         arith::MulIOp::create(b, loc, nb, pairs), spec.k);
     });
     panels.push_back(panel);
@@ -561,7 +458,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
           return [&, pairs](OpBuilder &b, Location loc) {
             scf::YieldOp::create(
                 b, loc,
-                pairs ? emitRowDotPairs(b, loc, bufs.xb, w, n, group, spec.k)
+                pairs ? emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n, group, spec.k)
                       : emitRowDots(b, loc, xs, w, spec.wType, n, group,
                                     spec.k, spec.yType));
           };
@@ -602,7 +499,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                   b, loc, bufs.rowDot,
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(
-                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, n, s, spec.k)[0]);
+                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n, s, spec.k)[0]);
                   },
                   [&](OpBuilder &b, Location loc) {
                     scf::YieldOp::create(b, loc,

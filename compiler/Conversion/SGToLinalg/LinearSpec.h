@@ -130,6 +130,18 @@ struct KernelSpec {
   }
 };
 
+/// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows, the weights (of
+/// logical type `wType`) as activations of type `ct` read them: the f32
+/// tiles' panel of one block of rows (LinearPanels.cpp).
+void emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType, Value n0,
+                   Value panel, int64_t k, Type ct);
+
+/// panel[base + p, 2j + e] = w[n0 + j, 2p + e] as bf16 for j < kTileRows,
+/// zero for rows at or past `hi`: the bf16 tiles' pairs of one block of
+/// rows, K-pair-major (LinearPanels.cpp).
+void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Type wType,
+                       Value n0, Value hi, Value panel, Value base, int64_t k);
+
 /// Emits the kernel function `name` for `spec` (LinearKernel.cpp).
 func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
                          StringRef name);

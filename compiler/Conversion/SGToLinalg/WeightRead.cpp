@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -149,6 +150,18 @@ Value dequantQ6_K(BlockReader &r, Value col) {
   return r.fmul(r.f32Lanes(scale), r.toF32(q));
 }
 
+/// The dequantized value of a block-encoded weight, exactly, as f32.
+Value dequantF32(OpBuilder &b, Location loc, Value w, sg::QuantType quant,
+                 Value row, Value col, int64_t lanes) {
+  BlockReader r{b, loc, w, row, lanes};
+  StringRef encoding = quant.getEncoding();
+  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K") &&
+         "QuantType's verifier admits these");
+  return encoding == "Q8_0"   ? dequantQ8_0(r, col)
+         : encoding == "Q4_0" ? dequantQ4_0(r, col)
+                              : dequantQ6_K(r, col);
+}
+
 } // namespace
 
 Value lowering::loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
@@ -157,17 +170,41 @@ Value lowering::loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
   if (!quant)
     return widenWeight(b, loc, emitRowLoad(b, loc, w, ValueRange{row}, col, lanes),
                        ct);
-  BlockReader r{b, loc, w, row, lanes};
-  StringRef encoding = quant.getEncoding();
-  Value value = encoding == "Q8_0"   ? dequantQ8_0(r, col)
-                : encoding == "Q4_0" ? dequantQ4_0(r, col)
-                                     : dequantQ6_K(r, col);
-  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K") &&
-         "QuantType's verifier admits these");
+  Value value = dequantF32(b, loc, w, quant, row, col, lanes);
   // Under bf16 activations the reference reads bf16(dequantized weight).
   if (ct.isBF16())
     value = lowering::toF32(b, loc, roundTo(b, loc, value, ct));
   return value;
+}
+
+bool lowering::hasWeightPairs(Type wType) {
+  return wType.isBF16() || wType.isF16() || isa<sg::QuantType>(wType);
+}
+
+Value lowering::loadWeightPairsBF16(OpBuilder &b, Location loc, Value w,
+                                    Type wType, Value row, Value col) {
+  constexpr int64_t kHalf = 16;
+  if (wType.isBF16())
+    return emitRowLoad(b, loc, w, ValueRange{row}, col, 2 * kHalf);
+  // Two halves of 16 exact f32 values, each rounded by one vcvtneps2bf16
+  // (the expanded integer rounding of arith.truncf costs 6 instructions a
+  // vector more), then joined.
+  auto halfBF16 = VectorType::get({kHalf}, b.getBF16Type());
+  SmallVector<Value, 2> halves;
+  for (int64_t h = 0; h < 2; ++h) {
+    Value at = arith::AddIOp::create(b, loc, col, constIndex(b, loc, h * kHalf));
+    Value exact;
+    if (auto quant = dyn_cast<sg::QuantType>(wType))
+      exact = dequantF32(b, loc, w, quant, row, at, kHalf);
+    else
+      exact = lowering::toF32(b, loc, emitRowLoad(b, loc, w, ValueRange{row}, at, kHalf));
+    halves.push_back(
+        x86vector::CvtPackedF32ToBF16Op::create(b, loc, halfBF16, exact));
+  }
+  SmallVector<int64_t> order;
+  for (int64_t i = 0; i < 2 * kHalf; ++i)
+    order.push_back(i);
+  return vector::ShuffleOp::create(b, loc, halves[0], halves[1], order);
 }
 
 Value lowering::weightBufferColumn(OpBuilder &b, Location loc, Type wType,

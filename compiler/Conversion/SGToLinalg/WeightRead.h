@@ -29,6 +29,18 @@ MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
 Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
                     Value row, Value col, int64_t lanes, Type ct);
 
+/// The bf16 pairs w[row, col .. col + 32) as vector<32xbf16>, for the
+/// kernels' vdpbf16ps paths: a bf16 weight loaded as it is; an f16 or
+/// block-encoded one widened or dequantized to f32 and rounded by
+/// vcvtneps2bf16 (the values loadWeightF32 gives under bf16 activations).
+/// For a block encoding `col` is a multiple of 32. Only for code that runs
+/// where the CPU has AVX512-BF16.
+Value loadWeightPairsBF16(OpBuilder &b, Location loc, Value w, Type wType,
+                          Value row, Value col);
+
+/// Whether loadWeightPairsBF16 reads weights of `wType`.
+bool hasWeightPairs(Type wType);
+
 /// The buffer column (element, or byte of a block encoding) where the
 /// weight's element `col` lives, or its block starts: for prefetching.
 Value weightBufferColumn(OpBuilder &b, Location loc, Type wType, Value col);

@@ -168,13 +168,16 @@ static void optimizeAndEmit(VariantJob &job) {
   llvm::ModulePassManager mpm =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(*job.module, mam);
-  if (llvm::Function *dot = llvm::Intrinsic::getDeclarationIfExists(
-          job.module.get(), llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512);
-      dot && !dot->use_empty() &&
-      !job.machine->getMCSubtargetInfo()->checkFeatures("+avx512bf16")) {
-    job.strayBf16Dot = true;
-    return;
-  }
+  // vdpbf16ps and the vcvtneps2bf16 that feeds it dequantized weights.
+  for (llvm::Intrinsic::ID id : {llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
+                                 llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512})
+    if (llvm::Function *used =
+            llvm::Intrinsic::getDeclarationIfExists(job.module.get(), id);
+        used && !used->use_empty() &&
+        !job.machine->getMCSubtargetInfo()->checkFeatures("+avx512bf16")) {
+      job.strayBf16Dot = true;
+      return;
+    }
 
   llvm::raw_svector_ostream os(job.object);
   llvm::legacy::PassManager codegen;
