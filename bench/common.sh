@@ -205,6 +205,20 @@ llama_version() {
       sed -n 's/^version: .*commit \([0-9a-f]*\).*/\1/p' | head -1))"
 }
 
+# llama_bench_case OUT LOG ARGS...: one llama-bench process (ARGS: -m FILE and
+# the test, e.g. -p 0 -n 64 -t 1 -r 3) as the key=value lines the bench
+# scripts read (parse_bench.py) plus other_load, in OUT; its stderr in LOG,
+# shown when it fails.
+llama_bench_case() {
+  local out=$1 log=$2
+  shift 2
+  timed_run "$out.json" "$LLAMA/bin/llama-bench" "$@" -o json 2>"$log" ||
+    { cat "$log" >&2; return 1; }
+  sed -n '/^\[/,/^\]/p' "$out.json" | python3 "$BENCH_SRC/bench/llamacpp/parse_bench.py" >"$out"
+  grep '^other_load=' "$out.json" >>"$out"
+  rm -f "$out.json"
+}
+
 # proc_busy: "busy total" ticks of /proc/stat, all CPUs (see other_load.h).
 proc_busy() { awk '/^cpu / { t = 0; for (i = 2; i <= 11; ++i) t += $i; print t - $5 - $6, t; exit }' /proc/stat; }
 

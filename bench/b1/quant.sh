@@ -68,11 +68,8 @@ run_case() { # ROUND IMPL ENC THREADS
     ;;
   sgc) "$harness" "${so[$enc]}" "${file[$enc]}" "$t" $PROMPT "$SGC_STEPS" >"$out" ;;
   llama)
-    timed_run "$out.json" "$LLAMA/bin/llama-bench" -m "${file[$enc]}" -p 0 -n "$LLAMA_STEPS" \
-      -t "$t" -r "$LLAMA_REPS" -o json 2>"$W/llama.log" || { cat "$W/llama.log" >&2; return 1; }
-    sed -n '/^\[/,/^\]/p' "$out.json" | python3 "$BENCH_SRC/bench/llamacpp/parse_bench.py" >"$out"
-    grep '^other_load=' "$out.json" >>"$out"
-    rm -f "$out.json"
+    llama_bench_case "$out" "$W/llama.log" -m "${file[$enc]}" -p 0 -n "$LLAMA_STEPS" -t "$t" \
+      -r "$LLAMA_REPS"
     ;;
   esac
   sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |

@@ -112,11 +112,7 @@ run_case() {
   llama | llama-pf)
     local args=(-p 0 -n "$LLAMA_STEPS")
     [[ $impl == llama-pf ]] && args=(-p $PREFILL -n 0)
-    timed_run "$out.json" "$LLAMA/bin/llama-bench" -m "$gguf" "${args[@]}" -t "$t" \
-      -r "$LLAMA_REPS" -o json 2>"$W/llama.log" || { cat "$W/llama.log" >&2; return 1; }
-    sed -n '/^\[/,/^\]/p' "$out.json" | python3 "$BENCH_SRC/bench/llamacpp/parse_bench.py" >"$out"
-    grep '^other_load=' "$out.json" >>"$out"
-    rm -f "$out.json"
+    llama_bench_case "$out" "$W/llama.log" -m "$gguf" "${args[@]}" -t "$t" -r "$LLAMA_REPS"
     ;;
   hf) "$PEER_PY" "$BENCH_SRC/bench/b1/hf_peer.py" "$B1_DIR/hf" "$dt" "$t" $PROMPT \
     "$HF_STEPS" "${prefill[@]}" >"$out" 2>"$W/hf.log" ||

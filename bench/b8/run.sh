@@ -78,11 +78,7 @@ run_case() { # ROUND IMPL ENC THREADS
   llama | llama-pf)
     local args=(-p 0 -n "$LLAMA_STEPS" -r "$LLAMA_REPS")
     [[ $impl == llama-pf ]] && args=(-p "$PREFILL" -n 0 -r 1)
-    timed_run "$out.json" "$LLAMA/bin/llama-bench" -m "${file[$enc]}" "${args[@]}" \
-      -t "$t" -o json 2>"$B8_DIR/llama.log" || { cat "$B8_DIR/llama.log" >&2; return 1; }
-    sed -n '/^\[/,/^\]/p' "$out.json" | python3 "$BENCH_SRC/bench/llamacpp/parse_bench.py" >"$out"
-    grep '^other_load=' "$out.json" >>"$out"
-    rm -f "$out.json"
+    llama_bench_case "$out" "$B8_DIR/llama.log" -m "${file[$enc]}" "${args[@]}" -t "$t"
     ;;
   esac
   sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
