@@ -295,6 +295,14 @@ class Checker:
                 need(golden.tensors[f"decode_logits_{d}"][1] == [n, vocab],
                      f"decode_logits_{d} is not [{n}, {vocab}]")
             need(all(0 <= i < vocab for i in golden.values("input_ids")), "input ids outside the vocabulary")
+            # Reference (b): llama.cpp's rows for the prompt and (a)'s f32 tokens.
+            rows = s + len(golden.values("decode_ids_f32"))
+            need(golden.tensors.get("llama_logits", (None, None))[1] == [rows, vocab],
+                 f"llama_logits is not [{rows}, {vocab}]")
+            need(all(math.isfinite(v) for v in golden.values("llama_logits")),
+                 "llama_logits holds a value that is not finite")
+            need(meta.get("reference_b", {}).get("vs_f32", {}).get("max", 0) > 0,
+                 "meta.json has no reference_b.vs_f32.max")
         if not self.check("golden keys/shapes", layout):
             return
         self.check("golden greedy = argmax", lambda: self.golden_greedy(golden))

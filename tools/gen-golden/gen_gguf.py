@@ -14,8 +14,9 @@ The HF folder holds tiny-gemma3's tokenizer and chat template, so each file
 carries them (tokenizer.ggml.*, tokenizer.chat_template).
 
 writes OUTROOT/tiny-gemma3-gguf-{q8_0,q4_0}/: model.gguf,
-golden.safetensors (the keys of the other goldens), meta.json and the HF
-config.json the files were converted from.
+golden.safetensors (the keys of the other goldens, and llama_logits:
+reference (b), llama.cpp's own logits on the file, llama_logits.cc),
+meta.json and the HF config.json the files were converted from.
 """
 
 import json
@@ -145,6 +146,30 @@ def make_ggufs(tmp):
     return out
 
 
+def build_llama_logits(tmp):
+    """llama_logits.cc (reference (b)) against the llama.cpp build of
+    bench/llamacpp/setup.sh."""
+    exe = os.path.join(tmp, "llama_logits")
+    libs = [os.path.join(LLAMA, "build", "src", "libllama.a")] + [
+        os.path.join(LLAMA, "build", "ggml", "src", "lib%s.a" % n)
+        for n in ("ggml", "ggml-cpu", "ggml-base")]
+    run(["c++", "-O2", "-std=c++17", "-I" + os.path.join(LLAMA, "src", "include"),
+         "-I" + os.path.join(LLAMA, "src", "ggml", "include"),
+         os.path.join(HERE, "llama_logits.cc"), "-o", exe] + libs +
+        ["-fopenmp", "-lpthread", "-ldl"], os.path.join(tmp, "llama.log"))
+    return exe
+
+
+def llama_reference(exe, path, ids, fed, vocab, tmp):
+    """llama.cpp's logits on `path`: the prompt rows, then one row per fed id."""
+    out = os.path.join(tmp, "llama_logits.f32")
+    run([exe, path, ",".join(map(str, ids)), ",".join(map(str, fed)), out],
+        os.path.join(tmp, "llama.log"))
+    rows = np.fromfile(out, dtype="<f4").reshape(-1, vocab)
+    assert rows.shape[0] == len(ids) + len(fed) and np.isfinite(rows).all(), rows.shape
+    return torch.from_numpy(rows.copy())
+
+
 def dequantized(path):
     """HF name -> f32 tensor as the `gguf` package dequantizes the file, the
     Gemma 3 norms' stored 1 + w turned back into w; and name -> type."""
@@ -177,6 +202,7 @@ def main():
     ids = G.make_prompt(SPEC, SPEC["prompt_seed"])
     with tempfile.TemporaryDirectory() as tmp:
         files = make_ggufs(tmp)
+        llama_logits = build_llama_logits(tmp)
         for enc in ENCODINGS:
             weights, types = dequantized(files[enc])
             runs = {}
@@ -192,6 +218,12 @@ def main():
                 golden["prefill_logits_" + name] = r["prefill"]
                 golden["decode_ids_" + name] = torch.tensor(r["dec_ids"], dtype=torch.int32)
                 golden["decode_logits_" + name] = r["dec_logits"]
+            # Reference (b): llama.cpp on the same file, fed (a)'s f32 tokens.
+            ref_a = torch.cat([runs["f32"]["prefill"], runs["f32"]["dec_logits"]])
+            golden["llama_logits"] = llama_reference(
+                llama_logits, files[enc], ids, runs["f32"]["dec_ids"], SPEC["vocab"], tmp)
+            rng = ref_a.amax(-1) - ref_a.amin(-1)
+            llama_rel = ((golden["llama_logits"] - ref_a).abs().amax(-1) / rng).tolist()
             G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
             counts = {}
             for t in types.values():
@@ -214,12 +246,20 @@ def main():
                 "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
                 "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
                 "same_tokens": ana["same_tokens"],
+                "reference_b": {
+                    "made_by": "llama_logits.cc on the same model.gguf: the prompt in one "
+                               "llama_decode, then decode_ids_f32 fed one at a time; "
+                               "llama.cpp's defaults (8-bit activations, f16 KV cache)",
+                    "key": "llama_logits (prefill rows, then decode rows)",
+                    "vs_f32": {"max": max(llama_rel), "per_position": llama_rel},
+                },
             }
             G.write_json(os.path.join(d, "meta.json"), meta)
             # The HF config the files were converted from (sgc import-hf reads it).
             shutil.copy(os.path.join(tmp, "hf", "config.json"), os.path.join(d, "config.json"))
-            print("%s: %s, bf16_vs_f32 %.4g, same tokens %s, greedy %s"
-                  % (d, counts, ana["bound"], ana["same_tokens"], runs["f32"]["dec_ids"][:6]))
+            print("%s: %s, bf16_vs_f32 %.4g, llama.cpp_vs_f32 %.4g, same tokens %s, greedy %s"
+                  % (d, counts, ana["bound"], max(llama_rel), ana["same_tokens"],
+                     runs["f32"]["dec_ids"][:6]))
 
 
 if __name__ == "__main__":

@@ -2,9 +2,15 @@
 f32 and bf16, runs it on the file with the golden's prompt and fed tokens,
 and compares the logits (compare-logits.py; bf16 with --bf16-factor 1.5,
 see tiny-gemma3-gguf.test). Prints '<model> <dtype>: N passed, M failed'
-per dtype after compare-logits' own lines.
+per dtype after compare-logits' own lines. Then reference (b): the bf16
+run is no further from reference (a) f32 than llama.cpp's own logits on
+the file (the golden's llama_logits) are, row by row's worst, the rule an
+activation-quantizing path must meet (design/QUANT.md §5); prints
+'<model> reference (b): ...' and fails when it is further.
 
 usage: gguf-golden.py BIN EXAMPLES ENCODING WORKDIR"""
+import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -40,4 +46,37 @@ for dtype in ("f32", "bf16"):
     print("\n".join(lines[:-1]))
     print("%s %s: %s" % (name, dtype, lines[-1] if lines else "no output"))
     status |= p.returncode
-sys.exit(status)
+
+
+def worst_from_f32(rows, ref):
+    """max over rows of max|row - ref| / (max - min of the ref row)."""
+    worst = 0.0
+    for r, a in zip(rows, ref):
+        worst = max(worst, max(abs(x - y) for x, y in zip(r, a)) / (max(a) - min(a)))
+    return worst
+
+
+spec = importlib.util.spec_from_file_location("compare_logits",
+                                              os.path.join(e2e, "compare-logits.py"))
+cl = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cl)
+gfile = os.path.join(golden, "golden.safetensors")
+g = cl.read_safetensors(gfile)
+ours = cl.read_safetensors(os.path.join(work, "%s.bf16.logits" % encoding))
+ref = (cl.rows(cl.tensor(g, "prefill_logits_f32", "F32", 2, gfile)) +
+       cl.rows(cl.tensor(g, "decode_logits_f32", "F32", 2, gfile)))
+mine = (cl.rows(cl.tensor(ours, "prefill_logits", "F32", 2, "ours")) +
+        cl.rows(cl.tensor(ours, "decode_logits", "F32", 2, "ours")))
+llama = cl.rows(cl.tensor(g, "llama_logits", "F32", 2, gfile))
+if not (len(mine) == len(llama) == len(ref)):
+    print("%s reference (b): %d rows of ours, %d of llama.cpp, %d of (a)"
+          % (name, len(mine), len(llama), len(ref)))
+    sys.exit(1)
+with open(os.path.join(golden, "meta.json")) as f:
+    recorded = json.load(f)["reference_b"]["vs_f32"]["max"]
+theirs, ours_worst = worst_from_f32(llama, ref), worst_from_f32(mine, ref)
+ok = ours_worst <= theirs and abs(theirs - recorded) <= 1e-6 * recorded
+print("%s reference (b): llama.cpp %.2e of the row range from (a) f32 (meta.json %.2e), "
+      "sgc bf16 %.2e: %s" % (name, theirs, recorded, ours_worst,
+                             "no further" if ok else "FURTHER"))
+sys.exit(status | (0 if ok else 1))
