@@ -12,19 +12,22 @@
  *     THREADS  1 or 2 (2: the caller on cpu0 and one worker pinned to cpu1
  *              that spin-waits on an atomic generation counter; each call
  *              splits the rows in two contiguous halves)
- *     SPEC     NxK:SYMBOL:XT:YT - SYMBOL is the kernel's C interface
+ *     SPEC     NxK:SYMBOL:XT:YT[:q4_0] - SYMBOL is the kernel's C interface
  *              SYMBOL(x_desc*, w_desc*, y_desc*, row_begin, row_end) with
  *              x a memref<?xKxXT>, w memref<NxKxbf16>, y memref<?xNxYT>
  *              (XT, YT: f32 or bf16; run.sh reads them from the lowered
  *              IR); XT "dot": SYMBOL(xs_desc*, xb_desc*, w_desc*, y_desc*,
  *              row_begin, row_end), the f32 rows and their bf16 copy (the
  *              kernels with bf16 dot paths; x holds bf16 values). The C
- *              variants need only NxK.
+ *              variants need only NxK. ":q4_0": w is ggml's Q4_0 blocks,
+ *              memref<Nx(K/32*18)xi8> (sgc only; the pool's bytes as the
+ *              nibbles, each block's f16 scale set to a finite value).
  *
  * Cold protocol: one 1 GiB pool of random bf16 weights is carved into as
  * many copies of W as fit (at least 2), called round-robin so every weight
  * byte comes from DRAM. Per shape: 1 GiB of warm-up calls, then 5 reps of
- * >= 1 GiB each; GB/s = N*K*2 bytes per call / time. Correctness: max over
+ * >= 1 GiB each; GB/s = the weight's bytes per call (N*K*2, or N*K/32*18
+ * for Q4_0) / time. Correctness: max over
  * the checked rows of |y - y_ref| / sum_k |w*x| with y_ref in double (x is
  * rounded to XT first).
  *
@@ -85,6 +88,21 @@ static void pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
+}
+
+/* Q4_0 (ggml): f16 d, then 16 bytes; element j < 16 the low nibble of byte
+ * j, j + 16 the high one; w = d * (nibble - 8). */
+enum { kQ4Block = 32, kQ4Bytes = 18 };
+
+static float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+
+static float q4_0_weight(const uint8_t *row, long k) {
+  const uint8_t *b = row + (k / kQ4Block) * kQ4Bytes;
+  uint16_t d;
+  memcpy(&d, b, 2);
+  int e = (int)(k % kQ4Block);
+  int nib = e < 16 ? b[2 + e] & 0xF : b[2 + e - 16] >> 4;
+  return f16_to_f32(d) * (float)(nib - 8);
 }
 
 static float bf16_to_f32(uint16_t b) {
@@ -267,14 +285,17 @@ int main(int argc, char **argv) {
   int status = 0;
   for (int a = 4; a < argc; ++a) {
     long N, K;
-    char sym[256] = "", xt[8] = "f32", yt[8] = "bf16";
-    int fields = sscanf(argv[a], "%ldx%ld:%255[A-Za-z0-9_]:%7[a-z0-9]:%7[a-z0-9]",
-                        &N, &K, sym, xt, yt);
+    char sym[256] = "", xt[8] = "f32", yt[8] = "bf16", wt[8] = "bf16";
+    int fields = sscanf(argv[a], "%ldx%ld:%255[A-Za-z0-9_]:%7[a-z0-9]:%7[a-z0-9]:%7[a-z0-9_]",
+                        &N, &K, sym, xt, yt, wt);
     int x_dot = !strcmp(xt, "dot");
     int x_bf16 = x_dot || !strcmp(xt, "bf16"), y_bf16 = !strcmp(yt, "bf16");
-    if (fields < 2 || N < 2 || K < 1 || (!use_c && fields != 5) ||
-        (!x_bf16 && strcmp(xt, "f32")) || (!y_bf16 && strcmp(yt, "f32"))) {
-      fprintf(stderr, "gemv_bench: bad spec '%s' (NxK:SYMBOL:XT:YT)\n", argv[a]);
+    int q4 = !strcmp(wt, "q4_0");
+    if (fields < 2 || N < 2 || K < 1 || (!use_c && fields < 5) ||
+        (!x_bf16 && strcmp(xt, "f32")) || (!y_bf16 && strcmp(yt, "f32")) ||
+        (!q4 && strcmp(wt, "bf16")) || (q4 && (use_c || K % kQ4Block))) {
+      fprintf(stderr, "gemv_bench: bad spec '%s' (NxK:SYMBOL:XT:YT[:q4_0]; q4_0: sgc, K a "
+              "multiple of 32)\n", argv[a]);
       return 2;
     }
     kernel_fn fn = c_kernel;
@@ -288,7 +309,8 @@ int main(int argc, char **argv) {
       g_dot_fn = (dot_kernel_fn)(void (*)(void))fn;
       fn = call_dot;
     }
-    size_t wbytes = (size_t)N * K * 2;
+    long row_bytes = q4 ? K / kQ4Block * kQ4Bytes : K * 2;
+    size_t wbytes = (size_t)N * row_bytes;
     size_t copies = kPoolBytes / wbytes;
     if (copies < 2) {
       fprintf(stderr, "gemv_bench: %s does not fit twice in the pool\n", argv[a]);
@@ -308,8 +330,13 @@ int main(int argc, char **argv) {
     desc2d yd = {y, y, 0, {1, N}, {N, 1}};
     desc2d *wd = malloc(copies * sizeof *wd);
     for (size_t c = 0; c < copies; ++c) {
-      uint16_t *w = pool_w + c * (wbytes / 2);
-      wd[c] = (desc2d){w, w, 0, {N, K}, {K, 1}};
+      uint8_t *w = (uint8_t *)pool_w + c * wbytes;
+      wd[c] = (desc2d){w, w, 0, {N, q4 ? row_bytes : K}, {q4 ? row_bytes : K, 1}};
+      /* Q4_0: a finite scale in every block (d in [2^-7, 2^-6)). */
+      for (size_t b = 0; q4 && b < wbytes; b += kQ4Bytes) {
+        uint16_t d = (uint16_t)(0x2000 | (rng() & 0x3ff));
+        memcpy(w + b, &d, 2);
+      }
     }
 
     size_t calls = (kRepBytes + wbytes - 1) / wbytes;
@@ -330,12 +357,14 @@ int main(int argc, char **argv) {
     /* Correctness on copy 0 (every row, or every 61st of big matrices). */
     call(fn, &xd, &wd[0], &yd);
     const uint16_t *w0 = wd[0].aligned;
+    const uint8_t *q0 = wd[0].aligned;
     long step = N > 65536 ? 61 : 1;
     double err = 0;
     for (long n = 0; n < N; n += step) {
       double ref = 0, mag = 0;
       for (long k = 0; k < K; ++k) {
-        double p = (double)bf16_to_f32(w0[n * K + k]) * x[k];
+        double wv = q4 ? q4_0_weight(q0 + n * row_bytes, k) : bf16_to_f32(w0[n * K + k]);
+        double p = wv * x[k];
         ref += p;
         mag += fabs(p);
       }
@@ -346,7 +375,7 @@ int main(int argc, char **argv) {
     }
     if (!(err < 1e-2))
       status = 3;
-    printf("%ldx%ld %s %d %.2f %.2f %.2f %.1e %.2f\n", N, K, variant, g_threads,
+    printf("%ldx%ld%s %s %d %.2f %.2f %.2f %.1e %.2f\n", N, K, q4 ? "-q4_0" : "", variant, g_threads,
            gbs[0], gbs[kReps / 2], gbs[kReps - 1], err, other_load(&l0, &l1));
     fflush(stdout);
     free(wd);

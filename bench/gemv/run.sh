@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench/gemv/run.sh [ROUNDS] [BUILD_DIR] - every decode GEMV shape of the
-# ~270M B1 model (PERFORMANCE.md), as sgc emits it, cold (CPU.md §2.1).
+# ~270M B1 model (PERFORMANCE.md), as sgc emits it, cold (CPU.md §2.1); and
+# the seeds' decode shapes with Q4_0 weights (sgc's kernels only: the C
+# variants read bf16).
 #
 # Builds one sg module with an `sg.linear` per distinct shape, lowers it with
 # `sgc compile --compile-to=codegen`, translates it (mlir-translate-22) and
@@ -42,14 +44,34 @@ SHAPES=(
   "lm_head 1 262144 640"
 )
 
+# The seeds' decode GEMVs at Q4_0 (issue 28: Google's QAT files), sgc only:
+# gemma-3-12b-it's q, k/v, o, gate/up, down and gemma-4-31B-it's gate/up,
+# down. Not part of the B1 mix below.
+Q4_SHAPES=(
+  "g3-q 4096 3840"
+  "g3-k,v 2048 3840"
+  "g3-o 3840 4096"
+  "g3-gate,up 15360 3840"
+  "g3-down 3840 15360"
+  "g4-gate,up 21504 5376"
+  "g4-down 5376 21504"
+)
+
 # --- the kernels, as sgc lowers them ---
+gemv_func() { # NAME N K WEIGHT_ELEMENT
+  echo "func.func @gemv_$1(%x: tensor<1x$3xbf16>, %w: tensor<$2x$3x$4>) -> tensor<1x$2xbf16> {"
+  echo "  %y = sg.linear %x, %w : (tensor<1x$3xbf16>, tensor<$2x$3x$4>) -> tensor<1x$2xbf16>"
+  echo "  return %y : tensor<1x$2xbf16>"
+  echo "}"
+}
 {
   for s in "${SHAPES[@]}"; do
     set -- $s
-    echo "func.func @gemv_$3x$4(%x: tensor<1x$4xbf16>, %w: tensor<$3x$4xbf16>) -> tensor<1x$3xbf16> {"
-    echo "  %y = sg.linear %x, %w : (tensor<1x$4xbf16>, tensor<$3x$4xbf16>) -> tensor<1x$3xbf16>"
-    echo "  return %y : tensor<1x$3xbf16>"
-    echo "}"
+    gemv_func "$3x$4" $3 $4 bf16
+  done
+  for s in "${Q4_SHAPES[@]}"; do
+    set -- $s
+    gemv_func "q4_$2x$3" $2 $3 '!sg.quant<"Q4_0">'
   done
 } >"$W/gemv.mlir"
 "$SGC" compile "$W/gemv.mlir" --compile-to=codegen -o "$W/gemv.llvm.mlir"
@@ -61,6 +83,10 @@ SHAPES=(
 kernel_specs=$(sed -n \
   -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4/p' \
   -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)x\([a-z0-9]*\)>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\4x\2:_mlir_ciface_\1:\3:\5/p' \
+  "$W/gemv.lower.mlir")
+# Q4_0 kernels (always the dot form): memref<NxBYTESxi8> weights.
+q4_specs=$(sed -n \
+  -e 's/^ *func\.func @\(sgc_linear_[0-9x]*_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4:q4_0/p' \
   "$W/gemv.lower.mlir")
 mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 # The generated wrappers call a per-shape dispatcher the model glue defines;
@@ -92,10 +118,18 @@ for s in "${SHAPES[@]}"; do
   fi
   shape_args+=("$spec")
 done
+q4_args=()
+for s in "${Q4_SHAPES[@]}"; do
+  set -- $s
+  spec=$(grep -m1 "^$2x$3:" <<<"$q4_specs" || true)
+  [[ -n $spec ]] || { echo "error: no Q4_0 sgc_linear kernel for $2x$3 in $W/gemv.lower.mlir" >&2; exit 1; }
+  q4_args+=("$spec")
+done
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-cases=("ref 1" "ref 2" "sgc 1" "sgc 2" "c-fma 1" "c-fma 2" "c-fma-pf 1" "c-fma-pf 2")
+cases=("ref 1" "ref 2" "sgc 1" "sgc 2" "c-fma 1" "c-fma 2" "c-fma-pf 1" "c-fma-pf 2" "sgc-q4 1"
+  "sgc-q4 2")
 n=${#cases[@]}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < ROUNDS; ++r)); do
@@ -104,6 +138,9 @@ for ((r = 0; r < ROUNDS; ++r)); do
     if [[ $1 == ref ]]; then
       read -r g o < <(ref_bw "$2")
       echo "$r ref $2 - 0 $g 0 0 $o" >>"$results"
+    elif [[ $1 == sgc-q4 ]]; then
+      "$BENCH_WORK/bin/gemv_bench" "$W/libsgc_gemv.so" sgc "$2" "${q4_args[@]}" |
+        awk -v r=$r '{ print r, $2, $3, $1, $4, $5, $6, $7, $8 }' >>"$results"
     else
       "$BENCH_WORK/bin/gemv_bench" "$W/libsgc_gemv.so" "$1" "$2" "${shape_args[@]}" |
         awk -v r=$r '{ print r, $2, $3, $1, $4, $5, $6, $7, $8 }' >>"$results"
@@ -169,6 +206,18 @@ for s in "${SHAPES[@]}" "mix 0 0 0"; do
     printf "$fmt" "$label" "$v" "$(col $v 1 $shape)" "$(pct $v 1 $shape 1)" \
       "$(col $v 2 $shape)" "$(pct $v 2 $shape 2)" "$(pct $v 2 $shape 1)" "$e" "$(other $v $shape)"
   done
+done
+echo
+echo "Q4_0 (ggml blocks, 18 B a 32 weights) at the seeds' decode shapes, sgc only; GB/s of the blocks' bytes"
+qfmt='| %-24s | %-14s | %-13s | %-14s | %-13s | %-5s |\n'
+printf "$qfmt" "shape (N x K)" "1t GB/s" "1t % read-1t" "2t GB/s" "2t % read-2t" err
+printf '|%s|%s|%s|%s|%s|%s|\n' -------------------------- ---------------- --------------- \
+  ---------------- --------------- -------
+for s in "${Q4_SHAPES[@]}"; do
+  set -- $s
+  shape=$2x$3-q4_0
+  printf "$qfmt" "$1 $2x$3" "$(col sgc 1 $shape)" "$(pct sgc 1 $shape 1)" "$(col sgc 2 $shape)" \
+    "$(pct sgc 2 $shape 2)" "$(maxerr sgc $shape)"
 done
 # GEMV-only decode rate of the mix (tok/s = 1 / sum of times), for scale.
 awk '$4 == "mix" { print $2, $3, 1 / $11 }' "$results" | sort | awk '
