@@ -219,6 +219,69 @@ llama_bench_case() {
   rm -f "$out.json"
 }
 
+# quantize_gguf SRC ENC OUT LOG: llama-quantize SRC into OUT as ENC unless OUT
+# is newer than SRC; its output in LOG, the end of it shown when it fails.
+quantize_gguf() {
+  [[ $3 -nt $1 ]] && return 0
+  "$LLAMA/bin/llama-quantize" "$1" "$3" "$2" >"$4" 2>&1 || { tail -20 "$4" >&2; return 1; }
+}
+
+# times_stats: reads ratios, prints "1.05x (1.04-1.07)": median and range.
+times_stats() {
+  sort -g | awk '{ v[NR] = $1 }
+    END {
+      if (NR == 0) { print "-"; exit }
+      m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+      printf "%.2fx (%.2f-%.2f)\n", m, v[1], v[NR]
+    }'
+}
+
+# result_value RESULTS ROUND IMPL ENC THREADS KEY: that line's VALUE.
+result_value() {
+  awk -v r=$2 -v i=$3 -v d=$4 -v t=$5 -v k=$6 \
+    '$1 == r && $2 == i && $3 == d && $4 == t && $5 == k { print $6 }' "$1"
+}
+
+# decode_table RESULTS ROUNDS PROMPT STEPS ENC...: the decode table of
+# bench/b1/quant.sh and bench/b8/run.sh from RESULTS lines "ROUND IMPL ENC
+# THREADS KEY VALUE" (impl sgc, llama and ref; sgc's weight_bytes and
+# kv_bytes_per_token from round 0): per encoding and 1 and 2 threads, tok/s
+# (median over rounds), sgc's time over llama.cpp's, and tok/s over the
+# round's read-sum ceiling at the bytes a token reads (the weights + the KV
+# cache at the mean timed position after PROMPT tokens and STEPS steps).
+decode_table() {
+  local results=$1 rounds=$2 prompt=$3 steps=$4 enc t impl r bt tok pct xl
+  shift 4
+  local fmt='| %-5s | %-3s | %-9s | %-10s | %-6s | %-18s | %-18s |\n'
+  printf "$fmt" file thr "MB/token" impl "tok/s" "x llama.cpp" "% of ceiling"
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------- ----- ----------- ------------ -------- \
+    -------------------- --------------------
+  for enc in "$@"; do
+    bt=$(awk -v w="$(result_value "$results" 0 sgc $enc 1 weight_bytes)" \
+      -v kv="$(result_value "$results" 0 sgc $enc 1 kv_bytes_per_token)" -v p=$prompt \
+      -v s=$steps 'BEGIN { printf "%.0f", w + kv * (p + 1 + s / 2) }')
+    for t in 1 2; do
+      for impl in sgc llama; do
+        tok=$(for ((r = 0; r < rounds; ++r)); do
+          result_value "$results" $r $impl $enc $t decode_ms_median
+        done | awk '{ print 1000 / $1 }' | median)
+        pct=$(for ((r = 0; r < rounds; ++r)); do
+          awk -v m="$(result_value "$results" $r $impl $enc $t decode_ms_median)" \
+            -v g="$(result_value "$results" $r ref - $t ref_gbs)" -v b="$bt" \
+            'BEGIN { print (1000 / m) / (g * 1e9 / b) }'
+        done | pct_stats)
+        xl=""
+        [[ $impl == sgc ]] && xl=$(for ((r = 0; r < rounds; ++r)); do
+          awk -v m="$(result_value "$results" $r sgc $enc $t decode_ms_median)" \
+            -v p="$(result_value "$results" $r llama $enc $t decode_ms_median)" 'BEGIN { print p / m }'
+        done | times_stats)
+        printf "$fmt" $enc $t "$(awk -v b="$bt" 'BEGIN { printf "%.1f", b / 1e6 }')" \
+          "$([[ $impl == sgc ]] && echo sgc || echo llama.cpp)" "$(printf %.1f "$tok")" "$xl" "$pct"
+      done
+    done
+  done
+}
+
 # proc_busy: "busy total" ticks of /proc/stat, all CPUs (see other_load.h).
 proc_busy() { awk '/^cpu / { t = 0; for (i = 2; i <= 11; ++i) t += $i; print t - $5 - $6, t; exit }' /proc/stat; }
 

@@ -46,9 +46,7 @@ gguf_check=$(B1_DIR=$B1_DIR "$BENCH_SRC/bench/llamacpp/convert.sh" | grep '^chec
 declare -A file so
 for enc in Q8_0 Q4_0; do
   file[$enc]=$W/b1-$enc.gguf
-  [[ ${file[$enc]} -nt $LLAMA/b1-bf16.gguf ]] ||
-    "$LLAMA/bin/llama-quantize" "$LLAMA/b1-bf16.gguf" "${file[$enc]}" $enc >"$W/quantize.log" 2>&1 ||
-    { tail -20 "$W/quantize.log" >&2; exit 1; }
+  quantize_gguf "$LLAMA/b1-bf16.gguf" $enc "${file[$enc]}" "$W/quantize.log"
   so[$enc]=$W/b1-$enc.so
   "$SGC_BUILD/bin/sgc" compile "${file[$enc]}" --target=cpu -o "${so[$enc]}"
 done
@@ -82,39 +80,10 @@ for ((r = 0; r < ROUNDS; ++r)); do
   for ((i = 0; i < n; ++i)); do run_case $r ${cases[$(((i + r) % n))]}; done
 done
 
-get() { awk -v r=$1 -v i=$2 -v d=$3 -v t=$4 -v k=$5 \
-  '$1 == r && $2 == i && $3 == d && $4 == t && $5 == k { print $6 }' "$results"; }
-series() { local r; for ((r = 0; r < ROUNDS; ++r)); do get $r "$@"; done; }
 machine_note
 echo "sgc: $SGC_BUILD at $(build_revision "$SGC_BUILD")"
 echo "llama.cpp: $(llama_version), GGML_NATIVE; $(basename "$LLAMA/b1-bf16.gguf"): ${gguf_check#check_gguf: }"
 echo
 echo "B1 decode at Q8_0 / Q4_0, batch 1, greedy; $ROUNDS rounds, fresh processes; sgc $SGC_STEPS" \
   "timed steps after a 32-token prompt, llama.cpp $LLAMA_REPS x $LLAMA_STEPS from an empty context"
-fmt='| %-5s | %-3s | %-9s | %-16s | %-6s | %-18s | %-18s |\n'
-printf "$fmt" file thr "MB/token" impl "tok/s" "x llama.cpp" "% of ceiling"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------- ----- ----------- ------------------ -------- \
-  -------------------- --------------------
-for enc in Q8_0 Q4_0; do
-  kv_tok=$(get 0 sgc $enc 1 kv_bytes_per_token)
-  bytes=$(get 0 sgc $enc 1 weight_bytes)
-  bt=$(awk -v w="$bytes" -v kv="$kv_tok" -v p=$PROMPT -v s="$SGC_STEPS" \
-    'BEGIN { printf "%.0f", w + kv * (p + 1 + s / 2) }')
-  for t in 1 2; do
-    for impl in sgc llama; do
-      ms=$(series $impl $enc $t decode_ms_median)
-      tok=$(echo "$ms" | awk '{ print 1000 / $1 }' | median)
-      pct=$(for ((r = 0; r < ROUNDS; ++r)); do
-        awk -v m="$(get $r $impl $enc $t decode_ms_median)" -v g="$(get $r ref - $t ref_gbs)" \
-          -v b="$bt" 'BEGIN { print (1000 / m) / (g * 1e9 / b) }'
-      done | pct_stats)
-      xl=""
-      [[ $impl == sgc ]] && xl=$(for ((r = 0; r < ROUNDS; ++r)); do
-        awk -v m="$(get $r sgc $enc $t decode_ms_median)" \
-          -v p="$(get $r llama $enc $t decode_ms_median)" 'BEGIN { print p / m }'
-      done | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2fx (%.2f-%.2f)\n", m, v[1], v[NR] }')
-      printf "$fmt" $enc $t "$(awk -v b="$bt" 'BEGIN { printf "%.1f", b / 1e6 }')" \
-        "$([[ $impl == sgc ]] && echo sgc || echo llama.cpp)" "$(printf %.1f "$tok")" "$xl" "$pct"
-    done
-  done
-done
+decode_table "$results" $ROUNDS $PROMPT "$SGC_STEPS" Q8_0 Q4_0

@@ -52,10 +52,7 @@ if [[ ! -f ${file[BF16]} ]]; then
 fi
 for enc in $ENCODINGS; do
   file[$enc]=$B8_DIR/b8-$enc.gguf
-  if [[ $enc != BF16 && ! ${file[$enc]} -nt ${file[BF16]} ]]; then
-    "$LLAMA/bin/llama-quantize" "${file[BF16]}" "${file[$enc]}" $enc >"$B8_DIR/quantize.log" 2>&1 ||
-      { tail -20 "$B8_DIR/quantize.log" >&2; exit 1; }
-  fi
+  [[ $enc == BF16 ]] || quantize_gguf "${file[BF16]}" $enc "${file[$enc]}" "$B8_DIR/quantize.log"
   so[$enc]=$B8_DIR/b8-$enc.so
   "$SGC_BUILD/bin/sgc" compile "${file[$enc]}" --target=cpu -o "${so[$enc]}"
 done
@@ -94,12 +91,11 @@ for ((r = 0; r < ROUNDS; ++r)); do
   for ((i = 0; i < n; ++i)); do run_case $r ${cases[$(((i + r) % n))]}; done
 done
 
-get() { awk -v r=$1 -v i=$2 -v d=$3 -v t=$4 -v k=$5 \
-  '$1 == r && $2 == i && $3 == d && $4 == t && $5 == k { print $6 }' "$results"; }
+get() { result_value "$results" "$@"; }
 ratio_stats() { # IMPL_A IMPL_B ENC T KEY: B's / A's KEY per round, "m (lo-hi)"
   for ((r = 0; r < ROUNDS; ++r)); do
     awk -v a="$(get $r $1 $3 $4 $5)" -v b="$(get $r $2 $3 $4 $5)" 'BEGIN { print b / a }'
-  done | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2fx (%.2f-%.2f)\n", m, v[1], v[NR] }'
+  done | times_stats
 }
 machine_note
 echo "sgc: $SGC_BUILD at $(build_revision "$SGC_BUILD")"
@@ -107,30 +103,7 @@ echo "llama.cpp: $(llama_version), GGML_NATIVE; B8 from bench/b8/make_gguf.py, Q
 echo
 echo "B8 decode, batch 1, greedy; $ROUNDS rounds, fresh processes; sgc $SGC_STEPS timed steps" \
   "after a $PROMPT-token prompt, llama.cpp $LLAMA_REPS x $LLAMA_STEPS from an empty context"
-fmt='| %-5s | %-3s | %-9s | %-10s | %-6s | %-18s | %-18s |\n'
-printf "$fmt" file thr "MB/token" impl "tok/s" "x llama.cpp" "% of ceiling"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------- ----- ----------- ------------ -------- \
-  -------------------- --------------------
-for enc in $ENCODINGS; do
-  kv_tok=$(get 0 sgc $enc 1 kv_bytes_per_token)
-  bytes=$(get 0 sgc $enc 1 weight_bytes)
-  bt=$(awk -v w="$bytes" -v kv="$kv_tok" -v p=$PROMPT -v s="$SGC_STEPS" \
-    'BEGIN { printf "%.0f", w + kv * (p + 1 + s / 2) }')
-  for t in 1 2; do
-    for impl in sgc llama; do
-      tok=$(for ((r = 0; r < ROUNDS; ++r)); do get $r $impl $enc $t decode_ms_median; done |
-        awk '{ print 1000 / $1 }' | median)
-      pct=$(for ((r = 0; r < ROUNDS; ++r)); do
-        awk -v m="$(get $r $impl $enc $t decode_ms_median)" -v g="$(get $r ref - $t ref_gbs)" \
-          -v b="$bt" 'BEGIN { print (1000 / m) / (g * 1e9 / b) }'
-      done | pct_stats)
-      xl=""
-      [[ $impl == sgc ]] && xl=$(ratio_stats sgc llama $enc $t decode_ms_median)
-      printf "$fmt" $enc $t "$(awk -v b="$bt" 'BEGIN { printf "%.1f", b / 1e6 }')" \
-        "$([[ $impl == sgc ]] && echo sgc || echo llama.cpp)" "$(printf %.1f "$tok")" "$xl" "$pct"
-    done
-  done
-done
+decode_table "$results" $ROUNDS $PROMPT "$SGC_STEPS" $ENCODINGS
 if ((PREFILL > 0)); then
   echo
   echo "B8 prefill, $PREFILL-token prompt, 2 threads, one prefill a process"
