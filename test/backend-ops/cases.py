@@ -51,6 +51,9 @@ CASES = [
     # Weight encodings other than bf16.
     case("embed-f16", "embed", width=96, wdtype="f16"),
     case("linear-f16-512x320", "linear", k=512, n=320, wdtype="f16"),
+    # K = 80: two 32-weight chunks of bf16 pairs, then a tail of 8 pairs one
+    # by one (prefill panels) and 16 lanes (decode rows).
+    case("linear-f16-80x48", "linear", k=80, n=48, wdtype="f16"),
     case("norm-linear-f16-96x256", "norm_linear", k=96, n=256, offset=1, wdtype="f16"),
     # ggml's block encodings (GGUF weights), CPU only so far: every path of
     # the projection kernel (decode rows, prefill tiles and their lane

@@ -142,8 +142,8 @@ SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
       [&](OpBuilder &b, Location loc, Value pair) {
         Value col = arith::MulIOp::create(b, loc, pair, two);
         int64_t stepElements = kLanes * kAccumulators * 2;
-        // A block encoding's bytes of a step, as far ahead in bytes as a
-        // bf16 row's (1 KiB a buffer column of 2 bytes).
+        // A block encoding's bytes of a step, as many bytes ahead as a bf16
+        // row's (kPairPrefetchElements of 2 bytes: 4 KiB).
         if (auto quant = dyn_cast<sg::QuantType>(wType)) {
           emitPrefetchAhead(b, loc, w, row, weightBufferColumn(b, loc, wType, col),
                             2 * kPairPrefetchElements,

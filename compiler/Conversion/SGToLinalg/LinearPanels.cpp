@@ -53,6 +53,52 @@ SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
   return cols;
 }
 
+/// panel[base + p, col .. col + 2) = w[row, 2p .. 2p + 2) as bf16 for p in
+/// [from, to), zero pairs when `valid` is false: a bf16 weight's pair as it
+/// is stored, another's as loadWeightF32 reads it under bf16 activations.
+void emitPackPairsOneByOne(OpBuilder &b, Location loc, Value w, Type wType,
+                           Value row, Value valid, Value panel, Value base,
+                           Value col, int64_t from, int64_t to) {
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  Value zeroPair = arith::ConstantOp::create(
+      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
+  emitFor(b, loc, constIndex(b, loc, from), constIndex(b, loc, to),
+          [&](OpBuilder &b, Location loc, Value p) {
+            auto pair = scf::IfOp::create(
+                b, loc, valid,
+                [&](OpBuilder &b, Location loc) {
+                  Value k0 = arith::MulIOp::create(b, loc, p,
+                                                   constIndex(b, loc, 2));
+                  if (wType.isBF16()) {
+                    scf::YieldOp::create(
+                        b, loc,
+                        Value(vector::LoadOp::create(b, loc, pairType, w,
+                                                     ValueRange{row, k0})));
+                    return;
+                  }
+                  Value k1 = arith::AddIOp::create(b, loc, k0,
+                                                   constIndex(b, loc, 1));
+                  SmallVector<Value, 2> halves;
+                  for (Value kk : {k0, k1})
+                    halves.push_back(roundTo(
+                        b, loc,
+                        loadWeightF32(b, loc, w, wType, row, kk, 1,
+                                      b.getBF16Type()),
+                        b.getBF16Type()));
+                  scf::YieldOp::create(
+                      b, loc,
+                      Value(vector::FromElementsOp::create(b, loc, pairType,
+                                                           halves)));
+                },
+                [&](OpBuilder &b, Location loc) {
+                  scf::YieldOp::create(b, loc, zeroPair);
+                });
+            vector::StoreOp::create(
+                b, loc, pair.getResult(0), panel,
+                ValueRange{arith::AddIOp::create(b, loc, base, p), col});
+          });
+}
+
 /// The pairs of row `row` of a weight that is not bf16 (f16, a block
 /// encoding), 32 elements at a time as loadWeightPairsBF16 reads them, into
 /// panel[base + p, col .. col + 2); zero pairs when `valid` is false. A
@@ -62,11 +108,8 @@ void emitPackDequantizedRow(OpBuilder &b, Location loc, Value w, Type wType,
                             Value col, int64_t k) {
   constexpr int64_t kChunk = 32;
   auto chunkType = VectorType::get({kChunk}, b.getBF16Type());
-  auto pairType = VectorType::get({2}, b.getBF16Type());
   Value zeroChunk = arith::ConstantOp::create(
       b, loc, chunkType, DenseElementsAttr::get(chunkType, 0.0f));
-  Value zeroPair = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
   int64_t whole = k / kChunk * kChunk;
   auto chunks = scf::ForOp::create(b, loc, constIndex(b, loc, 0),
                                    constIndex(b, loc, whole),
@@ -97,34 +140,8 @@ void emitPackDequantizedRow(OpBuilder &b, Location loc, Value w, Type wType,
                      col});
     }
   }
-  emitFor(b, loc, constIndex(b, loc, whole / 2), constIndex(b, loc, k / 2),
-          [&](OpBuilder &b, Location loc, Value p) {
-            auto pair = scf::IfOp::create(
-                b, loc, valid,
-                [&](OpBuilder &b, Location loc) {
-                  Value k0 = arith::MulIOp::create(b, loc, p,
-                                                   constIndex(b, loc, 2));
-                  Value k1 = arith::AddIOp::create(b, loc, k0,
-                                                   constIndex(b, loc, 1));
-                  SmallVector<Value, 2> halves;
-                  for (Value kk : {k0, k1})
-                    halves.push_back(roundTo(
-                        b, loc,
-                        loadWeightF32(b, loc, w, wType, row, kk, 1,
-                                      b.getBF16Type()),
-                        b.getBF16Type()));
-                  scf::YieldOp::create(
-                      b, loc,
-                      Value(vector::FromElementsOp::create(b, loc, pairType,
-                                                           halves)));
-                },
-                [&](OpBuilder &b, Location loc) {
-                  scf::YieldOp::create(b, loc, zeroPair);
-                });
-            vector::StoreOp::create(
-                b, loc, pair.getResult(0), panel,
-                ValueRange{arith::AddIOp::create(b, loc, base, p), col});
-          });
+  emitPackPairsOneByOne(b, loc, w, wType, row, valid, panel, base, col,
+                        whole / 2, k / 2);
 }
 
 } // namespace
@@ -181,40 +198,17 @@ void linear::emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType,
 void linear::emitPackPairPanel(OpBuilder &b, Location loc, Value w,
                                Type wType, Value n0, Value hi, Value panel,
                                Value base, int64_t k) {
-  Value zero = constIndex(b, loc, 0);
-  auto pairType = VectorType::get({2}, b.getBF16Type());
-  Value zeroPair = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
-  emitFor(b, loc, zero, constIndex(b, loc, kTileRows),
+  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, kTileRows),
           [&](OpBuilder &b, Location loc, Value j) {
             Value row = arith::AddIOp::create(b, loc, n0, j);
             Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, 2));
             Value valid = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::slt, row, hi);
-            if (!wType.isBF16()) {
-              emitPackDequantizedRow(b, loc, w, wType, row, valid, panel, base,
-                                     col, k);
-              return;
-            }
-            emitFor(b, loc, zero, constIndex(b, loc, k / 2),
-                    [&](OpBuilder &b, Location loc, Value p) {
-                      auto pair = scf::IfOp::create(
-                          b, loc, valid,
-                          [&](OpBuilder &b, Location loc) {
-                            Value k0 = arith::MulIOp::create(
-                                b, loc, p, constIndex(b, loc, 2));
-                            scf::YieldOp::create(
-                                b, loc,
-                                Value(vector::LoadOp::create(
-                                    b, loc, pairType, w, ValueRange{row, k0})));
-                          },
-                          [&](OpBuilder &b, Location loc) {
-                            scf::YieldOp::create(b, loc, zeroPair);
-                          });
-                      vector::StoreOp::create(
-                          b, loc, pair.getResult(0), panel,
-                          ValueRange{arith::AddIOp::create(b, loc, base, p), col});
-                    });
+            if (wType.isBF16())
+              emitPackPairsOneByOne(b, loc, w, wType, row, valid, panel, base,
+                                    col, 0, k / 2);
+            else
+              emitPackDequantizedRow(b, loc, w, wType, row, valid, panel,
+                                     base, col, k);
           });
 }
-
