@@ -143,23 +143,26 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
   v->pieces.resize(n);
   v->scores.resize(n);
   v->types.resize(n);
-  std::unordered_map<std::string, size_t> seen;
+  // Keys view the header's strings, which outlive the loop.
+  std::unordered_map<std::string_view, size_t> seen;
   size_t unknown = 0;
   for (size_t i = 0; i < n; ++i) {
-    const std::string at = "tokenizer.ggml.tokens[" + std::to_string(i) + "]";
+    const auto at = [i](const char *key) {
+      return std::string(key) + "[" + std::to_string(i) + "]";
+    };
     const int64_t type = types->element_int(i);
     if (type < kPieceNormal || type > kPieceByte)
-      return fail("tokenizer.ggml.token_type[" + std::to_string(i) + "]",
+      return fail(at("tokenizer.ggml.token_type"),
                   std::to_string(type) +
                       " is not a token type (1 normal .. 6 byte)");
-    std::string piece = tokens->strings[i];
+    const std::string &piece = tokens->strings[i];
     if (piece.empty())
-      return fail(at, "is empty");
+      return fail(at("tokenizer.ggml.tokens"), "is empty");
     if (auto [it, fresh] = seen.emplace(piece, i); !fresh)
-      return fail(at, "'" + piece + "' is also token " +
-                          std::to_string(it->second));
+      return fail(at("tokenizer.ggml.tokens"),
+                  "'" + piece + "' is also token " + std::to_string(it->second));
     unknown += type == kPieceUnknown;
-    v->pieces[i] = std::move(piece);
+    v->pieces[i] = piece;
     v->scores[i] = static_cast<float>(scores->element_double(i));
     v->types[i] = static_cast<int>(type);
   }
