@@ -18,7 +18,11 @@
  *              (XT, YT: f32 or bf16; run.sh reads them from the lowered
  *              IR); XT "dot": SYMBOL(xs_desc*, xb_desc*, w_desc*, y_desc*,
  *              row_begin, row_end), the f32 rows and their bf16 copy (the
- *              kernels with bf16 dot paths; x holds bf16 values). The C
+ *              kernels with bf16 dot paths; x holds bf16 values); XT
+ *              "dot8": the same plus the int8 rows' activation records
+ *              after xb (compiler/Conversion/SGToLinalg/Int8Dot.h), which
+ *              this file quantizes as that header says (the kernels of
+ *              Q4_0 weights where they have int8 rows). The C
  *              variants need only NxK. ":q4_0": w is ggml's Q4_0 blocks,
  *              memref<Nx(K/32*18)xi8> (sgc only; the pool's bytes as the
  *              nibbles, each block's f16 scale set to a finite value).
@@ -71,6 +75,48 @@ static desc2d g_dot_xb;
 
 static void call_dot(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
   g_dot_fn(x, &g_dot_xb, w, y, r0, r1);
+}
+
+/* The same for a kernel with int8 rows: the f32 and bf16 rows, then the
+ * int8 activations' records. */
+typedef void (*int8_kernel_fn)(desc2d *xs, desc2d *xb, desc2d *records,
+                               desc2d *w, desc2d *y, int64_t r0, int64_t r1);
+static int8_kernel_fn g_int8_fn;
+static desc2d g_int8_records;
+
+static void call_int8(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
+  g_int8_fn(x, &g_dot_xb, &g_int8_records, w, y, r0, r1);
+}
+
+/* x's int8 activations for weights whose zero point is `zero` (Q4_0: 8),
+ * as compiler/Conversion/SGToLinalg/Int8Dot.h lays them out: per block of
+ * 32, t = x * 127 / max|x|, high = rint(t), low = min(rint(256 (t - high)),
+ * 127); one 256-byte record a pair of blocks: high digits, low digits, the
+ * starts (-zero * sum(256 high + low) in each block's first of 8 i32
+ * lanes) and the scales (max / 127 / 256 over each block's 8 f32 lanes). */
+static void quantize_int8(const float *x, long K, int zero, uint8_t *records) {
+  memset(records, 0, (size_t)K * 4);
+  for (long b = 0; b < K / 32; ++b) {
+    uint8_t *rec = records + b / 2 * 256 + b % 2 * 32;
+    float amax = 0;
+    for (int j = 0; j < 32; ++j)
+      amax = fmaxf(amax, fabsf(x[32 * b + j]));
+    float inverse = amax != 0 ? 127.0f / amax : 0.0f;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      float t = x[32 * b + j] * inverse, h = rintf(t);
+      int l = (int)rintf((t - h) * 256.0f);
+      l = l > 127 ? 127 : l;
+      rec[j] = (uint8_t)(int8_t)h;
+      rec[64 + j] = (uint8_t)(int8_t)l;
+      sum += 256 * (int)h + l;
+    }
+    int32_t start = -zero * sum;
+    float scale = amax / 127.0f / 256.0f;
+    memcpy(rec + 128, &start, 4);
+    for (int j = 0; j < 8; ++j)
+      memcpy(rec + 192 + 4 * j, &scale, 4);
+  }
 }
 
 static const size_t kPoolBytes = (size_t)1 << 30;
@@ -288,7 +334,8 @@ int main(int argc, char **argv) {
     char sym[256] = "", xt[8] = "f32", yt[8] = "bf16", wt[8] = "bf16";
     int fields = sscanf(argv[a], "%ldx%ld:%255[A-Za-z0-9_]:%7[a-z0-9]:%7[a-z0-9]:%7[a-z0-9_]",
                         &N, &K, sym, xt, yt, wt);
-    int x_dot = !strcmp(xt, "dot");
+    int x_int8 = !strcmp(xt, "dot8");
+    int x_dot = x_int8 || !strcmp(xt, "dot");
     int x_bf16 = x_dot || !strcmp(xt, "bf16"), y_bf16 = !strcmp(yt, "bf16");
     int q4 = !strcmp(wt, "q4_0");
     if (fields < 2 || N < 2 || K < 1 || (!use_c && fields < 5) ||
@@ -305,6 +352,9 @@ int main(int argc, char **argv) {
     } else if (!(fn = (kernel_fn)dlsym(lib, sym))) {
       fprintf(stderr, "gemv_bench: %s not in %s\n", sym, argv[1]);
       return 1;
+    } else if (x_int8) {
+      g_int8_fn = (int8_kernel_fn)(void (*)(void))fn;
+      fn = call_int8;
     } else if (x_dot) {
       g_dot_fn = (dot_kernel_fn)(void (*)(void))fn;
       fn = call_dot;
@@ -327,6 +377,11 @@ int main(int argc, char **argv) {
     void *xk = x_bf16 && !x_dot ? (void *)xb : (void *)x;
     desc2d xd = {xk, xk, 0, {1, K}, {K, 1}};
     g_dot_xb = (desc2d){xb, xb, 0, {1, K}, {K, 1}};
+    uint8_t *x_records = aligned_alloc(64, (size_t)K * 4);
+    if (x_int8) {
+      quantize_int8(x, K, 8, x_records);
+      g_int8_records = (desc2d){x_records, x_records, 0, {1, K * 4}, {K * 4, 1}};
+    }
     desc2d yd = {y, y, 0, {1, N}, {N, 1}};
     desc2d *wd = malloc(copies * sizeof *wd);
     for (size_t c = 0; c < copies; ++c) {
@@ -381,6 +436,7 @@ int main(int argc, char **argv) {
     free(wd);
     free(x);
     free(xb);
+    free(x_records);
     free(y);
   }
   if (g_threads == 2) {

@@ -84,8 +84,10 @@ kernel_specs=$(sed -n \
   -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4/p' \
   -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)x\([a-z0-9]*\)>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\4x\2:_mlir_ciface_\1:\3:\5/p' \
   "$W/gemv.lower.mlir")
-# Q4_0 kernels (always the dot form): memref<NxBYTESxi8> weights.
+# Q4_0 kernels (the dot form, with the int8 rows' activations after xb
+# where the kernel has them: XT "dot8"): memref<NxBYTESxi8> weights.
 q4_specs=$(sed -n \
+  -e 's/^ *func\.func @\(sgc_linear_[0-9x]*_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*xi8>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot8:\4:q4_0/p' \
   -e 's/^ *func\.func @\(sgc_linear_[0-9x]*_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4:q4_0/p' \
   "$W/gemv.lower.mlir")
 mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
@@ -103,6 +105,10 @@ grep -qw avx512_bf16 /proc/cpuinfo && dot=1
 sed -i "s/^@sgc_cpu_bf16_dot = external constant i8\$/@sgc_cpu_bf16_dot = internal constant i8 $dot/" "$W/gemv.ll"
 grep -q "^@sgc_cpu_bf16_dot = internal constant i8 $dot\$" "$W/gemv.ll" ||
   { echo "error: no @sgc_cpu_bf16_dot declaration to define in $W/gemv.ll" >&2; exit 1; }
+# The int8 rows' flag likewise: 1 where this host has AVX512-VNNI (and BW).
+int8=0
+grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && int8=1
+sed -i "s/^@sgc_cpu_int8_dot = external constant i8\$/@sgc_cpu_int8_dot = internal constant i8 $int8/" "$W/gemv.ll"
 clang-22 -O3 -march=native -fPIC -shared -Wno-override-module \
   -o "$W/libsgc_gemv.so" "$W/gemv.ll" "$W/stubs.c"
 build_c "$BENCH_WORK/bin/gemv_bench" "$BENCH_SRC/bench/gemv/gemv_bench.c" -- -ldl

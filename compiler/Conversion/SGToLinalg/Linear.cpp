@@ -48,6 +48,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/SGToLinalg/Int8Dot.h"
 #include "compiler/Conversion/SGToLinalg/LinearSpec.h"
 #include "compiler/Conversion/SGToLinalg/WeightRead.h"
 #include "dialects/SG/IR/SGOps.h"
@@ -239,6 +240,7 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   spec.bf16Dot = input.bf16Copy = input.xType.isBF16() &&
                                   hasWeightPairs(spec.wType) &&
                                   spec.k % 2 == 0;
+  spec.int8Dot = spec.bf16Dot && hasInt8Dot(spec.wType, spec.k);
   // A batched decode step's projections (sg-specialize marks its bodies).
   if (auto body = op->getParentOfType<func::FuncOp>())
     spec.rowsOnly = static_cast<bool>(
@@ -272,6 +274,27 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   llvm::append_range(rowArgs, inputRows);
   func::CallOp::create(b, loc, getOrCreateInputRows(b, state.module, input),
                        rowArgs);
+  // The int8 activations, where the variant has the int8 rows and the call
+  // takes the row path (decode); otherwise empty buffers.
+  if (spec.int8Dot) {
+    Value rowPath = spec.rowsOnly
+                        ? Value(arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1))
+                        : Value(arith::CmpIOp::create(
+                              b, loc, arith::CmpIPredicate::slt, tokens,
+                              constIndex(b, loc, kTileTokens)));
+    Value quantize = arith::AndIOp::create(
+        b, loc, rowPath, loadInt8DotFlag(b, loc, state.module));
+    Value rows = arith::SelectOp::create(b, loc, quantize, padded,
+                                         constIndex(b, loc, 0));
+    inputRows.push_back(memref::AllocOp::create(
+        b, loc, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
+        b.getI64IntegerAttr(64)));
+    state.allocated.push_back(inputRows.back());
+    SmallVector<Value> quantArgs = {inputRows.front(), inputRows.back()};
+    func::CallOp::create(
+        b, loc, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
+        quantArgs);
+  }
 
   func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
   SmallVector<Value> args = {state.exec};

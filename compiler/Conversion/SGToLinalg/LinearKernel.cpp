@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 
+#include "compiler/Conversion/SGToLinalg/Int8Dot.h"
 #include "compiler/Conversion/SGToLinalg/LinearSpec.h"
 #include "compiler/Conversion/SGToLinalg/WeightRead.h"
 #include "dialects/SG/IR/SGOps.h"
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -93,13 +95,8 @@ SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
       });
 }
 
-Value emitRowDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
-                 Value row, Value s, int64_t k, Type ct) {
-  return emitRowDots(b, loc, xs, w, wType, row, s, k, ct)[0];
-}
-
 /// sum_k w[row, k] · xb[s, k] over the bf16 pairs of the row: the chains of
-/// emitRowDot with one vdpbf16ps per 16 pairs (32 weights: no widening, and
+/// emitRowDots with one vdpbf16ps per 16 pairs (32 weights: no widening, and
 /// half the instructions per weight byte of the f32 chains, so more loads
 /// stay in flight). Each pair adds its odd product, then its even one, as
 /// the instruction does; the pairs past whole vectors (K % 32, which no
@@ -155,6 +152,9 @@ SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
                           stepElements * 2);
       });
 }
+using EpilogueFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+
 /// The token rows t0, t0 + 1, ..., t0 + count - 1 of a tile.
 SmallVector<Value> tileTokens(OpBuilder &b, Location loc, Value t0,
                               int64_t count) {
@@ -250,10 +250,55 @@ struct TileBuffers {
   /// i1, the variant's bf16 dot flag: rows outside tiles (decode) take
   /// emitRowDotPairs where it is set; null in a kernel without xb.
   Value rowDot;
+  /// The int8 activations' records and the variant's int8 flag (i1): rows
+  /// outside tiles take emitRowDotsInt8 where it is set; null in a kernel
+  /// without int8 rows.
+  Value x8;
+  Value int8Dot;
 };
 
-using EpilogueFn =
-    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+/// Row `n`'s dot products with each token of `group` outside the tiles, by
+/// the best row path of the variant: int8, then bf16 pairs, then f32.
+SmallVector<Value> emitRowDotsBest(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const TileBuffers &bufs, Value w, Value n,
+                                   ValueRange group) {
+  using Path = std::function<SmallVector<Value>(OpBuilder &, Location)>;
+  auto choose = [&](OpBuilder &b, Location loc, Value flag, const Path &then,
+                    const Path &otherwise) -> SmallVector<Value> {
+    auto path = scf::IfOp::create(
+        b, loc, flag,
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, then(b, loc));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, otherwise(b, loc));
+        });
+    return SmallVector<Value>(path.getResults());
+  };
+  Path f32 = [&](OpBuilder &b, Location loc) {
+    return emitRowDots(b, loc, bufs.xs, w, spec.wType, n, group, spec.k,
+                       spec.yType);
+  };
+  if (!bufs.rowDot)
+    return f32(b, loc);
+  Path pairs = [&](OpBuilder &b, Location loc) {
+    return choose(b, loc, bufs.rowDot,
+                  [&](OpBuilder &b, Location loc) {
+                    return emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n,
+                                           group, spec.k);
+                  },
+                  f32);
+  };
+  if (!bufs.int8Dot)
+    return pairs(b, loc);
+  return choose(b, loc, bufs.int8Dot,
+                [&](OpBuilder &b, Location loc) {
+                  return emitRowDotsInt8(b, loc, bufs.x8, w, spec.wType, n,
+                                         group, spec.k);
+                },
+                pairs);
+}
 
 /// Stores `v` (scalar or the vector of rows from n on) at out[t, n].
 void storeOutput(OpBuilder &b, Location loc, Value v, Value out, Value t,
@@ -452,27 +497,8 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
         group.push_back(arith::AddIOp::create(
             b, loc, groups.getInductionVar(), constIndex(b, loc, g)));
       SmallVector<SmallVector<Value>> perWeight; // [weight][token]
-      for (Value w : weights) {
-        SmallVector<Type> types(kRowGroup, b.getF32Type());
-        auto dots = [&](bool pairs) {
-          return [&, pairs](OpBuilder &b, Location loc) {
-            scf::YieldOp::create(
-                b, loc,
-                pairs ? emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n, group, spec.k)
-                      : emitRowDots(b, loc, xs, w, spec.wType, n, group,
-                                    spec.k, spec.yType));
-          };
-        };
-        if (!bufs.rowDot) {
-          perWeight.push_back(
-              emitRowDots(b, loc, xs, w, spec.wType, n, group, spec.k,
-                          spec.yType));
-          continue;
-        }
-        auto path = scf::IfOp::create(b, loc, bufs.rowDot, dots(true),
-                                      dots(false));
-        perWeight.push_back(SmallVector<Value>(path.getResults()));
-      }
+      for (Value w : weights)
+        perWeight.push_back(emitRowDotsBest(b, loc, spec, bufs, w, n, group));
       for (int64_t g = 0; g < kRowGroup; ++g) {
         SmallVector<Value> token;
         for (auto &dots : perWeight)
@@ -490,22 +516,8 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                                    emitLaneDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
             },
             [&](OpBuilder &b, Location loc) {
-              if (!bufs.rowDot) {
-                scf::YieldOp::create(b, loc,
-                                     emitRowDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
-                return;
-              }
-              auto pairs = scf::IfOp::create(
-                  b, loc, bufs.rowDot,
-                  [&](OpBuilder &b, Location loc) {
-                    scf::YieldOp::create(
-                        b, loc, emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n, s, spec.k)[0]);
-                  },
-                  [&](OpBuilder &b, Location loc) {
-                    scf::YieldOp::create(b, loc,
-                                         emitRowDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
-                  });
-              scf::YieldOp::create(b, loc, pairs.getResult(0));
+              scf::YieldOp::create(
+                  b, loc, emitRowDotsBest(b, loc, spec, bufs, w, n, s));
             });
         perWeight.push_back(dot.getResult(0));
       }
@@ -542,6 +554,8 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
   if (spec.bf16Dot)
     args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
+  if (spec.int8Dot)
+    args.push_back(int8ActivationType(b.getContext(), spec.k));
   for (int64_t rows : spec.rows)
     args.push_back(weightBufferType(rows, spec.k, spec.wType));
   if (spec.biasType)
@@ -559,6 +573,8 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   bufs.xs = entry->getArgument(next++);
   if (spec.bf16Dot)
     bufs.xb = entry->getArgument(next++);
+  if (spec.int8Dot)
+    bufs.x8 = entry->getArgument(next++);
   SmallVector<Value> weights, outputs;
   for (size_t i = 0; i < spec.rows.size(); ++i)
     weights.push_back(entry->getArgument(next++));
@@ -576,6 +592,8 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   Value f32Tiles = useTiles;
   if (spec.bf16Dot) {
     bufs.rowDot = loadBf16DotFlag(b, loc, module);
+    if (spec.int8Dot)
+      bufs.int8Dot = loadInt8DotFlag(b, loc, module);
     bufs.useDot = arith::AndIOp::create(b, loc, useTiles, bufs.rowDot);
     f32Tiles = arith::XOrIOp::create(b, loc, useTiles, bufs.useDot);
   }

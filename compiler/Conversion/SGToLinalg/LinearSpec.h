@@ -88,6 +88,10 @@ struct KernelSpec {
   /// and pair rows and takes the bf16 copy of its input rows after the f32
   /// one.
   bool bf16Dot = false;
+  /// Block weights with int8 rows (hasInt8Dot), in a kernel with the bf16
+  /// paths: decode rows run as integer dot products where the variant has
+  /// AVX512-VNNI, taking the int8 activations (Int8Dot.h) after xb.
+  bool int8Dot = false;
   /// Every token takes the row path, whatever the token count: a batched
   /// decode step sums each row as a one-token decode does (the tiles sum in
   /// another order), so a sequence's logits do not depend on its batch.
@@ -118,7 +122,8 @@ struct KernelSpec {
       os << quant.getEncoding().lower();
     else
       os << wType;
-    os << "_" << yType << (bf16Dot ? "_dot" : "") << (rowsOnly ? "_rows" : "");
+    os << "_" << yType << (bf16Dot ? "_dot" : "") << (int8Dot ? "_i8" : "")
+       << (rowsOnly ? "_rows" : "");
     if (biasType)
       os << "_b" << biasType;
     if (epilogue == Epilogue::Softcap) {

@@ -338,14 +338,16 @@ void lowering::emitRowChunks(
           [&](OpBuilder &b, Location loc, Value col) { body(b, loc, col, 1); });
 }
 
-Value lowering::loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
+/// i1: the i8 CPU flag `name`, declared in `module` on first use.
+static Value loadCpuFlag(OpBuilder &b, Location loc, ModuleOp module,
+                         StringRef name) {
   auto i8 = b.getI8Type();
-  auto global = module.lookupSymbol<LLVM::GlobalOp>(kBf16DotFlag);
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
   if (!global) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     global = LLVM::GlobalOp::create(b, loc, i8, /*isConstant=*/true,
-                                    LLVM::Linkage::External, kBf16DotFlag,
+                                    LLVM::Linkage::External, name,
                                     Attribute());
   }
   Value flag = LLVM::LoadOp::create(
@@ -353,4 +355,12 @@ Value lowering::loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, flag,
       arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+}
+
+Value lowering::loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
+  return loadCpuFlag(b, loc, module, kBf16DotFlag);
+}
+
+Value lowering::loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
+  return loadCpuFlag(b, loc, module, kInt8DotFlag);
 }

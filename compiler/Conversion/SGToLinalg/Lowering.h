@@ -213,6 +213,10 @@ constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
 /// global in `module` on first use; LLVM folds the load to a constant.
 Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module);
 
+/// The same for AVX512-VNNI (vpdpbusd on 512-bit vectors, with AVX512-BW).
+constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
+Value loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module);
+
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
 void emitRowChunks(OpBuilder &b, Location loc, int64_t width,

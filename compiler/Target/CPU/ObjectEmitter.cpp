@@ -71,20 +71,27 @@ static bool hasFeature(const CPUVariant &variant, StringRef name) {
   return llvm::is_contained(features, ("+" + name).str());
 }
 
-/// The bf16 tiles' flag (compiler/Conversion/SGToLinalg/Linear.cpp): an
-/// internal constant, 1 where the variant has AVX512-BF16, so O3 keeps only
-/// the path the variant can run.
+/// The kernels' feature flags (compiler/Conversion/SGToLinalg/Lowering.h):
+/// internal constants, 1 where the variant has the features, so O3 keeps
+/// only the paths the variant can run. bf16: the bf16 tiles and pair rows
+/// (vdpbf16ps); int8: the int8 decode rows (512-bit vpdpbusd).
 static constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
+static constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
 
 static void defineFeatureFlags(llvm::Module &module,
                                const CPUVariant &variant) {
-  llvm::GlobalVariable *flag = module.getGlobalVariable(kBf16DotFlag);
-  if (!flag)
-    return;
-  flag->setInitializer(llvm::ConstantInt::get(
-      flag->getValueType(), hasFeature(variant, "avx512bf16") ? 1 : 0));
-  flag->setConstant(true);
-  flag->setLinkage(llvm::GlobalValue::InternalLinkage);
+  auto define = [&](StringRef name, bool on) {
+    llvm::GlobalVariable *flag = module.getGlobalVariable(name);
+    if (!flag)
+      return;
+    flag->setInitializer(
+        llvm::ConstantInt::get(flag->getValueType(), on ? 1 : 0));
+    flag->setConstant(true);
+    flag->setLinkage(llvm::GlobalValue::InternalLinkage);
+  };
+  define(kBf16DotFlag, hasFeature(variant, "avx512bf16"));
+  define(kInt8DotFlag, hasFeature(variant, "avx512vnni") &&
+                           hasFeature(variant, "avx512bw"));
 }
 
 namespace {
@@ -96,10 +103,10 @@ struct VariantJob {
   std::unique_ptr<llvm::TargetMachine> machine;
   llvm::SmallVector<char, 0> object;
   bool emitted = false;
-  /// The variant lacks AVX512-BF16 and yet its optimized code still calls
-  /// vdpbf16ps (the flag's branch did not fold): not emitted, it would not
-  /// select.
-  bool strayBf16Dot = false;
+  /// The feature the variant lacks and yet its optimized code still uses
+  /// (vdpbf16ps or vpdpbusd: a flag's branch did not fold): not emitted, it
+  /// would not select. Null when none.
+  const char *strayDot = nullptr;
 };
 } // namespace
 
@@ -168,14 +175,21 @@ static void optimizeAndEmit(VariantJob &job) {
   llvm::ModulePassManager mpm =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(*job.module, mam);
-  // vdpbf16ps and the vcvtneps2bf16 that feeds it dequantized weights.
-  for (llvm::Intrinsic::ID id : {llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512,
-                                 llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512})
+  // vdpbf16ps and the vcvtneps2bf16 that feeds it dequantized weights;
+  // vpdpbusd of the int8 rows.
+  struct Needs {
+    llvm::Intrinsic::ID id;
+    const char *feature;
+  };
+  for (Needs needs :
+       {Needs{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, "+avx512bf16"},
+        Needs{llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512, "+avx512bf16"},
+        Needs{llvm::Intrinsic::x86_avx512_vpdpbusd_512, "+avx512vnni"}})
     if (llvm::Function *used =
-            llvm::Intrinsic::getDeclarationIfExists(job.module.get(), id);
+            llvm::Intrinsic::getDeclarationIfExists(job.module.get(), needs.id);
         used && !used->use_empty() &&
-        !job.machine->getMCSubtargetInfo()->checkFeatures("+avx512bf16")) {
-      job.strayBf16Dot = true;
+        !job.machine->getMCSubtargetInfo()->checkFeatures(needs.feature)) {
+      job.strayDot = needs.feature + 1;
       return;
     }
 
@@ -216,9 +230,10 @@ mlir::sgc::emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants) {
 
   std::vector<std::string> objects;
   for (auto [variant, job] : llvm::zip_equal(variants, jobs)) {
-    if (job.strayBf16Dot)
+    if (job.strayDot)
       return emitError(module.getLoc(), "internal error: the code for '")
-             << variant.cpu << "' still has bf16 dot products it cannot run";
+             << variant.cpu << "' still has dot products that need "
+             << job.strayDot;
     if (!job.emitted)
       return emitError(module.getLoc(), "the target cannot emit object files "
                                         "for '")

@@ -1,8 +1,9 @@
 """Compiles examples/tiny-gemma3-gguf-<encoding>/model.gguf for the CPU in
-f32 and bf16, runs it on the file with the golden's prompt and fed tokens,
-and compares the logits (compare-logits.py; bf16 with --bf16-factor 1.5,
-see tiny-gemma3-gguf.test). Prints '<model> <dtype>: N passed, M failed'
-per dtype after compare-logits' own lines. Then reference (b): the bf16
+f32 and bf16, runs it on the file with the golden's prompt and fed tokens
+(bf16 also on the baseline variant x86-64-v3), and compares the logits
+(compare-logits.py; bf16 with --bf16-factor 1.5, see tiny-gemma3-gguf.test).
+Prints which decode rows the host's variant runs, then '<model> <dtype>
+[variant]: N passed, M failed' per run after compare-logits' own lines. Then reference (b): the bf16
 run is no further from reference (a) f32 than llama.cpp's own logits on
 the file (the golden's llama_logits) are, row by row's worst, the rule an
 activation-quantizing path must meet (design/QUANT.md §5); prints
@@ -29,22 +30,47 @@ def ids(key):
                           check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
+def host_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# The decode rows the host's best variant runs for these weights
+# (compiler/Conversion/SGToLinalg/Int8Dot.h): int8 activations where the
+# CPU has AVX512-VNNI, else the bf16 pairs (AVX512-BF16) or f32.
+flags = host_flags()
+if {"avx512_vnni", "avx512bw"} <= flags:
+    print("%s decode rows: int8 activations (AVX512-VNNI)" % name)
+else:
+    print("%s decode rows: skipped int8 activations (no AVX512-VNNI here)" % name)
+
 status = 0
-for dtype in ("f32", "bf16"):
+# f32; bf16 on the host's best variant, then on the baseline one (f32 FMA
+# rows and tiles: every host with AVX2 runs it).
+for dtype, variant in (("f32", None), ("bf16", None), ("bf16", "x86-64-v3")):
     so = os.path.join(work, "%s.%s.so" % (encoding, dtype))
-    dump = os.path.join(work, "%s.%s.logits" % (encoding, dtype))
-    subprocess.run([os.path.join(bindir, "sgc"), "compile", gguf, "--target=cpu",
-                    "--compute-dtype=" + dtype, "-o", so], check=True)
+    label = dtype + (" " + variant if variant else "")
+    dump = os.path.join(work, "%s.%s.logits" % (encoding, label.replace(" ", ".")))
+    if not os.path.exists(so) or variant is None:
+        subprocess.run([os.path.join(bindir, "sgc"), "compile", gguf, "--target=cpu",
+                        "--compute-dtype=" + dtype, "-o", so], check=True)
     subprocess.run([os.path.join(bindir, "sgc-run"), so, "--weights", gguf,
                     "--prompt-ids", ids("input_ids"), "--feed-ids", ids("decode_ids_" + dtype),
-                    "--max-new-tokens", "17", "--dump-logits", dump],
+                    "--max-new-tokens", "17", "--dump-logits", dump] +
+                   (["--cpu-variant", variant] if variant else []),
                    check=True, stdout=subprocess.DEVNULL)
     p = subprocess.run([sys.executable, os.path.join(e2e, "compare-logits.py"), "--golden",
                         golden, "--dtype", dtype, "--ours", dump, "--bf16-factor", "1.5"],
                        stdout=subprocess.PIPE, text=True)
     lines = p.stdout.strip().splitlines()
     print("\n".join(lines[:-1]))
-    print("%s %s: %s" % (name, dtype, lines[-1] if lines else "no output"))
+    print("%s %s: %s" % (name, label, lines[-1] if lines else "no output"))
     status |= p.returncode
 
 

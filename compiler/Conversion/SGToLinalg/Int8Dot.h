@@ -1,0 +1,82 @@
+//===- Int8Dot.h - decode rows as integer dot products ----------*- C++ -*-===//
+//
+// Part of sgc. Where a variant has AVX512-VNNI, the decode rows of Q8_0 and
+// Q4_0 weights multiply the blocks' integers by integer activations, one
+// vpdpbusd per pair of blocks and digit, then one float multiply-add by the
+// two scales: 15 GB/s of Q4_0 blocks on one Zen 4 core where the bf16 pairs
+// (dequantized in registers) moved 9 (bench/gemv). The activations are
+// quantized per block of 32, as llama.cpp's CPU backend does (its "q8_0"
+// vector dot type), but with two int8 digits instead of one: x = d / 256 ·
+// (256 · high + low). One digit (llama.cpp's) put the tiny Gemma 3's Q4_0
+// logits 6.84e-3 of the row range from the f32 reference, further than
+// llama.cpp's own 6.39e-3 (our activations are bf16 before they are
+// quantized); two digits leave 2^-16 of the block's maximum, under bf16's
+// own rounding: 3.76e-3, and the weights are exact (the bf16 pairs round
+// them to bf16). The second digit costs one vpdpbusd, a shift and an add a
+// pair (about 10 % of the row's time, measured in C).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_INT8DOT_H
+#define SGC_COMPILER_CONVERSION_SGTOLINALG_INT8DOT_H
+
+#include "compiler/Conversion/SGToLinalg/LinearSpec.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::sgc::lowering::linear {
+
+/// Bytes of a token's activation records (below) at most: they are read
+/// once for every weight row, and from L1 they keep up with the weights
+/// (bench/gemv, Zen 4, 1 thread: 15 GB/s of Q4_0 blocks at K = 3,840 and
+/// 14 at K = 5,376, 21 KiB), from L2 they do not (9 GB/s at K = 15,360,
+/// 60 KiB; no faster in K chunks that fit L1, whose weight rows then are
+/// read piecewise: 8 GB/s at K = 5,376 in two chunks).
+constexpr int64_t kInt8RecordsInL1 = 24 * 1024;
+
+/// Whether decode rows of `wType` weights over K = `k` take int8
+/// activations: Q8_0 and Q4_0 blocks, K in whole pairs of blocks, the
+/// records within kInt8RecordsInL1 (K <= 6,144). Other K take the bf16
+/// pair rows.
+bool hasInt8Dot(Type wType, int64_t k);
+
+/// The activations of the int8 rows, per token (`@sgc_quant_rows_…` writes
+/// them): with t = x · 127 / max|x of its block of 32|, the digits high =
+/// round-to-even(t) and low = round-to-even(256 · (t − high)) (at most
+/// 127), so x = d / 256 · (256 · high + low) with d = max / 127 to 2^-16 of
+/// the block's maximum. One 256-byte record per pair of blocks, read in
+/// order: one stream, where four (digits, digits, scales, starts) spilled
+/// out of L1 at K = 15,360 and ran at half the speed (bench/README.md):
+///   [0, 64)    high, the pair's 64 elements     (i8)
+///   [64, 128)  low                               (i8)
+///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
+///              the first of its 8 lanes, the others 0   (i32 x 16)
+///   [192, 256) each block's d / 256 over its 8 lanes    (f32 x 16)
+/// The buffer is [tokens, 4 · K] bytes.
+constexpr int64_t kInt8RecordBytes = 256;
+
+/// The buffer type of the int8 activations for K = `k`.
+MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
+
+/// `@sgc_quant_rows_<K>_<offset>(xs, records)`: the first rows of xs (f32),
+/// as many as records has (none when the call takes no int8 rows),
+/// quantized for weights of `wType`.
+func::FuncOp getOrCreateQuantRows(OpBuilder &b, ModuleOp module, int64_t k,
+                                  Type wType);
+
+/// sum_k w[row, k] · x[s, k] for each token of `tokens`, over the row's
+/// pairs of blocks as integer dot products on the tokens' records: the
+/// chains of the other row paths (kAccumulators x kLanes lanes) over K / 4
+/// positions, a step of kLanes covering one pair (64 weights, their 16
+/// lanes of i32 sums). K / 4 is a multiple of kLanes, so the scalar tail of
+/// emitChainedSums never runs. Each token's sum is the same in a group as
+/// alone.
+SmallVector<Value> emitRowDotsInt8(OpBuilder &b, Location loc, Value records,
+                                   Value w, Type wType, Value row,
+                                   ValueRange tokens, int64_t k);
+
+} // namespace mlir::sgc::lowering::linear
+
+#endif // SGC_COMPILER_CONVERSION_SGTOLINALG_INT8DOT_H

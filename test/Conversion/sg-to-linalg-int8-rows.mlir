@@ -1,0 +1,89 @@
+// RUN: sgc-opt %s -split-input-file -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s
+
+// Q4_0 weights under bf16 rows, K = 128 (two pairs of blocks): the decode
+// rows' activations are quantized once a call, where the variant has the
+// int8 rows (@sgc_cpu_int8_dot) and the call has no tiles, into 256-byte
+// records a pair of blocks (4 K bytes a token); the kernel takes them after
+// the bf16 rows.
+// CHECK: llvm.mlir.global external constant @sgc_cpu_int8_dot() {{.*}} : i8
+// CHECK-LABEL: func.func @proj(
+// CHECK: %[[XS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x128xf32>
+// CHECK: call @sgc_rows_128_bf16_b(
+// CHECK: %[[FEW:.*]] = arith.cmpi slt, %{{.*}}, %c6{{.*}} : index
+// CHECK: %[[ADDR:.*]] = llvm.mlir.addressof @sgc_cpu_int8_dot : !llvm.ptr
+// CHECK: %[[ON:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : i8
+// CHECK: %[[QUANT:.*]] = arith.andi %[[FEW]], %[[ON]] : i1
+// CHECK: %[[ROWS:.*]] = arith.select %[[QUANT]], %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[REC:.*]] = memref.alloc(%[[ROWS]]) {alignment = 64 : i64} : memref<?x512xi8>
+// CHECK: call @sgc_quant_rows_128_8(%[[XS]], %[[REC]])
+// CHECK: call @sgc_dispatch_linear_64x128_q4_0_bf16_dot_i8(%{{.*}}, %[[XS]], %{{.*}}, %[[REC]], %{{.*}}, %{{.*}})
+// The records: per block of 32 its two digits (t = x * 127 / max, rounded
+// to even; the rest in 256ths, at most 127), the start -8 * sum(256 high +
+// low) in its first i32 lane, and max / 127 / 256 over its 8 f32 lanes.
+// CHECK-LABEL: func.func private @sgc_quant_rows_128_8(
+// CHECK: vector.reduction <maxnumf>
+// CHECK: %[[T:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[HI:.*]] = math.roundeven %[[T]] : vector<16xf32>
+// CHECK: %[[REST:.*]] = arith.subf %[[T]], %[[HI]] : vector<16xf32>
+// CHECK: arith.mulf %[[REST]], %{{.*}} : vector<16xf32>
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x512xi8>, vector<16xi8>
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[START:.*]] = arith.muli %[[SUM]], %c-8_i32 : i32
+// CHECK: vector.insert %[[START]], %{{.*}} [0] : i32 into vector<8xi32>
+// CHECK: arith.divf %{{.*}}, %cst{{.*}} : f32
+// CHECK: vector.bitcast %{{.*}} : vector<8xf32> to vector<32xi8>
+// The kernel: behind the flag, each step one pair of blocks: the nibbles
+// as [b0, b0 >> 4, b1, b1 >> 4] & 15 (elements in order), the two f16
+// scales over 8 lanes each, the high digits' dot product shifted by 8 and
+// started at the records' starts, then the low digits', one f32 FMA.
+// CHECK-LABEL: func.func @sgc_linear_64x128_q4_0_bf16_dot_i8(
+// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %{{.*}}: memref<?x128xbf16>, %[[KREC:[a-z0-9]+]]: memref<?x512xi8>, %[[W:[a-z0-9]+]]: memref<64x72xi8>
+// CHECK: llvm.mlir.addressof @sgc_cpu_int8_dot : !llvm.ptr
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, {{.*}}, 31] : vector<16xi8>, vector<16xi8>
+// CHECK: arith.constant dense<[0, 0, 4, 4, 0, 0, 4, 4]> : vector<8xi64>
+// CHECK: %[[NIB:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<64xi8>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] : vector<1xf16>, vector<1xf16>
+// CHECK: %[[HIGH:.*]] = vector.load %[[KREC]][%{{.*}}, %{{.*}}] : memref<?x512xi8>, vector<64xi8>
+// CHECK: %[[D1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[NIB]], %[[HIGH]])
+// CHECK: %[[SHIFTED:.*]] = arith.shli %[[D1]], %{{.*}} : vector<16xi32>
+// CHECK: %[[BEGIN:.*]] = arith.addi %[[SHIFTED]], %{{.*}} : vector<16xi32>
+// CHECK: %[[D2:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[BEGIN]], %[[NIB]], %{{.*}})
+// CHECK: %[[F:.*]] = arith.sitofp %[[D2]] : vector<16xi32> to vector<16xf32>
+// CHECK: vector.fma %[[F]], %{{.*}}, %{{.*}} : vector<16xf32>
+func.func @proj(%x: tensor<?x128xbf16>, %w: tensor<64x128x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16> {
+  %y = sg.linear %x, %w : (tensor<?x128xbf16>, tensor<64x128x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// Q8_0: the bytes with the sign bit flipped (weights + 128), so the start
+// is -128 * sum. Q6_K, f32 rows, an odd number of blocks (K = 96) and
+// records past 24 KiB (K = 6,208) take no int8 rows.
+// CHECK-LABEL: func.func @others(
+// CHECK: call @sgc_quant_rows_128_128(
+// CHECK: call @sgc_dispatch_linear_64x128_q8_0_bf16_dot_i8(
+// CHECK: call @sgc_dispatch_linear_64x256_q6_k_bf16_dot(
+// CHECK: call @sgc_dispatch_linear_64x128_q4_0_f32(
+// CHECK: call @sgc_dispatch_linear_64x96_q4_0_bf16_dot(
+// CHECK: call @sgc_dispatch_linear_16x6208_q4_0_bf16_dot(
+// CHECK-LABEL: func.func private @sgc_quant_rows_128_128(
+// CHECK: arith.constant -128 : i32
+// CHECK-LABEL: func.func @sgc_linear_64x128_q8_0_bf16_dot_i8(
+// CHECK: %[[JOINED:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, {{.*}}, 63] : vector<32xi8>, vector<32xi8>
+// CHECK: arith.xori %[[JOINED]], %{{.*}} : vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+func.func @others(%x: tensor<?x128xbf16>, %w8: tensor<64x128x!sg.quant<"Q8_0">>,
+                  %x6: tensor<?x256xbf16>, %w6: tensor<64x256x!sg.quant<"Q6_K">>,
+                  %xf: tensor<?x128xf32>, %w4: tensor<64x128x!sg.quant<"Q4_0">>,
+                  %xo: tensor<?x96xbf16>, %wo: tensor<64x96x!sg.quant<"Q4_0">>,
+                  %xl: tensor<?x6208xbf16>, %wl: tensor<16x6208x!sg.quant<"Q4_0">>)
+    -> (tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xf32>, tensor<?x64xbf16>, tensor<?x16xbf16>) {
+  %a = sg.linear %x, %w8 : (tensor<?x128xbf16>, tensor<64x128x!sg.quant<"Q8_0">>) -> tensor<?x64xbf16>
+  %b = sg.linear %x6, %w6 : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q6_K">>) -> tensor<?x64xbf16>
+  %c = sg.linear %xf, %w4 : (tensor<?x128xf32>, tensor<64x128x!sg.quant<"Q4_0">>) -> tensor<?x64xf32>
+  %d = sg.linear %xo, %wo : (tensor<?x96xbf16>, tensor<64x96x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
+  %e = sg.linear %xl, %wl : (tensor<?x6208xbf16>, tensor<16x6208x!sg.quant<"Q4_0">>) -> tensor<?x16xbf16>
+  return %a, %b, %c, %d, %e : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xf32>, tensor<?x64xbf16>, tensor<?x16xbf16>
+}
