@@ -59,21 +59,40 @@ func.func @proj(%x: tensor<?x128xbf16>, %w: tensor<64x128x!sg.quant<"Q4_0">>) ->
 // -----
 
 // Q8_0: the bytes with the sign bit flipped (weights + 128), so the start
-// is -128 * sum. Q6_K, f32 rows, an odd number of blocks (K = 96) and
-// records past 24 KiB (K = 6,208) take no int8 rows.
+// is -128 * sum. Q6_K: q + 32, the start of every 16 (its scales change
+// there) in lanes 0 and 4 of the block's 8. f32 rows, an odd number of
+// blocks (K = 96) and records past 24 KiB (K = 6,208) take no int8 rows.
 // CHECK-LABEL: func.func @others(
 // CHECK: call @sgc_quant_rows_128_128(
 // CHECK: call @sgc_dispatch_linear_64x128_q8_0_bf16_dot_i8(
-// CHECK: call @sgc_dispatch_linear_64x256_q6_k_bf16_dot(
+// CHECK: call @sgc_quant_rows_256_32_s16(
+// CHECK: call @sgc_dispatch_linear_64x256_q6_k_bf16_dot_i8(
 // CHECK: call @sgc_dispatch_linear_64x128_q4_0_f32(
 // CHECK: call @sgc_dispatch_linear_64x96_q4_0_bf16_dot(
 // CHECK: call @sgc_dispatch_linear_16x6208_q4_0_bf16_dot(
 // CHECK-LABEL: func.func private @sgc_quant_rows_128_128(
 // CHECK: arith.constant -128 : i32
+// CHECK: vector.insert %{{.*}}, %{{.*}} [0] : i32 into vector<8xi32>
 // CHECK-LABEL: func.func @sgc_linear_64x128_q8_0_bf16_dot_i8(
 // CHECK: %[[JOINED:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, {{.*}}, 63] : vector<32xi8>, vector<32xi8>
 // CHECK: arith.xori %[[JOINED]], %{{.*}} : vector<64xi8>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-LABEL: func.func private @sgc_quant_rows_256_32_s16(
+// CHECK: arith.constant -32 : i32
+// CHECK: %[[S0:.*]] = vector.insert %{{.*}}, %{{.*}} [0] : i32 into vector<8xi32>
+// CHECK: vector.insert %{{.*}}, %[[S0]] [4] : i32 into vector<8xi32>
+// The pair's 6-bit q: ql's nibble (shifted 0 or 4) | qh's two bits, the
+// half's 32 bytes twice, moved to bits 4 and 5; the four sub-block scales
+// (4 bytes) over 4 lanes each, times d.
+// CHECK-LABEL: func.func @sgc_linear_64x256_q6_k_bf16_dot_i8(
+// CHECK: %[[QL:.*]] = vector.load %{{.*}} : memref<64x210xi8>, vector<64xi8>
+// CHECK: %[[QH:.*]] = vector.load %{{.*}} : memref<64x210xi8>, vector<32xi8>
+// CHECK: vector.shuffle %[[QH]], %[[QH]] [0, 1, {{.*}}, 31, 0, 1, {{.*}}, 31] : vector<32xi8>, vector<32xi8>
+// CHECK: arith.constant dense<48> : vector<64xi8>
+// CHECK: %[[Q:.*]] = arith.ori %{{.*}}, %{{.*}} : vector<64xi8>
+// CHECK: %[[SC:.*]] = vector.load %{{.*}} : memref<64x210xi8>, vector<4xi8>
+// CHECK: vector.shuffle %[[SC]], %[[SC]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3] : vector<4xi8>, vector<4xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[Q]], %{{.*}})
 func.func @others(%x: tensor<?x128xbf16>, %w8: tensor<64x128x!sg.quant<"Q8_0">>,
                   %x6: tensor<?x256xbf16>, %w6: tensor<64x256x!sg.quant<"Q6_K">>,
                   %xf: tensor<?x128xf32>, %w4: tensor<64x128x!sg.quant<"Q4_0">>,

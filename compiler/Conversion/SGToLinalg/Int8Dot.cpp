@@ -3,8 +3,10 @@
 // Part of sgc. The layouts these pieces agree on are in Int8Dot.h. vpdpbusd
 // multiplies unsigned by signed bytes, so each encoding's weights become
 // unsigned with a zero point: Q4_0's nibbles n are its weights plus 8,
-// Q8_0's bytes with the sign bit flipped its weights plus 128. The zero
-// point times Σ q of the activation block starts the block's sum, so the
+// Q8_0's bytes with the sign bit flipped its weights plus 128, Q6_K's 6-bit
+// q its weights plus 32. The zero point times Σ q of the activations
+// starts the sum of the weights that share a scale (a block; Q6_K's
+// sub-blocks of 16), so the
 // integer total is exact: Σ (n − 8) · (256 · high + low) over the block
 // (at most 32 · 128 · 32,767 in magnitude: well inside i32).
 //
@@ -39,8 +41,13 @@ constexpr int64_t kBlockLanes = 8;
 
 /// What the encoding adds to a weight to make it vpdpbusd's unsigned byte.
 int64_t zeroPoint(sg::QuantType quant) {
-  return quant.getEncoding() == "Q4_0" ? 8 : 128;
+  StringRef encoding = quant.getEncoding();
+  return encoding == "Q4_0" ? 8 : encoding == "Q6_K" ? 32 : 128;
 }
+
+/// Whether the encoding scales every 16 weights (Q6_K's sub-blocks), so a
+/// block's start is split by 16 elements: lanes 0 and 4 of its 8.
+bool startsPer16(sg::QuantType quant) { return quant.getEncoding() == "Q6_K"; }
 
 Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
   return arith::ConstantOp::create(b, loc, type,
@@ -50,9 +57,11 @@ Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
 
 bool linear::hasInt8Dot(Type wType, int64_t k) {
   auto quant = dyn_cast<sg::QuantType>(wType);
-  return quant &&
-         (quant.getEncoding() == "Q4_0" || quant.getEncoding() == "Q8_0") &&
-         k % (2 * kBlock) == 0 &&
+  if (!quant)
+    return false;
+  StringRef encoding = quant.getEncoding();
+  return (encoding == "Q4_0" || encoding == "Q8_0" || encoding == "Q6_K") &&
+         k % quant.getBlockElements() == 0 && k % (2 * kBlock) == 0 &&
          k / (2 * kBlock) * kInt8RecordBytes <= kInt8RecordsInL1;
 }
 
@@ -63,8 +72,11 @@ MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
 
 func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
                                           int64_t k, Type wType) {
-  int64_t offset = zeroPoint(cast<sg::QuantType>(wType));
-  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}", k, offset);
+  auto quant = cast<sg::QuantType>(wType);
+  int64_t offset = zeroPoint(quant);
+  bool per16 = startsPer16(quant);
+  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}{2}", k, offset,
+                                   per16 ? "_s16" : "");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   Location loc = module.getLoc();
@@ -135,7 +147,7 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
       Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
       Value by256 = vecConst(b, loc, f32x16, b.getF32FloatAttr(256.0f));
       Value max127 = vecConst(b, loc, i32x16, b.getI32IntegerAttr(127));
-      Value sum;
+      Value sums[2];
       for (int64_t h = 0; h < 2; ++h) {
         Value t = arith::MulFOp::create(b, loc, halves[h], byInverse);
         Value rounded = math::RoundEvenOp::create(b, loc, t);
@@ -155,20 +167,28 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
             arith::ShLIOp::create(
                 b, loc, hi, vecConst(b, loc, i32x16, b.getI32IntegerAttr(8))),
             lo);
-        sum = sum ? Value(arith::AddIOp::create(b, loc, sum, whole)) : whole;
+        sums[h] = whole;
         storeBytes(arith::TruncIOp::create(b, loc, i8x16, hi), 16 * h);
         storeBytes(arith::TruncIOp::create(b, loc, i8x16, lo), 64 + 16 * h);
       }
-      Value total =
-          vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
-      Value first = arith::MulIOp::create(
-          b, loc, total,
-          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-offset)));
       auto i32x8 = VectorType::get({kBlockLanes}, b.getI32Type());
-      storeBytes(vector::InsertOp::create(
-                     b, loc, first, vecConst(b, loc, i32x8, b.getI32IntegerAttr(0)),
-                     ArrayRef<int64_t>{0}),
-                 128);
+      auto startOf = [&](Value whole) -> Value {
+        return arith::MulIOp::create(
+            b, loc,
+            vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, whole),
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-offset)));
+      };
+      Value starts = vecConst(b, loc, i32x8, b.getI32IntegerAttr(0));
+      if (per16) {
+        for (int64_t h = 0; h < 2; ++h)
+          starts = vector::InsertOp::create(b, loc, startOf(sums[h]), starts,
+                                            ArrayRef<int64_t>{4 * h});
+      } else {
+        starts = vector::InsertOp::create(
+            b, loc, startOf(arith::AddIOp::create(b, loc, sums[0], sums[1])),
+            starts, ArrayRef<int64_t>{0});
+      }
+      storeBytes(starts, 128);
       storeBytes(vector::BroadcastOp::create(
                      b, loc, VectorType::get({kBlockLanes}, b.getF32Type()),
                      arith::DivFOp::create(b, loc, d, constF32(b, loc, 256.0f))),
@@ -180,13 +200,127 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
 }
 
 namespace {
+/// Where a pair of blocks of 32 sits in Q6_K's super-block of 256 (two
+/// halves of 128: ql[64], then qh[32] of each half; sc[16]; f16 d at 208):
+/// the super-block's first byte, the half, and the first of the pair's two
+/// quarters of the half (0 or 2).
+struct Q6KPair {
+  Value base, half, quarter;
+};
+
+Q6KPair q6kPair(OpBuilder &b, Location loc, Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  Value r = arith::RemUIOp::create(b, loc, pair, c(4));
+  return {arith::MulIOp::create(b, loc,
+                                arith::DivUIOp::create(b, loc, pair, c(4)),
+                                c(210)),
+          arith::DivUIOp::create(b, loc, r, c(2)),
+          arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, r, c(2)),
+                                c(2))};
+}
+
+/// Q6_K's 6-bit q (weight q − 32) of a pair of blocks: element l of quarter
+/// i takes the low (i < 2) or high nibble of ql[32 · (i % 2) + l] and bits
+/// 2i, 2i + 1 of qh[l], as WeightRead.cpp's dequantizer reads them. The
+/// pair's two quarters use ql[0, 64) of the half, one nibble for both, and
+/// the half's 32 bytes of qh twice, shifted by 2i and 2i + 2.
+Value q6kWeightPair(OpBuilder &b, Location loc, Value w, Value row,
+                    Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto i8x64 = VectorType::get({64}, b.getI8Type());
+  auto i64x8 = VectorType::get({8}, b.getI64Type());
+  Q6KPair at = q6kPair(b, loc, pair);
+  Value ql = vector::LoadOp::create(
+      b, loc, i8x64, w,
+      ValueRange{row, arith::AddIOp::create(
+                          b, loc, at.base,
+                          arith::MulIOp::create(b, loc, at.half, c(64)))});
+  // quarter 0: shift 0 (low nibbles); quarter 2: shift 4 (high nibbles).
+  Value nibbleShift = vector::BroadcastOp::create(
+      b, loc, i64x8,
+      arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, at.quarter, c(2))));
+  Value low = arith::AndIOp::create(
+      b, loc,
+      vector::BitCastOp::create(
+          b, loc, i8x64,
+          arith::ShRUIOp::create(b, loc,
+                                 vector::BitCastOp::create(b, loc, i64x8, ql),
+                                 nibbleShift)),
+      vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
+  Value qh = vector::LoadOp::create(
+      b, loc, VectorType::get({32}, b.getI8Type()), w,
+      ValueRange{row, arith::AddIOp::create(
+                          b, loc, at.base,
+                          arith::AddIOp::create(
+                              b, loc, c(128),
+                              arith::MulIOp::create(b, loc, at.half, c(32))))});
+  SmallVector<int64_t> twice;
+  for (int64_t i = 0; i < 64; ++i)
+    twice.push_back(i % 32);
+  SmallVector<int64_t> secondQuarter = {0, 0, 0, 0, 2, 2, 2, 2};
+  Value bitShift = arith::AddIOp::create(
+      b, loc, nibbleShift,
+      arith::ConstantOp::create(
+          b, loc, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(secondQuarter))));
+  Value highBits = arith::ShLIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc,
+          vector::BitCastOp::create(
+              b, loc, i64x8, vector::ShuffleOp::create(b, loc, qh, qh, twice)),
+          bitShift),
+      vecConst(b, loc, i64x8, b.getI64IntegerAttr(4)));
+  return arith::OrIOp::create(
+      b, loc, low,
+      arith::AndIOp::create(b, loc, vector::BitCastOp::create(b, loc, i8x64, highBits),
+                            vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x30))));
+}
+
+/// Q6_K's scales of a pair of blocks: d · sc of its four sub-blocks of 16
+/// (sc[8 · half + 2 · quarter .. + 4)), each over its 4 lanes.
+Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  Q6KPair at = q6kPair(b, loc, pair);
+  Value scAt = arith::AddIOp::create(
+      b, loc, at.base,
+      arith::AddIOp::create(
+          b, loc, c(192),
+          arith::AddIOp::create(b, loc,
+                                arith::MulIOp::create(b, loc, at.half, c(8)),
+                                arith::MulIOp::create(b, loc, at.quarter, c(2)))));
+  Value sc = vector::LoadOp::create(b, loc, VectorType::get({4}, b.getI8Type()),
+                                    w, ValueRange{row, scAt});
+  SmallVector<int64_t> spread;
+  for (int64_t i = 0; i < 16; ++i)
+    spread.push_back(i / 4);
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  Value scales = arith::SIToFPOp::create(
+      b, loc, f32x16, vector::ShuffleOp::create(b, loc, sc, sc, spread));
+  Value raw = vector::LoadOp::create(
+      b, loc, VectorType::get({2}, b.getI8Type()), w,
+      ValueRange{row, arith::AddIOp::create(b, loc, at.base, c(208))});
+  Value half = vector::ExtractOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getF16Type()), raw),
+      ArrayRef<int64_t>{0});
+  Value d = arith::ExtFOp::create(b, loc, b.getF32Type(), half);
+  return arith::MulFOp::create(b, loc,
+                               vector::BroadcastOp::create(b, loc, f32x16, d),
+                               scales);
+}
+
 /// The weights of blocks `block` and `block + 1` of row `row` of the block
 /// buffer `w` as vpdpbusd's unsigned operand (vector<64xi8>): Q4_0's
-/// nibbles n (weight n − 8), Q8_0's bytes q + 128 (weight q); block
-/// `block` in bytes 0..31, element order.
+/// nibbles n (weight n − 8), Q8_0's bytes q + 128 (weight q), Q6_K's q
+/// (weight q − 32); block `block` in bytes 0..31, element order.
 Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
                          Value row, Value block) {
   auto quant = cast<sg::QuantType>(wType);
+  if (quant.getEncoding() == "Q6_K")
+    return q6kWeightPair(
+        b, loc, w, row,
+        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
   int64_t bytes = quant.getBlockBytes();
   bool q4 = quant.getEncoding() == "Q4_0";
   // The integers of a block follow its f16 scale: 16 bytes of nibble pairs
@@ -228,10 +362,14 @@ Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
       vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
 }
 
-/// The two blocks' f16 scales as f32, each over its block's 8 lanes
-/// (vector<16xf32>).
+/// The two blocks' scales as f32 over their lanes (vector<16xf32>): each
+/// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales.
 Value loadBlockScalePair(OpBuilder &b, Location loc, Value w, Type wType,
                          Value row, Value block) {
+  if (cast<sg::QuantType>(wType).getEncoding() == "Q6_K")
+    return q6kScalePair(
+        b, loc, w, row,
+        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
   int64_t bytes = cast<sg::QuantType>(wType).getBlockBytes();
   auto two = VectorType::get({2}, b.getI8Type());
   auto one = VectorType::get({1}, b.getF16Type());

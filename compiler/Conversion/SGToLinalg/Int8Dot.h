@@ -1,9 +1,9 @@
 //===- Int8Dot.h - decode rows as integer dot products ----------*- C++ -*-===//
 //
-// Part of sgc. Where a variant has AVX512-VNNI, the decode rows of Q8_0 and
-// Q4_0 weights multiply the blocks' integers by integer activations, one
-// vpdpbusd per pair of blocks and digit, then one float multiply-add by the
-// two scales: 15 GB/s of Q4_0 blocks on one Zen 4 core where the bf16 pairs
+// Part of sgc. Where a variant has AVX512-VNNI, the decode rows of Q8_0,
+// Q4_0 and Q6_K weights multiply the blocks' integers by integer
+// activations, one vpdpbusd per pair of blocks of 32 and digit, then one
+// float multiply-add by the scales: 15 GB/s of Q4_0 blocks on one Zen 4 core where the bf16 pairs
 // (dequantized in registers) moved 9 (bench/gemv). The activations are
 // quantized per block of 32, as llama.cpp's CPU backend does (its "q8_0"
 // vector dot type), but with two int8 digits instead of one: x = d / 256 ·
@@ -37,9 +37,9 @@ namespace mlir::sgc::lowering::linear {
 constexpr int64_t kInt8RecordsInL1 = 24 * 1024;
 
 /// Whether decode rows of `wType` weights over K = `k` take int8
-/// activations: Q8_0 and Q4_0 blocks, K in whole pairs of blocks, the
-/// records within kInt8RecordsInL1 (K <= 6,144). Other K take the bf16
-/// pair rows.
+/// activations: Q8_0, Q4_0 and Q6_K blocks, K in whole pairs of blocks of
+/// 32 and in whole blocks, the records within kInt8RecordsInL1 (K <=
+/// 6,144). Other K take the bf16 pair rows.
 bool hasInt8Dot(Type wType, int64_t k);
 
 /// The activations of the int8 rows, per token (`@sgc_quant_rows_…` writes
@@ -52,7 +52,9 @@ bool hasInt8Dot(Type wType, int64_t k);
 ///   [0, 64)    high, the pair's 64 elements     (i8)
 ///   [64, 128)  low                               (i8)
 ///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
-///              the first of its 8 lanes, the others 0   (i32 x 16)
+///              the first of its 8 lanes, the others 0; for Q6_K, whose
+///              scales change every 16 weights, each 16's start in lanes 0
+///              and 4 of the block's 8   (i32 x 16)
 ///   [192, 256) each block's d / 256 over its 8 lanes    (f32 x 16)
 /// The buffer is [tokens, 4 · K] bytes.
 constexpr int64_t kInt8RecordBytes = 256;
