@@ -84,12 +84,8 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
       MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type())};
   args.push_back(int8ActivationType(b.getContext(), k));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func.setPrivate();
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value xs = entry->getArgument(0), records = entry->getArgument(1);
+  func::FuncOp func = createPrivateFunction(b, module, name, args);
+  Value xs = func.getArgument(0), records = func.getArgument(1);
 
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());

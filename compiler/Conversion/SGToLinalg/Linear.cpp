@@ -93,11 +93,8 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
   if (spec.bf16Copy)
     args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
-  func.setPrivate();
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func = createPrivateFunction(b, module, name, args);
+  Block *entry = &func.getBody().front();
   Value x = entry->getArgument(0);
   Value normWeight = spec.normWeight ? entry->getArgument(1) : Value();
   Value xs = entry->getArgument(spec.normWeight ? 2 : 1);

@@ -92,6 +92,17 @@ func::FuncOp lowering::declareDispatcher(OpBuilder &b, ModuleOp module,
   return decl;
 }
 
+func::FuncOp lowering::createPrivateFunction(OpBuilder &b, ModuleOp module,
+                                             StringRef name,
+                                             ArrayRef<Type> args) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(args, {}));
+  func.setPrivate();
+  b.setInsertionPointToStart(func.addEntryBlock());
+  return func;
+}
+
 func::FuncOp lowering::createKernelFunction(OpBuilder &b, ModuleOp module,
                                             StringRef name,
                                             ArrayRef<Type> args,

@@ -76,6 +76,11 @@ Value constF32(OpBuilder &b, Location loc, float value);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);
+/// Creates the private helper function `name(args)` at the end of
+/// `module` and leaves `b` at the start of its body: the caller holds an
+/// InsertionGuard around building it.
+func::FuncOp createPrivateFunction(OpBuilder &b, ModuleOp module,
+                                   StringRef name, ArrayRef<Type> args);
 /// Creates the kernel function `name(args)` at the end of `module`, with a
 /// C interface and its spec's name (`sg.kernel`), and leaves `b` at the
 /// start of its body: the caller holds an InsertionGuard around building it.
