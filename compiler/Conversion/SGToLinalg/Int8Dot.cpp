@@ -61,8 +61,12 @@ bool linear::hasInt8Dot(Type wType, int64_t k) {
     return false;
   StringRef encoding = quant.getEncoding();
   return (encoding == "Q4_0" || encoding == "Q8_0" || encoding == "Q6_K") &&
-         k % quant.getBlockElements() == 0 && k % (2 * kBlock) == 0 &&
-         k / (2 * kBlock) * kInt8RecordBytes <= kInt8RecordsInL1;
+         k % quant.getBlockElements() == 0 && k % (2 * kBlock) == 0;
+}
+
+int64_t linear::int8RowsPerPass(int64_t k) {
+  return k / (2 * kBlock) * kInt8RecordBytes <= kInt8RecordsInL1 ? 1
+                                                                 : kInt8WideRows;
 }
 
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
@@ -426,12 +430,12 @@ Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
 
 SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
                                            Value records, Value w, Type wType,
-                                           Value row, ValueRange tokens,
+                                           ValueRange rows, ValueRange tokens,
                                            int64_t k) {
   auto quant = cast<sg::QuantType>(wType);
   constexpr int64_t kPositionsPerBlock = kBlock / 4;
   return emitChainedSums(
-      b, loc, k / 4, kLanes, kAccumulators, tokens.size(),
+      b, loc, k / 4, kLanes, kAccumulators, rows.size() * tokens.size(),
       [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
           ValueRange accs) -> SmallVector<Value> {
         if (lanes == 1)
@@ -440,17 +444,20 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
             b, loc, col, constIndex(b, loc, kPositionsPerBlock));
         Value pair = arith::DivUIOp::create(
             b, loc, col, constIndex(b, loc, 2 * kPositionsPerBlock));
-        Value weights = loadInt8WeightPair(b, loc, w, wType, row, block);
-        Value scales = loadBlockScalePair(b, loc, w, wType, row, block);
         SmallVector<Value> out;
-        for (auto [s, acc] : llvm::zip_equal(tokens, accs))
-          out.push_back(
-              emitInt8PairStep(b, loc, records, s, pair, weights, scales, acc));
+        for (auto [r, row] : llvm::enumerate(rows)) {
+          Value weights = loadInt8WeightPair(b, loc, w, wType, row, block);
+          Value scales = loadBlockScalePair(b, loc, w, wType, row, block);
+          for (auto [t, s] : llvm::enumerate(tokens))
+            out.push_back(emitInt8PairStep(b, loc, records, s, pair, weights,
+                                           scales,
+                                           accs[r * tokens.size() + t]));
+        }
         return out;
       },
       [&](OpBuilder &b, Location loc, Value col) {
-        // A step's bytes, 4 KiB ahead along the row (into the next row
-        // near its end: the rows are one stream).
+        // A step's bytes of each row, 4 KiB ahead along it (into the next
+        // row near its end: the rows are one stream).
         Value byte = arith::AddIOp::create(
             b, loc,
             arith::MulIOp::create(
@@ -460,11 +467,12 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
                 constIndex(b, loc, quant.getBlockBytes())),
             constIndex(b, loc, kInt8PrefetchBytes));
         int64_t stepBytes = quant.getRowBytes(4 * kLanes * kAccumulators);
-        for (int64_t line = 0; line < stepBytes; line += 64)
-          memref::PrefetchOp::create(
-              b, loc, w,
-              ValueRange{row, arith::AddIOp::create(b, loc, byte,
-                                                    constIndex(b, loc, line))},
-              /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+        for (Value row : rows)
+          for (int64_t line = 0; line < stepBytes; line += 64)
+            memref::PrefetchOp::create(
+                b, loc, w,
+                ValueRange{row, arith::AddIOp::create(b, loc, byte,
+                                                      constIndex(b, loc, line))},
+                /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
       });
 }

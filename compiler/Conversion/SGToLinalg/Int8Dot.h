@@ -28,19 +28,24 @@
 
 namespace mlir::sgc::lowering::linear {
 
-/// Bytes of a token's activation records (below) at most: they are read
-/// once for every weight row, and from L1 they keep up with the weights
-/// (bench/gemv, Zen 4, 1 thread: 15 GB/s of Q4_0 blocks at K = 3,840 and
-/// 14 at K = 5,376, 21 KiB), from L2 they do not (9 GB/s at K = 15,360,
-/// 60 KiB; no faster in K chunks that fit L1, whose weight rows then are
-/// read piecewise: 8 GB/s at K = 5,376 in two chunks).
+/// Bytes of a token's activation records (below) that one row at a time
+/// reads from L1 while they keep up with the weights (bench/gemv, Zen 4,
+/// 1 thread: 15 GB/s of Q4_0 blocks at K = 3,840 and 14 at K = 5,376, 21
+/// KiB). Past it (9 GB/s at K = 15,360, 60 KiB, records from L2; no faster
+/// in K chunks that fit L1, whose weight rows then are read piecewise: 8
+/// GB/s) decode takes kInt8WideRows rows a pass, each record load serving
+/// them all.
 constexpr int64_t kInt8RecordsInL1 = 24 * 1024;
+constexpr int64_t kInt8WideRows = 4;
 
 /// Whether decode rows of `wType` weights over K = `k` take int8
 /// activations: Q8_0, Q4_0 and Q6_K blocks, K in whole pairs of blocks of
-/// 32 and in whole blocks, the records within kInt8RecordsInL1 (K <=
-/// 6,144). Other K take the bf16 pair rows.
+/// 32 and in whole blocks.
 bool hasInt8Dot(Type wType, int64_t k);
+
+/// Rows a pass of the int8 decode rows (one token's, outside batched
+/// decode): 1 while the records fit kInt8RecordsInL1, else kInt8WideRows.
+int64_t int8RowsPerPass(int64_t k);
 
 /// The activations of the int8 rows, per token (`@sgc_quant_rows_…` writes
 /// them): with t = x · 127 / max|x of its block of 32|, the digits high =
@@ -68,15 +73,16 @@ MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
 func::FuncOp getOrCreateQuantRows(OpBuilder &b, ModuleOp module, int64_t k,
                                   Type wType);
 
-/// sum_k w[row, k] · x[s, k] for each token of `tokens`, over the row's
-/// pairs of blocks as integer dot products on the tokens' records: the
-/// chains of the other row paths (kAccumulators x kLanes lanes) over K / 4
-/// positions, a step of kLanes covering one pair (64 weights, their 16
-/// lanes of i32 sums). K / 4 is a multiple of kLanes, so the scalar tail of
-/// emitChainedSums never runs. Each token's sum is the same in a group as
-/// alone.
+/// sum_k w[row, k] · x[s, k] for each row of `rows` and token of `tokens`
+/// (row-major: rows.size() x tokens.size() sums), over the rows' pairs of
+/// blocks as integer dot products on the tokens' records: the chains of the
+/// other row paths (kAccumulators x kLanes lanes) over K / 4 positions, a
+/// step of kLanes covering one pair (64 weights, their 16 lanes of i32
+/// sums). K / 4 is a multiple of kLanes, so the scalar tail of
+/// emitChainedSums never runs. Each sum is the same in a group of rows and
+/// tokens as alone.
 SmallVector<Value> emitRowDotsInt8(OpBuilder &b, Location loc, Value records,
-                                   Value w, Type wType, Value row,
+                                   Value w, Type wType, ValueRange rows,
                                    ValueRange tokens, int64_t k);
 
 } // namespace mlir::sgc::lowering::linear

@@ -294,8 +294,8 @@ SmallVector<Value> emitRowDotsBest(OpBuilder &b, Location loc,
     return pairs(b, loc);
   return choose(b, loc, bufs.int8Dot,
                 [&](OpBuilder &b, Location loc) {
-                  return emitRowDotsInt8(b, loc, bufs.x8, w, spec.wType, n,
-                                         group, spec.k);
+                  return emitRowDotsInt8(b, loc, bufs.x8, w, spec.wType,
+                                         ValueRange{n}, group, spec.k);
                 },
                 pairs);
 }
@@ -437,6 +437,48 @@ Value tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
                                constIndex(b, loc, kTileTokens));
 }
 
+/// The rows [lo, lo + whole passes) of decode's int8 rows, int8RowsPerPass
+/// rows a pass for every token, where the variant has the int8 rows and
+/// the call no tiles; returns where the passes end (lo otherwise).
+Value emitWideInt8Rows(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       const TileBuffers &bufs, ArrayRef<Value> weights,
+                       Value out, Value lo, Value hi, Value tokens,
+                       Value useTiles, EpilogueFn epilogue) {
+  int64_t perPass = int8RowsPerPass(spec.k);
+  Value pass = constIndex(b, loc, perPass);
+  Value on = arith::AndIOp::create(
+      b, loc, bufs.int8Dot,
+      arith::XOrIOp::create(b, loc, useTiles,
+                            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+  Value whole = arith::MulIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo), pass),
+      pass);
+  Value end = arith::SelectOp::create(
+      b, loc, on, arith::AddIOp::create(b, loc, lo, whole), lo);
+  auto passes = scf::ForOp::create(b, loc, lo, end, pass);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(passes.getBody());
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < perPass; ++r)
+    rows.push_back(arith::AddIOp::create(b, loc, passes.getInductionVar(),
+                                         constIndex(b, loc, r)));
+  emitFor(b, loc, constIndex(b, loc, 0), tokens,
+          [&](OpBuilder &b, Location loc, Value s) {
+            SmallVector<SmallVector<Value>> perWeight; // [weight][row]
+            for (Value w : weights)
+              perWeight.push_back(emitRowDotsInt8(b, loc, bufs.x8, w,
+                                                  spec.wType, rows, s, spec.k));
+            for (auto [r, n] : llvm::enumerate(rows)) {
+              SmallVector<Value> dots;
+              for (auto &sums : perWeight)
+                dots.push_back(sums[r]);
+              storeOutput(b, loc, epilogue(b, loc, dots, n), out, s, n);
+            }
+          });
+  return end;
+}
+
 /// The f32 tiles and the row path (see the file comment).
 void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
@@ -475,10 +517,16 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
         arith::SubIOp::create(b, loc, tokens, t0));
     emitSpilledEpilogue(b, loc, bufs.spills, out, t0, count, n0, epilogue);
   }
+  // Decode's int8 rows with records past L1: kInt8WideRows rows a pass
+  // (int8RowsPerPass), each summed as alone, the rest one by one below.
+  Value rowsStart = blockEnd;
+  if (bufs.int8Dot && !spec.rowsOnly && int8RowsPerPass(spec.k) > 1)
+    rowsStart = emitWideInt8Rows(b, loc, spec, bufs, weights, out, blockEnd,
+                                 hi, tokens, useTiles, epilogue);
   // The other rows. With tiles in use they sum exactly as a tile lane does,
   // so which rows fill whole blocks (that depends on how the rows were split
   // over the threads) changes no bit.
-  emitFor(b, loc, blockEnd, hi, [&](OpBuilder &b, Location loc, Value n) {
+  emitFor(b, loc, rowsStart, hi, [&](OpBuilder &b, Location loc, Value n) {
     // A batched decode step's rows: kRowGroup tokens per pass over the
     // weight row, each summed as alone (emitRowDots).
     Value grouped = zero;
