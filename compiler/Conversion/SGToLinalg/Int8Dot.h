@@ -3,8 +3,9 @@
 // Part of sgc. Where a variant has AVX512-VNNI, the decode rows of Q8_0,
 // Q4_0 and Q6_K weights multiply the blocks' integers by integer
 // activations, one vpdpbusd per pair of blocks of 32 and digit, then one
-// float multiply-add by the scales: 15 GB/s of Q4_0 blocks on one Zen 4 core where the bf16 pairs
-// (dequantized in registers) moved 9 (bench/gemv). The activations are
+// float multiply-add by the scales: 15 GB/s of Q4_0 blocks on one Zen 4
+// core where the bf16 pairs (dequantized in registers) moved 9
+// (bench/gemv). The activations are
 // quantized per block of 32, as llama.cpp's CPU backend does (its "q8_0"
 // vector dot type), but with two int8 digits instead of one: x = d / 256 ·
 // (256 · high + low). One digit (llama.cpp's) put the tiny Gemma 3's Q4_0
@@ -31,10 +32,11 @@ namespace mlir::sgc::lowering::linear {
 /// Bytes of a token's activation records (below) that one row at a time
 /// reads from L1 while they keep up with the weights (bench/gemv, Zen 4,
 /// 1 thread: 15 GB/s of Q4_0 blocks at K = 3,840 and 14 at K = 5,376, 21
-/// KiB). Past it (9 GB/s at K = 15,360, 60 KiB, records from L2; no faster
-/// in K chunks that fit L1, whose weight rows then are read piecewise: 8
-/// GB/s) decode takes kInt8WideRows rows a pass, each record load serving
-/// them all.
+/// KiB). Past it one row a pass ran at 9 GB/s (K = 15,360, 60 KiB of
+/// records from L2), and K chunks that fit L1 were slower still (8 GB/s at
+/// K = 5,376 in two chunks: the weight rows are then read piecewise); decode
+/// takes kInt8WideRows rows a pass instead, each record load serving them
+/// all (12 GB/s at K = 15,360).
 constexpr int64_t kInt8RecordsInL1 = 24 * 1024;
 constexpr int64_t kInt8WideRows = 4;
 
@@ -52,8 +54,8 @@ int64_t int8RowsPerPass(int64_t k);
 /// round-to-even(t) and low = round-to-even(256 · (t − high)) (at most
 /// 127), so x = d / 256 · (256 · high + low) with d = max / 127 to 2^-16 of
 /// the block's maximum. One 256-byte record per pair of blocks, read in
-/// order: one stream, where four (digits, digits, scales, starts) spilled
-/// out of L1 at K = 15,360 and ran at half the speed (bench/README.md):
+/// order (one buffer and one stream; four separate arrays measured the
+/// same in bench/gemv):
 ///   [0, 64)    high, the pair's 64 elements     (i8)
 ///   [64, 128)  low                               (i8)
 ///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
