@@ -274,11 +274,9 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   // The int8 activations, where the variant has the int8 rows and the call
   // takes the row path (decode); otherwise empty buffers.
   if (spec.int8Dot) {
-    Value rowPath = spec.rowsOnly
-                        ? Value(arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1))
-                        : Value(arith::CmpIOp::create(
-                              b, loc, arith::CmpIPredicate::slt, tokens,
-                              constIndex(b, loc, kTileTokens)));
+    Value rowPath = arith::XOrIOp::create(
+        b, loc, tilesInUse(b, loc, spec, tokens),
+        arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
     Value quantize = arith::AndIOp::create(
         b, loc, rowPath, loadInt8DotFlag(b, loc, state.module));
     Value rows = arith::SelectOp::create(b, loc, quantize, padded,

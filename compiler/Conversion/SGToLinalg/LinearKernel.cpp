@@ -427,16 +427,6 @@ void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
     memref::DeallocOp::create(b, loc, panel);
 }
 
-/// i1: whether a call of `tokens` tokens runs the tiles (enough tokens to
-/// fill one, and a spec that allows them).
-Value tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
-                 Value tokens) {
-  if (spec.rowsOnly)
-    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
-                               constIndex(b, loc, kTileTokens));
-}
-
 /// The rows [lo, lo + whole passes) of decode's int8 rows, int8RowsPerPass
 /// rows a pass for every token, where the variant has the int8 rows and
 /// the call no tiles; returns where the passes end (lo otherwise).
@@ -593,6 +583,14 @@ void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec,
   emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
 }
 } // namespace
+
+Value linear::tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
+                         Value tokens) {
+  if (spec.rowsOnly)
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
+                               constIndex(b, loc, kTileTokens));
+}
 
 /// Emits the kernel function for `spec`.
 func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,

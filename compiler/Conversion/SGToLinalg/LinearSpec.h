@@ -147,6 +147,12 @@ void emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType, Value n0,
 void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Type wType,
                        Value n0, Value hi, Value panel, Value base, int64_t k);
 
+/// i1: whether a call of `tokens` tokens runs the tiles (enough tokens to
+/// fill one, and a spec that allows them); the other calls take the row
+/// path (LinearKernel.cpp).
+Value tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 Value tokens);
+
 /// Emits the kernel function `name` for `spec` (LinearKernel.cpp).
 func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,
                          StringRef name);
