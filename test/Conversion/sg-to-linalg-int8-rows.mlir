@@ -9,7 +9,8 @@
 // CHECK-LABEL: func.func @proj(
 // CHECK: %[[XS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x128xf32>
 // CHECK: call @sgc_rows_128_bf16_b(
-// CHECK: %[[FEW:.*]] = arith.cmpi slt, %{{.*}}, %c6{{.*}} : index
+// CHECK: %[[TILES:.*]] = arith.cmpi sge, %{{.*}}, %c6{{.*}} : index
+// CHECK: %[[FEW:.*]] = arith.xori %[[TILES]], %true{{.*}} : i1
 // CHECK: %[[ADDR:.*]] = llvm.mlir.addressof @sgc_cpu_int8_dot : !llvm.ptr
 // CHECK: %[[ON:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : i8
 // CHECK: %[[QUANT:.*]] = arith.andi %[[FEW]], %[[ON]] : i1
