@@ -118,6 +118,11 @@ struct Options {
                "(default: $SGC_DECODE_BATCH, else " DEFAULT_DECODE_BATCH
                " where the target has the kernels; 1 elsewhere)"),
       cl::value_desc("sizes")};
+  cl::opt<bool> kvKeepKeys{
+      "kv-keep-keys",
+      cl::desc("Cache K as well as V on layers where K = V (Gemma 4's full "
+               "layers); by default they cache V only and rebuild the keys "
+               "they read from it (half the bytes)")};
 };
 
 /// Options of `sgc explain`.
@@ -141,6 +146,11 @@ struct ExplainOptions {
                "keys are errors")};
   cl::opt<std::string> weightsRecipe{"weights", cl::desc(kWeightsRecipeHelp),
                                      cl::value_desc("recipe")};
+  cl::opt<bool> kvKeepKeys{
+      "kv-keep-keys",
+      cl::desc("Cache K as well as V on layers where K = V (Gemma 4's full "
+               "layers); by default they cache V only and rebuild the keys "
+               "they read from it (half the bytes)")};
 };
 
 /// Options of `sgc import-hf`.
@@ -286,6 +296,8 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   importOptions.strictGraph = opts.strictGraph;
   importOptions.computeDtype = computeDtype;
   importOptions.buildVisionTower = target.lowersVisionTower();
+  importOptions.keysFromValues =
+      !opts.kvKeepKeys && target.rebuildsKeysFromValues();
   importOptions.maxSoftTokens = opts.maxSoftTokens;
   if (llvm::sys::fs::is_directory(opts.input)) {
     std::string fileName;
@@ -532,6 +544,7 @@ int runExplain(int argc, char **argv) {
   ImportOptions importOptions;
   importOptions.strictGraph = opts.strictGraph;
   importOptions.computeDtype = *computeDtype;
+  importOptions.keysFromValues = !opts.kvKeepKeys;
   // Print nothing unless the whole explanation succeeds.
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -155,10 +155,12 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
       d << "ring of " << withCommas(l.slots) << " slots";
     else
       d << "full, " << withCommas(l.slots) << " slots";
-    d << ", " << l.kvHeads << " kv heads x (K " << l.headDim << " + V "
-      << l.vHeadDim << ")";
-    if (l.vFromK)
-      d << ", V from K";
+    if (l.keysFromValues)
+      d << ", " << l.kvHeads << " kv heads x V " << l.vHeadDim
+        << " (K = V: keys rebuilt from V when read)";
+    else
+      d << ", " << l.kvHeads << " kv heads x (K " << l.headDim << " + V "
+        << l.vHeadDim << ")" << (l.vFromK ? ", V from K" : "");
     d << ", " << withCommas(l.bytesPerToken()) << " B/token, "
       << withCommas(l.bytes()) << " B each";
     caches[s].push_back(l.layer);

@@ -146,9 +146,7 @@ LogicalResult mlir::sgc::explainPlanOf(MLIRContext *ctx, StringRef fileName,
   int64_t rings = 0, full = 0, kvBytes = 0;
   for (plan::KVLayerOp l : module.getOps<plan::KVLayerOp>()) {
     (l.getKind() == plan::KVKind::ring ? rings : full) += 1;
-    kvBytes += l.getSlots() * l.getKvHeads() *
-               (l.getHeadDim() + l.getVHeadDim()) *
-               ((l.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+    kvBytes += l.getSlots() * l.bytesPerSlot();
   }
   os << "plan of " << fileName << " (what every target replays)\n"
      << "  manifest: " << withCommas(tensors) << " tensors, "

@@ -24,9 +24,10 @@ namespace {
 class ForwardBuilder {
 public:
   ForwardBuilder(OpBuilder &b, const GraphSpec &graph, ComputeDtype dtype,
-                 bool withImages)
+                 bool withImages, bool rebuildKeys)
       : b(b), graph(graph), text(graph.text), dtype(dtype),
-        ct(computeType(b, dtype)), withImages(withImages) {}
+        ct(computeType(b, dtype)), withImages(withImages),
+        rebuildKeys(rebuildKeys) {}
 
   func::FuncOp build(ModuleOp module);
 
@@ -71,6 +72,8 @@ private:
   /// The prompt may hold images: @forward takes their soft tokens and
   /// block ids (after the caches) and merges and masks them.
   bool withImages;
+  /// ImportOptions::keysFromValues.
+  bool rebuildKeys;
   Value imageBlocks;
 };
 
@@ -188,13 +191,19 @@ Value ForwardBuilder::layer(const LayerSpec &spec, Value h, Value pos0,
   Value vh = spec.vFromK ? kh : sg::SplitHeadsOp::create(b, at, act({hkv, d}), v);
   NormSpec qkNorm{text.preNorm.eps, text.qkNormOffset};
   Value qn = rmsNorm(at, qh, layerWeight(l, at, "self_attn.q_norm.weight", {d}), qkNorm);
-  Value kn = rmsNorm(at, kh, layerWeight(l, at, "self_attn.k_norm.weight", {d}), qkNorm);
+  Value kNormWeight = layerWeight(l, at, "self_attn.k_norm.weight", {d});
+  Value kn = rmsNorm(at, kh, kNormWeight, qkNorm);
   Value vn = spec.vNorm ? rmsNorm(at, vh, Value(), qkNorm) : vh;
   Value qr = rope(at, spec, qn, pos0);
   Value kr = rope(at, spec, kn, pos0);
 
   Value attn;
   IntegerAttr window;
+  // K = RoPE(V · w_k) before rounding (SERVE.md §3) when V is the weightless
+  // norm of the raw projection and k_norm has no +1 offset: cache V only.
+  bool vOnly = rebuildKeys && spec.span == Span::Full && spec.vFromK &&
+               spec.vNorm && spec.position == PositionKind::PartialRope &&
+               qkNorm.weightOffset == 0;
   // An image block is bidirectional on sliding layers, and on Gemma 3's
   // full layers too; Gemma 4's full layers stay causal (gemma-vision.md
   // §G.9, transformers 5.24).
@@ -206,16 +215,30 @@ Value ForwardBuilder::layer(const LayerSpec &spec, Value h, Value pos0,
     attn = sg::SlidingAttnOp::create(b, at, act({hq, d}), qr, kr, vn, kCache,
                                      vCache, pos0, blocks, window,
                                      b.getF64FloatAttr(text.scoreScale));
+  } else if (vOnly) {
+    // The layer's K buffer holds V; its V buffer is returned untouched. The
+    // keys, the chunk's too, are rebuilt from V (kr goes unused).
+    attn = sg::FullAttnOp::create(
+        b, at, act({hq, d}), qr, vn, vn, kCache, kCache, pos0, blocks,
+        kNormWeight, b.getF64FloatAttr(text.scoreScale), b.getUnitAttr(),
+        b.getF64FloatAttr(spec.theta), b.getF64FloatAttr(spec.rotaryFraction),
+        b.getStringAttr(spec.basis));
+    cachesOut.push_back(
+        sg::KVWriteOp::create(b, at, kCache.getType(), vn, kCache, pos0, window));
+    cachesOut.push_back(vCache);
   } else {
     attn = sg::FullAttnOp::create(b, at, act({hq, d}), qr, kr, vn, kCache,
-                                  vCache, pos0, blocks,
+                                  vCache, pos0, blocks, Value(),
                                   b.getF64FloatAttr(text.scoreScale),
-                                  spec.vFromK ? b.getUnitAttr() : UnitAttr());
+                                  spec.vFromK ? b.getUnitAttr() : UnitAttr(),
+                                  FloatAttr(), FloatAttr(), StringAttr());
   }
-  cachesOut.push_back(sg::KVWriteOp::create(b, at, kCache.getType(), kr,
-                                            kCache, pos0, window));
-  cachesOut.push_back(sg::KVWriteOp::create(b, at, vCache.getType(), vn,
-                                            vCache, pos0, window));
+  if (!vOnly) {
+    cachesOut.push_back(sg::KVWriteOp::create(b, at, kCache.getType(), kr,
+                                              kCache, pos0, window));
+    cachesOut.push_back(sg::KVWriteOp::create(b, at, vCache.getType(), vn,
+                                              vCache, pos0, window));
+  }
   Value merged = sg::MergeHeadsOp::create(b, at, act({hq * d}), attn);
   Value o = linear(at, merged, layerWeight(l, at, "self_attn.o_proj.weight", {hidden, hq * d}));
   if (text.postNorms)
@@ -336,7 +359,8 @@ OwningOpRef<ModuleOp> mlir::sgc::buildModule(MLIRContext *ctx,
         tower = &component;
         break;
       }
-  ForwardBuilder(b, graph, options.computeDtype, tower != nullptr)
+  ForwardBuilder(b, graph, options.computeDtype, tower != nullptr,
+                 options.keysFromValues)
       .build(*module);
 
   // The first image component becomes @encode_image where the target lowers

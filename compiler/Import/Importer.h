@@ -29,6 +29,10 @@ struct ImportOptions {
   bool buildVisionTower = true;
   /// Gemma 4: the tower's soft-token budget per image (0: the graph's).
   int64_t maxSoftTokens = 0;
+  /// Layers whose V comes from K (Gemma 4's full layers) cache V only and
+  /// rebuild the keys they read from it (`keys_from_values`); false keeps
+  /// both, for `--kv-keep-keys` or a target without kernels for it yet.
+  bool keysFromValues = true;
 };
 
 /// Parses and validates `text` (the contents of `fileName`). Every problem is

@@ -256,7 +256,8 @@ void Extractor::writeTables(func::FuncOp first) {
         b.getI64IntegerAttr(get("head_dim")),
         b.getI64IntegerAttr(get("v_head_dim")),
         TypeAttr::get(cacheType.getElementType()),
-        layer.get("v_from_k") ? b.getUnitAttr() : UnitAttr());
+        layer.get("v_from_k") ? b.getUnitAttr() : UnitAttr(),
+        layer.get("keys_from_values") ? b.getUnitAttr() : UnitAttr());
   }
   // The longest context any layer plans for.
   int64_t context = 0;

@@ -55,6 +55,7 @@ FailureOr<KVCachePlan> KVCachePlan::compute(func::FuncOp forward) {
       ok &= succeeded(planLayer(op, attn.getKCache(), attn.getVCache(), layer));
     } else if (auto attn = dyn_cast<sg::FullAttnOp>(op)) {
       layer.vFromK = attn.getVFromK();
+      layer.keysFromValues = attn.keysFromValues();
       ok &= succeeded(planLayer(op, attn.getKCache(), attn.getVCache(), layer));
       plan.contextLength = std::max(plan.contextLength, layer.slots);
     } else {

@@ -33,11 +33,14 @@ struct KVLayerPlan {
   /// V was derived from the raw K projection (stored separately all the
   /// same: V is normed, K is normed and rotated).
   bool vFromK = false;
+  /// The cache holds V only; keys are rebuilt from it when read.
+  bool keysFromValues = false;
   int64_t elementBytes = 0;
 
   /// K and V bytes one position occupies.
   int64_t bytesPerToken() const {
-    return kvHeads * (headDim + vHeadDim) * elementBytes;
+    return kvHeads * (keysFromValues ? vHeadDim : headDim + vHeadDim) *
+           elementBytes;
   }
   /// Bytes of this layer's K and V caches.
   int64_t bytes() const { return slots * bytesPerToken(); }

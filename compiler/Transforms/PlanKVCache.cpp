@@ -54,6 +54,9 @@ struct PlanKVCachePass
                            b.getI64IntegerAttr(layer.bytesPerToken()))};
         if (layer.vFromK)
           fields.push_back(b.getNamedAttr("v_from_k", b.getUnitAttr()));
+        if (layer.keysFromValues)
+          fields.push_back(
+              b.getNamedAttr("keys_from_values", b.getUnitAttr()));
         layers.push_back(b.getDictionaryAttr(fields));
       }
       sg::SGDialect::KvPlanAttrHelper(func.getContext())

@@ -57,6 +57,12 @@ struct AttnSpec {
   /// Whether the kernel takes image-block ids (a kernel of its own, so the
   /// text kernels keep their names and code).
   bool blocks;
+  /// The cache holds V only: the kernel takes k_norm's weight (of
+  /// `keyWeightType`) and rebuilds cached keys with this rotation.
+  bool keysFromValues = false;
+  Type keyWeightType;
+  double keyTheta = 0;
+  int64_t keyRotated = 0, keyBasis = 0;
 
   std::string name() const {
     std::string s;
@@ -65,6 +71,9 @@ struct AttnSpec {
        << hq << "x" << hkv << "x" << d << "x" << dv << "_s" << slots << "_"
        << ct << "_" << cacheType << (blocks ? "_blocks" : "") << "_"
        << llvm::utohexstr(llvm::bit_cast<uint64_t>(scale));
+    if (keysFromValues)
+      os << "_kfv" << keyRotated << "b" << keyBasis << "_" << keyWeightType
+         << "_" << llvm::utohexstr(llvm::bit_cast<uint64_t>(keyTheta));
     return s;
   }
 };
@@ -136,17 +145,17 @@ void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
                 });
 }
 
-/// sum_d qf[d] · f32(k[kIdx..., d]) over d in [0, n): kDotChains 16-lane
-/// FMA chains along d (a query row against one key without waiting on one
-/// chain's latency), summed as emitChainedSum does. With bf16 rows every
-/// product is exact in f32.
-Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qf, Value kBuf,
-                      ValueRange kIdx) {
+/// sum_d f32(q[qIdx..., d]) · f32(k[kIdx..., d]) over d in [0, n):
+/// kDotChains 16-lane FMA chains along d (a query row against one key
+/// without waiting on one chain's latency), summed as emitChainedSum does.
+/// With bf16 rows every product is exact in f32.
+Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qBuf,
+                      ValueRange qIdx, Value kBuf, ValueRange kIdx) {
   return emitChainedSum(
       b, loc, n, kLanes, kDotChains,
       [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
         Value kv = toF32(b, loc, emitRowLoad(b, loc, kBuf, kIdx, col, lanes));
-        Value qv = emitRowLoad(b, loc, qf, ValueRange{}, col, lanes);
+        Value qv = toF32(b, loc, emitRowLoad(b, loc, qBuf, qIdx, col, lanes));
         if (lanes == 1)
           return math::FmaOp::create(b, loc, qv, kv, acc);
         return vector::FMAOp::create(b, loc, qv, kv, acc);
@@ -381,6 +390,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
       MemRefType::get({1}, b.getI64Type())};
   if (spec.blocks)
     args.push_back(MemRefType::get({dyn}, b.getI32Type()));
+  if (spec.keysFromValues)
+    args.push_back(MemRefType::get({spec.d}, spec.keyWeightType));
   args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
                b.getIndexType(), b.getIndexType()});
   OpBuilder::InsertionGuard guard(b);
@@ -392,6 +403,16 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value vc = entry->getArgument(4), posBuf = entry->getArgument(5);
   unsigned next = 6;
   Value blocks = spec.blocks ? entry->getArgument(next++) : Value();
+  RebuiltKeys rebuilt;
+  if (spec.keysFromValues) {
+    rebuilt.weight = entry->getArgument(next++);
+    SmallVector<float> inv = inverseFrequencies(
+        spec.d / 2, spec.keyRotated, spec.keyBasis, spec.keyTheta, 1.0);
+    rebuilt.invFreq = memref::GetGlobalOp::create(
+        b, loc, MemRefType::get({spec.d / 2}, b.getF32Type()),
+        getOrCreateInvFreqGlobal(b, module, loc, inv));
+    rebuilt.rotated = spec.keyRotated;
+  }
   Value out = entry->getArgument(next++);
   Value headBegin = entry->getArgument(next++), headEnd = entry->getArgument(next++);
   Type ct = spec.ct;
@@ -412,6 +433,22 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value pos0 = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       Value(memref::LoadOp::create(b, loc, posBuf, ValueRange{zero})));
+  // The chunk's keys rebuilt from its values once, as cached keys are.
+  Value chunkKeys;
+  if (spec.keysFromValues) {
+    chunkKeys = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, spec.hkv, spec.d}, ct),
+        ValueRange{tokens}, b.getI64IntegerAttr(64));
+    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value t) {
+      Value p = arith::AddIOp::create(b, loc, pos0, t);
+      emitFor(b, loc, zero, constIndex(b, loc, spec.hkv),
+              [&](OpBuilder &b, Location loc, Value g) {
+                emitRebuiltKey(b, loc, rebuilt, spec.d, v, ValueRange{t, g}, p,
+                               chunkKeys, ValueRange{t, g}, ct);
+              });
+    });
+    k = chunkKeys;
+  }
   Value scale = constF32(b, loc, static_cast<float>(spec.scale));
   Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
   Value windowIdx = constIndex(b, loc, spec.window);
@@ -419,9 +456,11 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   if (ct.isBF16() && spec.cacheType.isBF16() && spec.d % (2 * kLanes) == 0)
     dotFlag = loadBf16DotFlag(b, loc, module);
 
-  emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
-    Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
-    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
+  // Query row i of head h, its scores in `scores`; with `cachedScored`
+  // the cached keys' scores are there already.
+  auto attendRow = [&](OpBuilder &b, Location loc, Value h, Value i,
+                       Value scores, bool cachedScored) {
+      Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
       Value p = arith::AddIOp::create(b, loc, pos0, i);
       // lo = max(0, p - window + 1) on sliding layers.
       Value lo = zero;
@@ -463,22 +502,25 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
       auto queryKey = [&](OpBuilder &b, Location loc, Value keys,
                           ValueRange keyIdx) -> Value {
         if (!dotFlag)
-          return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
+          return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+                                   keyIdx);
         return emitIfElse(
             b, loc, b.getF32Type(), dotFlag,
             [&](OpBuilder &b, Location loc) {
               return emitQueryKeyDotBf16(b, loc, qPairs, keys, keyIdx);
             },
             [&](OpBuilder &b, Location loc) {
-              return emitQueryKeyDot(b, loc, spec.d, qf, keys, keyIdx);
+              return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+                                   keyIdx);
             });
       };
       // Pass 1: the dot products, the cached keys then the chunk's.
-      emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
-        Value j = arith::AddIOp::create(b, loc, lo, t);
-        Value s = queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g});
-        memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
-      });
+      if (!cachedScored)
+        emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
+          Value j = arith::AddIOp::create(b, loc, lo, t);
+          Value s = queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g});
+          memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+        });
       emitFor(b, loc, tCache, numKeys, [&](OpBuilder &b, Location loc, Value t) {
             Value j = arith::AddIOp::create(b, loc, lo, t);
             auto score = [&](OpBuilder &b, Location loc) -> Value {
@@ -562,8 +604,75 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
                        return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
                      }};
       emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
+  };
+  if (!spec.keysFromValues) {
+    emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
+      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
+        attendRow(b, loc, h, i, scores, /*cachedScored=*/false);
+      });
     });
-  });
+  } else {
+    // Per kv head: each cached key is rebuilt once per query row and scored
+    // against the row's query heads of that kv head in this range.
+    Value groupIdx = constIndex(b, loc, group);
+    Value groupScores = memref::AllocOp::create(
+        b, loc, MemRefType::get({group, ShapedType::kDynamic}, b.getF32Type()),
+        ValueRange{capacity}, b.getI64IntegerAttr(64));
+    Value key = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, ct),
+                                        ValueRange{}, b.getI64IntegerAttr(64));
+    Value gEnd = arith::CeilDivUIOp::create(b, loc, headEnd, groupIdx);
+    emitFor(b, loc, Value(arith::DivUIOp::create(b, loc, headBegin, groupIdx)),
+            gEnd, [&](OpBuilder &b, Location loc, Value g) {
+      Value first = arith::MulIOp::create(b, loc, g, groupIdx);
+      Value hLo = arith::MaxUIOp::create(b, loc, headBegin, first);
+      Value hHi = arith::MinUIOp::create(
+          b, loc, headEnd, Value(arith::AddIOp::create(b, loc, first, groupIdx)));
+      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
+        // Full layers: the cached keys are positions [0, pos0), slot = position.
+        emitFor(b, loc, zero, pos0, [&](OpBuilder &b, Location loc, Value t) {
+          emitRebuiltKey(b, loc, rebuilt, spec.d, vc, ValueRange{t, g}, t, key,
+                         ValueRange{}, ct);
+          emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
+            Value s = dotFlag ? emitIfElse(
+                                    b, loc, b.getF32Type(), dotFlag,
+                                    [&](OpBuilder &b, Location loc) {
+                                      return emitQueryKeyDotBf16(
+                                          b, loc,
+                                          loadQueryPairs(b, loc, spec.d, q,
+                                                         ValueRange{i, h}),
+                                          key, ValueRange{});
+                                    },
+                                    [&](OpBuilder &b, Location loc) {
+                                      return emitQueryKeyDot(
+                                          b, loc, spec.d, q, ValueRange{i, h},
+                                          key, ValueRange{});
+                                    })
+                              : emitQueryKeyDot(b, loc, spec.d, q,
+                                              ValueRange{i, h}, key,
+                                              ValueRange{});
+            memref::StoreOp::create(
+                b, loc, s, groupScores,
+                ValueRange{Value(arith::SubIOp::create(b, loc, h, first)), t});
+          });
+        });
+        emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
+          Value row = arith::SubIOp::create(b, loc, h, first);
+          auto rowType = MemRefType::get(
+              {ShapedType::kDynamic}, b.getF32Type(),
+              StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
+          Value scoresRow = memref::SubViewOp::create(
+              b, loc, rowType, groupScores,
+              ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), capacity},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+          attendRow(b, loc, h, i, scoresRow, /*cachedScored=*/true);
+        });
+      });
+    });
+    memref::DeallocOp::create(b, loc, key);
+    memref::DeallocOp::create(b, loc, groupScores);
+    memref::DeallocOp::create(b, loc, chunkKeys);
+  }
   memref::DeallocOp::create(b, loc, qf);
   memref::DeallocOp::create(b, loc, scores);
   func::ReturnOp::create(b, loc);
@@ -602,6 +711,17 @@ static LogicalResult lowerAttention(Operation *op,
                 vType.getDimSize(2), kcType.getDimSize(0), params.window,
                 params.scale, cast<MemRefType>(out.getType()).getElementType(),
                 kcType.getElementType(), static_cast<bool>(blocks)};
+  Value keyWeight;
+  if (auto full = dyn_cast<sg::FullAttnOp>(op); full && full.keysFromValues()) {
+    keyWeight = state.lookup(full.getKeyWeight());
+    spec.keysFromValues = true;
+    spec.keyWeightType = cast<MemRefType>(keyWeight.getType()).getElementType();
+    spec.keyTheta = full.getKeyThetaAttr().getValueAsDouble();
+    int64_t width = std::llround(
+        full.getKeyRotaryFractionAttr().getValueAsDouble() * spec.d);
+    spec.keyRotated = width / 2;
+    spec.keyBasis = *full.getKeyBasis() == "head_width" ? spec.d : width;
+  }
   if (cast<MemRefType>(vc.getType()).getElementType() != spec.cacheType ||
       cast<MemRefType>(vc.getType()).getDimSize(2) != spec.dv)
     return op->emitError("convert-sg-to-linalg: the V cache must match the "
@@ -615,6 +735,8 @@ static LogicalResult lowerAttention(Operation *op,
                              kc, vc, posBuf};
   if (blocks)
     args.push_back(withDynamicTokens(b, loc, blocks));
+  if (keyWeight)
+    args.push_back(keyWeight);
   args.push_back(withDynamicTokens(b, loc, out));
   func::CallOp::create(b, loc, getOrCreateAttnDispatcher(b, state.module, spec), args);
   state.buffers.map(op->getResult(0), out);

@@ -44,6 +44,29 @@ Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
                  llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
                  llvm::function_ref<Value(OpBuilder &, Location)> elseFn);
 
+
+/// The keys of a cache that holds V only (sg.full_attn keys_from_values,
+/// RebuiltKeys.cpp).
+struct RebuiltKeys {
+  /// k_norm's weight, memref<d x T>.
+  Value weight;
+  /// The rotation's inverse frequencies, memref<d/2 x f32> (0 past
+  /// `rotated`).
+  Value invFreq;
+  /// Frequencies that rotate: pairs (k, k + d/2) for k < rotated.
+  int64_t rotated = 0;
+};
+
+/// key[keyIdx..., 0:d) = the key of the V row v[vIdx..., :] at position
+/// `pos` (an index): RoPE_pos(round(v · w)), rounded to `ct` as sg.norm_rope
+/// rounds keys, into `key` of element type `ct`.
+void emitRebuiltKey(OpBuilder &b, Location loc, const RebuiltKeys &keys,
+                    int64_t d, Value v, ValueRange vIdx, Value pos, Value key,
+                    ValueRange keyIdx, Type ct);
+
+/// (cos, sin) of f32 angles (a scalar or a vector), via f64: within 1e-13 of
+/// the exact values before their rounding to f32, for |angle| < 2^30.
+std::pair<Value, Value> emitCosSin(OpBuilder &b, Location loc, Value angle);
 } // namespace attention
 } // namespace mlir::sgc::lowering
 

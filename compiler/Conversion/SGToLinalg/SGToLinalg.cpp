@@ -44,7 +44,9 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
     // The cache a result was written into in place, if any: an sg.kv_write,
     // or the new cache of a fused sg.norm_rope.
     Value cache;
-    if (auto write = v.getDefiningOp<sg::KVWriteOp>())
+    if (isa<BlockArgument>(v))
+      cache = v; // a cache returned untouched (its layer caches V only)
+    else if (auto write = v.getDefiningOp<sg::KVWriteOp>())
       cache = write.getCache();
     else if (auto fused = v.getDefiningOp<sg::NormRopeOp>()) {
       if (v == fused.getNewCache())

@@ -343,9 +343,8 @@ void PlanSerializer::writeTables(llvm::raw_ostream &os) const {
                                                  : "SGC_ABI_KV_FULL")
        << ", " << abiDtype(layer.getElementType()) << ", " << layer.getSlots()
        << ", " << layer.getKvHeads() << ", " << layer.getHeadDim() << ", "
-       << (layer.getVFromK() ? 1 : 0) << ", 1, "
-       << layer.getKvHeads() * (layer.getHeadDim() + layer.getVHeadDim()) *
-              bytes
+       << (layer.getVFromK() ? 1 : 0) << ", "
+       << (layer.getKeysFromValues() ? 0 : 1) << ", " << layer.bytesPerSlot()
        << "ull, 0},\n";
     ++layers;
   }

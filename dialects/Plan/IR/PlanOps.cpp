@@ -54,6 +54,10 @@ LogicalResult KVLayerOp::verify() {
   if (getLayer() != static_cast<uint64_t>(before))
     return emitOpError("is the KV layer at index ")
            << before << " but says layer(" << getLayer() << ")";
+  // kv_layer_c3
+  if (getKeysFromValues() && (!getVFromK() || getHeadDim() != getVHeadDim()))
+    return emitOpError("with keys_from_values requires v_from_k and equal "
+                       "head dims");
   return success();
 }
 

@@ -58,12 +58,15 @@ def Plan_KVLayerOp : Plan_Op<"kv_layer", [Symbol, HasParent<"::mlir::ModuleOp">]
     `full` layer one slot per position of the context. The K buffer is
     `[slots, kv_heads, head_dim]`, the V buffer `[slots, kv_heads,
     v_head_dim]`, both of `element_type`. `v_from_k` records that V is derived
-    from the K projection (Gemma 4 full layers). The ABI's layer order is the
-    order of these ops.
+    from the K projection (Gemma 4 full layers). With `keys_from_values` the
+    layer has one buffer, the K buffer, and it holds V (the keys are rebuilt
+    from it when read): no step names the V buffer. The ABI's layer order is
+    the order of these ops.
 
     Constraints:
     - C1: slots, kv_heads, head_dim and v_head_dim are positive.
     - C2: `layer` equals the number of kv_layer ops before this one.
+    - C3: `keys_from_values` only with `v_from_k` and equal head dims.
 
     Example:
     ```mlir
@@ -73,11 +76,22 @@ def Plan_KVLayerOp : Plan_Op<"kv_layer", [Symbol, HasParent<"::mlir::ModuleOp">]
   let arguments = (ins SymbolNameAttr:$sym_name, Plan_KVKind:$kind,
                        I64Attr:$layer, I64Attr:$slots, I64Attr:$kv_heads,
                        I64Attr:$head_dim, I64Attr:$v_head_dim,
-                       TypeAttr:$element_type, UnitAttr:$v_from_k);
+                       TypeAttr:$element_type, UnitAttr:$v_from_k,
+                       UnitAttr:$keys_from_values);
   let assemblyFormat = [{
     $sym_name $kind `layer` `(` $layer `)` `slots` `(` $slots `)`
     `kv_heads` `(` $kv_heads `)` `head_dim` `(` $head_dim `,` $v_head_dim `)`
-    `:` $element_type (`v_from_k` $v_from_k^)? attr-dict
+    `:` $element_type (`v_from_k` $v_from_k^)?
+    (`keys_from_values` $keys_from_values^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// Cache bytes of one slot, over the layer's buffers.
+    int64_t bytesPerSlot() {
+      int64_t dims = getKeysFromValues() ? getVHeadDim()
+                                         : getHeadDim() + getVHeadDim();
+      return getKvHeads() * dims *
+             ((getElementType().getIntOrFloatBitWidth() + 7) / 8);
+    }
   }];
   let hasVerifier = 1;
 }

@@ -245,34 +245,45 @@ LogicalResult RopeOp::verify() {
   return success();
 }
 
-LogicalResult PartialRopeOp::verify() {
-  if (failed(verifyRopeInput(*this, getX().getType())))
-    return failure();
+/// C3–C6 of sg.partial_rope for head width `d` (also the rebuilt keys of
+/// sg.full_attn): `what` prefixes the attribute names ("" or "key_").
+static LogicalResult verifyPartialRopeParams(Operation *op, StringRef what,
+                                             int64_t d, double theta,
+                                             double fraction,
+                                             StringRef basis) {
   // partial_rope_c3
-  double fraction = getRotaryFraction().convertToDouble();
   if (!(fraction > 0.0 && fraction <= 1.0))
-    return emitOpError("requires 'rotary_fraction' in (0, 1], got ")
-           << num(fraction);
+    return op->emitOpError("requires '")
+           << what << "rotary_fraction' in (0, 1], got " << num(fraction);
   // partial_rope_c4
-  int64_t d = getX().getType().getDimSize(2);
   if (!ShapedType::isDynamic(d)) {
     double rotated = fraction * static_cast<double>(d);
     double whole = std::round(rotated);
     if (std::fabs(rotated - whole) > 1e-9 ||
         static_cast<int64_t>(whole) % 2 != 0 || whole < 2)
-      return emitOpError("requires an even rotated width rotary_fraction x "
-                         "head_dim, got ")
-             << num(rotated) << " (" << num(fraction) << " x " << d << ")";
+      return op->emitOpError("requires an even rotated width ")
+             << what << "rotary_fraction x head_dim, got " << num(rotated)
+             << " (" << num(fraction) << " x " << d << ")";
   }
   // partial_rope_c5
-  if (!isPositiveFinite(getTheta().convertToDouble()))
-    return emitOpError("requires 'theta' > 0, got ")
-           << num(getTheta().convertToDouble());
+  if (!isPositiveFinite(theta))
+    return op->emitOpError("requires '") << what << "theta' > 0, got "
+                                         << num(theta);
   // partial_rope_c6
-  if (getBasis() != "head_width" && getBasis() != "rotated_width")
-    return emitOpError("requires 'basis' head_width or rotated_width, got '")
-           << getBasis() << "'";
+  if (basis != "head_width" && basis != "rotated_width")
+    return op->emitOpError("requires '")
+           << what << "basis' head_width or rotated_width, got '" << basis
+           << "'";
   return success();
+}
+
+LogicalResult PartialRopeOp::verify() {
+  if (failed(verifyRopeInput(*this, getX().getType())))
+    return failure();
+  return verifyPartialRopeParams(*this, "", getX().getType().getDimSize(2),
+                                 getTheta().convertToDouble(),
+                                 getRotaryFraction().convertToDouble(),
+                                 getBasis());
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,7 +395,30 @@ LogicalResult FullAttnOp::verify() {
   if (getVFromK() && shapesConflict(t.v.getShape(), t.k.getShape()))
     return emitOpError("with 'v_from_k' requires v to have the shape of k ")
            << shapeStr(t.k.getShape()) << ", got " << shapeStr(t.v.getShape());
-  return success();
+  if (!keysFromValues()) {
+    if (getKeyThetaAttr() || getKeyRotaryFractionAttr() || getKeyBasisAttr())
+      return emitOpError("has key_theta, key_rotary_fraction or key_basis "
+                         "without keys_from_values");
+    return success();
+  }
+  // full_attn_c10
+  if (!getVFromK())
+    return emitOpError("with keys_from_values requires 'v_from_k'");
+  if (getKCache() != getVCache() || getK() != getV())
+    return emitOpError("with keys_from_values requires one cache (V) as "
+                       "k_cache and v_cache, and v as k");
+  auto weight = cast<RankedTensorType>(getKeyWeight().getType());
+  int64_t d = t.k.getDimSize(2);
+  if (weight.getRank() != 1 || dimsConflict(weight.getDimSize(0), d))
+    return emitOpError("with keys_from_values requires a [")
+           << d << "] weight, got " << shapeStr(weight.getShape());
+  if (!getKeyThetaAttr() || !getKeyRotaryFractionAttr() || !getKeyBasisAttr())
+    return emitOpError("with keys_from_values requires key_theta, "
+                       "key_rotary_fraction and key_basis");
+  return verifyPartialRopeParams(*this, "key_", d,
+                                 getKeyThetaAttr().getValueAsDouble(),
+                                 getKeyRotaryFractionAttr().getValueAsDouble(),
+                                 *getKeyBasis());
 }
 
 LogicalResult KVWriteOp::verify() {

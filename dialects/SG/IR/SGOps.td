@@ -355,8 +355,9 @@ def SG_PartialRopeOp : SG_Op<"partial_rope",
 // Attention and the KV cache
 //===----------------------------------------------------------------------===//
 
-class SG_AttnOpBase<string mnemonic>
-    : SG_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<SG_AttentionOpInterface>]> {
+class SG_AttnOpBase<string mnemonic, list<Trait> traits = []>
+    : SG_Op<mnemonic, !listconcat([Pure,
+        DeclareOpInterfaceMethods<SG_AttentionOpInterface>], traits)> {
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)` `at` $pos0
@@ -430,7 +431,7 @@ def SG_SlidingAttnOp : SG_AttnOpBase<"sliding_attn"> {
   ];
 }
 
-def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
+def SG_FullAttnOp : SG_AttnOpBase<"full_attn", [AttrSizedOperandSegments]> {
   let summary = "causal attention over a full-length KV cache";
   let description = [{
     Query `i` at position `p = pos0 + i` attends over every position
@@ -448,6 +449,15 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
     full layers, `attention_k_eq_v`): the importer wires that value into
     `v`; the attribute keeps the fact visible to passes and `sgc explain`.
 
+    With `keys_from_values(%w)` the cache stores V only (K = V: half the
+    bytes): `k_cache` is `v_cache`, `k` is `v`, and the key of position `j`,
+    cached or in the chunk, is rebuilt from its value row `v_j` as the RoPE
+    (`sg.partial_rope` with `key_theta`, `key_rotary_fraction`, `key_basis`)
+    at position `j` of `round(v_j · w)`: k_norm of the raw projection,
+    rounded from the rounded V (the reference rounds k_norm of the raw
+    projection once; the two differ by the rounding of V). Rebuilding the
+    chunk's keys too keeps a chunked prefill equal to a whole one.
+
     Constraints:
     - C1: `q`, `k`, `v` and both caches have rank 3.
     - C2: both caches have the same number of slots, at least 1.
@@ -459,6 +469,11 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
     - C7: the result is `[tokens, Hq, Dv]`.
     - C8: `blocks`, when present, is a rank-1 tensor of i32.
     - C9: `blocks`, when present, has the token count of `q`.
+    - C10: with `keys_from_values`: `v_from_k` is set, `k_cache` and
+      `v_cache` are one value, `k` and `v` are one value, the weight is `[D]`
+      with `D` the head width
+      of `k` and `v`, and `key_theta`, `key_rotary_fraction` and
+      `key_basis` are set (C4–C6 of `sg.partial_rope`).
 
     ```mlir
     %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %pos0
@@ -472,16 +487,31 @@ def SG_FullAttnOp : SG_AttnOpBase<"full_attn"> {
                        SG_FloatTensor:$v, SG_FloatTensor:$k_cache,
                        SG_FloatTensor:$v_cache, SG_Position:$pos0,
                        Optional<SG_IntTensor>:$blocks,
-                       F64Attr:$scale, UnitAttr:$v_from_k);
-  // The text decoder's form, without image blocks.
+                       Optional<SG_FloatTensor>:$key_weight,
+                       F64Attr:$scale, UnitAttr:$v_from_k,
+                       OptionalAttr<F64Attr>:$key_theta,
+                       OptionalAttr<F64Attr>:$key_rotary_fraction,
+                       OptionalAttr<StrAttr>:$key_basis);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)` `at` $pos0
+    (`blocks` `(` $blocks^ `)`)?
+    (`keys_from_values` `(` $key_weight^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  // The text decoder's form, without image blocks or rebuilt keys.
   let builders = [
     OpBuilder<(ins "Type":$result, "Value":$q, "Value":$k, "Value":$v,
                    "Value":$k_cache, "Value":$v_cache, "Value":$pos0,
                    "FloatAttr":$scale, "UnitAttr":$v_from_k), [{
       build($_builder, $_state, result, q, k, v, k_cache, v_cache, pos0,
-            /*blocks=*/Value(), scale, v_from_k);
+            /*blocks=*/Value(), /*key_weight=*/Value(), scale, v_from_k,
+            FloatAttr(), FloatAttr(), StringAttr());
     }]>
   ];
+  let extraClassDeclaration = [{
+    /// Whether the cache holds V only and cached keys are rebuilt from it.
+    bool keysFromValues() { return static_cast<bool>(getKeyWeight()); }
+  }];
 }
 
 def SG_KVWriteOp : SG_Op<"kv_write",

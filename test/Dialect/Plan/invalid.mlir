@@ -18,6 +18,11 @@ plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
 plan.kv_layer @kv1 ring layer(2) slots(4) kv_heads(2) head_dim(16, 16) : bf16
 
 // -----
+// kv_layer_c3: one buffer holds V only where V comes from K.
+// expected-error @+1 {{with keys_from_values requires v_from_k and equal head dims}}
+plan.kv_layer @kv0 full layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16 keys_from_values
+
+// -----
 // entry_c1: (tokens, position) arguments.
 // expected-error @+1 {{requires block arguments (tokens: !plan.buffer<?xi32>, position: i64)}}
 plan.entry @decode decode max_tokens(1) {

@@ -11,6 +11,8 @@ plan.tensor @"model.norm.weight" : tensor<96xbf16> fill(zeros)
 plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
 // CHECK: plan.kv_layer @kv1 full layer(1) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k
 plan.kv_layer @kv1 full layer(1) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k
+// CHECK: plan.kv_layer @kv2 full layer(2) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k keys_from_values
+plan.kv_layer @kv2 full layer(2) slots(512) kv_heads(1) head_dim(64, 64) : bf16 v_from_k keys_from_values
 
 func.func private @body(memref<?xi32>)
 func.func private @embed(tensor<?xi32>, tensor<512x96xbf16>) -> tensor<?x96xbf16>

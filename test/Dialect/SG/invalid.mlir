@@ -381,6 +381,68 @@ func.func @full_attn_c7_result_width(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64x
 }
 
 // -----
+// full_attn_c10: keys rebuilt from V need V from K.
+func.func @full_attn_c10_no_v_from_k(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<64xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{with keys_from_values requires 'v_from_k'}}
+  %a = sg.full_attn %q, %v, %v cache(%vc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, key_theta = 1.0e+06 : f64, key_rotary_fraction = 2.5e-01 : f64, key_basis = "head_width"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c10: a V-only layer has one cache, and its keys come from V.
+func.func @full_attn_c10_two_caches(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<64xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{with keys_from_values requires one cache (V) as k_cache and v_cache, and v as k}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64, key_rotary_fraction = 2.5e-01 : f64, key_basis = "head_width"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c10: the weight is k_norm's, [D].
+func.func @full_attn_c10_weight_shape(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<32xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{with keys_from_values requires a [64] weight, got [32]}}
+  %a = sg.full_attn %q, %v, %v cache(%vc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64, key_rotary_fraction = 2.5e-01 : f64, key_basis = "head_width"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<32xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c10: the rotation is named.
+func.func @full_attn_c10_no_rotation(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<64xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{with keys_from_values requires key_theta, key_rotary_fraction and key_basis}}
+  %a = sg.full_attn %q, %v, %v cache(%vc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c10: an even rotated width (partial_rope_c4).
+func.func @full_attn_c10_odd_rotation(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<64xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires an even rotated width key_rotary_fraction x head_dim, got 3 (0.046875 x 64)}}
+  %a = sg.full_attn %q, %v, %v cache(%vc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64, key_rotary_fraction = 4.6875e-02 : f64, key_basis = "head_width"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// full_attn_c10: a known basis (partial_rope_c6).
+func.func @full_attn_c10_basis(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64, %w: tensor<64xbf16>) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{requires 'key_basis' head_width or rotated_width, got 'other'}}
+  %a = sg.full_attn %q, %v, %v cache(%vc, %vc) at %p keys_from_values(%w) {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64, key_rotary_fraction = 2.5e-01 : f64, key_basis = "other"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+
+// -----
+// Rotation attributes belong to keys_from_values.
+func.func @full_attn_key_attrs_alone(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %vc: tensor<512x1x64xbf16>, %p: i64) -> tensor<?x4x64xbf16> {
+  // expected-error @+1 {{has key_theta, key_rotary_fraction or key_basis without keys_from_values}}
+  %a = sg.full_attn %q, %k, %v cache(%kc, %vc) at %p {scale = 1.0 : f64, key_theta = 1.0e+06 : f64}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64) -> tensor<?x4x64xbf16>
+  return %a : tensor<?x4x64xbf16>
+}
+// -----
 // full_attn_c8: image-block ids are a rank-1 i32 tensor.
 func.func @full_attn_c8_blocks_i16(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %kc: tensor<512x1x64xbf16>, %p: i64, %b: tensor<?xi16>) -> tensor<?x4x64xbf16> {
   // expected-error @+1 {{requires image-block ids of type tensor<?xi32>, got 'tensor<?xi16>'}}

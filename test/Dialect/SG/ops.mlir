@@ -70,6 +70,18 @@ func.func @attention(%q: tensor<?x4x16xbf16>, %k: tensor<?x2x16xbf16>, %v: tenso
   return %a, %kc2, %f, %kcf2 : tensor<?x4x16xbf16>, tensor<4x2x16xbf16>, tensor<?x4x64xbf16>, tensor<512x1x64xbf16>
 }
 
+// A V-only cache (K = V): one cache operand twice, keys rebuilt with k_norm's
+// weight and the layer's partial RoPE.
+// CHECK-LABEL: func.func @keys_from_values
+func.func @keys_from_values(%q: tensor<?x4x64xbf16>, %k: tensor<?x1x64xbf16>, %v: tensor<?x1x64xbf16>,
+                            %c: tensor<512x1x64xbf16>, %w: tensor<64xbf16>, %pos: i64) -> tensor<?x4x64xbf16> {
+  // CHECK: sg.full_attn %{{.*}}, %[[V:[a-z0-9]+]], %[[V]] cache(%[[C:[a-z0-9]+]], %[[C]]) at %{{.*}} keys_from_values(%{{.*}}) {key_basis = "head_width", key_rotary_fraction = 2.500000e-01 : f64, key_theta = 1.000000e+06 : f64, scale = 1.000000e+00 : f64, v_from_k} : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  %f = sg.full_attn %q, %v, %v cache(%c, %c) at %pos keys_from_values(%w)
+      {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+06 : f64, key_rotary_fraction = 0.25 : f64, key_basis = "head_width"}
+      : (tensor<?x4x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<512x1x64xbf16>, tensor<512x1x64xbf16>, i64, tensor<64xbf16>) -> tensor<?x4x64xbf16>
+  return %f : tensor<?x4x64xbf16>
+}
+
 // Image-block ids (prefill with an image): one i32 per query row, after the
 // position; absent, the ops print as above.
 // CHECK-LABEL: func.func @attention_blocks

@@ -38,9 +38,9 @@ int main(int argc, char **argv) {
     uint64_t bytes = (uint64_t)l->slots * l->bytes_per_token;
     total += bytes;
     printf("layer %u %s slots %" PRId64 " kv_heads %" PRId64 " head_dim %" PRId64
-           " v_from_k %u bytes %" PRIu64 "\n",
+           " v_from_k %u v_cache %u bytes %" PRIu64 "\n",
            i, l->kind == SGC_ABI_KV_RING ? "ring" : "full", l->slots, l->kv_heads,
-           l->head_dim, l->v_from_k, bytes);
+           l->head_dim, l->v_from_k, l->has_v_cache, bytes);
   }
   printf("kv total %" PRIu64 "\n", total);
   for (uint32_t i = 0; i < m->num_variants; ++i)

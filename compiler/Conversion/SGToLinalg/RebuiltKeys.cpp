@@ -1,0 +1,132 @@
+//===- RebuiltKeys.cpp - keys rebuilt from a V-only cache -----------------===//
+//
+// Part of sgc. On Gemma 4's full layers K = V (SERVE.md §3): V is the
+// weightless RMSNorm of the raw projection and the key is RoPE(V · w_k).
+// Such a layer caches V once and the attention rebuilds the key of each
+// cached position it reads: round(V · w_k), then the rotation of the chunk's
+// keys (sg.norm_rope): cos and sin of the f32 angle position · inv_freq,
+// rounded to the element type, each product rounded, each sum rounded.
+//
+// The angles reach position · 1 rad (262,144 rad at the longest context), so
+// cos and sin are computed here rather than by libm one lane at a time: the
+// f32 angle is reduced by π/2 in f64 (two FMAs against a two-part π/2, exact
+// to ~1e-16 for angles below 2^30) and the f64 Taylor polynomials of degree
+// 13 and 12 on [-π/4, π/4] (truncation < 3e-14) give values within 1e-13 of
+// the exact ones before the f32 rounding: the same f32 as libm's correctly
+// rounded results except within 1e-13 of a rounding boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/AttentionRows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::attention;
+
+/// `type` with element type `elem` (a scalar, or a vector of its shape).
+static Type withElement(Type type, Type elem) {
+  if (auto vec = dyn_cast<VectorType>(type))
+    return VectorType::get(vec.getShape(), elem);
+  return elem;
+}
+
+static Value constLike(OpBuilder &b, Location loc, Type type,
+                       TypedAttr scalar) {
+  if (auto vec = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, loc, vec,
+                                     DenseElementsAttr::get(vec, scalar));
+  return arith::ConstantOp::create(b, loc, scalar);
+}
+
+std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
+                                              Value angle) {
+  Type f64 = withElement(angle.getType(), b.getF64Type());
+  Type i64 = withElement(angle.getType(), b.getI64Type());
+  auto c = [&](double v) { return constLike(b, loc, f64, b.getF64FloatAttr(v)); };
+  auto ci = [&](int64_t v) {
+    return constLike(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value x = arith::ExtFOp::create(b, loc, f64, angle);
+  // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo.
+  Value q = math::FloorOp::create(
+      b, loc, Value(math::FmaOp::create(b, loc, x, c(0.63661977236758134),
+                                        c(0.5))));
+  Value negQ = arith::NegFOp::create(b, loc, q);
+  Value r = math::FmaOp::create(b, loc, negQ, c(1.5707963267948966), x);
+  r = math::FmaOp::create(b, loc, negQ, c(6.123233995736766e-17), r);
+  Value r2 = arith::MulFOp::create(b, loc, r, r);
+  // Horner in r²: sum_k coeffs[k] · r2^k.
+  auto poly = [&](ArrayRef<double> coeffs) {
+    Value acc = c(coeffs.back());
+    for (double k : llvm::reverse(coeffs.drop_back()))
+      acc = math::FmaOp::create(b, loc, acc, r2, c(k));
+    return acc;
+  };
+  Value sinR = arith::MulFOp::create(
+      b, loc, r,
+      poly({1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880,
+            -1.0 / 39916800, 1.0 / 6227020800.0}));
+  Value cosR = poly({1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320,
+                     -1.0 / 3628800, 1.0 / 479001600});
+  // Quadrant n = q mod 4: (cos, sin) = (cosR, sinR), (−sinR, cosR),
+  // (−cosR, −sinR), (sinR, −cosR).
+  Value n = arith::FPToSIOp::create(b, loc, i64, q);
+  auto bitSet = [&](Value v, int64_t bit) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        Value(arith::AndIOp::create(b, loc, v, ci(bit))), ci(0));
+  };
+  Value swap = bitSet(n, 1);
+  Value cosV = arith::SelectOp::create(b, loc, swap, sinR, cosR);
+  Value sinV = arith::SelectOp::create(b, loc, swap, cosR, sinR);
+  Value cosNeg = bitSet(Value(arith::AddIOp::create(b, loc, n, ci(1))), 2);
+  Value sinNeg = bitSet(n, 2);
+  cosV = arith::SelectOp::create(b, loc, cosNeg,
+                                 arith::NegFOp::create(b, loc, cosV), cosV);
+  sinV = arith::SelectOp::create(b, loc, sinNeg,
+                                 arith::NegFOp::create(b, loc, sinV), sinV);
+  return {arith::TruncFOp::create(b, loc, angle.getType(), cosV),
+          arith::TruncFOp::create(b, loc, angle.getType(), sinV)};
+}
+
+void attention::emitRebuiltKey(OpBuilder &b, Location loc,
+                               const RebuiltKeys &keys, int64_t d, Value v,
+                               ValueRange vIdx, Value pos, Value key,
+                               ValueRange keyIdx, Type ct) {
+  // key = round(V · w): k_norm of the raw projection, from the rounded V.
+  Value one = constF32(b, loc, 1.0f);
+  emitRowChunks(b, loc, d, [&](OpBuilder &b, Location loc, Value col,
+                               int64_t lanes) {
+    Value x = emitRowLoad(b, loc, v, vIdx, col, lanes);
+    Value w = emitRowLoad(b, loc, keys.weight, ValueRange{}, col, lanes);
+    emitRowStore(b, loc, emitNormalize(b, loc, x, one, w, /*plusOne=*/false, ct),
+                 key, keyIdx, col);
+  });
+  // The rotation of pairs (k, k + d/2) for the rotated frequencies (the
+  // others have inv_freq 0: cos 1, sin 0, the pair unchanged).
+  Value pf = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), pos)));
+  Value half = constIndex(b, loc, d / 2);
+  emitRowChunks(b, loc, keys.rotated, [&](OpBuilder &b, Location loc,
+                                          Value col, int64_t lanes) {
+    Value f = emitRowLoad(b, loc, keys.invFreq, ValueRange{}, col, lanes);
+    Value p = lanes > 1 ? Value(vector::BroadcastOp::create(b, loc, f.getType(), pf))
+                        : pf;
+    auto [cosA, sinA] = emitCosSin(b, loc, arith::MulFOp::create(b, loc, p, f));
+    Value cosR = toF32(b, loc, roundTo(b, loc, cosA, ct));
+    Value sinR = toF32(b, loc, roundTo(b, loc, sinA, ct));
+    Value col2 = arith::AddIOp::create(b, loc, col, half);
+    Value lo = toF32(b, loc, emitRowLoad(b, loc, key, keyIdx, col, lanes));
+    Value hi = toF32(b, loc, emitRowLoad(b, loc, key, keyIdx, col2, lanes));
+    auto [yLo, yHi] = emitRotatePair(b, loc, lo, hi, cosR, sinR, ct);
+    emitRowStore(b, loc, yLo, key, keyIdx, col);
+    emitRowStore(b, loc, yHi, key, keyIdx, col2);
+  });
+}
