@@ -191,19 +191,20 @@ Value ForwardBuilder::layer(const LayerSpec &spec, Value h, Value pos0,
   Value vh = spec.vFromK ? kh : sg::SplitHeadsOp::create(b, at, act({hkv, d}), v);
   NormSpec qkNorm{text.preNorm.eps, text.qkNormOffset};
   Value qn = rmsNorm(at, qh, layerWeight(l, at, "self_attn.q_norm.weight", {d}), qkNorm);
-  Value kNormWeight = layerWeight(l, at, "self_attn.k_norm.weight", {d});
-  Value kn = rmsNorm(at, kh, kNormWeight, qkNorm);
-  Value vn = spec.vNorm ? rmsNorm(at, vh, Value(), qkNorm) : vh;
-  Value qr = rope(at, spec, qn, pos0);
-  Value kr = rope(at, spec, kn, pos0);
-
-  Value attn;
-  IntegerAttr window;
   // K = RoPE(V · w_k) before rounding (SERVE.md §3) when V is the weightless
   // norm of the raw projection and k_norm has no +1 offset: cache V only.
   bool vOnly = rebuildKeys && spec.span == Span::Full && spec.vFromK &&
                spec.vNorm && spec.position == PositionKind::PartialRope &&
                qkNorm.weightOffset == 0;
+  Value kNormWeight = layerWeight(l, at, "self_attn.k_norm.weight", {d});
+  // A V-only layer rebuilds its keys from V inside the attention.
+  Value kn = vOnly ? Value() : rmsNorm(at, kh, kNormWeight, qkNorm);
+  Value vn = spec.vNorm ? rmsNorm(at, vh, Value(), qkNorm) : vh;
+  Value qr = rope(at, spec, qn, pos0);
+  Value kr = vOnly ? Value() : rope(at, spec, kn, pos0);
+
+  Value attn;
+  IntegerAttr window;
   // An image block is bidirectional on sliding layers, and on Gemma 3's
   // full layers too; Gemma 4's full layers stay causal (gemma-vision.md
   // §G.9, transformers 5.24).
