@@ -169,6 +169,14 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
   os << "    total " << withCommas(plan.totalBytes())
      << " B (rings for sliding layers) vs " << withCommas(plan.naiveBytes())
      << " B naive (every layer keeps the whole context)\n";
+  int64_t keys = 0;
+  for (const KVLayerPlan &l : plan.layers)
+    if (l.keysFromValues)
+      keys += l.slots * l.kvHeads * l.headDim * l.elementBytes;
+  if (keys > 0)
+    os << "    K = V layers cache V only on the cpu target; --kv-keep-keys "
+          "and the cuda target (no kernels that rebuild keys yet) add "
+       << withCommas(keys) << " B of K\n";
 }
 
 std::string describeVisionNorm(const NormSpec &n) {
