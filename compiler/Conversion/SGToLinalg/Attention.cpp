@@ -721,6 +721,11 @@ static LogicalResult lowerAttention(Operation *op,
         full.getKeyRotaryFractionAttr().getValueAsDouble() * spec.d);
     spec.keyRotated = width / 2;
     spec.keyBasis = *full.getKeyBasis() == "head_width" ? spec.d : width;
+    // emitCosSin reduces angles below 2^30 (position x inv_freq <= position).
+    if (spec.slots >= (int64_t(1) << 30))
+      return op->emitError("convert-sg-to-linalg: keys_from_values rebuilds "
+                           "keys at positions below 2^30; this cache has ")
+             << spec.slots << " slots";
   }
   if (cast<MemRefType>(vc.getType()).getElementType() != spec.cacheType ||
       cast<MemRefType>(vc.getType()).getDimSize(2) != spec.dv)

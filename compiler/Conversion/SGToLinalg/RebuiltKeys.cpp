@@ -47,10 +47,12 @@ static Value constLike(OpBuilder &b, Location loc, Type type,
 std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
                                               Value angle) {
   Type f64 = withElement(angle.getType(), b.getF64Type());
-  Type i64 = withElement(angle.getType(), b.getI64Type());
+  // The quadrant count fits i32 (|angle| < 2^30), which AVX2 converts to
+  // from f64 in vectors (i64 would take AVX512DQ).
+  Type i32 = withElement(angle.getType(), b.getI32Type());
   auto c = [&](double v) { return constLike(b, loc, f64, b.getF64FloatAttr(v)); };
-  auto ci = [&](int64_t v) {
-    return constLike(b, loc, i64, b.getI64IntegerAttr(v));
+  auto ci = [&](int32_t v) {
+    return constLike(b, loc, i32, b.getI32IntegerAttr(v));
   };
   Value x = arith::ExtFOp::create(b, loc, f64, angle);
   // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo.
@@ -76,8 +78,8 @@ std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
                      -1.0 / 3628800, 1.0 / 479001600});
   // Quadrant n = q mod 4: (cos, sin) = (cosR, sinR), (−sinR, cosR),
   // (−cosR, −sinR), (sinR, −cosR).
-  Value n = arith::FPToSIOp::create(b, loc, i64, q);
-  auto bitSet = [&](Value v, int64_t bit) -> Value {
+  Value n = arith::FPToSIOp::create(b, loc, i32, q);
+  auto bitSet = [&](Value v, int32_t bit) -> Value {
     return arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne,
         Value(arith::AndIOp::create(b, loc, v, ci(bit))), ci(0));
