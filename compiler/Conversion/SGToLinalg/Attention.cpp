@@ -1,4 +1,4 @@
-//===- Attention.cpp - attention over a KV cache, and the cache write -----===//
+//===- Attention.cpp - attention over a KV cache --------------------------===//
 //
 // Part of sgc. Query i of a chunk sits at p = pos0 + i. It sees the keys at
 // positions j in [lo, p] with lo = max(0, p - window + 1) on sliding layers
@@ -8,6 +8,10 @@
 // visible ones computes the same sums. With image-block ids a query of a
 // block also visits the chunk's keys up to the chunk's end, and a predicate
 // masks those ahead of it outside its block (score -inf, probability 0).
+//
+// A cache that holds V only (keys_from_values) has its keys rebuilt
+// (RebuiltKeys.cpp): the chunk's once a call, the cached ones per kv head
+// and query row, each scored against that kv head's query heads in range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -745,45 +749,6 @@ static LogicalResult lowerAttention(Operation *op,
   args.push_back(withDynamicTokens(b, loc, out));
   func::CallOp::create(b, loc, getOrCreateAttnDispatcher(b, state.module, spec), args);
   state.buffers.map(op->getResult(0), out);
-  return success();
-}
-
-void lowering::emitCacheWrite(OpBuilder &b, Location loc, Value values,
-                              Value cache, Value pos0Value, int64_t window) {
-  auto cacheType = cast<MemRefType>(cache.getType());
-  Value zero = constIndex(b, loc, 0);
-  Value tokens = dimOf(b, loc, values, 0);
-  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(), pos0Value);
-  Value first = zero;
-  if (window > 0) {
-    Value start = arith::SubIOp::create(b, loc, tokens, constIndex(b, loc, window));
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, start, zero);
-    first = arith::SelectOp::create(b, loc, positive, start, zero);
-  }
-  Value heads = constIndex(b, loc, cacheType.getDimSize(1));
-  Value width = constIndex(b, loc, cacheType.getDimSize(2));
-  emitFor(b, loc, first, tokens, [&](OpBuilder &b, Location loc, Value i) {
-    Value slot = arith::AddIOp::create(b, loc, pos0, i);
-    if (window > 0)
-      slot = arith::RemUIOp::create(b, loc, slot, constIndex(b, loc, window));
-    emitFor(b, loc, zero, heads, [&](OpBuilder &b, Location loc, Value h) {
-      emitFor(b, loc, zero, width, [&](OpBuilder &b, Location loc, Value dd) {
-        Value x = memref::LoadOp::create(b, loc, values, ValueRange{i, h, dd});
-        memref::StoreOp::create(b, loc, x, cache, ValueRange{slot, h, dd});
-      });
-    });
-  });
-}
-
-/// The write is in place: the result is the argument's buffer. On a ring
-/// only the last `window` tokens of a long chunk survive, so the earlier
-/// ones are not written at all.
-static LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state) {
-  Value cache = state.lookup(op.getCache());
-  IntegerAttr window = op.getWindowAttr();
-  emitCacheWrite(state.b, op.getLoc(), state.lookup(op.getValues()), cache,
-                 state.lookup(op.getPos0()), window ? window.getInt() : 0);
-  state.buffers.map(op.getResult(), cache);
   return success();
 }
 

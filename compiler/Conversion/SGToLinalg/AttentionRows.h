@@ -19,6 +19,9 @@ namespace mlir::sgc::lowering {
 LogicalResult lowerEncoderAttention(sg::EncoderAttnOp op,
                                     FunctionLowering &state);
 
+/// sg.kv_write, in place: the result is the cache's buffer (KVWrite.cpp).
+LogicalResult lowerKVWrite(sg::KVWriteOp op, FunctionLowering &state);
+
 namespace attention {
 
 /// Lanes of the vectorized dot products and value updates.
