@@ -3,12 +3,13 @@
  * kernels run it, with K and V cached ("keep") and with V only, the keys
  * rebuilt from it ("vonly", issue 37).
  *
- *   attn_bench LIB.so KEEP_SYMBOL VONLY_SYMBOL SLOTS HQ HKV D THREADS REPS
+ *   attn_bench LIB.so KEEP_SYMBOL VONLY_SYMBOL SLOTS HQ HKV D THREADS REPS [ROWS]
  *
  * The symbols are the kernels' C interfaces (_mlir_ciface_sgc_attn_...):
  * (q, k, v, k_cache, v_cache, pos[1], [k_norm weight,] out, head_begin,
- * head_end), each memref a descriptor pointer. The query sits at position
- * SLOTS - 1: it reads SLOTS - 1 cached keys and its own. THREADS threads
+ * head_end), each memref a descriptor pointer. The chunk's ROWS queries
+ * (default 1: decode) end at position SLOTS - 1: they read the SLOTS - ROWS
+ * cached keys and the chunk's own, causally. THREADS threads
  * split the query heads as the model glue does. Prints per variant: median,
  * min and max milliseconds over REPS calls (after one warm-up call), the
  * cache bytes one call reads (K and V, or V), and the other load
@@ -85,8 +86,8 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 10) {
-    fprintf(stderr, "usage: attn_bench LIB KEEP VONLY SLOTS HQ HKV D THREADS REPS\n");
+  if (argc != 10 && argc != 11) {
+    fprintf(stderr, "usage: attn_bench LIB KEEP VONLY SLOTS HQ HKV D THREADS REPS [ROWS]\n");
     return 2;
   }
   void *lib = dlopen(argv[1], RTLD_NOW);
@@ -102,19 +103,20 @@ int main(int argc, char **argv) {
   int64_t slots = atoll(argv[4]), hq = atoll(argv[5]), hkv = atoll(argv[6]);
   int64_t d = atoll(argv[7]);
   int threads = atoi(argv[8]), reps = atoi(argv[9]);
+  int64_t rows = argc == 11 ? atoll(argv[10]) : 1;
   size_t cache = (size_t)slots * hkv * d;
-  uint16_t *q = random_bf16(hq * d, 1), *k = random_bf16(hkv * d, 2);
-  uint16_t *v = random_bf16(hkv * d, 3), *kc = random_bf16(cache, 4);
+  uint16_t *q = random_bf16(rows * hq * d, 1), *k = random_bf16(rows * hkv * d, 2);
+  uint16_t *v = random_bf16(rows * hkv * d, 3), *kc = random_bf16(cache, 4);
   uint16_t *vc = random_bf16(cache, 5), *w = random_bf16(d, 6);
-  uint16_t *out = aligned_alloc(64, hq * d * 2);
-  int64_t pos = slots - 1;
+  uint16_t *out = aligned_alloc(64, (rows * hq * d * 2 + 63) / 64 * 64);
+  int64_t pos = slots - rows;
   const char *names[2] = {"keep", "vonly"};
   for (int variant = 0; variant < 2; ++variant) {
     struct call calls[64];
     for (int t = 0; t < threads; ++t) {
-      struct call c = {variant, fns[variant], d3(q, 1, hq, d), d3(k, 1, hkv, d),
-                       d3(v, 1, hkv, d), d3(kc, slots, hkv, d), d3(vc, slots, hkv, d),
-                       d3(out, 1, hq, d), d1(&pos, 1), d1(w, d),
+      struct call c = {variant, fns[variant], d3(q, rows, hq, d), d3(k, rows, hkv, d),
+                       d3(v, rows, hkv, d), d3(kc, slots, hkv, d), d3(vc, slots, hkv, d),
+                       d3(out, rows, hq, d), d1(&pos, 1), d1(w, d),
                        hq * t / threads, hq * (t + 1) / threads};
       if (variant == 1) {
         c.k = c.v;   /* k is v */

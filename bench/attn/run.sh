@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/attn/run.sh [ROUNDS] [BUILD_DIR] [POSITIONS] - one decode step of a
-# gemma-4-31B-it full-attention layer (32 query heads, 4 kv heads, head
-# width 512, bf16) at POSITIONS (default 32,768) cached positions, as sgc's
+# bench/attn/run.sh [ROUNDS] [BUILD_DIR] [POSITIONS] [ROWS] - one decode step
+# (or a prefill chunk of ROWS queries) of a gemma-4-31B-it full-attention
+# layer (32 query heads, 4 kv heads, head width 512, bf16) at POSITIONS
+# (default 32,768) positions, the chunk's last, as sgc's
 # CPU kernels run it: K and V cached ("keep", --kv-keep-keys) against V only
 # with the keys rebuilt from it ("vonly", the default; issue 37's bar: <=
 # 1.2x keep's time).
@@ -19,6 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 ROUNDS=${1:-3}
 BUILD=$(cd "${2:-$BENCH_SRC/build}" && pwd)
 SLOTS=${3:-32768}
+ROWS=${4:-1}
 SGC=$BUILD/bin/sgc
 W=$BENCH_WORK/attn
 mkdir -p "$W"
@@ -59,7 +61,7 @@ trap 'rm -f "$results"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < ROUNDS; ++r)); do
   for t in $( ((r % 2)) && echo "2 1" || echo "1 2"); do
-    "$BENCH_WORK/bin/attn_bench" "$W/libsgc_attn.so" "$keep" "$vonly" "$SLOTS" $HQ $HKV $D "$t" 7 |
+    "$BENCH_WORK/bin/attn_bench" "$W/libsgc_attn.so" "$keep" "$vonly" "$SLOTS" $HQ $HKV $D "$t" 7 "$ROWS" |
       awk -v r=$r '{ print r, $0 }' >>"$results"
   done
 done
@@ -76,7 +78,7 @@ bytes() { awk -v v=$1 '$2 == v { printf "%.0f MB\n", $7 / 1e6; exit }' "$results
 machine_note
 echo "load average before/after the run: $load_before / $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "sgc: $(build_revision "$BUILD")"
-echo "decode attention, one full layer of gemma-4-31B-it (32 q heads, 4 kv heads, width 512, bf16) at $SLOTS positions;" \
+echo "attention of $ROWS query row(s), one full layer of gemma-4-31B-it (32 q heads, 4 kv heads, width 512, bf16) at $SLOTS positions;" \
   "$ROUNDS rounds x 7 calls, ms min/median/max over rounds"
 fmt='| %-7s | %-9s | %-20s | %-20s | %-16s | %-7s |\n'
 printf "$fmt" threads "cache" "keep (K and V) ms" "vonly (V, K rebuilt)" "vonly / keep" other

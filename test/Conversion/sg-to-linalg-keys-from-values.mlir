@@ -34,15 +34,20 @@
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 
 // Cached keys: per kv head (ceil(head_end / group) of them from
-// head_begin / group), one key row rebuilt from the cache at a time and
-// scored against the query heads of that kv head; each head's softmax reads
-// its row of the group's scores.
-// CHECK: %[[SCORES:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<4x?xf32>
+// head_begin / group) and block of query rows (up to 16, scores within
+// 16 MiB), one key row rebuilt from the cache at a time and scored against
+// the block's rows and the kv head's query heads; each (row, head)'s
+// softmax reads its row of the block's scores.
+// CHECK: %[[FIT:.*]] = arith.minui %c16{{.*}}, %{{.*}} : index
+// CHECK: %[[ATLEAST1:.*]] = arith.maxui %c1{{.*}}, %[[FIT]] : index
+// CHECK: %[[ROWS:.*]] = arith.minui %{{.*}}, %[[ATLEAST1]] : index
+// CHECK: %[[SCORES:.*]] = memref.alloc(%[[ROWS]], %{{.*}}) {alignment = 64 : i64} : memref<?x4x?xf32>
 // CHECK: %[[KEY:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xbf16>
 // CHECK: arith.ceildivui %{{.*}}, %c4{{.*}} : index
+// CHECK: arith.ceildivui %{{.*}}, %[[ROWS]] : index
 // CHECK: vector.load %[[CACHE]][{{.*}}] : memref<512x1x64xbf16>, vector<16xbf16>
 // CHECK: vector.store %{{.*}}, %[[KEY]][{{.*}}] : memref<64xbf16>, vector<16xbf16>
-// CHECK: memref.subview %[[SCORES]][{{.*}}, 0] [1, {{.*}}] [1, 1] : memref<4x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+// CHECK: memref.subview %[[SCORES]][{{.*}}, {{.*}}, 0] [1, 1, {{.*}}] [1, 1, 1] : memref<?x4x?xf32> to memref<?xf32, strided<[1], offset: ?>>
 func.func @attn(%q: tensor<?x4x64xbf16>, %v: tensor<?x1x64xbf16>, %c: tensor<512x1x64xbf16>, %w: tensor<64xbf16>, %pos: i64) -> tensor<?x4x64xbf16> {
   %a = sg.full_attn %q, %v, %v cache(%c, %c) at %pos keys_from_values(%w)
       {scale = 1.0 : f64, v_from_k, key_theta = 1.0e+04 : f64, key_rotary_fraction = 0.5 : f64, key_basis = "head_width"}

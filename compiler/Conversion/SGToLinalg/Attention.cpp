@@ -616,65 +616,30 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
       });
     });
   } else {
-    // Per kv head: each cached key is rebuilt once per query row and scored
-    // against the row's query heads of that kv head in this range.
-    Value groupIdx = constIndex(b, loc, group);
-    Value groupScores = memref::AllocOp::create(
-        b, loc, MemRefType::get({group, ShapedType::kDynamic}, b.getF32Type()),
-        ValueRange{capacity}, b.getI64IntegerAttr(64));
-    Value key = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, ct),
-                                        ValueRange{}, b.getI64IntegerAttr(64));
-    Value gEnd = arith::CeilDivUIOp::create(b, loc, headEnd, groupIdx);
-    emitFor(b, loc, Value(arith::DivUIOp::create(b, loc, headBegin, groupIdx)),
-            gEnd, [&](OpBuilder &b, Location loc, Value g) {
-      Value first = arith::MulIOp::create(b, loc, g, groupIdx);
-      Value hLo = arith::MaxUIOp::create(b, loc, headBegin, first);
-      Value hHi = arith::MinUIOp::create(
-          b, loc, headEnd, Value(arith::AddIOp::create(b, loc, first, groupIdx)));
-      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
-        // Full layers: the cached keys are positions [0, pos0), slot = position.
-        emitFor(b, loc, zero, pos0, [&](OpBuilder &b, Location loc, Value t) {
-          emitRebuiltKey(b, loc, rebuilt, spec.d, vc, ValueRange{t, g}, t, key,
-                         ValueRange{}, ct);
-          emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
-            Value s = dotFlag ? emitIfElse(
-                                    b, loc, b.getF32Type(), dotFlag,
-                                    [&](OpBuilder &b, Location loc) {
-                                      return emitQueryKeyDotBf16(
-                                          b, loc,
-                                          loadQueryPairs(b, loc, spec.d, q,
-                                                         ValueRange{i, h}),
-                                          key, ValueRange{});
-                                    },
-                                    [&](OpBuilder &b, Location loc) {
-                                      return emitQueryKeyDot(
-                                          b, loc, spec.d, q, ValueRange{i, h},
-                                          key, ValueRange{});
-                                    })
-                              : emitQueryKeyDot(b, loc, spec.d, q,
-                                              ValueRange{i, h}, key,
-                                              ValueRange{});
-            memref::StoreOp::create(
-                b, loc, s, groupScores,
-                ValueRange{Value(arith::SubIOp::create(b, loc, h, first)), t});
-          });
+    // The kv head's query heads score each rebuilt key.
+    auto score = [&](OpBuilder &b, Location loc, Value i, Value h,
+                     Value key) -> Value {
+      auto plain = [&](OpBuilder &b, Location loc) {
+        return emitQueryKeyDot(b, loc, spec.d, q, ValueRange{i, h}, key,
+                               ValueRange{});
+      };
+      if (!dotFlag)
+        return plain(b, loc);
+      return emitIfElse(
+          b, loc, b.getF32Type(), dotFlag,
+          [&](OpBuilder &b, Location loc) {
+            return emitQueryKeyDotBf16(
+                b, loc, loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h}),
+                key, ValueRange{});
+          },
+          plain);
+    };
+    emitRebuiltKeyScores(
+        b, loc, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
+                          headBegin, headEnd},
+        score, [&](OpBuilder &b, Location loc, Value i, Value h, Value row) {
+          attendRow(b, loc, h, i, row, /*cachedScored=*/true);
         });
-        emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
-          Value row = arith::SubIOp::create(b, loc, h, first);
-          auto rowType = MemRefType::get(
-              {ShapedType::kDynamic}, b.getF32Type(),
-              StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
-          Value scoresRow = memref::SubViewOp::create(
-              b, loc, rowType, groupScores,
-              ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)},
-              ArrayRef<OpFoldResult>{b.getIndexAttr(1), capacity},
-              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-          attendRow(b, loc, h, i, scoresRow, /*cachedScored=*/true);
-        });
-      });
-    });
-    memref::DeallocOp::create(b, loc, key);
-    memref::DeallocOp::create(b, loc, groupScores);
     memref::DeallocOp::create(b, loc, chunkKeys);
   }
   memref::DeallocOp::create(b, loc, qf);

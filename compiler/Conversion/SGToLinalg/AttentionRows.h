@@ -67,6 +67,33 @@ void emitRebuiltKey(OpBuilder &b, Location loc, const RebuiltKeys &keys,
                     int64_t d, Value v, ValueRange vIdx, Value pos, Value key,
                     ValueRange keyIdx, Type ct);
 
+/// What the scores of a V-only cache's keys loop over.
+struct RebuiltKeyLoops {
+  int64_t d, group;
+  Type ct;
+  /// The cache (V), [slots, kv heads, d]; keys [0, pos0) are read.
+  Value cache, pos0;
+  /// Query rows, the scores' row length, the query heads [headBegin,
+  /// headEnd) of this call.
+  Value tokens, capacity, headBegin, headEnd;
+};
+
+/// Per kv head g of the call's query heads and block of query rows: each
+/// cached key rebuilt once into a row buffer, `score(i, h, key)` of each of
+/// the block's rows i and g's heads h stored at the key's index of the
+/// (i, h) scores row; then `attend(i, h, row)` with that row (a 1-D f32
+/// memref of `capacity`). Blocks hold up to 16 rows, their scores within
+/// 16 MiB.
+void emitRebuiltKeyScores(
+    OpBuilder &b, Location loc, const RebuiltKeys &keys,
+    const RebuiltKeyLoops &loops,
+    llvm::function_ref<Value(OpBuilder &, Location, Value i, Value h,
+                             Value key)>
+        score,
+    llvm::function_ref<void(OpBuilder &, Location, Value i, Value h,
+                            Value row)>
+        attend);
+
 /// (cos, sin) of f32 angles (a scalar or a vector), via f64: within 1e-13 of
 /// the exact values before their rounding to f32, for |angle| < 2^30.
 std::pair<Value, Value> emitCosSin(OpBuilder &b, Location loc, Value angle);

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -131,4 +132,83 @@ void attention::emitRebuiltKey(OpBuilder &b, Location loc,
     emitRowStore(b, loc, yLo, key, keyIdx, col);
     emitRowStore(b, loc, yHi, key, keyIdx, col2);
   });
+}
+
+void attention::emitRebuiltKeyScores(
+    OpBuilder &b, Location loc, const RebuiltKeys &keys,
+    const RebuiltKeyLoops &loops,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value, Value)> score,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value, Value)>
+        attend) {
+  auto [d, group, ct, cache, pos0, tokens, capacity, headBegin, headEnd] =
+      loops;
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  // A block's scores take at most kScoreBytes (whole rows of the cache's
+  // length), 1 to kRows rows.
+  constexpr int64_t kRows = 16, kScoreBytes = 16 << 20;
+  Value groupIdx = constIndex(b, loc, group);
+  Value rowBytes = arith::MulIOp::create(b, loc, capacity,
+                                         constIndex(b, loc, 4 * group));
+  Value blockRows = arith::MinUIOp::create(
+      b, loc, tokens,
+      Value(arith::MaxUIOp::create(
+          b, loc, one,
+          Value(arith::MinUIOp::create(
+              b, loc, constIndex(b, loc, kRows),
+              Value(arith::DivUIOp::create(
+                  b, loc, constIndex(b, loc, kScoreBytes),
+                  rowBytes)))))));
+  Value blockScores = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic, group, ShapedType::kDynamic},
+                      b.getF32Type()),
+      ValueRange{blockRows, capacity}, b.getI64IntegerAttr(64));
+  Value key = memref::AllocOp::create(b, loc, MemRefType::get({d}, ct),
+                                      ValueRange{}, b.getI64IntegerAttr(64));
+  Value gEnd = arith::CeilDivUIOp::create(b, loc, headEnd, groupIdx);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, tokens, blockRows);
+  emitFor(b, loc, Value(arith::DivUIOp::create(b, loc, headBegin, groupIdx)),
+          gEnd, [&](OpBuilder &b, Location loc, Value g) {
+    Value first = arith::MulIOp::create(b, loc, g, groupIdx);
+    Value hLo = arith::MaxUIOp::create(b, loc, headBegin, first);
+    Value hHi = arith::MinUIOp::create(
+        b, loc, headEnd, Value(arith::AddIOp::create(b, loc, first, groupIdx)));
+    emitFor(b, loc, zero, blocks, [&](OpBuilder &b, Location loc, Value blk) {
+      Value iLo = arith::MulIOp::create(b, loc, blk, blockRows);
+      Value iHi = arith::MinUIOp::create(
+          b, loc, tokens, Value(arith::AddIOp::create(b, loc, iLo, blockRows)));
+      // Full layers: the cached keys are positions [0, pos0), slot = position.
+      emitFor(b, loc, zero, pos0, [&](OpBuilder &b, Location loc, Value t) {
+        emitRebuiltKey(b, loc, keys, d, cache, ValueRange{t, g}, t, key,
+                       ValueRange{}, ct);
+        emitFor(b, loc, iLo, iHi, [&](OpBuilder &b, Location loc, Value i) {
+          Value r = arith::SubIOp::create(b, loc, i, iLo);
+          emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
+            Value hl = arith::SubIOp::create(b, loc, h, first);
+            memref::StoreOp::create(b, loc, score(b, loc, i, h, key),
+                                    blockScores, ValueRange{r, hl, t});
+          });
+        });
+      });
+      emitFor(b, loc, iLo, iHi, [&](OpBuilder &b, Location loc, Value i) {
+        Value r = arith::SubIOp::create(b, loc, i, iLo);
+        emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
+          Value hl = arith::SubIOp::create(b, loc, h, first);
+          auto rowType = MemRefType::get(
+              {ShapedType::kDynamic}, b.getF32Type(),
+              StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
+          Value scoresRow = memref::SubViewOp::create(
+              b, loc, rowType, blockScores,
+              ArrayRef<OpFoldResult>{r, hl, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                     capacity},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(1)});
+          attend(b, loc, i, h, scoresRow);
+        });
+      });
+    });
+  });
+  memref::DeallocOp::create(b, loc, key);
+  memref::DeallocOp::create(b, loc, blockScores);
 }
