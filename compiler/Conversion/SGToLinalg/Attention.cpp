@@ -137,6 +137,9 @@ namespace {
 constexpr int64_t kSumVectors = 8;
 /// Independent accumulators of a score's dot product.
 constexpr int64_t kDotChains = 4;
+/// Vectors of kLanes columns a group's weighted sums keep per head (8 heads
+/// x 2 vectors of sums in registers).
+constexpr int64_t kGroupSumVectors = 2;
 
 /// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
 void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
@@ -342,6 +345,69 @@ void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
   }
 }
 
+/// The weighted sums of the query heads first + k, k in [0, group), of one
+/// query row together: per column block of kGroupSumVectors x kLanes every
+/// value vector is loaded once for all the heads (each head's sums in
+/// registers, its FMAs in key order as emitWeightedSum's: the same bits),
+/// and the sums of heads in [hLo, hHi) stored. `probsOf(k)` is head first +
+/// k's probabilities; dv is a multiple of kLanes.
+void emitGroupWeightedSum(
+    OpBuilder &b, Location loc, int64_t dv, int64_t group,
+    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
+    ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
+    Value hHi, Type ct) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> probs;
+  for (int64_t k = 0; k < group; ++k)
+    probs.push_back(probsOf(b, loc, k));
+  for (int64_t c0 = 0; c0 < dv; c0 += kGroupSumVectors * kLanes) {
+    int64_t vectors = std::min(kGroupSumVectors, (dv - c0) / kLanes);
+    SmallVector<Value> accs(group * vectors, zeroVec);
+    for (const ValueRun &run : runs) {
+      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            SmallVector<Value> row = run.rowOf(b, loc, t), vv;
+            for (int64_t v = 0; v < vectors; ++v) {
+              SmallVector<Value> idx(row);
+              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
+              vv.push_back(toF32(b, loc, vector::LoadOp::create(
+                                             b, loc, VectorType::get({kLanes}, elem),
+                                             run.vBuf, idx)));
+            }
+            SmallVector<Value> next;
+            for (int64_t k = 0; k < group; ++k) {
+              Value pv = vector::BroadcastOp::create(
+                  b, loc, vecF32,
+                  memref::LoadOp::create(b, loc, probs[k], ValueRange{t}));
+              for (int64_t v = 0; v < vectors; ++v)
+                next.push_back(vector::FMAOp::create(b, loc, pv, vv[v],
+                                                     iter[k * vectors + v]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      accs.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    for (int64_t k = 0; k < group; ++k) {
+      Value h = arith::AddIOp::create(b, loc, first, constIndex(b, loc, k));
+      Value inRange = arith::AndIOp::create(
+          b, loc,
+          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, hLo)),
+          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, h, hHi)));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t v = 0; v < vectors; ++v)
+        vector::StoreOp::create(
+            b, loc, roundTo(b, loc, accs[k * vectors + v], ct), out,
+            ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+    }
+  }
+}
+
 } // namespace
 
 Value attention::emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
@@ -463,7 +529,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   // Query row i of head h, its scores in `scores`; with `cachedScored`
   // the cached keys' scores are there already.
   auto attendRow = [&](OpBuilder &b, Location loc, Value h, Value i,
-                       Value scores, bool cachedScored) {
+                       Value scores, bool cachedScored,
+                       bool weightedSum = true) {
       Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
       Value p = arith::AddIOp::create(b, loc, pos0, i);
       // lo = max(0, p - window + 1) on sliding layers.
@@ -607,7 +674,9 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
                        Value j = arith::AddIOp::create(b, loc, lo, t);
                        return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
                      }};
-      emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
+      if (weightedSum)
+        emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h,
+                        ct);
   };
   if (!spec.keysFromValues) {
     emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
@@ -634,12 +703,35 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
           },
           plain);
     };
+    // The kv head's query heads weigh each value row together (causal, no
+    // image blocks: row i sees keys [0, pos0 + i]).
+    bool groupSum = !spec.blocks && spec.dv % kLanes == 0;
+    auto sumRow = [&](OpBuilder &b, Location loc, Value i, Value g,
+                      Value first, Value hLo, Value hHi,
+                      llvm::function_ref<Value(OpBuilder &, Location, int64_t)>
+                          rowOf) {
+      Value numKeys = arith::AddIOp::create(
+          b, loc, pos0, Value(arith::AddIOp::create(b, loc, i, one)));
+      ValueRun cached{zero, pos0, vc,
+                      [&](OpBuilder &, Location, Value t) -> SmallVector<Value> {
+                        return {t, g};
+                      }};
+      ValueRun fresh{pos0, numKeys, v,
+                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                       return {Value(arith::SubIOp::create(b, loc, t, pos0)), g};
+                     }};
+      emitGroupWeightedSum(b, loc, spec.dv, group, rowOf, {cached, fresh}, out,
+                           i, first, hLo, hHi, ct);
+    };
     emitRebuiltKeyScores(
         b, loc, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
                           headBegin, headEnd},
-        score, [&](OpBuilder &b, Location loc, Value i, Value h, Value row) {
-          attendRow(b, loc, h, i, row, /*cachedScored=*/true);
-        });
+        score,
+        [&](OpBuilder &b, Location loc, Value i, Value h, Value row) {
+          attendRow(b, loc, h, i, row, /*cachedScored=*/true,
+                    /*weightedSum=*/!groupSum);
+        },
+        groupSum ? RowSumFn(sumRow) : RowSumFn());
     memref::DeallocOp::create(b, loc, chunkKeys);
   }
   memref::DeallocOp::create(b, loc, qf);

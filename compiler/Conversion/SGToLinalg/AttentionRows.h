@@ -78,12 +78,18 @@ struct RebuiltKeyLoops {
   Value tokens, capacity, headBegin, headEnd;
 };
 
+/// `sumRow(i, g, first, hLo, hHi, rowOf)`: query row i's work for kv head g
+/// after its heads attended, `rowOf(k)` the scores row of head first + k.
+using RowSumFn = llvm::function_ref<void(
+    OpBuilder &, Location, Value i, Value g, Value first, Value hLo, Value hHi,
+    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> rowOf)>;
+
 /// Per kv head g of the call's query heads and block of query rows: each
 /// cached key rebuilt once into a row buffer, `score(i, h, key)` of each of
 /// the block's rows i and g's heads h stored at the key's index of the
 /// (i, h) scores row; then `attend(i, h, row)` with that row (a 1-D f32
-/// memref of `capacity`). Blocks hold up to 16 rows, their scores within
-/// 16 MiB.
+/// memref of `capacity`) for each of g's heads, and `sumRow` (when given)
+/// once per row. Blocks hold up to 16 rows, their scores within 16 MiB.
 void emitRebuiltKeyScores(
     OpBuilder &b, Location loc, const RebuiltKeys &keys,
     const RebuiltKeyLoops &loops,
@@ -92,7 +98,8 @@ void emitRebuiltKeyScores(
         score,
     llvm::function_ref<void(OpBuilder &, Location, Value i, Value h,
                             Value row)>
-        attend);
+        attend,
+    RowSumFn sumRow = {});
 
 /// (cos, sin) of f32 angles (a scalar or a vector), via f64: within 1e-13 of
 /// the exact values before their rounding to f32, for |angle| < 2^30.

@@ -139,7 +139,8 @@ void attention::emitRebuiltKeyScores(
     const RebuiltKeyLoops &loops,
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value, Value)> score,
     llvm::function_ref<void(OpBuilder &, Location, Value, Value, Value)>
-        attend) {
+        attend,
+    RowSumFn sumRow) {
   auto [d, group, ct, cache, pos0, tokens, capacity, headBegin, headEnd] =
       loops;
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
@@ -192,20 +193,28 @@ void attention::emitRebuiltKeyScores(
       });
       emitFor(b, loc, iLo, iHi, [&](OpBuilder &b, Location loc, Value i) {
         Value r = arith::SubIOp::create(b, loc, i, iLo);
-        emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
-          Value hl = arith::SubIOp::create(b, loc, h, first);
+        // The scores row of (row i, head first + hl).
+        auto rowOf = [&](OpBuilder &b, Location loc, OpFoldResult hl) -> Value {
           auto rowType = MemRefType::get(
               {ShapedType::kDynamic}, b.getF32Type(),
               StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
-          Value scoresRow = memref::SubViewOp::create(
+          return memref::SubViewOp::create(
               b, loc, rowType, blockScores,
               ArrayRef<OpFoldResult>{r, hl, b.getIndexAttr(0)},
               ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                      capacity},
               ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                      b.getIndexAttr(1)});
-          attend(b, loc, i, h, scoresRow);
+        };
+        emitFor(b, loc, hLo, hHi, [&](OpBuilder &b, Location loc, Value h) {
+          Value hl = arith::SubIOp::create(b, loc, h, first);
+          attend(b, loc, i, h, rowOf(b, loc, hl));
         });
+        if (sumRow)
+          sumRow(b, loc, i, g, first, hLo, hHi,
+                 [&](OpBuilder &b, Location loc, int64_t k) {
+                   return rowOf(b, loc, b.getIndexAttr(k));
+                 });
       });
     });
   });
