@@ -132,14 +132,8 @@ void attention::emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value a
 
 namespace {
 
-/// Vectors of kLanes values the weighted sum over values keeps in registers
-/// while it walks the keys (8 x 16 f32: 8 independent FMA chains).
-constexpr int64_t kSumVectors = 8;
 /// Independent accumulators of a score's dot product.
 constexpr int64_t kDotChains = 4;
-/// Vectors of kLanes columns a group's weighted sums keep per head (8 heads
-/// x 2 vectors of sums in registers).
-constexpr int64_t kGroupSumVectors = 2;
 
 /// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
 void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
@@ -275,137 +269,6 @@ void storeScores(OpBuilder &b, Location loc, Value v, Value scores, Value t) {
     vector::StoreOp::create(b, loc, v, scores, ValueRange{t});
   else
     memref::StoreOp::create(b, loc, v, scores, ValueRange{t});
-}
-
-/// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
-/// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
-struct ValueRun {
-  Value tBegin, tEnd, vBuf;
-  std::function<SmallVector<Value>(OpBuilder &, Location, Value)> rowOf;
-};
-
-/// out[i, h, :] = round(sum_t probs[t] · f32(v_t[:])) over the runs in
-/// order: per column block of kSumVectors x kLanes, the block's f32 sums stay
-/// in registers across every key (one FMA per value, exact products with bf16
-/// probabilities and values, in key order); columns past whole vectors one
-/// at a time.
-void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
-                     ArrayRef<ValueRun> runs, Value out, Value i, Value h,
-                     Type ct) {
-  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
-  int64_t dVec = dv - dv % kLanes;
-  for (int64_t c0 = 0; c0 < dVec; c0 += kSumVectors * kLanes) {
-    int64_t vectors = std::min(kSumVectors, (dVec - c0) / kLanes);
-    SmallVector<Value> accs(vectors, zeroVec);
-    for (const ValueRun &run : runs) {
-      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
-      auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
-            Value pv = vector::BroadcastOp::create(
-                b, loc, vecF32, memref::LoadOp::create(b, loc, probs, ValueRange{t}));
-            SmallVector<Value> row = run.rowOf(b, loc, t);
-            SmallVector<Value> next;
-            for (int64_t v = 0; v < vectors; ++v) {
-              SmallVector<Value> idx(row);
-              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
-              Value vv = toF32(b, loc, vector::LoadOp::create(
-                                           b, loc, VectorType::get({kLanes}, elem),
-                                           run.vBuf, idx));
-              next.push_back(vector::FMAOp::create(b, loc, pv, vv, iter[v]));
-            }
-            scf::YieldOp::create(b, loc, next);
-          });
-      accs.assign(loop.getResults().begin(), loop.getResults().end());
-    }
-    for (int64_t v = 0; v < vectors; ++v)
-      vector::StoreOp::create(
-          b, loc, roundTo(b, loc, accs[v], ct), out,
-          ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
-  }
-  for (int64_t col = dVec; col < dv; ++col) {
-    Value sum = constF32(b, loc, 0.0f);
-    for (const ValueRun &run : runs) {
-      auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), ValueRange{sum},
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
-            Value pt = memref::LoadOp::create(b, loc, probs, ValueRange{t});
-            SmallVector<Value> idx = run.rowOf(b, loc, t);
-            idx.push_back(constIndex(b, loc, col));
-            Value vv = toF32(b, loc, memref::LoadOp::create(b, loc, run.vBuf, idx));
-            scf::YieldOp::create(b, loc,
-                                 Value(math::FmaOp::create(b, loc, pt, vv, iter[0])));
-          });
-      sum = loop.getResult(0);
-    }
-    memref::StoreOp::create(b, loc, roundTo(b, loc, sum, ct), out,
-                            ValueRange{i, h, constIndex(b, loc, col)});
-  }
-}
-
-/// The weighted sums of the query heads first + k, k in [0, group), of one
-/// query row together: per column block of kGroupSumVectors x kLanes every
-/// value vector is loaded once for all the heads (each head's sums in
-/// registers, its FMAs in key order as emitWeightedSum's: the same bits),
-/// and the sums of heads in [hLo, hHi) stored. `probsOf(k)` is head first +
-/// k's probabilities; dv is a multiple of kLanes.
-void emitGroupWeightedSum(
-    OpBuilder &b, Location loc, int64_t dv, int64_t group,
-    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
-    ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
-    Value hHi, Type ct) {
-  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> probs;
-  for (int64_t k = 0; k < group; ++k)
-    probs.push_back(probsOf(b, loc, k));
-  for (int64_t c0 = 0; c0 < dv; c0 += kGroupSumVectors * kLanes) {
-    int64_t vectors = std::min(kGroupSumVectors, (dv - c0) / kLanes);
-    SmallVector<Value> accs(group * vectors, zeroVec);
-    for (const ValueRun &run : runs) {
-      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
-      auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
-            SmallVector<Value> row = run.rowOf(b, loc, t), vv;
-            for (int64_t v = 0; v < vectors; ++v) {
-              SmallVector<Value> idx(row);
-              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
-              vv.push_back(toF32(b, loc, vector::LoadOp::create(
-                                             b, loc, VectorType::get({kLanes}, elem),
-                                             run.vBuf, idx)));
-            }
-            SmallVector<Value> next;
-            for (int64_t k = 0; k < group; ++k) {
-              Value pv = vector::BroadcastOp::create(
-                  b, loc, vecF32,
-                  memref::LoadOp::create(b, loc, probs[k], ValueRange{t}));
-              for (int64_t v = 0; v < vectors; ++v)
-                next.push_back(vector::FMAOp::create(b, loc, pv, vv[v],
-                                                     iter[k * vectors + v]));
-            }
-            scf::YieldOp::create(b, loc, next);
-          });
-      accs.assign(loop.getResults().begin(), loop.getResults().end());
-    }
-    for (int64_t k = 0; k < group; ++k) {
-      Value h = arith::AddIOp::create(b, loc, first, constIndex(b, loc, k));
-      Value inRange = arith::AndIOp::create(
-          b, loc,
-          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, hLo)),
-          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, h, hHi)));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      for (int64_t v = 0; v < vectors; ++v)
-        vector::StoreOp::create(
-            b, loc, roundTo(b, loc, accs[k * vectors + v], ct), out,
-            ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
-    }
-  }
 }
 
 } // namespace

@@ -13,6 +13,8 @@
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
+#include <functional>
+
 namespace mlir::sgc::lowering {
 
 /// sg.encoder_attn (EncoderAttention.cpp).
@@ -41,6 +43,34 @@ Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
 /// element: the order over keys is the caller's).
 void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
               Value vBuf, ValueRange vIdx);
+
+/// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
+/// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
+struct ValueRun {
+  Value tBegin, tEnd, vBuf;
+  std::function<SmallVector<Value>(OpBuilder &, Location, Value)> rowOf;
+};
+
+/// out[i, h, :] = round(sum_t probs[t] · f32(v_t[:])) over the runs in
+/// order: per column block of kSumVectors x kLanes, the block's f32 sums stay
+/// in registers across every key (one FMA per value, exact products with bf16
+/// probabilities and values, in key order); columns past whole vectors one
+/// at a time.
+void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
+                     ArrayRef<ValueRun> runs, Value out, Value i, Value h,
+                     Type ct);
+
+/// The weighted sums of the query heads first + k, k in [0, group), of one
+/// query row together: per column block of kGroupSumVectors x kLanes every
+/// value vector is loaded once for all the heads (each head's sums in
+/// registers, its FMAs in key order as emitWeightedSum's: the same bits),
+/// and the sums of heads in [hLo, hHi) stored. `probsOf(k)` is head first +
+/// k's probabilities; dv is a multiple of kLanes.
+void emitGroupWeightedSum(
+    OpBuilder &b, Location loc, int64_t dv, int64_t group,
+    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
+    ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
+    Value hHi, Type ct);
 
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
 Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
