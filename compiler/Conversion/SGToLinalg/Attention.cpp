@@ -10,8 +10,9 @@
 // masks those ahead of it outside its block (score -inf, probability 0).
 //
 // A cache that holds V only (keys_from_values) has its keys rebuilt
-// (RebuiltKeys.cpp): the chunk's once a call, the cached ones per kv head
-// and query row, each scored against that kv head's query heads in range.
+// (RebuiltKeys.cpp): the chunk's once a call, the cached ones once per kv
+// head and block of query rows, each scored against that kv head's query
+// heads in range, which then weigh each value row together.
 //
 //===----------------------------------------------------------------------===//
 
@@ -356,9 +357,13 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value tokens = dimOf(b, loc, q, 0);
   Value capacity = arith::AddIOp::create(
       b, loc, constIndex(b, loc, ring ? spec.window : spec.slots), tokens);
+  // (A V-only cache's scores live in emitRebuiltKeyScores' blocks.)
   auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-  Value scores = memref::AllocOp::create(b, loc, scoresType, ValueRange{capacity},
-                                         b.getI64IntegerAttr(64));
+  Value scores = spec.keysFromValues
+                     ? Value()
+                     : Value(memref::AllocOp::create(b, loc, scoresType,
+                                                     ValueRange{capacity},
+                                                     b.getI64IntegerAttr(64)));
   Value qf = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, b.getF32Type()),
                                      ValueRange{}, b.getI64IntegerAttr(64));
 
@@ -598,7 +603,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
     memref::DeallocOp::create(b, loc, chunkKeys);
   }
   memref::DeallocOp::create(b, loc, qf);
-  memref::DeallocOp::create(b, loc, scores);
+  if (scores)
+    memref::DeallocOp::create(b, loc, scores);
   func::ReturnOp::create(b, loc);
   return func;
 }

@@ -3,7 +3,9 @@
 // Part of sgc. What the decoder's attention (Attention.cpp) and the vision
 // towers' encoder attention (EncoderAttention.cpp) build their kernels
 // from: dot products and value updates over a head's row, the rounded
-// store of a head's sums, a two-way scf.if.
+// store of a head's sums, the weighted sums over value rows
+// (WeightedSums.cpp), a two-way scf.if, and the keys rebuilt from a V-only
+// cache (RebuiltKeys.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,7 +78,6 @@ void emitGroupWeightedSum(
 Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
                  llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
                  llvm::function_ref<Value(OpBuilder &, Location)> elseFn);
-
 
 /// The keys of a cache that holds V only (sg.full_attn keys_from_values,
 /// RebuiltKeys.cpp).

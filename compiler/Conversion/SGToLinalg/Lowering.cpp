@@ -21,7 +21,7 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
 /// `type` with its element type (or itself, a scalar) replaced by `element`.
-static Type withElementType(Type type, Type element) {
+Type lowering::withElementType(Type type, Type element) {
   if (auto vector = dyn_cast<VectorType>(type))
     return vector.clone(element);
   return element;
@@ -51,14 +51,19 @@ Value lowering::constF32(OpBuilder &b, Location loc, float value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
 }
 
-Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
-                             Type like) {
+Value lowering::constLike(OpBuilder &b, Location loc, TypedAttr scalar,
+                          Type like) {
   auto vector = dyn_cast<VectorType>(like);
   if (!vector)
-    return constF32(b, loc, value);
-  auto type = vector.clone(b.getF32Type());
+    return arith::ConstantOp::create(b, loc, scalar);
+  auto type = vector.clone(scalar.getType());
   return arith::ConstantOp::create(b, loc, type,
-                                   DenseElementsAttr::get(type, value));
+                                   DenseElementsAttr::get(type, scalar));
+}
+
+Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
+                             Type like) {
+  return constLike(b, loc, b.getF32FloatAttr(value), like);
 }
 
 Value lowering::withDynamicTokens(OpBuilder &b, Location loc, Value buffer) {

@@ -62,6 +62,8 @@ public:
 // Scalar helpers
 //===----------------------------------------------------------------------===//
 
+/// `type` (a scalar, or a vector) with element type `element`.
+Type withElementType(Type type, Type element);
 /// `v` (any float, or a vector of them) as f32.
 Value toF32(OpBuilder &b, Location loc, Value v);
 /// `v` (f32, or a vector of f32) rounded to element type `type` (round to
@@ -73,6 +75,9 @@ Value roundTo(OpBuilder &b, Location loc, Value v, Type type);
 /// casts the weights to bf16); under f32 activations it is exact.
 Value widenWeight(OpBuilder &b, Location loc, Value w, Type ct);
 Value constF32(OpBuilder &b, Location loc, float value);
+/// The constant `scalar`, splat to `like`'s shape when `like` is a vector
+/// type.
+Value constLike(OpBuilder &b, Location loc, TypedAttr scalar, Type like);
 /// `value` as f32, splat to `like`'s shape when `like` is a vector type.
 Value constF32Like(OpBuilder &b, Location loc, float value, Type like);
 Value constIndex(OpBuilder &b, Location loc, int64_t value);

@@ -30,30 +30,17 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::attention;
 
-/// `type` with element type `elem` (a scalar, or a vector of its shape).
-static Type withElement(Type type, Type elem) {
-  if (auto vec = dyn_cast<VectorType>(type))
-    return VectorType::get(vec.getShape(), elem);
-  return elem;
-}
-
-static Value constLike(OpBuilder &b, Location loc, Type type,
-                       TypedAttr scalar) {
-  if (auto vec = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(b, loc, vec,
-                                     DenseElementsAttr::get(vec, scalar));
-  return arith::ConstantOp::create(b, loc, scalar);
-}
-
 std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
                                               Value angle) {
-  Type f64 = withElement(angle.getType(), b.getF64Type());
+  Type f64 = withElementType(angle.getType(), b.getF64Type());
   // The quadrant count fits i32 (|angle| < 2^30), which AVX2 converts to
   // from f64 in vectors (i64 would take AVX512DQ).
-  Type i32 = withElement(angle.getType(), b.getI32Type());
-  auto c = [&](double v) { return constLike(b, loc, f64, b.getF64FloatAttr(v)); };
+  Type i32 = withElementType(angle.getType(), b.getI32Type());
+  auto c = [&](double v) {
+    return constLike(b, loc, b.getF64FloatAttr(v), f64);
+  };
   auto ci = [&](int32_t v) {
-    return constLike(b, loc, i32, b.getI32IntegerAttr(v));
+    return constLike(b, loc, b.getI32IntegerAttr(v), i32);
   };
   Value x = arith::ExtFOp::create(b, loc, f64, angle);
   // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo.
