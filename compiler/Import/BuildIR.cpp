@@ -218,7 +218,7 @@ Value ForwardBuilder::layer(const LayerSpec &spec, Value h, Value pos0,
                                      b.getF64FloatAttr(text.scoreScale));
   } else if (vOnly) {
     // The layer's K buffer holds V; its V buffer is returned untouched. The
-    // keys, the chunk's too, are rebuilt from V (kr goes unused).
+    // keys, the chunk's too, are rebuilt from V (no kn, kr are built).
     attn = sg::FullAttnOp::create(
         b, at, act({hq, d}), qr, vn, vn, kCache, kCache, pos0, blocks,
         kNormWeight, b.getF64FloatAttr(text.scoreScale), b.getUnitAttr(),
