@@ -34,16 +34,32 @@ wait_for() {
   echo "timed out waiting for $2 x '$1'" >&2
   return 1
 }
+# Waits until the screen shows an empty prompt line (at most 20 s): keys typed
+# before sgc-run draws its prompt would be echoed ahead of it (seen under the
+# sanitizer build, where the prompt comes late).
+wait_prompt() {
+  local i
+  for i in $(seq 200); do
+    t capture-pane -p -t chat | grep -q '^> *$' && return 0
+    sleep 0.1
+  done
+  echo "timed out waiting for the prompt" >&2
+  return 1
+}
 wait_for '^chat format' 1
+wait_prompt
 t send-keys -t chat 'Hello' Enter
 wait_for '^answer ids' 1
+wait_prompt
 t send-keys -t chat 'How are you?' Enter
 wait_for '^answer ids' 2
+wait_prompt
 t send-keys -t chat 'Tell me more' Enter
 wait_for '^prefill:' 3
 sleep 0.3
 t send-keys -t chat C-c
 wait_for '^answer ids' 3
+wait_prompt
 t send-keys -t chat 'Bye' Enter
 wait_for '^answer ids' 4
 t send-keys -t chat C-d
