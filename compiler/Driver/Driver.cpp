@@ -296,8 +296,7 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   importOptions.strictGraph = opts.strictGraph;
   importOptions.computeDtype = computeDtype;
   importOptions.buildVisionTower = target.lowersVisionTower();
-  importOptions.keysFromValues =
-      !opts.kvKeepKeys && target.rebuildsKeysFromValues();
+  importOptions.keysFromValues = !opts.kvKeepKeys;
   importOptions.maxSoftTokens = opts.maxSoftTokens;
   if (llvm::sys::fs::is_directory(opts.input)) {
     std::string fileName;

@@ -174,8 +174,7 @@ void printText(llvm::raw_ostream &os, const TextSpec &t,
     if (l.keysFromValues)
       keys += l.slots * l.kvHeads * l.headDim * l.elementBytes;
   if (keys > 0)
-    os << "    K = V layers cache V only on the cpu target; --kv-keep-keys "
-          "and the cuda target (no kernels that rebuild keys yet) add "
+    os << "    K = V layers cache V only; --kv-keep-keys adds "
        << withCommas(keys) << " B of K\n";
 }
 

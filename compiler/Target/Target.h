@@ -51,10 +51,6 @@ public:
   /// Whether the target has kernels for batched decode steps (sg.take_row,
   /// sg.stack_rows and per-row caches).
   virtual bool lowersDecodeBatch() const { return false; }
-  /// Whether the target's attention kernels rebuild keys from a V-only
-  /// cache (sg.full_attn keys_from_values); a target without them caches
-  /// K and V on every layer.
-  virtual bool rebuildsKeysFromValues() const { return false; }
   /// Plan IR + sg bodies -> the target's kernel IR.
   virtual void buildLowerPipeline(OpPassManager &pm) const = 0;
   /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect).

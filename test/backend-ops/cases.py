@@ -48,6 +48,15 @@ CASES = [
          window=4, scale=0.0625),
     case("attn-full-8x1x512-partial", "attention", heads=8, kv_heads=1, head_dim=512,
          window=0, scale=1.0, fraction=0.25, v_from_k=True),
+    # The same two with the cache holding V only, the keys rebuilt from it
+    # (keys_from_values, Gemma 4's default): every attention family reads
+    # them, tensor cores in decode at head_dim 512.
+    case("attn-full-4x1x64-partial-v-only", "attention", heads=4, kv_heads=1,
+         head_dim=64, window=0, scale=1.0, fraction=0.25, v_from_k=True,
+         keys_from_values=True),
+    case("attn-full-8x1x512-partial-v-only", "attention", heads=8, kv_heads=1,
+         head_dim=512, window=0, scale=1.0, fraction=0.25, v_from_k=True,
+         keys_from_values=True),
     # Weight encodings other than bf16.
     case("embed-f16", "embed", width=96, wdtype="f16"),
     case("linear-f16-512x320", "linear", k=512, n=320, wdtype="f16"),
@@ -115,7 +124,7 @@ def build(m, c):
 
 
 def attention(m, x, wdtype, heads, kv_heads, head_dim, window, scale,
-              fraction=None, v_from_k=False, v_norm=True):
+              fraction=None, v_from_k=False, v_norm=True, keys_from_values=False):
     """Gemma's attention block without its output projection: q/k/v
     projections, QK-norm, RoPE, V-norm, the cache write and attention."""
     n = m.rms_norm(x, "input_norm")
@@ -127,5 +136,6 @@ def attention(m, x, wdtype, heads, kv_heads, head_dim, window, scale,
     q = m.rope(m.rms_norm(q, "q_norm"), theta, fraction)
     k = m.rope(m.rms_norm(k_raw, "k_norm"), theta, fraction)
     v = m.rms_norm(v_raw, None, weighted=False) if v_norm else v_raw
-    o = m.merge_heads(m.attention(q, k, v, window, scale, v_from_k))
+    rebuild = (m.ssa["k_norm"], theta, fraction) if keys_from_values else None
+    o = m.merge_heads(m.attention(q, k, v, window, scale, v_from_k, rebuild))
     return m.add(x, m.rms_norm(m.linear(o, x.shape[0], wdtype, "o"), "post_norm"))

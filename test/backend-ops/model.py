@@ -35,6 +35,8 @@ class Model:
         self.ids, self.normal, self.context = ids, normal, context
         self.positions = list(range(len(ids)))
         self.lines, self.weights, self.caches = [], {}, []
+        # Each weight's SSA value, by name.
+        self.ssa = {}
         self.count = 0
 
     def _name(self):
@@ -62,7 +64,7 @@ class Model:
         else:
             values = [ROUND[dtype](v) for v in values]
             self.weights[name] = (dtype, shape, values)
-        ssa = self._name()
+        ssa = self.ssa[name] = self._name()
         self._emit('%s = sg.weight "%s" : tensor<%sx%s>'
                    % (ssa, name, "x".join(map(str, shape)), MLIR_TYPE[dtype]))
         width = shape[-1]
@@ -189,7 +191,10 @@ class Model:
         self.caches.append([arg, ty, None])
         return len(self.caches) - 1
 
-    def attention(self, q, k, v, window, scale, v_from_k=False):
+    def attention(self, q, k, v, window, scale, v_from_k=False, rebuild=None):
+        """`rebuild` = (w_k's SSA value, theta, rotary fraction): a V-only
+        cache (keys_from_values): the op reads V alone and rebuilds its keys
+        RoPE(V * w_k); the reference keeps `k` (Hugging Face's keys)."""
         hkv, d = k.shape
         slots = window if window else self.context
         kc, vc = self.cache(slots, hkv, d), self.cache(slots, hkv, d)
@@ -199,13 +204,23 @@ class Model:
         op = "sliding_attn" if window else "full_attn"
         attrs = ", window = %d : i64" % window if window else ""
         attrs += ", scale = %s : f64" % float_attr(scale) + (", v_from_k" if v_from_k else "")
-        self._emit("%s = sg.%s %s, %s, %s cache(%s, %s) at %%pos0 {ATTRS%s} : "
-                   "(%s, %s, %s, %s, %s, i64) -> %s"
-                   % (out.name, op, q.name, k.name, v.name, self.caches[kc][0],
-                      self.caches[vc][0], attrs, q.type(self.ct), k.type(self.ct),
-                      v.type(self.ct), self.caches[kc][1], self.caches[vc][1],
-                      out.type(self.ct)))
-        for index, x in ((kc, k), (vc, v)):
+        keys, kvc, suffix, wtype = k, vc, "", ""
+        if rebuild:
+            # The K cache holds V; the V cache goes back untouched.
+            w, theta, fraction = rebuild
+            keys, kvc, suffix = v, kc, " keys_from_values(%s)" % w
+            attrs += (', key_basis = "head_width", key_rotary_fraction = %s : f64, '
+                      "key_theta = %s : f64" % (float_attr(fraction), float_attr(theta)))
+            wtype = ", tensor<%dxbf16>" % d
+        self._emit("%s = sg.%s %s, %s, %s cache(%s, %s) at %%pos0%s {ATTRS%s} : "
+                   "(%s, %s, %s, %s, %s, i64%s) -> %s"
+                   % (out.name, op, q.name, keys.name, v.name, self.caches[kc][0],
+                      self.caches[kvc][0], suffix, attrs, q.type(self.ct),
+                      keys.type(self.ct), v.type(self.ct), self.caches[kc][1],
+                      self.caches[kvc][1], wtype, out.type(self.ct)))
+        if rebuild:
+            self.caches[vc][2] = self.caches[vc][0]
+        for index, x in ((kc, v), ) if rebuild else ((kc, k), (vc, v)):
             arg, ty, _ = self.caches[index]
             written = self._name()
             wattr = ", window = %d : i64" % window if window else ""

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -56,14 +58,17 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
   int64_t group = hq / hkv;
   int64_t perLane = (dv + kWarp - 1) / kWarp;
   Type ct = qType.getElementType();
+  KeyRebuildSpec rebuild = keyRebuildOf(op);
   SmallVector<Value> ins = {q, kNew, vNew, kCache, vCache};
+  if (rebuild)
+    ins.push_back(rebuild.weight);
   SmallVector<Type> params;
   for (Value v : ins)
     params.push_back(km.paramType(v, ctx.maxTokens));
   params.push_back(km.paramType(op->getResult(0), ctx.maxTokens));
 
   Builder a(op->getContext());
-  auto spec = a.getDictionaryAttr(
+  SmallVector<NamedAttribute> specAttrs(
       {a.getNamedAttr("q_heads", a.getI64IntegerAttr(hq)),
        a.getNamedAttr("kv_heads", a.getI64IntegerAttr(hkv)),
        a.getNamedAttr("head_dim", a.getI64IntegerAttr(d)),
@@ -71,6 +76,8 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
        a.getNamedAttr("slots", a.getI64IntegerAttr(slots)),
        a.getNamedAttr("window", a.getI64IntegerAttr(window)),
        a.getNamedAttr("scale", a.getF64FloatAttr(scaleValue))});
+  rebuild.appendSpecAttrs(a, specAttrs);
+  auto spec = a.getDictionaryAttr(specAttrs);
 
   KernelUse use;
   use.kernel = km.getOrCreate(
@@ -79,7 +86,11 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
         OpBuilder &b = k.b;
         Location loc = k.loc;
         Value qb = k.params[0], kb = k.params[1], vb = k.params[2];
-        Value kc = k.params[3], vc = k.params[4], out = k.params[5];
+        Value kc = k.params[3], vc = k.params[4];
+        Value out = k.params[ins.size()];
+        std::optional<KeyRebuild> keys;
+        if (rebuild)
+          keys = keyRebuildIn(k, rebuild, k.params[5], ct);
         Value i = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
         Value lane = k.threadId(gpu::Dimension::x);
@@ -115,14 +126,21 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
           auto score = [&](Value j) -> Value {
             auto partial = memref::AllocaOp::create(
                 b, loc, MemRefType::get({1}, b.getF32Type()));
-            keyRow(j, kc, kb, [&](Value buf, Value row) {
+            // A V-only cache: the key rebuilt from V's row, one element.
+            keyRow(j, keys ? vc : kc, keys ? vb : kb, [&](Value buf, Value row) {
               auto dot = scf::ForOp::create(
                   b, loc, lane, k.index(d), warp, ValueRange{k.f32(0.0f)},
                   [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
                     Value qv = toF32(b, loc, memref::LoadOp::create(
                                                  b, loc, qb, ValueRange{i, h, c}));
-                    Value kv = toF32(b, loc, memref::LoadOp::create(
-                                                 b, loc, buf, ValueRange{row, g, c}));
+                    auto loadAt = [&](Value col) -> Value {
+                      return memref::LoadOp::create(b, loc, buf,
+                                                    ValueRange{row, g, col});
+                    };
+                    Value kv = toF32(
+                        b, loc,
+                        keys ? emitRebuiltKeyChunk(k, *keys, j, c, 1, loadAt)
+                             : loadAt(c));
                     scf::YieldOp::create(b, loc,
                                          Value(math::FmaOp::create(b, loc, qv, kv,
                                                                    acc[0])));

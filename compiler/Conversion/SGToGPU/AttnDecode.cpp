@@ -85,6 +85,9 @@ FailureOr<AttnShape> shapeOf(Operation *op, const TargetContext &ctx) {
     if (cast<ShapedType>(v.getType()).getElementType() != s.ct)
       return failure();
   s.group = s.hq / s.hkv;
+  s.rebuild = keyRebuildOf(op);
+  if (s.rebuild && (s.d != s.dv || !s.rebuild.takesChunks(kChunk)))
+    return failure();
   // About 64 keys a block at the longest context; at least two parts, so
   // the combine runs at every length.
   s.splits = std::clamp<int64_t>((s.slots + 63) / 64, 2, 64);
@@ -121,7 +124,9 @@ private:
   void emitWarpParts();
   /// Chunk c of row `row` of `buf` ([rows, heads, width]) at head `head` for
   /// this lane, widened to f32 (zeros where the lane is past the width).
-  Value loadChunk(Value buf, Value row, Value head, int64_t width, int64_t c);
+  /// With `keyAt`: the key at that position rebuilt from `buf`'s V row.
+  Value loadChunk(Value buf, Value row, Value head, int64_t width, int64_t c,
+                  Value keyAt = nullptr);
   /// K (or V) chunk c of key j: from the cache before the call, else from
   /// the call's own row.
   Value keyChunk(bool isK, Value j, int64_t c);
@@ -133,16 +138,22 @@ private:
 };
 
 Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
-                                   int64_t width, int64_t c) {
+                                   int64_t width, int64_t c, Value keyAt) {
   auto type = VectorType::get({kChunk}, s.ct);
   Value col = arith::AddIOp::create(
       b, loc, Value(arith::MulIOp::create(b, loc, lane, k.index(kChunk))),
       k.index(c * kSpan));
-  auto load = [&]() -> Value {
+  auto loadAt = [&](Value at) -> Value {
     auto v = vector::LoadOp::create(b, loc, type, buf,
-                                    ValueRange{row, head, col});
+                                    ValueRange{row, head, at});
     v.setAlignment(16);
-    return toF32(b, loc, v);
+    return v;
+  };
+  auto load = [&]() -> Value {
+    if (keyAt)
+      return toF32(b, loc,
+                   emitRebuiltKeyChunk(k, *keys, keyAt, col, kChunk, loadAt));
+    return toF32(b, loc, loadAt(col));
   };
   if ((c + 1) * kSpan <= width)
     return load();
@@ -163,6 +174,9 @@ Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
 
 Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
   int64_t width = isK ? s.d : s.dv;
+  // A V-only cache: key j rebuilt from V's row j.
+  Value keyAt = isK && keys ? j : nullptr;
+  bool fromK = isK && !keys;
   auto f32Type = VectorType::get({kChunk}, b.getF32Type());
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32Type},
                                 k.lessThan(j, pos0), /*withElseRegion=*/true);
@@ -170,18 +184,22 @@ Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value slot = k.cacheSlot(j, s.window);
   scf::YieldOp::create(
-      b, loc, loadChunk(isK ? kCache : vCache, slot, g, width, c));
+      b, loc, loadChunk(fromK ? kCache : vCache, slot, g, width, c, keyAt));
   b.setInsertionPointToStart(ifOp.elseBlock());
   Value row = arith::SubIOp::create(b, loc, j, pos0);
   scf::YieldOp::create(b, loc,
-                       loadChunk(isK ? kNew : vNew, row, g, width, c));
+                       loadChunk(fromK ? kNew : vNew, row, g, width, c, keyAt));
   return ifOp.getResult(0);
 }
 
 void AttnDecodeBuilder::build() {
   q = k.params[0], kNew = k.params[1], vNew = k.params[2];
-  kCache = k.params[3], vCache = k.params[4], out = k.params[5];
-  partials = k.params[6], counters = k.params[7];
+  kCache = k.params[3], vCache = k.params[4];
+  unsigned next = 5;
+  if (s.rebuild)
+    keys = keyRebuildIn(k, s.rebuild, k.params[next++], s.ct);
+  out = k.params[next++];
+  partials = k.params[next++], counters = k.params[next++];
   g = k.blockId(gpu::Dimension::x);
   split = k.blockId(gpu::Dimension::y);
   tid = k.threadId(gpu::Dimension::x);
@@ -409,6 +427,8 @@ FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,
   const AttnShape &s = *shape;
   KernelModule &km = ctx.kernels;
   SmallVector<Value> ins = {s.q, s.kNew, s.vNew, s.kCache, s.vCache};
+  if (s.rebuild)
+    ins.push_back(s.rebuild.weight);
   SmallVector<Type> params;
   for (Value v : ins)
     params.push_back(km.paramType(v, ctx.maxTokens));
@@ -422,7 +442,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,
   params.push_back(countersType);
 
   Builder a(mctx);
-  auto spec = a.getDictionaryAttr(
+  SmallVector<NamedAttribute> specAttrs(
       {a.getNamedAttr("q_heads", a.getI64IntegerAttr(s.hq)),
        a.getNamedAttr("kv_heads", a.getI64IntegerAttr(s.hkv)),
        a.getNamedAttr("head_dim", a.getI64IntegerAttr(s.d)),
@@ -434,6 +454,8 @@ FailureOr<KernelUse> gpu_kernels::emitAttnDecode(Operation *op,
        a.getNamedAttr("heads_per_warp", a.getI64IntegerAttr(s.headsPerWarp)),
        a.getNamedAttr("key_groups", a.getI64IntegerAttr(s.keyGroups)),
        a.getNamedAttr("mma", a.getBoolAttr(s.mma))});
+  s.rebuild.appendSpecAttrs(a, specAttrs);
+  auto spec = a.getDictionaryAttr(specAttrs);
 
   KernelUse use;
   // The tensor-core variant is a family of its own in the dumps and the

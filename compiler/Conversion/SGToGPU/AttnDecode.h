@@ -11,6 +11,9 @@
 #define SGC_COMPILER_CONVERSION_SGTOGPU_ATTNDECODE_H
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
+
+#include <optional>
 
 namespace mlir::sgc::gpu_kernels {
 
@@ -28,6 +31,8 @@ struct AttnShape {
   /// The parts on tensor cores (AttnDecodeMma.cpp).
   bool mma = false;
   Type ct;
+  /// A V-only cache: the keys rebuilt from V (kCache is vCache).
+  KeyRebuildSpec rebuild;
 };
 
 /// The kernel's parameters and the block's coordinates: kv head `g`, split
@@ -37,6 +42,7 @@ struct AttnDecodeKernel {
   const AttnShape &s;
   Value q, kNew, vNew, kCache, vCache, out, partials, counters;
   Value g, split, tid, warp, lane, pos0, begin, stop;
+  std::optional<KeyRebuild> keys;
 };
 
 /// Whether the tensor-core parts serve `s` (bf16, 8 q heads per kv head, a

@@ -118,8 +118,20 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   }
 
   // Key j's row chunk: the cache before the call, the call's own row at p;
-  // zeros past the block's keys.
-  auto keyChunk = [&](Value cache, Value own, Value j, Value col) -> Value {
+  // zeros past the block's keys. `rebuilt`: round(v · w_k) of V's row, the
+  // key before its rotation (the tile's pass below).
+  auto keyChunk = [&](Value cache, Value own, Value j, Value col,
+                      bool rebuilt) -> Value {
+    auto loadRow = [&](Value buf, Value row) -> Value {
+      auto loadAt = [&](Value at) -> Value {
+        auto v = vector::LoadOp::create(b, loc, chunkType, buf,
+                                        ValueRange{row, a.g, at});
+        v.setAlignment(16);
+        return v;
+      };
+      return rebuilt ? emitNormedKeyChunk(k, *a.keys, col, kChunk, loadAt(col))
+                     : loadAt(col);
+    };
     auto ifLive = scf::IfOp::create(b, loc, TypeRange{chunkType},
                                     k.lessThan(j, a.stop),
                                     /*withElseRegion=*/true);
@@ -131,18 +143,10 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(ifCached.thenBlock());
-      Value slot = k.cacheSlot(j, s.window);
-      auto v = vector::LoadOp::create(b, loc, chunkType, cache,
-                                      ValueRange{slot, a.g, col});
-      v.setAlignment(16);
-      scf::YieldOp::create(b, loc, Value(v));
+      scf::YieldOp::create(b, loc, loadRow(cache, k.cacheSlot(j, s.window)));
       b.setInsertionPointToStart(ifCached.elseBlock());
-      auto w = vector::LoadOp::create(
-          b, loc, chunkType, own,
-          ValueRange{Value(arith::SubIOp::create(b, loc, j, a.pos0)), a.g,
-                     col});
-      w.setAlignment(16);
-      scf::YieldOp::create(b, loc, Value(w));
+      scf::YieldOp::create(
+          b, loc, loadRow(own, arith::SubIOp::create(b, loc, j, a.pos0)));
     }
     scf::YieldOp::create(b, loc, ifCached.getResult(0));
     b.setInsertionPointToStart(ifLive.elseBlock());
@@ -166,10 +170,17 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
         for (int64_t c = 0; c < kKeyTile * d / kChunk / kThreads; ++c) {
           auto [row, col] = chunkPlace(c);
           Value j = arith::AddIOp::create(b, loc, kt, row);
-          store(keyChunk(a.kCache, a.kNew, j, col), ks, row, col);
-          store(keyChunk(a.vCache, a.vNew, j, col), vs, row, col);
+          bool rebuilt = a.keys.has_value();
+          store(keyChunk(rebuilt ? a.vCache : a.kCache,
+                         rebuilt ? a.vNew : a.kNew, j, col, rebuilt),
+                ks, row, col);
+          store(keyChunk(a.vCache, a.vNew, j, col, false), vs, row, col);
         }
         gpu::BarrierOp::create(b, loc);
+        if (a.keys) {
+          emitRotateKeyTile(k, *a.keys, ks, kKeyTile, kt, a.tid, kThreads);
+          gpu::BarrierOp::create(b, loc);
+        }
 
         // This warp's slice of S for both 8-key halves.
         Value rowG = group;

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
+#include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "dialects/SG/IR/SGOps.h"
 
@@ -52,6 +53,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -84,6 +86,8 @@ struct PrefillShape {
   double scale = 1.0;
   int64_t hq = 0, hkv = 0, d = 0, dv = 0, slots = 0, group = 0;
   int64_t colSplits = 0, rowGroups = 0, tileKeys = 0;
+  /// A V-only cache: the keys rebuilt from V (kCache is vCache).
+  KeyRebuildSpec rebuild;
   int64_t warps() const { return rowGroups * colSplits; }
   int64_t threads() const { return warps() * kWarp; }
   /// Query tokens of a block.
@@ -122,6 +126,9 @@ FailureOr<PrefillShape> shapeOf(Operation *op, const TargetContext &ctx) {
   if (s.hkv == 0 || s.hq % s.hkv != 0 || s.d % 16 != 0 || s.dv % 16 != 0)
     return failure();
   s.group = s.hq / s.hkv;
+  s.rebuild = keyRebuildOf(op);
+  if (s.rebuild && (s.d != s.dv || !s.rebuild.takesChunks(kChunk)))
+    return failure();
   // A row group's 16 rows hold whole tokens.
   if (16 % s.group != 0)
     return failure();
@@ -189,6 +196,7 @@ private:
   Location loc;
   const PrefillShape &s;
   Value q, kNew, vNew, kCache, vCache, out, ks, vs, sx;
+  std::optional<KeyRebuild> keys;
   Value g, lane, rowGroup, colSplit, group, quad, pos0, t0, col2;
   std::array<Row, 2> rows;
   /// This warp's Q fragments, one set of 4 per k16 step of its dims.
@@ -243,10 +251,18 @@ Value AttnPrefillBuilder::queryPair(const Row &r, Value col) {
 
 Value AttnPrefillBuilder::keyChunk(bool isK, Value j, Value col, Value end) {
   auto type = VectorType::get({kChunk}, b.getBF16Type());
+  // A V-only cache: round(v · w_k) of V's row j, the key before its
+  // rotation (tileScores rotates the staged tile).
+  bool rebuilt = isK && keys;
   auto load = [&](Value buf, Value row) -> Value {
-    auto v = vector::LoadOp::create(b, loc, type, buf, ValueRange{row, g, col});
-    v.setAlignment(16);
-    return v;
+    auto loadAt = [&](Value at) -> Value {
+      auto v =
+          vector::LoadOp::create(b, loc, type, buf, ValueRange{row, g, at});
+      v.setAlignment(16);
+      return v;
+    };
+    return rebuilt ? emitNormedKeyChunk(k, *keys, col, kChunk, loadAt(col))
+                   : loadAt(col);
   };
   auto inside = scf::IfOp::create(b, loc, TypeRange{type}, k.lessThan(j, end),
                                   /*withElseRegion=*/true);
@@ -257,11 +273,12 @@ Value AttnPrefillBuilder::keyChunk(bool isK, Value j, Value col, Value end) {
   scf::YieldOp::create(b, loc, source.getResults());
   b.setInsertionPointToStart(source.thenBlock());
   Value slot = k.cacheSlot(j, s.window);
-  scf::YieldOp::create(b, loc, load(isK ? kCache : vCache, slot));
+  scf::YieldOp::create(b, loc, load(isK && !rebuilt ? kCache : vCache, slot));
   b.setInsertionPointToStart(source.elseBlock());
   scf::YieldOp::create(
       b, loc,
-      load(isK ? kNew : vNew, arith::SubIOp::create(b, loc, j, pos0)));
+      load(isK && !rebuilt ? kNew : vNew,
+           arith::SubIOp::create(b, loc, j, pos0)));
   // Keys past the block's last one: zeros, so masked probabilities (0)
   // never meet a NaN.
   b.setInsertionPointToStart(inside.elseBlock());
@@ -382,6 +399,11 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
   stageTile(kb, end, withV);
   gpu::BarrierOp::create(b, loc);
+  if (keys) {
+    emitRotateKeyTile(k, *keys, ks, s.tileKeys, kb,
+                      k.threadId(gpu::Dimension::x), s.threads());
+    gpu::BarrierOp::create(b, loc);
+  }
 
   // S = Q K^T over this warp's dims.
   SmallVector<Value> acc(sTiles * 4, k.f32(0.0f));
@@ -467,10 +489,14 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
 
 void AttnPrefillBuilder::build() {
   q = k.params[0], kNew = k.params[1], vNew = k.params[2];
-  kCache = k.params[3], vCache = k.params[4], out = k.params[5];
+  kCache = k.params[3], vCache = k.params[4];
+  unsigned inputs = 5;
+  if (s.rebuild)
+    keys = keyRebuildIn(k, s.rebuild, k.params[inputs++], b.getBF16Type());
+  out = k.params[inputs];
   // Every input is only read here (the chunk's cache write is a later
   // launch) and none is the output: read-only loads.
-  for (unsigned i = 0; i < 5; ++i) {
+  for (unsigned i = 0; i < inputs; ++i) {
     k.func.setArgAttr(1 + i, LLVM::LLVMDialect::getNoAliasAttrName(),
                       b.getUnitAttr());
     k.func.setArgAttr(1 + i, LLVM::LLVMDialect::getReadonlyAttrName(),
@@ -696,13 +722,15 @@ FailureOr<KernelUse> gpu_kernels::emitAttnPrefill(Operation *op,
   const PrefillShape &s = *shape;
   KernelModule &km = ctx.kernels;
   SmallVector<Value> ins = {s.q, s.kNew, s.vNew, s.kCache, s.vCache};
+  if (s.rebuild)
+    ins.push_back(s.rebuild.weight);
   SmallVector<Type> params;
   for (Value v : ins)
     params.push_back(km.paramType(v, ctx.maxTokens));
   params.push_back(km.paramType(op->getResult(0), ctx.maxTokens));
 
   Builder a(op->getContext());
-  auto spec = a.getDictionaryAttr(
+  SmallVector<NamedAttribute> specAttrs(
       {a.getNamedAttr("q_heads", a.getI64IntegerAttr(s.hq)),
        a.getNamedAttr("kv_heads", a.getI64IntegerAttr(s.hkv)),
        a.getNamedAttr("head_dim", a.getI64IntegerAttr(s.d)),
@@ -714,6 +742,8 @@ FailureOr<KernelUse> gpu_kernels::emitAttnPrefill(Operation *op,
        a.getNamedAttr("tile_keys", a.getI64IntegerAttr(s.tileKeys)),
        a.getNamedAttr("row_groups", a.getI64IntegerAttr(s.rowGroups)),
        a.getNamedAttr("col_splits", a.getI64IntegerAttr(s.colSplits))});
+  s.rebuild.appendSpecAttrs(a, specAttrs);
+  auto spec = a.getDictionaryAttr(specAttrs);
 
   KernelUse use;
   use.kernel = km.getOrCreate("attn_prefill", spec, params,

@@ -186,10 +186,6 @@ LogicalResult EntrySelection::selectCall(plan::CallOp call,
                << op.getName() << "' reads a " << quant.getEncoding()
                << " weight; the CUDA target takes bf16, f16 and f32 weights "
                   "so far (block-encoded weights run with --target=cpu)";
-    if (auto attn = dyn_cast<sg::FullAttnOp>(op); attn && attn.keysFromValues())
-      return op.emitError("sg-select-kernels: 'sg.full_attn' with "
-                          "keys_from_values (a V-only cache) has no CUDA "
-                          "kernel yet; the CUDA target keeps K and V");
     const KernelFamily *family = families.select(&op, ctx);
     if (!family) {
       if (auto linear = dyn_cast<sg::LinearOp>(op); linear && !linear.isPlain())

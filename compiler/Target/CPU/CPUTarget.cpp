@@ -28,7 +28,6 @@ public:
   }
   bool lowersVisionTower() const override { return true; }
   bool lowersDecodeBatch() const override { return true; }
-  bool rebuildsKeysFromValues() const override { return true; }
 
   void buildLowerPipeline(OpPassManager &pm) const override {
     SelectKernelsPassOptions select;

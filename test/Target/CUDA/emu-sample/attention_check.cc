@@ -7,7 +7,8 @@
  * rounded again; softmax in f32 (not rounded before weighting V: one
  * flash-decoding pass; on tensor cores, mma=1, the unnormalized
  * probability is rounded to bf16 as mma.sync's operand), the output
- * rounded. Every split of a sampled kv
+ * rounded. A V-only cache (keys_from_values) has its keys rebuilt from
+ * V's rows (rebuilt_keys.cc). Every split of a sampled kv
  * head runs (the last one to finish combines them), and the split counters
  * of the zeroed workspace region must be zero again afterwards.
  *
@@ -60,14 +61,18 @@ check_result check_attn_decode(kernel_case &c) {
       static_cast<int64_t>(s.number(name, "key_groups"));
   const double scale = s.number(name, "scale");
   const int64_t group = hq / hkv;
-  if (c.ops.size() != 9) {
+  // A V-only cache: k_norm's weight follows the caches.
+  const uint32_t w = s.has("key_rotated") ? 1 : 0;
+  if (c.ops.size() != 9 + w) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
-              " operands, the split-K decode attention takes 9";
+              " operands, the split-K decode attention takes " +
+              std::to_string(9 + w);
     return r;
   }
   const operand &q = c.ops[1], &kn = c.ops[2], &vn = c.ops[3];
-  const operand &kc = c.ops[4], &vc = c.ops[5], &out = c.ops[6];
-  const operand &counters = c.ops[8];
+  const operand &kc = c.ops[4], &vc = c.ops[5], &out = c.ops[6 + w];
+  const operand &counters = c.ops[8 + w];
+  const key_rows key_rows_of(c, w ? &c.ops[6] : nullptr);
   // A ring layer past its wrap-around; a full layer with its later slots
   // holding values it must not read.
   const int64_t p = window > 0 ? c.opt.position : c.opt.full_position;
@@ -102,11 +107,13 @@ check_result check_attn_decode(kernel_case &c) {
     fill(vn, 1, *c.random);
   if (vc.memory != kc.memory)
     fill(vc, 1, *c.random);
+  if (w)
+    fill(c.ops[6], 1, *c.random);
   std::memset(out.memory->data(), 0xFF, out.memory->bytes());
   std::memset(counters.memory->data(), 0, counters.memory->bytes());
 
   const auto start = std::chrono::steady_clock::now();
-  r.error = run_blocks(c, blocks, {6, 7, 8});
+  r.error = run_blocks(c, blocks, {6 + w, 7 + w, 8 + w});
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start).count();
   if (!r.error.empty())
@@ -155,18 +162,21 @@ check_result check_attn_decode(kernel_case &c) {
       std::vector<interval> score(keys);
       interval mx(-INFINITY);
       for (int64_t j = lo; j <= p; ++j) {
-        auto [buf, base] = key(j, kc, kn, d);
-        double dot = 0, terms = 0;
+        auto [buf, base] = key_rows_of.rebuilt() ? key(j, vc, vn, d) : key(j, kc, kn, d);
+        const std::vector<interval> kv = key_rows_of.at(*buf, base, j);
+        // spread: how far the key's roundings may move the dot product.
+        double dot = 0, terms = 0, spread = 0;
         for (int64_t i = 0; i < d; ++i) {
           double qv = element(q, h * d + i);
           if (i == bug_c)
             qv *= 2;
-          const double t = qv * element(*buf, base + i);
+          const double t = qv * kv[i].pt;
           dot += t;
           terms += std::fabs(t);
+          spread += std::fabs(qv) * kv[i].radius();
         }
         const double gq = qk_chain * f32_unit / (1 - qk_chain * f32_unit);
-        interval sc = round_to(widen(interval(dot), gq * terms), ct);
+        interval sc = round_to(widen(interval(dot), gq * terms + spread), ct);
         sc = round_to(f32_rounded(sc * interval(static_cast<float>(scale))),
                       ct);
         score[j - lo] = sc;

@@ -52,13 +52,16 @@ check_result check_attn_prefill(kernel_case &c) {
   const int64_t tile_keys = spec("tile_keys"), splits = spec("col_splits");
   const double scale = s.number(name, "scale");
   const int64_t group = hq / hkv;
-  if (c.ops.size() != 7) {
+  // A V-only cache: k_norm's weight follows the caches.
+  const uint32_t w = s.has("key_rotated") ? 1 : 0;
+  if (c.ops.size() != 7 + w) {
     r.error = "the step has " + std::to_string(c.ops.size()) +
-              " operands, attn_prefill takes 7";
+              " operands, attn_prefill takes " + std::to_string(7 + w);
     return r;
   }
   const operand &q = c.ops[1], &kn = c.ops[2], &vn = c.ops[3];
-  const operand &kc = c.ops[4], &vc = c.ops[5], &out = c.ops[6];
+  const operand &kc = c.ops[4], &vc = c.ops[5], &out = c.ops[6 + w];
+  const key_rows key_rows_of(c, w ? &c.ops[6] : nullptr);
   for (const operand &o : {q, kn, vn, kc, vc, out})
     if (o.dtype != SGC_ABI_DTYPE_BF16) {
       r.error = o.what + " is not bf16";
@@ -99,10 +102,12 @@ check_result check_attn_prefill(kernel_case &c) {
     fill(vn, 1, *c.random);
   if (vc.memory != kc.memory)
     fill(vc, 1, *c.random);
+  if (w)
+    fill(c.ops[6], 1, *c.random);
   std::memset(out.memory->data(), 0xFF, out.memory->bytes());
 
   const auto start = std::chrono::steady_clock::now();
-  r.error = run_blocks(c, r.ctas, {6});
+  r.error = run_blocks(c, r.ctas, {6 + w});
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start).count();
   if (!r.error.empty())
@@ -155,17 +160,21 @@ check_result check_attn_prefill(kernel_case &c) {
         std::vector<interval> score(keys);
         interval mx(-INFINITY);
         for (int64_t j = lo; j <= p; ++j) {
-          auto [buf, base] = key(j, kc, kn, d);
-          double dot = 0, terms = 0;
+          auto [buf, base] =
+              key_rows_of.rebuilt() ? key(j, vc, vn, d) : key(j, kc, kn, d);
+          const std::vector<interval> kv = key_rows_of.at(*buf, base, j);
+          // spread: how far the key's roundings may move the dot product.
+          double dot = 0, terms = 0, spread = 0;
           for (int64_t i = 0; i < d; ++i) {
             double qv = element(q, qrow + i);
             if (i == bug_c)
               qv *= 2;
-            const double term = qv * element(*buf, base + i);
+            const double term = qv * kv[i].pt;
             dot += term;
             terms += std::fabs(term);
+            spread += std::fabs(qv) * kv[i].radius();
           }
-          interval sc = round_bf16(widen(interval(dot), gq * terms));
+          interval sc = round_bf16(widen(interval(dot), gq * terms + spread));
           if (scale != 1.0)
             sc = round_bf16(f32_rounded(sc * interval(static_cast<float>(scale))));
           score[j - lo] = sc;

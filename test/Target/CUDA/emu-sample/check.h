@@ -141,6 +141,27 @@ interval round_to(interval v, uint32_t dtype);
 interval gelu_of(interval z);
 interval softcap_of(interval y, double cap, uint32_t dtype);
 
+/// The keys an attention kernel reads, as intervals: its K rows, or on a
+/// V-only cache (a spec with key_rotated: keys_from_values) the key at
+/// position pos rebuilt from V's row, RoPE_pos(round(v · w_k))
+/// (rebuilt_keys.cc).
+class key_rows {
+public:
+  /// `weight`: the kernel's k_norm weight operand when the spec rebuilds
+  /// keys, else null.
+  key_rows(const kernel_case &c, const operand *weight);
+  bool rebuilt() const { return weight_ != nullptr; }
+  /// The key at position `pos` whose row (K's, or V's when rebuilt) starts
+  /// at element `base` of `row`.
+  std::vector<interval> at(const operand &row, int64_t base,
+                           int64_t pos) const;
+
+private:
+  const operand *weight_;
+  int64_t d_ = 0, rotated_ = 0, basis_ = 0;
+  double theta_ = 0;
+};
+
 /// Family checks (gemv_check.cc, attention_check.cc, attn_prefill_check.cc,
 /// qknorm_check.cc, row_chain_check.cc, embed_check.cc).
 check_result check_gemv_rows(kernel_case &c);

@@ -31,6 +31,8 @@ struct interval {
   double lo = 0, hi = 0, pt = 0;
   interval() = default;
   explicit interval(double v) : lo(v), hi(v), pt(v) {}
+  /// How far the interval reaches from its point.
+  double radius() const { return std::max(hi - pt, pt - lo); }
   interval(double l, double h, double p) : lo(l), hi(h), pt(p) {}
   double magnitude() const { return std::max(std::fabs(lo), std::fabs(hi)); }
 };
@@ -71,6 +73,21 @@ inline double round_bf16(double v) {
 }
 inline interval round_bf16(interval a) {
   return {round_bf16(a.lo), round_bf16(a.hi), round_bf16(a.pt)};
+}
+
+/// cos or sin (|f|) of an angle interval: Lipschitz 1 around the point, and
+/// the f32 function's own error (none at angle 0, which is exact).
+inline interval trig(interval a, double (*f)(double)) {
+  const double p = f(a.pt);
+  if (a.lo == 0 && a.hi == 0)
+    return interval(p);
+  const double r = std::max(a.hi - a.pt, a.pt - a.lo) + 0x1p-16;
+  return {std::max(-1.0, p - r), std::min(1.0, p + r), p};
+}
+
+/// A product of bf16 values rounded to bf16 (RoPE's terms).
+inline interval product(interval a, interval b) {
+  return round_bf16(f32_rounded(a * b));
 }
 
 /// Monotone increasing |f| on an interval.

@@ -39,20 +39,6 @@ struct job {
 
 double element(const operand &o, int64_t i) { return bf16_value(o.bf16()[i]); }
 
-/// cos or sin (|f|) of an angle interval: Lipschitz 1 around the point, and
-/// the f32 function's own error (none at angle 0, which is exact).
-interval trig(interval a, double (*f)(double)) {
-  const double p = f(a.pt);
-  if (a.lo == 0 && a.hi == 0)
-    return interval(p);
-  const double r = std::max(a.hi - a.pt, a.pt - a.lo) + 0x1p-16;
-  return {std::max(-1.0, p - r), std::min(1.0, p + r), p};
-}
-
-interval product(interval a, interval b) {
-  return round_bf16(f32_rounded(a * b));
-}
-
 } // namespace
 
 check_result check_qknorm_rope(kernel_case &c) {
