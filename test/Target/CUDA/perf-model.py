@@ -59,7 +59,10 @@ Formulas (one launch):
   from one base register among its loads (the unroll), e = the row's
   elements in its widest load (16-byte chunks: 8 bf16, 4 f32; 1 scalar).
   Decode attention: + the combine of the last block (its fences, atomic and
-  the partials' loads: 4 x L2).
+  the partials' loads: 4 x L2); on a K = V layer caching V only, + the
+  rebuild of every live key from V (rebuild_seconds: 24 f64 instructions a
+  rotated pair, dim / 8 pairs; 6 f32 a element; 64 FP64 and 128 FP32 lanes
+  an SM; not overlapped with the stream).
   Small kernels (embed, qknorm_rope_append, kv_write, row_chain): L + one L2
   per barrier, or their bytes at BW if longer.
   embed: its output row bytes x 2.
@@ -103,6 +106,14 @@ CLOCK = 1.98e9
 GAP_US = 2.0
 LAT_SHARED = 30 / CLOCK
 NEED_PER_SM = BW * LAT_DRAM / SMS
+# Rebuilt keys (rebuild_seconds): f64 instructions of one cos/sin pair
+# (emitCosSin: reduction, two degree-6 polynomials in r^2, conversions) and
+# f32 ones per element (widen, multiply by w_k, round; the rotation's
+# products and sums on a quarter); FP64 / FP32 lanes per SM and clock.
+F64_PER_PAIR = 24
+F32_PER_ELEMENT = 6
+FP64_PER_SM_CLOCK = 64
+FP32_PER_SM_CLOCK = 128
 TAIL = 0.25
 TENSOR = ("gemm_mma", "attn_decode_mma", "attn_prefill")
 SMALL = ("embed", "qknorm_rope_append", "kv_write", "row_chain")
@@ -132,9 +143,13 @@ def read_glue(path):
                      for kind, index, dtype, shape in re.findall(
         r"\{SGC_ABI_OPERAND_(\w+), (\d+), \d+ull, (?:SGC_ABI_DTYPE_)?(\w+), "
         r"\d+, \{([^}]*)\}\}", table(text, "sgc_operands"))]
-    g["kv"] = [(kind, int(slots), int(per_token)) for kind, slots, per_token in
-               re.findall(r"\{SGC_ABI_KV_(\w+), \w+, (\d+), \d+, \d+, \d+, "
-                          r"\d+, (\d+)ull", table(text, "sgc_kv_layers"))]
+    # (kind, slots, bytes per slot, kv heads, head dim, keys rebuilt from V:
+    # V from K with no V buffer).
+    g["kv"] = [(kind, int(slots), int(per_token), int(heads), int(dim),
+                vk == "1" and has_v == "0")
+               for kind, slots, heads, dim, vk, has_v, per_token in re.findall(
+                   r"\{SGC_ABI_KV_(\w+), \w+, (\d+), (\d+), (\d+), (\d), "
+                   r"(\d), (\d+)ull", table(text, "sgc_kv_layers"))]
     g["steps"] = [dict(kernel=g["kernels"][int(f)], first=int(a), num=int(n),
                        layer=int(layer), grid=ints(grid), block=ints(block),
                        dyn=int(dyn))
@@ -295,8 +310,18 @@ def gemv_prologue_seconds(a, row, threads):
                for glob, u, load in a["prologue"])
 
 
+def rebuild_seconds(keys, dim):
+    """The f64 and f32 work of rebuilding `keys` keys of `dim` elements from
+    V (K = V layers), added to the stream (no overlap assumed): a quarter of
+    the dims rotate (Gemma 4's partial RoPE: dim / 8 pairs), each pair one
+    emitCosSin (F64_PER_PAIR instructions), each element F32_PER_ELEMENT."""
+    f64 = keys * dim / 8 * F64_PER_PAIR / (SMS * FP64_PER_SM_CLOCK * CLOCK)
+    f32 = keys * dim * F32_PER_ELEMENT / (SMS * FP32_PER_SM_CLOCK * CLOCK)
+    return f64 + f32
+
+
 def live_keys(g, layer, position):
-    kind, slots, _ = g["kv"][layer]
+    kind, slots = g["kv"][layer][:2]
     return min(position + 1, slots) if kind == "RING" else position + 1
 
 
@@ -311,8 +336,11 @@ def launch_seconds(g, step, k, a, tokens, position, per_sm, phase_tokens=None):
         pro = gemv_prologue_seconds(a, gemv_row(g, step), threads)
         return stream_seconds(wbytes, blocks, per_sm, warps, a, pro)
     if fam.startswith("attn_decode"):
-        kv = live_keys(g, step["layer"], position) * g["kv"][step["layer"]][2]
-        return LAT_DRAM + stream_seconds(kv, blocks, per_sm, warps, a, 0) + 4 * LAT_L2
+        keys = live_keys(g, step["layer"], position)
+        _, _, per_slot, heads, dim, rebuilt = g["kv"][step["layer"]]
+        stream = stream_seconds(keys * per_slot, blocks, per_sm, warps, a, 0)
+        return (LAT_DRAM + stream + 4 * LAT_L2 +
+                (rebuild_seconds(keys * heads, dim) if rebuilt else 0))
     waves = waves_of(blocks, per_sm)
     eff = waves / math.ceil(waves)
     rate = PEAK_BF16 * MMA_SYNC_SHARE * eff
@@ -326,7 +354,7 @@ def launch_seconds(g, step, k, a, tokens, position, per_sm, phase_tokens=None):
     if fam == "attn_prefill":
         q = next(s for kind, _, _, s in operands(g, step) if kind == "WORKSPACE")
         heads, dim = q[-2], q[-1]
-        kind, slots, _ = g["kv"][step["layer"]]
+        kind, slots = g["kv"][step["layer"]][:2]
         p0 = position
         keys = [min(p0 + i + 1, slots) if kind == "RING" else p0 + i + 1
                 for i in range(tokens)]
