@@ -90,6 +90,18 @@ inline interval product(interval a, interval b) {
   return round_bf16(f32_rounded(a * b));
 }
 
+/// HF's rotate_half RoPE of the bf16 pair (lo, hi) at the f32 `angle`: cos
+/// and sin rounded to bf16, each product and each sum rounded to bf16.
+inline void rotate_pair(interval angle, interval &lo, interval &hi) {
+  const interval cs =
+      round_bf16(trig(angle, [](double v) { return std::cos(v); }));
+  const interval sn =
+      round_bf16(trig(angle, [](double v) { return std::sin(v); }));
+  const interval x = lo, y = hi;
+  lo = round_bf16(f32_rounded(product(x, cs) - product(y, sn)));
+  hi = round_bf16(f32_rounded(product(y, cs) + product(x, sn)));
+}
+
 /// Monotone increasing |f| on an interval.
 template <class F> interval increasing(interval a, F f) {
   return {f(a.lo), f(a.hi), f(a.pt)};

@@ -236,17 +236,8 @@ check_result check_qknorm_rope(kernel_case &c) {
       }
       if (j.rope) {
         const interval p(static_cast<double>(pos));
-        for (int64_t k = 0; k < half; ++k) {
-          const interval angle = f32_rounded(p * inv_freq(k, d));
-          const interval cs =
-              round_bf16(trig(angle, [](double v) { return std::cos(v); }));
-          const interval sn =
-              round_bf16(trig(angle, [](double v) { return std::sin(v); }));
-          const interval lo = y[k], hi = y[k + half];
-          y[k] = round_bf16(f32_rounded(product(lo, cs) - product(hi, sn)));
-          y[k + half] =
-              round_bf16(f32_rounded(product(hi, cs) + product(lo, sn)));
-        }
+        for (int64_t k = 0; k < half; ++k)
+          rotate_pair(f32_rounded(p * inv_freq(k, d)), y[k], y[k + half]);
       }
     }
     const int64_t slot = j.window > 0 ? pos % j.window : pos;

@@ -37,14 +37,8 @@ std::vector<interval> key_rows::at(const operand &row, int64_t base,
   for (int64_t k = 0; k < rotated_; ++k) {
     const float e = static_cast<float>(2 * k) / static_cast<float>(basis_);
     const double f = 1 / std::pow(theta_, static_cast<double>(e));
-    const interval angle = f32_rounded(p * widen(interval(f), 4 * f32_unit * f));
-    const interval cs =
-        round_bf16(trig(angle, [](double v) { return std::cos(v); }));
-    const interval sn =
-        round_bf16(trig(angle, [](double v) { return std::sin(v); }));
-    const interval lo = key[k], hi = key[k + half];
-    key[k] = round_bf16(f32_rounded(product(lo, cs) - product(hi, sn)));
-    key[k + half] = round_bf16(f32_rounded(product(hi, cs) + product(lo, sn)));
+    rotate_pair(f32_rounded(p * widen(interval(f), 4 * f32_unit * f)), key[k],
+                key[k + half]);
   }
   return key;
 }
