@@ -69,6 +69,9 @@ constexpr int64_t kChunk = 8;
 /// Padding of a shared row, in elements: the 8 rows an ldmatrix reads fall
 /// in distinct banks.
 constexpr int64_t kPad = 8;
+/// Blocks an SM keeps resident (ptxas' .minnctapersm): 2 x 256 threads at
+/// up to 128 registers each.
+constexpr int64_t kBlocksPerSM = 2;
 /// 16-byte loads a thread keeps in flight while staging a tile.
 constexpr int64_t kInFlight = 2;
 /// Output columns a warp keeps (32 f32 registers of O fragments, and 16 of
@@ -751,6 +754,10 @@ FailureOr<KernelUse> gpu_kernels::emitAttnPrefill(Operation *op,
                               [&](KernelBody &k) {
                                 AttnPrefillBuilder(k, s).build();
                               });
+  // Two blocks an SM (kFragmentRegisters' design): ptxas holds the kernel
+  // to 128 registers a thread rather than whatever its schedule reaches.
+  use.kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      a.getI32IntegerAttr(kBlocksPerSM));
   use.ins = ins;
   use.outs = {op->getResult(0)};
   use.grid = {s.hkv, (ctx.maxTokens + s.tileQueries() - 1) / s.tileQueries(),
