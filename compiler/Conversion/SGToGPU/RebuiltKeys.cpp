@@ -61,9 +61,9 @@ KeyRebuild gpu_kernels::keyRebuildIn(KernelBody &k, const KeyRebuildSpec &spec,
   r.half = spec.d / 2;
   r.rotated = spec.rotated;
   r.ct = ct;
-  std::string name =
-      lowering::getOrCreateInvFreqGlobal(
-      k.b, k.func->getParentOfType<gpu::GPUModuleOp>(), k.loc, spec.invFreq);
+  auto kernels = k.func->getParentOfType<gpu::GPUModuleOp>();
+  std::string name = lowering::getOrCreateInvFreqGlobal(k.b, kernels, k.loc,
+                                                        spec.invFreq);
   r.invFreq = memref::GetGlobalOp::create(
       k.b, k.loc, MemRefType::get({r.half}, k.b.getF32Type()), name);
   return r;
@@ -103,8 +103,10 @@ void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
     Value c2 = arith::AddIOp::create(b, loc, c, k.index(r.half));
     auto [cs, sn] =
         cosSinAt(k, r, arith::AddIOp::create(b, loc, firstPos, row), c);
-    Value lo = toF32(b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c}));
-    Value hi = toF32(b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c2}));
+    Value lo = toF32(
+        b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c}));
+    Value hi = toF32(
+        b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c2}));
     auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, r.ct);
     memref::StoreOp::create(b, loc, yLo, tile, ValueRange{row, c});
     memref::StoreOp::create(b, loc, yHi, tile, ValueRange{row, c2});
@@ -124,10 +126,10 @@ Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
     return key;
   Value half = k.index(r.half);
   Value inLo = k.lessThan(col, k.index(r.rotated));
+  Value pastHalf =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, half);
   Value inHi = arith::AndIOp::create(
-      b, loc, Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col,
-                                          half)),
-      k.lessThan(col, k.index(r.half + r.rotated)));
+      b, loc, pastHalf, k.lessThan(col, k.index(r.half + r.rotated)));
   auto rotatedChunk = scf::IfOp::create(
       b, loc, TypeRange{key.getType()},
       arith::OrIOp::create(b, loc, inLo, inHi), /*withElseRegion=*/true);

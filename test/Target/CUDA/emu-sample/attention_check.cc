@@ -162,7 +162,8 @@ check_result check_attn_decode(kernel_case &c) {
       std::vector<interval> score(keys);
       interval mx(-INFINITY);
       for (int64_t j = lo; j <= p; ++j) {
-        auto [buf, base] = key_rows_of.rebuilt() ? key(j, vc, vn, d) : key(j, kc, kn, d);
+        auto [buf, base] =
+            key_rows_of.rebuilt() ? key(j, vc, vn, d) : key(j, kc, kn, d);
         const std::vector<interval> kv = key_rows_of.at(*buf, base, j);
         // spread: how far the key's roundings may move the dot product.
         double dot = 0, terms = 0, spread = 0;
