@@ -33,11 +33,11 @@ KeyRebuildSpec gpu_kernels::keyRebuildOf(Operation *op) {
     return spec;
   spec.weight = full.getKeyWeight();
   spec.d = cast<ShapedType>(full.getQ().getType()).getDimSize(2);
-  int64_t width = std::llround(
-      full.getKeyRotaryFractionAttr().getValueAsDouble() * spec.d);
-  spec.rotated = width / 2;
-  spec.basis = *full.getKeyBasis() == "head_width" ? spec.d : width;
-  spec.theta = full.getKeyThetaAttr().getValueAsDouble();
+  lowering::attention::KeyRotation rotation =
+      lowering::attention::keyRotationOf(full);
+  spec.rotated = rotation.rotated;
+  spec.basis = rotation.basis;
+  spec.theta = rotation.theta;
   spec.invFreq = lowering::inverseFrequencies(spec.d / 2, spec.rotated,
                                               spec.basis, spec.theta, 1.0);
   return spec;

@@ -646,11 +646,10 @@ static LogicalResult lowerAttention(Operation *op,
     keyWeight = state.lookup(full.getKeyWeight());
     spec.keysFromValues = true;
     spec.keyWeightType = cast<MemRefType>(keyWeight.getType()).getElementType();
-    spec.keyTheta = full.getKeyThetaAttr().getValueAsDouble();
-    int64_t width = std::llround(
-        full.getKeyRotaryFractionAttr().getValueAsDouble() * spec.d);
-    spec.keyRotated = width / 2;
-    spec.keyBasis = *full.getKeyBasis() == "head_width" ? spec.d : width;
+    KeyRotation rotation = keyRotationOf(full);
+    spec.keyTheta = rotation.theta;
+    spec.keyRotated = rotation.rotated;
+    spec.keyBasis = rotation.basis;
     // emitCosSin reduces angles below 2^30 (position x inv_freq <= position).
     if (spec.slots >= (int64_t(1) << 30))
       return op->emitError("convert-sg-to-linalg: keys_from_values rebuilds "

@@ -81,6 +81,15 @@ Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
 
 /// The keys of a cache that holds V only (sg.full_attn keys_from_values,
 /// RebuiltKeys.cpp).
+/// The rotation of the keys an sg.full_attn with keys_from_values rebuilds,
+/// from its key_* attributes: pairs (k, k + d/2) for k < rotated, inverse
+/// frequencies over `basis` with `theta` (both targets read them here).
+struct KeyRotation {
+  int64_t rotated = 0, basis = 0;
+  double theta = 0;
+};
+KeyRotation keyRotationOf(sg::FullAttnOp op);
+
 struct RebuiltKeys {
   /// k_norm's weight, memref<d x T>.
   Value weight;

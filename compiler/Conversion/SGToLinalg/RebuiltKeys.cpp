@@ -25,10 +25,23 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::attention;
+
+attention::KeyRotation attention::keyRotationOf(sg::FullAttnOp op) {
+  int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(2);
+  int64_t width =
+      std::llround(op.getKeyRotaryFractionAttr().getValueAsDouble() * d);
+  KeyRotation r;
+  r.rotated = width / 2;
+  r.basis = *op.getKeyBasis() == "head_width" ? d : width;
+  r.theta = op.getKeyThetaAttr().getValueAsDouble();
+  return r;
+}
 
 std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
                                               Value angle) {
