@@ -1,6 +1,6 @@
 //===- GgufNames.cpp - the GGUF names of a graph's tensors ----------------===//
 //
-// Part of sgc. llama.cpp's tensor names for the gemma3 architecture, the
+// Part of sgc. llama.cpp's tensor names for the gemma3 and gemma4 archs, the
 // norm weights its converter stores as 1 + w, and the weights recipes
 // (--weights=q8_0|q4_0) built on them. No GGUF is read here: the schema-6
 // importer uses these without the GGUF reader.
@@ -16,8 +16,9 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::import;
 
 namespace {
-/// The GGUF name of each tensor of a Gemma 3 decoder layer, by its HF name
-/// after "<layers>.<l>." (llama.cpp's tensor names for the gemma3 arch).
+/// The GGUF name of each tensor of a Gemma decoder layer, by its HF name
+/// after "<layers>.<l>." (llama.cpp's tensor names for the gemma3 and
+/// gemma4 archs; the layer scalar is Gemma 4's).
 const std::pair<const char *, const char *> kLayerTensors[] = {
     {"input_layernorm.weight", "attn_norm.weight"},
     {"self_attn.q_proj.weight", "attn_q.weight"},
@@ -32,10 +33,11 @@ const std::pair<const char *, const char *> kLayerTensors[] = {
     {"mlp.gate_proj.weight", "ffn_gate.weight"},
     {"mlp.up_proj.weight", "ffn_up.weight"},
     {"mlp.down_proj.weight", "ffn_down.weight"},
+    {"layer_scalar", "layer_output_scale.weight"},
 };
 } // namespace
 
-/// The GGUF name of the graph's tensor `name` (a gemma3 text model), or ""
+/// The GGUF name of the graph's tensor `name` (a Gemma text model), or ""
 /// when the table has none.
 std::string mlir::sgc::ggufNameOf(const TextSpec &text, StringRef name) {
   if (name == text.embedPrefix + ".weight")

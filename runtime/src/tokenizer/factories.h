@@ -8,6 +8,8 @@
 #include "runtime/src/tokenizer/config.h"
 #include "runtime/src/tokenizer/tokenizer.h"
 
+#include <nlohmann/json.hpp>
+
 namespace sgc::runtime {
 
 /// tokenizer.model through libsentencepiece (sentencepiece_tokenizer.cc).
@@ -23,6 +25,12 @@ status open_sentencepiece_model(const std::string &bytes,
 status open_tokenizer_json(const std::string &path,
                            const tokenizer_config &config,
                            std::shared_ptr<const tokenizer> *out);
+/// A tokenizer.json document made in memory (a GGUF's BPE vocabulary);
+/// |label| names where it came from in errors.
+status open_tokenizer_document(const std::string &label,
+                               const nlohmann::json &doc,
+                               const tokenizer_config &config,
+                               std::shared_ptr<const tokenizer> *out);
 
 } // namespace sgc::runtime
 

@@ -10,8 +10,16 @@
  * byte fallback; tokenizer_config.json's add_bos_token / add_eos_token and
  * special ids are keys of their own. (The converter writes a user-defined
  * added token's U+2581 as a space; such tokens are matched in the raw text
- * before SentencePiece sees it, as llama.cpp matches them.) Other
- * vocabularies (Gemma 4's "gemma4" BPE, "gpt2") are refused by name.
+ * before SentencePiece sees it, as llama.cpp matches them.)
+ *
+ * A "gemma4" vocabulary - Gemma 4's BPE - is the vocab, merges and added
+ * tokens of the tokenizer.json it came from; Gemma 4's normalizer (spaces
+ * become U+2581), pre-tokenizer (split after each space), byte fallback and
+ * decoder are not stored, so they are written back as that tokenizer.json
+ * has them and the file is read by the same tokenizer as a tokenizer.json.
+ * A merge is stored as "first second", split at the first space after its
+ * first byte (llama.cpp's rule). Other vocabularies ("gpt2", ...) are
+ * refused by name.
  */
 #include "runtime/src/tokenizer/gguf_vocabulary.h"
 
@@ -26,7 +34,10 @@ public:
   vocabulary_reader(const gguf::header &h, const std::string &path)
       : h_(h), path_(path) {}
 
+  /// The model name, "llama" or "gemma4".
+  status model(std::string *name) const;
   status read(sentencepiece_vocabulary *v, tokenizer_config *config);
+  status read_bpe(nlohmann::json *doc, tokenizer_config *config);
 
 private:
   status fail(std::string_view key, const std::string &what) const {
@@ -39,6 +50,10 @@ private:
   status flag(std::string_view key, std::optional<bool> *out) const;
   /// An optional token id below |n|; -1 when absent.
   status token_id(std::string_view key, size_t n, int64_t *out) const;
+  /// The tokens, scores and types, checked (types 1..6, unique non-empty
+  /// tokens).
+  status pieces(const gguf::value **tokens, const gguf::value **scores,
+                const gguf::value **types) const;
 
   const gguf::header &h_;
   const std::string &path_;
@@ -95,8 +110,7 @@ status vocabulary_reader::token_id(std::string_view key, size_t n,
   return {};
 }
 
-status vocabulary_reader::read(sentencepiece_vocabulary *v,
-                               tokenizer_config *config) {
+status vocabulary_reader::model(std::string *name) const {
   const gguf::value *model = h_.find("tokenizer.ggml.model");
   if (!model)
     return fail("tokenizer.ggml.model",
@@ -106,28 +120,60 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
     return fail("tokenizer.ggml.model",
                 std::string("is ") + gguf::value_type_name(model->type) +
                     ", expected STRING");
-  if (model->text != "llama")
+  if (model->text != "llama" && model->text != "gemma4")
     return fail("tokenizer.ggml.model",
                 "'" + model->text +
-                    "' is not supported: sgc reads the SentencePiece-style "
-                    "'llama' vocabulary (Gemma 3's); give --tokenizer PATH");
+                    "' is not supported: sgc reads Gemma 3's SentencePiece-"
+                    "style 'llama' vocabulary and Gemma 4's 'gemma4' BPE; "
+                    "give --tokenizer PATH");
+  *name = model->text;
+  return {};
+}
 
-  const gguf::value *tokens = nullptr, *scores = nullptr, *types = nullptr;
+status vocabulary_reader::pieces(const gguf::value **tokens,
+                                 const gguf::value **scores,
+                                 const gguf::value **types) const {
   if (status s = array("tokenizer.ggml.tokens", gguf::value_type::string, 0,
-                       &tokens);
+                       tokens);
       !s.ok())
     return s;
-  const size_t n = tokens->size();
+  const size_t n = (*tokens)->size();
   if (n == 0)
     return fail("tokenizer.ggml.tokens", "is empty");
   if (status s = array("tokenizer.ggml.scores", gguf::value_type::f32, n,
-                       &scores);
+                       scores);
       !s.ok())
     return s;
   if (status s = array("tokenizer.ggml.token_type", gguf::value_type::i32, n,
-                       &types);
+                       types);
       !s.ok())
     return s;
+  std::unordered_map<std::string_view, size_t> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const auto at = [i](const char *key) {
+      return std::string(key) + "[" + std::to_string(i) + "]";
+    };
+    const int64_t type = (*types)->element_int(i);
+    if (type < kPieceNormal || type > kPieceByte)
+      return fail(at("tokenizer.ggml.token_type"),
+                  std::to_string(type) +
+                      " is not a token type (1 normal .. 6 byte)");
+    const std::string &piece = (*tokens)->strings[i];
+    if (piece.empty())
+      return fail(at("tokenizer.ggml.tokens"), "is empty");
+    if (auto [it, fresh] = seen.emplace(piece, i); !fresh)
+      return fail(at("tokenizer.ggml.tokens"),
+                  "'" + piece + "' is also token " + std::to_string(it->second));
+  }
+  return {};
+}
+
+status vocabulary_reader::read(sentencepiece_vocabulary *v,
+                               tokenizer_config *config) {
+  const gguf::value *tokens = nullptr, *scores = nullptr, *types = nullptr;
+  if (status s = pieces(&tokens, &scores, &types); !s.ok())
+    return s;
+  const size_t n = tokens->size();
 
   std::optional<bool> space_prefix;
   if (status s = flag("tokenizer.ggml.add_space_prefix", &space_prefix);
@@ -143,28 +189,15 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
   v->pieces.resize(n);
   v->scores.resize(n);
   v->types.resize(n);
-  // Keys view the header's strings, which outlive the loop.
   std::unordered_map<std::string_view, size_t> seen;
   size_t unknown = 0;
   for (size_t i = 0; i < n; ++i) {
-    const auto at = [i](const char *key) {
-      return std::string(key) + "[" + std::to_string(i) + "]";
-    };
     const int64_t type = types->element_int(i);
-    if (type < kPieceNormal || type > kPieceByte)
-      return fail(at("tokenizer.ggml.token_type"),
-                  std::to_string(type) +
-                      " is not a token type (1 normal .. 6 byte)");
-    const std::string &piece = tokens->strings[i];
-    if (piece.empty())
-      return fail(at("tokenizer.ggml.tokens"), "is empty");
-    if (auto [it, fresh] = seen.emplace(piece, i); !fresh)
-      return fail(at("tokenizer.ggml.tokens"),
-                  "'" + piece + "' is also token " + std::to_string(it->second));
     unknown += type == kPieceUnknown;
-    v->pieces[i] = piece;
+    v->pieces[i] = tokens->strings[i];
     v->scores[i] = static_cast<float>(scores->element_double(i));
     v->types[i] = static_cast<int>(type);
+    seen.emplace(tokens->strings[i], i);
   }
   int64_t bos = -1, eos = -1, pad = -1, unk = -1;
   for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},
@@ -207,7 +240,130 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
   return flag("tokenizer.ggml.add_eos_token", &config->add_eos_token);
 }
 
+status vocabulary_reader::read_bpe(nlohmann::json *doc,
+                                   tokenizer_config *config) {
+  const gguf::value *tokens = nullptr, *scores = nullptr, *types = nullptr;
+  if (status s = pieces(&tokens, &scores, &types); !s.ok())
+    return s;
+  const size_t n = tokens->size();
+  const gguf::value *merges = nullptr;
+  if (status s = array("tokenizer.ggml.merges", gguf::value_type::string, 0,
+                       &merges);
+      !s.ok())
+    return s;
+  nlohmann::json vocab = nlohmann::json::object();
+  nlohmann::json added = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string &piece = tokens->strings[i];
+    vocab[piece] = i;
+    // The converter types the tokenizer's special tokens control and its
+    // other added tokens user-defined: both are matched whole in raw text.
+    const int64_t type = types->element_int(i);
+    if (type == kPieceControl || type == kPieceUserDefined)
+      added.push_back({{"id", i},
+                       {"content", piece},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", type == kPieceControl}});
+  }
+  nlohmann::json pairs = nlohmann::json::array();
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const std::string &m = merges->strings[i];
+    const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
+    if (space == std::string::npos || space + 1 == m.size())
+      return fail("tokenizer.ggml.merges[" + std::to_string(i) + "]",
+                  "'" + m + "' is not two pieces joined by a space");
+    pairs.push_back({m.substr(0, space), m.substr(space + 1)});
+  }
+  int64_t bos = -1, eos = -1, pad = -1, unk = -1;
+  for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},
+                         std::pair{"tokenizer.ggml.eos_token_id", &eos},
+                         std::pair{"tokenizer.ggml.padding_token_id", &pad},
+                         std::pair{"tokenizer.ggml.unknown_token_id", &unk}})
+    if (status s = token_id(key, n, id); !s.ok())
+      return s;
+  if (unk < 0 && vocab.contains("<unk>"))
+    unk = vocab["<unk>"].get<int64_t>();
+  if (bos < 0)
+    return fail("tokenizer.ggml.bos_token_id",
+                "missing: a gemma4 vocabulary names its BOS token");
+  const auto name = [&](int64_t id) {
+    return id < 0 ? std::string() : tokens->strings[static_cast<size_t>(id)];
+  };
+  config->bos_token = name(bos);
+  config->eos_token = name(eos);
+  config->pad_token = name(pad);
+  config->unk_token = name(unk);
+  config->add_bos_token = true;
+  config->add_eos_token = false;
+  if (status s = flag("tokenizer.ggml.add_bos_token", &config->add_bos_token);
+      !s.ok())
+    return s;
+  if (status s = flag("tokenizer.ggml.add_eos_token", &config->add_eos_token);
+      !s.ok())
+    return s;
+
+  const std::string space = " ", marker = "\xe2\x96\x81"; // U+2581
+  nlohmann::json single = nlohmann::json::array();
+  nlohmann::json specials = nlohmann::json::object();
+  if (*config->add_bos_token) {
+    single.push_back({{"SpecialToken", {{"id", name(bos)}, {"type_id", 0}}}});
+    specials[name(bos)] = {{"id", name(bos)},
+                           {"ids", {bos}},
+                           {"tokens", {name(bos)}}};
+  }
+  single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+  *doc = {
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", added},
+      {"normalizer",
+       {{"type", "Replace"},
+        {"pattern", {{"String", space}}},
+        {"content", marker}}},
+      {"pre_tokenizer",
+       {{"type", "Split"},
+        {"pattern", {{"String", space}}},
+        {"behavior", "MergedWithPrevious"},
+        {"invert", false}}},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", single},
+        {"pair", nullptr},
+        {"special_tokens", specials}}},
+      {"decoder",
+       {{"type", "Sequence"},
+        {"decoders",
+         {{{"type", "Replace"},
+           {"pattern", {{"String", marker}}},
+           {"content", space}},
+          {{"type", "ByteFallback"}},
+          {{"type", "Fuse"}}}}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", unk < 0 ? nlohmann::json() : nlohmann::json(name(unk))},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", true},
+        {"byte_fallback", true},
+        {"ignore_merges", false},
+        {"vocab", vocab},
+        {"merges", pairs}}},
+  };
+  return {};
+}
+
 } // namespace
+
+status read_gguf_vocabulary_model(const gguf::header &h,
+                                  const std::string &path,
+                                  std::string *model) {
+  return vocabulary_reader(h, path).model(model);
+}
 
 status read_gguf_vocabulary(const gguf::header &h, const std::string &path,
                             sentencepiece_vocabulary *vocabulary,
@@ -215,6 +371,14 @@ status read_gguf_vocabulary(const gguf::header &h, const std::string &path,
   *vocabulary = sentencepiece_vocabulary();
   *config = tokenizer_config();
   return vocabulary_reader(h, path).read(vocabulary, config);
+}
+
+status read_gguf_bpe_vocabulary(const gguf::header &h, const std::string &path,
+                                nlohmann::json *doc,
+                                tokenizer_config *config) {
+  *doc = nlohmann::json();
+  *config = tokenizer_config();
+  return vocabulary_reader(h, path).read_bpe(doc, config);
 }
 
 } // namespace sgc::runtime

@@ -15,7 +15,9 @@ namespace {
 class json_tokenizer final : public pipeline_tokenizer {
 public:
   const char *kind() const override { return "tokenizer.json"; }
-  status load(const std::string &path, const tokenizer_config &config);
+  /// |doc| is the file |label|'s JSON (errors name |label| and the path).
+  status load(const std::string &label, const nlohmann::json &doc,
+              const tokenizer_config &config);
 
 private:
   status encode_run(const std::string &run,
@@ -63,12 +65,10 @@ status json_tokenizer::read_added_tokens(const json_cursor &list) {
   return {};
 }
 
-status json_tokenizer::load(const std::string &path,
+status json_tokenizer::load(const std::string &label,
+                            const nlohmann::json &doc,
                             const tokenizer_config &config) {
-  nlohmann::json doc;
-  if (status st = read_json_file(path, &doc); !st.ok())
-    return st;
-  const json_cursor root(&path, &doc);
+  const json_cursor root(&label, &doc);
   if (status st = root.expect_object(); !st.ok())
     return st;
   // Truncation and padding would change what encode returns.
@@ -113,8 +113,18 @@ status json_tokenizer::load(const std::string &path,
 status open_tokenizer_json(const std::string &path,
                            const tokenizer_config &config,
                            std::shared_ptr<const tokenizer> *out) {
+  nlohmann::json doc;
+  if (status st = read_json_file(path, &doc); !st.ok())
+    return st;
+  return open_tokenizer_document(path, doc, config, out);
+}
+
+status open_tokenizer_document(const std::string &label,
+                               const nlohmann::json &doc,
+                               const tokenizer_config &config,
+                               std::shared_ptr<const tokenizer> *out) {
   auto t = std::make_shared<json_tokenizer>();
-  if (status st = t->load(path, config); !st.ok())
+  if (status st = t->load(label, doc, config); !st.ok())
     return st;
   *out = std::move(t);
   return {};

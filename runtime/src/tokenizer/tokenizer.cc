@@ -28,12 +28,25 @@ std::string dir_of(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// A GGUF file's own vocabulary, as the tokenizer.model it stands for.
+/// A GGUF file's own vocabulary, as the tokenizer.model or tokenizer.json
+/// it stands for.
 status open_gguf_tokenizer(const std::string &path,
                            std::shared_ptr<const tokenizer> *out) {
   std::unique_ptr<gguf::file> f;
   if (status s = gguf::file::open(path, &f); !s.ok())
     return s;
+  std::string model;
+  if (status s = read_gguf_vocabulary_model(f->hdr(), path, &model); !s.ok())
+    return s;
+  if (model == "gemma4") {
+    nlohmann::json doc;
+    tokenizer_config config;
+    if (status s = read_gguf_bpe_vocabulary(f->hdr(), path, &doc, &config);
+        !s.ok())
+      return s;
+    return open_tokenizer_document(path + " (tokenizer.ggml.*)", doc, config,
+                                   out);
+  }
   sentencepiece_vocabulary v;
   tokenizer_config config;
   if (status s = read_gguf_vocabulary(f->hdr(), path, &v, &config); !s.ok())

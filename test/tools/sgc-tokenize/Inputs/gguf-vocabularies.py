@@ -76,3 +76,32 @@ write("two-unknown.gguf", meta(vocab=replaced(264, ("b", -3.0, UNKNOWN))))
 write("no-unknown.gguf", meta(vocab=replaced(3, ("[UNK]", 0.0, CONTROL)), unknown_token_id=None))
 write("space-prefix.gguf", meta(add_space_prefix=None))
 write("bos-past-end.gguf", meta(bos_token_id=len(VOCAB)))
+
+# ok4.gguf: a "gemma4" (BPE) vocabulary as the converter writes Gemma 4's:
+# ids 0-3 control, 4-259 bytes, 260 "<|turn>" (control), then "\u2581", "a",
+# "b", "ab", "\u2581a", "\u2581ab" at 261-266, merged "a b", "\u2581 a",
+# "\u2581 ab" in that order.
+VOCAB4 = VOCAB[:260] + [("<|turn>", 0.0, CONTROL)]
+VOCAB4 += [(p, 0.0, NORMAL) for p in ("\u2581", "a", "b", "ab", "\u2581a", "\u2581ab")]
+MERGES4 = ["a b", "\u2581 a", "\u2581 ab"]
+
+
+def meta4(**changes):
+    m = meta(vocab=VOCAB4, model="gemma4", pre="gemma4", merges=Array("str", MERGES4),
+             unknown_token_id=None, add_space_prefix=False)
+    m["general.architecture"] = "gemma4"
+    for k, v in changes.items():
+        key = "tokenizer.ggml." + k
+        if v is None:
+            m.pop(key)
+        else:
+            m[key] = v
+    return m
+
+
+write("ok4.gguf", meta4())
+write("g4-no-merges.gguf", meta4(merges=None))
+write("g4-merge-one-piece.gguf", meta4(merges=Array("str", ["a b", "ab"])))
+write("g4-merges-int.gguf", meta4(merges=Array("i32", [1, 2])))
+write("g4-no-bos.gguf", meta4(bos_token_id=None))
+write("g4-merge-unknown.gguf", meta4(merges=Array("str", MERGES4 + ["b zz"])))
