@@ -242,14 +242,15 @@ INSTANTIATE_TEST_SUITE_P(HF, TokenizerFixture,
                          test_name);
 
 // The GGUF goldens were converted by llama.cpp's convert_hf_to_gguf.py from
-// a folder holding tiny-gemma3's tokenizer.model and tokenizer_config.json
-// (tools/gen-golden/gen_gguf.py): their tokenizer.ggml.* must answer as HF
-// does with those files.
+// a folder holding tiny-gemma3's tokenizer.model and tokenizer_config.json,
+// or tiny-gemma4's tokenizer.json (tools/gen-golden/gen_gguf.py): their
+// tokenizer.ggml.* must answer as HF does with those files.
 INSTANTIATE_TEST_SUITE_P(
     GgufVocabulary, TokenizerFixture,
     ::testing::Values(
         "tiny-gemma3=examples/tiny-gemma3-gguf-q8_0/model.gguf",
-        "tiny-gemma3=examples/tiny-gemma3-gguf-q4_0/model.gguf"),
+        "tiny-gemma3=examples/tiny-gemma3-gguf-q4_0/model.gguf",
+        "tiny-gemma4=examples/tiny-gemma4-gguf-q8_0/model.gguf"),
     test_name);
 
 TEST(TokenizerFixtures, CoverHundredsOfStrings) {

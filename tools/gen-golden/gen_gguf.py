@@ -5,22 +5,24 @@ multiple of 256, converted by llama.cpp's own convert_hf_to_gguf.py (Q8_0;
 BF16 as the input of llama-quantize) and quantized by its llama-quantize (Q4_0: the linears Q4_0, the tied
 embedding Q6_K), each with the logits of Hugging Face transformers (eager)
 on the weights as the `gguf` package dequantizes them (reference (a)):
-f32, and those f32 weights cast to bf16 for the bf16 run.
+f32, and those f32 weights cast to bf16 for the bf16 run. The same for a
+tiny Gemma 4 (SPEC4: layers [s, s, full, s, s, full], head widths 128 and
+256, full layers' V = K, proportional RoPE, layer scalars, softcap 30).
 
     bench/llamacpp/setup.sh      # llama.cpp's tree and llama-quantize
-    tools/gen-golden/gen-golden --gguf [OUTROOT]   # default: examples/
+    tools/gen-golden/gen-golden --gguf [OUTROOT] [--family gemma3|gemma4|all]
+    tools/gen-golden/gen-golden --gguf --family gemma4 --search 40   # prompt seeds
 
-The HF folder holds tiny-gemma3's tokenizer and chat template, so each file
-carries them (tokenizer.ggml.*, tokenizer.chat_template).
+The HF folder holds tiny-gemma3's (tiny-gemma4's) tokenizer and chat template,
+so each file carries them (tokenizer.ggml.*, tokenizer.chat_template).
 
-writes OUTROOT/tiny-gemma3-gguf-{q8_0,q4_0}/: model.gguf,
+writes OUTROOT/tiny-gemma{3,4}-gguf-{q8_0,q4_0}/: model.gguf,
 golden.safetensors (the keys of the other goldens, and llama_logits:
 reference (b), llama.cpp's own logits on the file, llama_logits.cc),
 meta.json and the HF config.json the files were converted from.
 """
 
-import json
-import math
+import argparse
 import os
 import shutil
 import subprocess
@@ -59,6 +61,42 @@ SPEC = dict(
     decode_steps=16,
     embed_std=0.15,
 )
+# The tiny Gemma 4 (the gen_golden.py machinery: make_weights, hf_text_config_dict).
+# Two full layers, one mid-stack: the file's sliding-window pattern is an explicit
+# per-layer array, not G.layer_types' every-6th. Every K is a multiple of 256: 256
+# for q/k/v/gate/up/down, 256 (sliding) or 512 (full) for o. Full layers have no
+# v_proj (attention_k_eq_v: V = k_proj's output) and use proportional RoPE (theta
+# 1e6, a quarter of the 256 dims rotated); sliding layers default RoPE, theta 1e4.
+# embed_std 0.3: top logits near 20, which the softcap (30) bends (with
+# tiny-gemma4's 0.5 at hidden 256 the tied head repeats the last prompt token
+# for every prompt tried). The seeds: of weight seeds 14..17 x prompt seeds
+# 0..299 (--search 300 for each), the one pair whose f32 greedy tokens switch
+# (484 x3, then 131) and meet gen_golden's margin criterion (4x the bf16
+# bound) in both files.
+SPEC4 = dict(
+    family="gemma4",
+    source_artifact="gemma-4-tiny-gguf",
+    weight_seed=15,
+    prompt_seed=283,
+    vocab=512,
+    hidden=256,
+    intermediate=256,
+    layers=6,
+    layer_types=["sliding_attention", "sliding_attention", "full_attention",
+                 "sliding_attention", "sliding_attention", "full_attention"],
+    q_heads=2,
+    kv_heads=1,
+    head_dim=128,
+    global_head_dim=256,
+    global_kv_heads=1,
+    window=4,
+    context=512,
+    prompt_len=16,
+    decode_steps=16,
+    embed_std=0.3,
+    layer_scalars=[0.9, 0.78, 0.66, 0.54, 0.42, 0.3],
+    softcap=30.0,
+)
 # The files committed as goldens. The BF16 and F16 files of this model (every
 # K a multiple of 256 forces hidden 256 and ffn 256; 6 layers for the implicit
 # pattern) are 4.9 MB each, over the 4 MiB a golden file may take: they are
@@ -67,6 +105,8 @@ ENCODINGS = ("q8_0", "q4_0")
 
 # What the HF folder holds besides the weights (tiny-gemma3's, vocab 512).
 TOKENIZER_FILES = ("tokenizer.model", "tokenizer_config.json", "chat_template.jinja")
+# ... and for Gemma 4 (tiny-gemma4's BPE tokenizer.json, vocab 512).
+TOKENIZER_FILES4 = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 
 # GGUF tensor name (after "blk.N.") -> HF name (after "model.layers.N.").
 LAYER_NAMES = {
@@ -83,6 +123,7 @@ LAYER_NAMES = {
     "ffn_gate.weight": "mlp.gate_proj.weight",
     "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
+    "layer_output_scale.weight": "layer_scalar",  # Gemma 4's per-layer scalar (a buffer)
 }
 
 
@@ -111,12 +152,33 @@ def hf_config():
         bos_token_id=2, eos_token_id=1, pad_token_id=0)
 
 
+def hf_config4():
+    """Gemma4TextConfig of SPEC4: gen_golden's (attention_k_eq_v, proportional RoPE of
+    the full layers, softcap), bos 2 / eos 1 / pad 0 as tiny-gemma4's tokenizer."""
+    cfg_cls, _ = G.hf_classes("gemma4")
+    return cfg_cls(**G.hf_text_config_dict(SPEC4), bos_token_id=2, eos_token_id=1, pad_token_id=0)
+
+
 def run(cmd, log):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with open(log, "a") as f:
         f.write(" ".join(cmd) + "\n" + p.stdout)
     if p.returncode:
         sys.exit("failed: %s (see %s)\n%s" % (" ".join(cmd), log, p.stdout[-2000:]))
+
+
+def convert(hf, tmp):
+    """llama.cpp's three files of the HF folder `hf`: BF16 and Q8_0 by
+    convert_hf_to_gguf.py, Q4_0 by llama-quantize from the BF16 one."""
+    log = os.path.join(tmp, "llama.log")
+    conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
+    out = {}
+    for enc in ("bf16", "q8_0"):
+        out[enc] = os.path.join(tmp, enc + ".gguf")
+        run([sys.executable, conv, hf, "--outtype", enc, "--outfile", out[enc]], log)
+    out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
+    run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
+    return out
 
 
 def make_ggufs(tmp):
@@ -135,15 +197,20 @@ def make_ggufs(tmp):
     # as tokenizer.ggml.* and tokenizer.chat_template.
     for name in TOKENIZER_FILES:
         shutil.copy(os.path.join(ROOT, "examples", "tiny-gemma3", name), os.path.join(hf, name))
-    log = os.path.join(tmp, "llama.log")
-    conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
-    out = {}
-    for enc in ("bf16", "q8_0"):
-        out[enc] = os.path.join(tmp, enc + ".gguf")
-        run([sys.executable, conv, hf, "--outtype", enc, "--outfile", out[enc]], log)
-    out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
-    run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
-    return out
+    return convert(hf, tmp)
+
+
+def make_ggufs4(tmp):
+    """Gemma 4: gen_golden's checkpoint of SPEC4 (save_hf_copy: Gemma4ForCausalLM's
+    save_pretrained, bf16, checked tensor by tensor), tiny-gemma4's tokenizer and
+    chat template, then llama.cpp's three files."""
+    hf = os.path.join(tmp, "hf")
+    G.save_hf_copy(SPEC4, G.make_weights(SPEC4), hf)
+    with open(os.path.join(hf, "config.json")) as f:
+        assert '"Gemma4ForCausalLM"' in f.read(), "the converter registers Gemma4ForCausalLM"
+    for name in TOKENIZER_FILES4:
+        shutil.copy(os.path.join(ROOT, "examples", "tiny-gemma4", name), os.path.join(hf, name))
+    return convert(hf, tmp)
 
 
 def build_llama_logits(tmp):
@@ -170,18 +237,32 @@ def llama_reference(exe, path, ids, fed, vocab, tmp):
     return torch.from_numpy(rows.copy())
 
 
-def dequantized(path):
+def check_rope_freqs(a):
+    """rope_freqs.weight (Gemma 4; only the full layers read it) is no HF tensor but
+    what proportional RoPE means to llama.cpp: global_head_dim/2 frequency factors,
+    1 for the rotated quarter, 1e30 (frequency ~0: no rotation) for the rest."""
+    half = SPEC4["global_head_dim"] // 2
+    rot = int(SPEC4["global_head_dim"] * 0.25 / 2)
+    want = np.array([1.0] * rot + [1e30] * (half - rot), dtype=np.float32)
+    assert a.shape == (half,) and np.array_equal(a, want), ("rope_freqs", a.shape, a[:rot + 2])
+
+
+def dequantized(path, family="gemma3"):
     """HF name -> f32 tensor as the `gguf` package dequantizes the file, the
-    Gemma 3 norms' stored 1 + w turned back into w; and name -> type."""
+    Gemma 3 norms' stored 1 + w turned back into w (Gemma 4 stores w: no
+    shift); and name -> type (every tensor of the file, rope_freqs too)."""
     reader = GGUFReader(path)
     out, types = {}, {}
     for t in reader.tensors:
         shape = tuple(int(d) for d in reversed(t.shape))
         a = quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
-        if t.name.endswith("norm.weight"):
+        types[t.name] = t.tensor_type.name
+        if family == "gemma4" and t.name == "rope_freqs.weight":
+            check_rope_freqs(a)
+            continue
+        if family == "gemma3" and t.name.endswith("norm.weight"):
             a = a - np.float32(1.0)
         out[hf_name(t.name)] = torch.from_numpy(a.copy())
-        types[t.name] = t.tensor_type.name
     return out, types
 
 
@@ -196,70 +277,155 @@ def reference(weights, dtype):
     return model
 
 
-def main():
-    outroot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "examples")
+def reference4(weights, dtype):
+    """Gemma4ForCausalLM (eager) made in `dtype` as from_pretrained makes it (so its
+    RoPE tables stay f32), holding `weights` (cast to dtype; the layer scalars too)."""
+    _, model_cls = G.hf_classes("gemma4")
+    model = model_cls._from_config(hf_config4(), attn_implementation="eager", dtype=dtype)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    assert not unexpected and all(k == "lm_head.weight" for k in missing), (missing, unexpected)
+    for name, t in weights.items():
+        got = model.get_buffer(name) if name.endswith("layer_scalar") else model.get_parameter(name)
+        assert got.dtype == dtype and torch.equal(got, t.to(dtype)), name
+    re = model.model.rotary_emb
+    assert re.full_attention_inv_freq.dtype == re.sliding_attention_inv_freq.dtype == torch.float32
+    for layer, kind in zip(model.model.layers, SPEC4["layer_types"]):
+        assert (layer.self_attn.v_proj is None) == (kind == "full_attention"), "full layers: V = K"
+    return model.eval()
+
+
+def hf_runs(spec, make, weights, ids):
+    """Reference (a) for one file: f32, and the same weights in bf16."""
+    runs = {}
+    for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        runs[name] = G.run_reference(spec, make(weights, dtype), ids, want_hidden=False, fast=True)
+    return runs
+
+
+def write_example(d, spec, enc, path, types, runs, ids, llama_rows, reference_text, cfg_json):
+    """One golden folder: model.gguf, golden.safetensors, meta.json, config.json."""
+    ana = G.analyse(spec, runs["f32"], runs["bf16"])
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(path, os.path.join(d, "model.gguf"))
+    golden = {"input_ids": torch.tensor(ids, dtype=torch.int32)}
+    for name, r in runs.items():
+        golden["prefill_logits_" + name] = r["prefill"]
+        golden["decode_ids_" + name] = torch.tensor(r["dec_ids"], dtype=torch.int32)
+        golden["decode_logits_" + name] = r["dec_logits"]
+    # Reference (b): llama.cpp on the same file, fed (a)'s f32 tokens.
+    ref_a = torch.cat([runs["f32"]["prefill"], runs["f32"]["dec_logits"]])
+    golden["llama_logits"] = llama_rows
+    rng = ref_a.amax(-1) - ref_a.amin(-1)
+    llama_rel = ((golden["llama_logits"] - ref_a).abs().amax(-1) / rng).tolist()
+    G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
+    counts = {}
+    for t in types.values():
+        counts[t] = counts.get(t, 0) + 1
+    meta = {
+        "model": os.path.basename(d),
+        "spec": spec,
+        "made_by": "llama.cpp (llama-cpp-python %s): convert_hf_to_gguf.py%s"
+                   % (open(os.path.join(LLAMA, "VERSION")).read().strip(),
+                      ", llama-quantize Q4_0" if enc == "q4_0" else " --outtype " + enc),
+        "tensor_types": counts,
+        "token_embd": types["token_embd.weight"],
+        "reference": reference_text,
+        "input_ids": ids,
+        "decode_ids_f32": runs["f32"]["dec_ids"],
+        "decode_ids_bf16": runs["bf16"]["dec_ids"],
+        "next_id_after_decode": {"f32": runs["f32"]["next_id"],
+                                 "bf16": runs["bf16"]["next_id"]},
+        "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
+        "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
+        "same_tokens": ana["same_tokens"],
+        "reference_b": {
+            "made_by": "llama_logits.cc on the same model.gguf: the prompt in one "
+                       "llama_decode, then decode_ids_f32 fed one at a time; "
+                       "llama.cpp's defaults (8-bit activations, f16 KV cache)",
+            "key": "llama_logits (prefill rows, then decode rows)",
+            "vs_f32": {"max": max(llama_rel), "per_position": llama_rel},
+        },
+    }
+    G.write_json(os.path.join(d, "meta.json"), meta)
+    # The HF config the files were converted from (sgc import-hf reads it).
+    shutil.copy(cfg_json, os.path.join(d, "config.json"))
+    print("%s: %s, bf16_vs_f32 %.4g, llama.cpp_vs_f32 %.4g, same tokens %s, greedy %s"
+          % (d, counts, ana["bound"], max(llama_rel), ana["same_tokens"], runs["f32"]["dec_ids"]),
+          flush=True)
+
+
+# family -> (spec, make_ggufs, reference model, meta.json's "reference")
+FAMILIES = {
+    "gemma3": (SPEC, make_ggufs, reference,
+               "HF Gemma3ForCausalLM eager on the gguf package's dequantized "
+               "weights (norms: stored - 1); bf16: those f32 weights cast to bf16"),
+    "gemma4": (SPEC4, make_ggufs4, reference4,
+               "HF Gemma4ForCausalLM eager on the gguf package's dequantized "
+               "weights (norms as stored; rope_freqs.weight checked, not an HF tensor); "
+               "bf16: those f32 weights cast to bf16 (RoPE tables f32, as from_pretrained)"),
+}
+
+
+def build(family, outroot, exe, tmp):
+    spec, make, ref, text = FAMILIES[family]
     torch.manual_seed(0)
-    ids = G.make_prompt(SPEC, SPEC["prompt_seed"])
+    ids = G.make_prompt(spec, spec["prompt_seed"])
+    files = make(tmp)
+    for enc in ENCODINGS:
+        weights, types = dequantized(files[enc], family)
+        runs = hf_runs(spec, ref, weights, ids)
+        rows = llama_reference(exe, files[enc], ids, runs["f32"]["dec_ids"], spec["vocab"], tmp)
+        write_example(os.path.join(outroot, "tiny-%s-gguf-%s" % (family, enc)), spec, enc,
+                      files[enc], types, runs, ids, rows, text, os.path.join(tmp, "hf", "config.json"))
+
+
+def search(family, n):
+    """Prompt seeds 0..n-1 on both files' dequantized weights: gen_golden's
+    criterion (same tokens in f32 and bf16, top-2 margins over 4x the bf16
+    bound, no special ids) on each, and the f32 greedy tokens' switches."""
+    spec, make, ref, _ = FAMILIES[family]
     with tempfile.TemporaryDirectory() as tmp:
-        files = make_ggufs(tmp)
-        llama_logits = build_llama_logits(tmp)
+        files = make(tmp)
+        models = {}
         for enc in ENCODINGS:
-            weights, types = dequantized(files[enc])
-            runs = {}
-            for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-                model = reference(weights, dtype)
-                runs[name] = G.run_reference(SPEC, model, ids, want_hidden=False, fast=True)
-            ana = G.analyse(SPEC, runs["f32"], runs["bf16"])
-            d = os.path.join(outroot, "tiny-gemma3-gguf-" + enc)
-            os.makedirs(d, exist_ok=True)
-            shutil.copy(files[enc], os.path.join(d, "model.gguf"))
-            golden = {"input_ids": torch.tensor(ids, dtype=torch.int32)}
-            for name, r in runs.items():
-                golden["prefill_logits_" + name] = r["prefill"]
-                golden["decode_ids_" + name] = torch.tensor(r["dec_ids"], dtype=torch.int32)
-                golden["decode_logits_" + name] = r["dec_logits"]
-            # Reference (b): llama.cpp on the same file, fed (a)'s f32 tokens.
-            ref_a = torch.cat([runs["f32"]["prefill"], runs["f32"]["dec_logits"]])
-            golden["llama_logits"] = llama_reference(
-                llama_logits, files[enc], ids, runs["f32"]["dec_ids"], SPEC["vocab"], tmp)
-            rng = ref_a.amax(-1) - ref_a.amin(-1)
-            llama_rel = ((golden["llama_logits"] - ref_a).abs().amax(-1) / rng).tolist()
-            G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
-            counts = {}
-            for t in types.values():
-                counts[t] = counts.get(t, 0) + 1
-            meta = {
-                "model": "tiny-gemma3-gguf-" + enc,
-                "spec": SPEC,
-                "made_by": "llama.cpp (llama-cpp-python %s): convert_hf_to_gguf.py%s"
-                           % (open(os.path.join(LLAMA, "VERSION")).read().strip(),
-                              ", llama-quantize Q4_0" if enc == "q4_0" else " --outtype " + enc),
-                "tensor_types": counts,
-                "token_embd": types["token_embd.weight"],
-                "reference": "HF Gemma3ForCausalLM eager on the gguf package's dequantized "
-                             "weights (norms: stored - 1); bf16: those f32 weights cast to bf16",
-                "input_ids": ids,
-                "decode_ids_f32": runs["f32"]["dec_ids"],
-                "decode_ids_bf16": runs["bf16"]["dec_ids"],
-                "next_id_after_decode": {"f32": runs["f32"]["next_id"],
-                                         "bf16": runs["bf16"]["next_id"]},
-                "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
-                "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
-                "same_tokens": ana["same_tokens"],
-                "reference_b": {
-                    "made_by": "llama_logits.cc on the same model.gguf: the prompt in one "
-                               "llama_decode, then decode_ids_f32 fed one at a time; "
-                               "llama.cpp's defaults (8-bit activations, f16 KV cache)",
-                    "key": "llama_logits (prefill rows, then decode rows)",
-                    "vs_f32": {"max": max(llama_rel), "per_position": llama_rel},
-                },
-            }
-            G.write_json(os.path.join(d, "meta.json"), meta)
-            # The HF config the files were converted from (sgc import-hf reads it).
-            shutil.copy(os.path.join(tmp, "hf", "config.json"), os.path.join(d, "config.json"))
-            print("%s: %s, bf16_vs_f32 %.4g, llama.cpp_vs_f32 %.4g, same tokens %s, greedy %s"
-                  % (d, counts, ana["bound"], max(llama_rel), ana["same_tokens"],
-                     runs["f32"]["dec_ids"][:6]))
+            weights, _ = dequantized(files[enc], family)
+            models[enc] = {d: ref(weights, d) for d in (torch.float32, torch.bfloat16)}
+        for seed in range(n):
+            ids = G.make_prompt(spec, seed)
+            line = []
+            ok = True
+            for enc in ENCODINGS:
+                r = {d: G.run_reference(spec, m, ids, want_hidden=False, fast=True)
+                     for d, m in models[enc].items()}
+                ana = G.analyse(spec, r[torch.float32], r[torch.bfloat16])
+                toks = r[torch.float32]["dec_ids"] + [r[torch.float32]["next_id"]]
+                switches = sum(a != b for a, b in zip(toks, toks[1:]))
+                ok = ok and G.acceptable(spec, ana, r[torch.float32]) and switches > 0
+                line.append("%s ratio %.2f same %s switches %d %s"
+                            % (enc, ana["ratio"], ana["same_tokens"], switches, toks))
+            print("seed %d%s: %s" % (seed, " ok" if ok else "", "; ".join(line)), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"),
+                    help="where the tiny-*-gguf-* folders go (default: the repo's examples/)")
+    ap.add_argument("--family", choices=("gemma3", "gemma4", "all"), default="all")
+    ap.add_argument("--search", type=int, metavar="N",
+                    help="try prompt seeds 0..N-1 of --family (not all) and print; no files")
+    args = ap.parse_args()
+    families = ("gemma3", "gemma4") if args.family == "all" else (args.family,)
+    if args.search:
+        if args.family == "all":
+            ap.error("--search needs --family gemma3 or gemma4")
+        search(args.family, args.search)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build_llama_logits(tmp)
+        for family in families:
+            sub = os.path.join(tmp, family)
+            os.makedirs(sub)
+            build(family, args.outroot, exe, sub)
 
 
 if __name__ == "__main__":

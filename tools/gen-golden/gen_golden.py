@@ -178,6 +178,8 @@ LONG_SIZE_LIMIT = 512 * 1024
 
 
 def layer_types(n):
+    if isinstance(n, dict):  # a spec: its own "layer_types" if it has them, else every 6th full
+        return list(n.get("layer_types") or layer_types(n["layers"]))
     return ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
 
 
@@ -192,7 +194,7 @@ def hf_text_config_dict(spec):
         num_key_value_heads=spec["kv_heads"],
         head_dim=spec["head_dim"],
         sliding_window=spec["window"],
-        layer_types=layer_types(spec["layers"]),
+        layer_types=layer_types(spec),
         rms_norm_eps=1e-6,
         hidden_activation="gelu_pytorch_tanh",
         tie_word_embeddings=True,
@@ -245,7 +247,7 @@ def sgc_prefix(family):
 
 def layer_geometry(spec, layer):
     """(head_dim, kv_heads, v_from_k) of one layer."""
-    full = layer_types(spec["layers"])[layer] == "full_attention"
+    full = layer_types(spec)[layer] == "full_attention"
     if spec["family"] == "gemma4" and full:
         return spec["global_head_dim"], spec["global_kv_heads"], True
     return spec["head_dim"], spec["kv_heads"], False
@@ -381,7 +383,7 @@ def system_graph(spec, artifact_tensors):
     fam = spec["family"]
     g4 = fam == "gemma4"
     attention = []
-    for l, lt in enumerate(layer_types(spec["layers"])):
+    for l, lt in enumerate(layer_types(spec)):
         D, Hkv, v_from_k = layer_geometry(spec, l)
         a = {"operator": "softmax"}
         if lt == "sliding_attention":
@@ -559,7 +561,7 @@ def verify_model(spec, model, dtype, weights, facts):
         facts.setdefault("hf_per_layer_config", {
             str(k): {"head_dim": v.head_dim, "num_key_value_heads": v.num_key_value_heads}
             for k, v in ((l, model.config.per_layer_config[l]) for l in range(L))
-            if layer_types(L)[k] == "full_attention"})
+            if layer_types(spec)[k] == "full_attention"})
     # score scale
     scales = sorted({layer.self_attn.scaling for layer in m.layers})
     want = 1.0 if fam == "gemma4" else spec["query_pre_attn_scalar"] ** -0.5

@@ -24,10 +24,19 @@
 #include "runtime/src/tokenizer/gguf_vocabulary.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace sgc::runtime {
 
 namespace {
+
+/// The code points of UTF-8 |s| (its bytes that do not continue one).
+size_t code_points(const std::string &s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 class vocabulary_reader {
 public:
@@ -251,24 +260,8 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
                        &merges);
       !s.ok())
     return s;
-  nlohmann::json vocab = nlohmann::json::object();
-  nlohmann::json added = nlohmann::json::array();
-  for (size_t i = 0; i < n; ++i) {
-    const std::string &piece = tokens->strings[i];
-    vocab[piece] = i;
-    // The converter types the tokenizer's special tokens control and its
-    // other added tokens user-defined: both are matched whole in raw text.
-    const int64_t type = types->element_int(i);
-    if (type == kPieceControl || type == kPieceUserDefined)
-      added.push_back({{"id", i},
-                       {"content", piece},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", type == kPieceControl}});
-  }
   nlohmann::json pairs = nlohmann::json::array();
+  std::unordered_set<std::string> merged;
   for (size_t i = 0; i < merges->size(); ++i) {
     const std::string &m = merges->strings[i];
     const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
@@ -276,6 +269,35 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
       return fail("tokenizer.ggml.merges[" + std::to_string(i) + "]",
                   "'" + m + "' is not two pieces joined by a space");
     pairs.push_back({m.substr(0, space), m.substr(space + 1)});
+    merged.insert(m.substr(0, space) + m.substr(space + 1));
+  }
+  // The tokenizer.json's added tokens, all special in Gemma 4's. The
+  // converter types those transformers lists as special control, renders
+  // Gemma 4's tool and channel markers user-defined, and types the other
+  // added tokens normal: pieces of more than one character that no merge
+  // makes, which BPE never produces.
+  static const std::unordered_set<std::string_view> kVisibleMarkers = {
+      "<|channel>",       "<channel|>",       "<|tool_call>", "<tool_call|>",
+      "<|tool_response>", "<tool_response|>", "<|\"|>"};
+  nlohmann::json vocab = nlohmann::json::object();
+  nlohmann::json added = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string &piece = tokens->strings[i];
+    vocab[piece] = i;
+    const int64_t type = types->element_int(i);
+    const bool unreachable = type == kPieceNormal &&
+                             code_points(piece) > 1 && !merged.count(piece);
+    if (type != kPieceControl && type != kPieceUserDefined && !unreachable)
+      continue;
+    const bool special =
+        type != kPieceUserDefined || kVisibleMarkers.count(piece) != 0;
+    added.push_back({{"id", i},
+                     {"content", piece},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", special}});
   }
   int64_t bos = -1, eos = -1, pad = -1, unk = -1;
   for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},

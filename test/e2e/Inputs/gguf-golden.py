@@ -1,4 +1,4 @@
-"""Compiles examples/tiny-gemma3-gguf-<encoding>/model.gguf for the CPU in
+"""Compiles examples/tiny-<family>-gguf-<encoding>/model.gguf for the CPU in
 f32 and bf16, runs it on the file with the golden's prompt and fed tokens
 (bf16 also on the baseline variant x86-64-v3), and compares the logits
 (compare-logits.py; bf16 with --bf16-factor 1.5, see tiny-gemma3-gguf.test).
@@ -9,7 +9,7 @@ the file (the golden's llama_logits) are, row by row's worst, the rule an
 activation-quantizing path must meet (design/QUANT.md §5); prints
 '<model> reference (b): ...' and fails when it is further.
 
-usage: gguf-golden.py BIN EXAMPLES ENCODING WORKDIR"""
+usage: gguf-golden.py BIN EXAMPLES ENCODING WORKDIR [FAMILY (gemma3)]"""
 import importlib.util
 import json
 import os
@@ -17,9 +17,10 @@ import subprocess
 import sys
 
 bindir, examples, encoding, work = sys.argv[1:5]
+family = sys.argv[5] if len(sys.argv) > 5 else "gemma3"
 here = os.path.dirname(os.path.abspath(__file__))
 e2e = os.path.dirname(here)
-name = "tiny-gemma3-gguf-" + encoding
+name = "tiny-%s-gguf-%s" % (family, encoding)
 golden = os.path.join(examples, name)
 gguf = os.path.join(golden, "model.gguf")
 os.makedirs(work, exist_ok=True)
