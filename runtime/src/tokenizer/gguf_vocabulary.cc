@@ -179,6 +179,12 @@ status vocabulary_reader::pieces(const gguf::value **tokens,
 
 status vocabulary_reader::read(sentencepiece_vocabulary *v,
                                tokenizer_config *config) {
+  std::string kind;
+  if (status s = model(&kind); !s.ok())
+    return s;
+  if (kind != "llama")
+    return fail("tokenizer.ggml.model", "'" + kind + "' is not the "
+                                        "SentencePiece-style 'llama'");
   const gguf::value *tokens = nullptr, *scores = nullptr, *types = nullptr;
   if (status s = pieces(&tokens, &scores, &types); !s.ok())
     return s;
@@ -251,6 +257,12 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
 
 status vocabulary_reader::read_bpe(nlohmann::json *doc,
                                    tokenizer_config *config) {
+  std::string kind;
+  if (status s = model(&kind); !s.ok())
+    return s;
+  if (kind != "gemma4")
+    return fail("tokenizer.ggml.model", "'" + kind + "' is not the BPE "
+                                        "'gemma4'");
   const gguf::value *tokens = nullptr, *scores = nullptr, *types = nullptr;
   if (status s = pieces(&tokens, &scores, &types); !s.ok())
     return s;

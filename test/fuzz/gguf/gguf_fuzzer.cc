@@ -2,12 +2,14 @@
  * gguf_fuzzer.cc - libFuzzer target for the GGUF reader (lib/gguf) and the
  * runtime's reading of a GGUF vocabulary (tokenizer.ggml.*). Any input must
  * yield either a header that satisfies every invariant the reader
- * promises, or a bad_input status; an accepted vocabulary is one
+ * promises, or a bad_input status; an accepted "llama" vocabulary is one
  * SentencePiece can take, and its ModelProto reads back with the same
- * piece types; never a crash, hang, leak or sanitizer report.
+ * piece types; an accepted "gemma4" one is a tokenizer.json whose vocab
+ * holds every token once and whose merges and added tokens name them;
+ * never a crash, hang, leak or sanitizer report.
  *
- * Seeds: test/Inputs/gguf/, and seeds/vocabulary.gguf (the ok.gguf of
- * test/tools/sgc-tokenize/Inputs/gguf-vocabularies.py); see
+ * Seeds: test/Inputs/gguf/, and seeds/vocabulary{,4}.gguf (ok.gguf and
+ * ok4.gguf of test/tools/sgc-tokenize/Inputs/gguf-vocabularies.py); see
  * scripts/test-sanitized.
  */
 #include "lib/gguf/gguf.h"
@@ -17,6 +19,40 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+
+namespace {
+
+/// A "gemma4" vocabulary: refused as bad input, or a tokenizer.json whose
+/// vocab holds each token once, whose added tokens are tokens at their ids
+/// and whose merges are pairs of strings.
+int check_bpe(const sgc::gguf::header &h) {
+  nlohmann::json doc;
+  sgc::runtime::tokenizer_config config;
+  const sgc::status s =
+      sgc::runtime::read_gguf_bpe_vocabulary(h, "fuzz", &doc, &config);
+  if (!s.ok()) {
+    if (s.code() != sgc::status_code::bad_input || s.message().empty())
+      std::abort();
+    return 0;
+  }
+  const nlohmann::json &vocab = doc["model"]["vocab"];
+  const sgc::gguf::value *tokens = h.find("tokenizer.ggml.tokens");
+  if (!tokens || vocab.size() != tokens->strings.size())
+    std::abort();
+  for (const nlohmann::json &a : doc["added_tokens"]) {
+    const size_t id = a["id"].get<size_t>();
+    if (id >= tokens->strings.size() ||
+        a["content"].get<std::string>() != tokens->strings[id])
+      std::abort();
+  }
+  for (const nlohmann::json &m : doc["model"]["merges"])
+    if (m.size() != 2 || m[0].get<std::string>().empty() ||
+        m[1].get<std::string>().empty())
+      std::abort();
+  return 0;
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sgc::gguf::header h;
@@ -50,6 +86,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           t.offset < u.offset + u.bytes)
         std::abort(); // overlapping data
   }
+  std::string kind;
+  if (sgc::status ks = sgc::runtime::read_gguf_vocabulary_model(h, "fuzz", &kind);
+      !ks.ok()) {
+    if (ks.code() != sgc::status_code::bad_input || ks.message().empty())
+      std::abort();
+    return 0;
+  }
+  if (kind == "gemma4")
+    return check_bpe(h);
   sgc::runtime::sentencepiece_vocabulary v;
   sgc::runtime::tokenizer_config config;
   const sgc::status vs = sgc::runtime::read_gguf_vocabulary(h, "fuzz", &v, &config);
