@@ -77,10 +77,6 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
   if (recipe != "q8_0" && recipe != "q4_0")
     return emitError(loc) << "--weights=" << recipe
                           << ": unknown recipe (q8_0 or q4_0)";
-  if (graph.text.family != Family::Gemma3)
-    return emitError(loc) << "--weights=" << recipe
-                          << ": the recipes name gemma3 GGUF files so far "
-                             "(this graph is gemma4)";
   if (!graph.text.tiedHead)
     return emitError(loc) << "--weights=" << recipe
                           << ": the graph's LM head is not the embedding";
@@ -98,13 +94,16 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                    "file)"});
   }
   // The converter keeps the tokenizer's rows of Gemma 3's embedding.
-  if (text.vocabSize == 262208) {
+  bool gemma3 = text.family == Family::Gemma3;
+  if (gemma3 && text.vocabSize == 262208) {
     text.vocabSize = 262144;
     graph.completions.push_back(
         {text.pos, "vocabulary 262,144: llama.cpp's converter keeps the "
                    "tokenizer's rows of Gemma 3's 262,208-row embedding"});
   }
-  takeStoredNormWeights(text);
+  // Gemma 3's converter stores its norms as 1 + w; Gemma 4's as they are.
+  if (gemma3)
+    takeStoredNormWeights(text);
   graph.completions.push_back(
       {text.pos, "--weights=" + recipe.str() + ": the tensors llama-quantize "
                  "writes (" + (recipe == "q8_0" ? "every matrix Q8_0"
@@ -112,7 +111,9 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                                                   "embedding Q6_K (Q8_0 "
                                                   "when its width is no "
                                                   "multiple of 256)") +
-                 ", norms F32 as 1 + w), bound by their GGUF names"});
+                 (gemma3 ? ", norms F32 as 1 + w" : ", norms and layer "
+                                                    "scalars F32") +
+                 "), bound by their GGUF names"});
   for (const TensorSpec &t : textTensors(text)) {
     std::string ggufName = ggufNameOf(text, t.name);
     if (ggufName.empty())
