@@ -59,6 +59,15 @@ private:
   status flag(std::string_view key, std::optional<bool> *out) const;
   /// An optional token id below |n|; -1 when absent.
   status token_id(std::string_view key, size_t n, int64_t *out) const;
+  /// The special tokens' ids, each -1 when its key is absent.
+  struct special_ids {
+    int64_t bos = -1, eos = -1, pad = -1, unk = -1;
+  };
+  status read_special_ids(size_t n, special_ids *ids) const;
+  /// The config's special token names (from |tokens|) and add_bos_token /
+  /// add_eos_token (absent: llama.cpp adds BOS and no EOS).
+  status name_specials(const gguf::value &tokens, const special_ids &ids,
+                       tokenizer_config *config) const;
   /// The tokens, scores and types, checked (types 1..6, unique non-empty
   /// tokens).
   status pieces(const gguf::value **tokens, const gguf::value **scores,
@@ -177,6 +186,34 @@ status vocabulary_reader::pieces(const gguf::value **tokens,
   return {};
 }
 
+status vocabulary_reader::read_special_ids(size_t n, special_ids *ids) const {
+  for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &ids->bos},
+                         std::pair{"tokenizer.ggml.eos_token_id", &ids->eos},
+                         std::pair{"tokenizer.ggml.padding_token_id", &ids->pad},
+                         std::pair{"tokenizer.ggml.unknown_token_id", &ids->unk}})
+    if (status s = token_id(key, n, id); !s.ok())
+      return s;
+  return {};
+}
+
+status vocabulary_reader::name_specials(const gguf::value &tokens,
+                                        const special_ids &ids,
+                                        tokenizer_config *config) const {
+  const auto name = [&](int64_t id) {
+    return id < 0 ? std::string() : tokens.strings[static_cast<size_t>(id)];
+  };
+  config->bos_token = name(ids.bos);
+  config->eos_token = name(ids.eos);
+  config->pad_token = name(ids.pad);
+  config->unk_token = name(ids.unk);
+  config->add_bos_token = true;
+  config->add_eos_token = false;
+  if (status s = flag("tokenizer.ggml.add_bos_token", &config->add_bos_token);
+      !s.ok())
+    return s;
+  return flag("tokenizer.ggml.add_eos_token", &config->add_eos_token);
+}
+
 status vocabulary_reader::read(sentencepiece_vocabulary *v,
                                tokenizer_config *config) {
   std::string kind;
@@ -214,13 +251,10 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
     v->types[i] = static_cast<int>(type);
     seen.emplace(tokens->strings[i], i);
   }
-  int64_t bos = -1, eos = -1, pad = -1, unk = -1;
-  for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},
-                         std::pair{"tokenizer.ggml.eos_token_id", &eos},
-                         std::pair{"tokenizer.ggml.padding_token_id", &pad},
-                         std::pair{"tokenizer.ggml.unknown_token_id", &unk}})
-    if (status s = token_id(key, n, id); !s.ok())
-      return s;
+  special_ids ids;
+  if (status s = read_special_ids(n, &ids); !s.ok())
+    return s;
+  int64_t unk = ids.unk;
   // The converter types every special added token control, <unk> among
   // them (Gemma's tokenizer_config.json marks it special), and writes its id
   // only when the HF config names one; SentencePiece needs exactly one
@@ -236,23 +270,13 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
                 std::to_string(unknown) +
                     " tokens of type 2 (unknown) or named by "
                     "tokenizer.ggml.unknown_token_id; SentencePiece needs one");
-  const auto name = [&](int64_t id) {
-    return id < 0 ? std::string() : v->pieces[static_cast<size_t>(id)];
-  };
-  v->bos_piece = name(bos);
-  v->eos_piece = name(eos);
-  v->pad_piece = name(pad);
-  config->bos_token = v->bos_piece;
-  config->eos_token = v->eos_piece;
-  config->pad_token = v->pad_piece;
-  config->unk_token = name(unk);
-  // Absent, llama.cpp adds BOS and no EOS around a "llama" vocabulary.
-  config->add_bos_token = true;
-  config->add_eos_token = false;
-  if (status s = flag("tokenizer.ggml.add_bos_token", &config->add_bos_token);
-      !s.ok())
+  ids.unk = unk;
+  if (status s = name_specials(*tokens, ids, config); !s.ok())
     return s;
-  return flag("tokenizer.ggml.add_eos_token", &config->add_eos_token);
+  v->bos_piece = config->bos_token;
+  v->eos_piece = config->eos_token;
+  v->pad_piece = config->pad_token;
+  return {};
 }
 
 status vocabulary_reader::read_bpe(nlohmann::json *doc,
@@ -311,33 +335,21 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
                      {"normalized", false},
                      {"special", special}});
   }
-  int64_t bos = -1, eos = -1, pad = -1, unk = -1;
-  for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", &bos},
-                         std::pair{"tokenizer.ggml.eos_token_id", &eos},
-                         std::pair{"tokenizer.ggml.padding_token_id", &pad},
-                         std::pair{"tokenizer.ggml.unknown_token_id", &unk}})
-    if (status s = token_id(key, n, id); !s.ok())
-      return s;
+  special_ids ids;
+  if (status s = read_special_ids(n, &ids); !s.ok())
+    return s;
+  int64_t bos = ids.bos, unk = ids.unk;
   if (unk < 0 && vocab.contains("<unk>"))
     unk = vocab["<unk>"].get<int64_t>();
   if (bos < 0)
     return fail("tokenizer.ggml.bos_token_id",
                 "missing: a gemma4 vocabulary names its BOS token");
+  ids.unk = unk;
+  if (status s = name_specials(*tokens, ids, config); !s.ok())
+    return s;
   const auto name = [&](int64_t id) {
-    return id < 0 ? std::string() : tokens->strings[static_cast<size_t>(id)];
+    return tokens->strings[static_cast<size_t>(id)];
   };
-  config->bos_token = name(bos);
-  config->eos_token = name(eos);
-  config->pad_token = name(pad);
-  config->unk_token = name(unk);
-  config->add_bos_token = true;
-  config->add_eos_token = false;
-  if (status s = flag("tokenizer.ggml.add_bos_token", &config->add_bos_token);
-      !s.ok())
-    return s;
-  if (status s = flag("tokenizer.ggml.add_eos_token", &config->add_eos_token);
-      !s.ok())
-    return s;
 
   const std::string space = " ", marker = "\xe2\x96\x81"; // U+2581
   nlohmann::json single = nlohmann::json::array();
@@ -379,7 +391,8 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
       {"model",
        {{"type", "BPE"},
         {"dropout", nullptr},
-        {"unk_token", unk < 0 ? nlohmann::json() : nlohmann::json(name(unk))},
+        {"unk_token",
+         unk < 0 ? nlohmann::json() : nlohmann::json(config->unk_token)},
         {"continuing_subword_prefix", nullptr},
         {"end_of_word_suffix", nullptr},
         {"fuse_unk", true},
