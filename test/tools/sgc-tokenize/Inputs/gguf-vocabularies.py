@@ -48,7 +48,7 @@ def meta(vocab=VOCAB, **changes):
     for k, v in changes.items():
         key = "tokenizer.ggml." + k
         if v is None:
-            m.pop(key)
+            m.pop(key, None)
         else:
             m[key] = v
     return m
@@ -87,15 +87,10 @@ MERGES4 = ["a b", "\u2581 a", "\u2581 ab"]
 
 
 def meta4(**changes):
-    m = meta(vocab=VOCAB4, model="gemma4", pre="gemma4", merges=Array("str", MERGES4),
-             unknown_token_id=None, add_space_prefix=False)
+    base = dict(model="gemma4", pre="gemma4", merges=Array("str", MERGES4),
+                unknown_token_id=None, add_space_prefix=False)
+    m = meta(vocab=VOCAB4, **dict(base, **changes))
     m["general.architecture"] = "gemma4"
-    for k, v in changes.items():
-        key = "tokenizer.ggml." + k
-        if v is None:
-            m.pop(key)
-        else:
-            m[key] = v
     return m
 
 
