@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/FusionPatterns.h"
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/SG/IR/SGOps.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_FUSEGATEDMLPPASS
@@ -18,44 +18,58 @@ using namespace mlir::sgc;
 
 namespace {
 
-/// Fuses `mul(gelu_tanh(g), u)`; false when it does not qualify.
-bool fuse(sg::MulOp mul) {
-  for (bool swapped : {false, true}) {
-    Value lhs = swapped ? mul.getRhs() : mul.getLhs();
-    Value rhs = swapped ? mul.getLhs() : mul.getRhs();
-    auto gelu = lhs.getDefiningOp<sg::GeluTanhOp>();
-    if (!gelu || !gelu->hasOneUse())
-      continue;
-    auto proj = gelu.getX().getDefiningOp<sg::NormLinearOp>();
-    if (!proj || proj.getNumResults() != 2 || proj.getSoftcapAttr() ||
-        proj.getResult(0) != gelu.getX() || proj.getResult(1) != rhs ||
-        !proj.getResult(0).hasOneUse() || !proj.getResult(1).hasOneUse())
-      continue;
-    OpBuilder b(mul);
-    auto fused = sg::GatedMLPOp::create(
-        b, fusedLoc({proj, gelu, mul}), mul.getType(), proj.getX(),
-        proj.getNormWeight(), proj.getWeights()[0], proj.getWeights()[1],
-        proj.getEpsAttr(), proj.getWeightOffsetAttr());
-    copyBlockTags(mul, fused);
-    mul.getResult().replaceAllUsesWith(fused.getResult());
-    mul.erase();
-    gelu.erase();
-    proj.erase();
-    return true;
-  }
-  return false;
-}
+/// `mul(gelu_tanh(g), u)` of one two-result sg.norm_linear -> sg.gated_mlp.
+struct FuseGatedMLP : OpRewritePattern<sg::MulOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-struct FuseGatedMLPPass
-    : public sgc::impl::FuseGatedMLPPassBase<FuseGatedMLPPass> {
-  void runOnOperation() override {
-    SmallVector<sg::MulOp> muls;
-    getOperation()->walk([&](sg::MulOp op) { muls.push_back(op); });
-    runAndReportFusion(getOperation(), "sg-fuse-gated-mlp", [&] {
-      for (sg::MulOp mul : muls)
-        fuse(mul);
-    });
+  LogicalResult matchAndRewrite(sg::MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (bool swapped : {false, true}) {
+      Value lhs = swapped ? mul.getRhs() : mul.getLhs();
+      Value rhs = swapped ? mul.getLhs() : mul.getRhs();
+      auto gelu = lhs.getDefiningOp<sg::GeluTanhOp>();
+      if (!gelu || !gelu->hasOneUse())
+        continue;
+      auto proj = gelu.getX().getDefiningOp<sg::NormLinearOp>();
+      if (!proj || proj.getNumResults() != 2 || proj.getSoftcapAttr() ||
+          proj.getResult(0) != gelu.getX() || proj.getResult(1) != rhs ||
+          !proj.getResult(0).hasOneUse() || !proj.getResult(1).hasOneUse())
+        continue;
+      rewriter.setInsertionPoint(mul);
+      auto fused = sg::GatedMLPOp::create(
+          rewriter, fusedLoc({proj, gelu, mul}), mul.getType(), proj.getX(),
+          proj.getNormWeight(), proj.getWeights()[0], proj.getWeights()[1],
+          proj.getEpsAttr(), proj.getWeightOffsetAttr());
+      copyBlockTags(mul, fused);
+      rewriter.replaceOp(mul, fused.getResult());
+      rewriter.eraseOp(gelu);
+      rewriter.eraseOp(proj);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not gelu_tanh(g) * u of one "
+                                            "norm_linear");
   }
 };
 
+struct FuseGatedMLPPass
+    : public sgc::impl::FuseGatedMLPPassBase<FuseGatedMLPPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateFuseGatedMLPPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+  void runOnOperation() override {
+    runAndReportFusion(getOperation(), "sg-fuse-gated-mlp", [&] {
+      if (failed(applyFusionPatterns(getOperation(), patterns)))
+        signalPassFailure();
+    });
+  }
+  FrozenRewritePatternSet patterns;
+};
+
 } // namespace
+
+void mlir::sgc::populateFuseGatedMLPPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseGatedMLP>(patterns.getContext());
+}

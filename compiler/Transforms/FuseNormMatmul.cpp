@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/FusionPatterns.h"
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/SG/IR/SGOps.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_FUSENORMMATMULPASS
@@ -16,19 +16,17 @@ namespace mlir::sgc {
 using namespace mlir;
 using namespace mlir::sgc;
 
-namespace {
-
-/// Fuses `norm` into its linear users; false when it does not qualify.
-bool fuse(sg::RMSNormOp norm) {
+std::optional<SmallVector<sg::LinearOp>>
+mlir::sgc::fusableLinears(sg::RMSNormOp norm) {
   if (norm.getType().getRank() != 2 || norm->use_empty())
-    return false;
+    return std::nullopt;
   SmallVector<sg::LinearOp> linears;
   for (Operation *user : norm->getUsers()) {
     auto linear = dyn_cast<sg::LinearOp>(user);
     // sg.norm_linear takes plain [out, in] weights without a bias.
     if (!linear || !linear.isPlain() || linear.getX() != norm.getResult() ||
         linear->getBlock() != norm->getBlock())
-      return false;
+      return std::nullopt;
     linears.push_back(linear);
   }
   llvm::sort(linears, [](sg::LinearOp a, sg::LinearOp b) {
@@ -40,39 +38,60 @@ bool fuse(sg::RMSNormOp norm) {
   for (sg::LinearOp linear : linears)
     for (Operation *user : linear->getUsers())
       if (user->getBlock() == last->getBlock() && user->isBeforeInBlock(last))
-        return false;
-
-  OpBuilder b(last);
-  SmallVector<Value> weights;
-  SmallVector<Type> types;
-  SmallVector<Operation *> replaced = {norm};
-  for (sg::LinearOp linear : linears) {
-    weights.push_back(linear.getW());
-    types.push_back(linear.getType());
-    replaced.push_back(linear);
-  }
-  auto fused = sg::NormLinearOp::create(
-      b, fusedLoc(replaced), types, norm.getX(), norm.getWeight(), weights,
-      norm.getEpsAttr(), norm.getWeightOffsetAttr(), FloatAttr());
-  copyBlockTags(norm, fused);
-  for (auto [linear, result] : llvm::zip_equal(linears, fused.getResults()))
-    linear.getResult().replaceAllUsesWith(result);
-  for (sg::LinearOp linear : linears)
-    linear.erase();
-  norm.erase();
-  return true;
+        return std::nullopt;
+  return linears;
 }
 
-struct FuseNormMatmulPass
-    : public sgc::impl::FuseNormMatmulPassBase<FuseNormMatmulPass> {
-  void runOnOperation() override {
-    SmallVector<sg::RMSNormOp> norms;
-    getOperation()->walk([&](sg::RMSNormOp op) { norms.push_back(op); });
-    runAndReportFusion(getOperation(), "sg-fuse-norm-matmul", [&] {
-      for (sg::RMSNormOp norm : norms)
-        fuse(norm);
-    });
+namespace {
+
+/// An RMSNorm and its linear users -> one sg.norm_linear at the last linear.
+struct FuseNormMatmul : OpRewritePattern<sg::RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(sg::RMSNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<sg::LinearOp>> linears = fusableLinears(norm);
+    if (!linears)
+      return rewriter.notifyMatchFailure(norm, "not a norm of linears only");
+    SmallVector<Value> weights;
+    SmallVector<Type> types;
+    SmallVector<Operation *> replaced = {norm};
+    for (sg::LinearOp linear : *linears) {
+      weights.push_back(linear.getW());
+      types.push_back(linear.getType());
+      replaced.push_back(linear);
+    }
+    rewriter.setInsertionPoint(linears->back());
+    auto fused = sg::NormLinearOp::create(
+        rewriter, fusedLoc(replaced), types, norm.getX(), norm.getWeight(),
+        weights, norm.getEpsAttr(), norm.getWeightOffsetAttr(), FloatAttr());
+    copyBlockTags(norm, fused);
+    for (auto [linear, result] : llvm::zip_equal(*linears, fused.getResults()))
+      rewriter.replaceOp(linear, result);
+    rewriter.eraseOp(norm);
+    return success();
   }
 };
 
+struct FuseNormMatmulPass
+    : public sgc::impl::FuseNormMatmulPassBase<FuseNormMatmulPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateFuseNormMatmulPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+  void runOnOperation() override {
+    runAndReportFusion(getOperation(), "sg-fuse-norm-matmul", [&] {
+      if (failed(applyFusionPatterns(getOperation(), patterns)))
+        signalPassFailure();
+    });
+  }
+  FrozenRewritePatternSet patterns;
+};
+
 } // namespace
+
+void mlir::sgc::populateFuseNormMatmulPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseNormMatmul>(patterns.getContext());
+}

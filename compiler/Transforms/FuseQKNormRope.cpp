@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/FusionPatterns.h"
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/SG/IR/SGOps.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_FUSEQKNORMROPEPASS
@@ -42,23 +42,20 @@ sg::KVWriteOp findWrite(Value value, Value pos0, Operation *at) {
 
 /// Builds the fused op at `at` for norm `norm` (and the RoPE of `rope` when
 /// given) and absorbs `write` when given.
-void fuse(sg::RMSNormOp norm, Operation *rope, Value pos0, sg::KVWriteOp write,
-          Operation *at) {
-  OpBuilder b(at);
+void fuse(PatternRewriter &rewriter, sg::RMSNormOp norm, Operation *rope,
+          Value pos0, sg::KVWriteOp write, Operation *at) {
+  rewriter.setInsertionPoint(at);
   SmallVector<Operation *> replaced = {norm};
   FloatAttr theta, fraction;
-  FloatAttr factor = b.getF64FloatAttr(1.0);
+  FloatAttr factor = rewriter.getF64FloatAttr(1.0);
   StringAttr basis;
-  Value result = norm.getResult();
   if (auto r = dyn_cast_or_null<sg::RopeOp>(rope)) {
     theta = r.getThetaAttr();
     factor = r.getFactorAttr();
-    result = r.getResult();
   } else if (auto r = dyn_cast_or_null<sg::PartialRopeOp>(rope)) {
     theta = r.getThetaAttr();
     fraction = r.getRotaryFractionAttr();
     basis = r.getBasisAttr();
-    result = r.getResult();
   }
   if (rope)
     replaced.push_back(rope);
@@ -66,56 +63,77 @@ void fuse(sg::RMSNormOp norm, Operation *rope, Value pos0, sg::KVWriteOp write,
     replaced.push_back(write);
   Type cacheType = write ? write.getType() : Type();
   auto fused = sg::NormRopeOp::create(
-      b, fusedLoc(replaced), norm.getType(), cacheType, norm.getX(),
+      rewriter, fusedLoc(replaced), norm.getType(), cacheType, norm.getX(),
       norm.getWeight(), pos0, write ? write.getCache() : Value(),
       norm.getEpsAttr(), norm.getWeightOffsetAttr(), theta, factor, fraction,
       basis, write ? write.getWindowAttr() : IntegerAttr());
   copyBlockTags(norm, fused);
-  if (write) {
-    write.getResult().replaceAllUsesWith(fused.getNewCache());
-    write.erase();
-  }
-  result.replaceAllUsesWith(fused.getResult());
+  if (write)
+    rewriter.replaceOp(write, fused.getNewCache());
+  rewriter.replaceOp(rope ? rope : norm.getOperation(), fused.getResult());
   if (rope)
-    rope->erase();
-  norm.erase();
+    rewriter.eraseOp(norm);
 }
 
-struct FuseQKNormRopePass
-    : public sgc::impl::FuseQKNormRopePassBase<FuseQKNormRopePass> {
-  void runOnOperation() override {
-    runAndReportFusion(getOperation(), "sg-fuse-qknorm-rope", [&] {
-      // q and k: norm -> rope (-> kv_write of k).
-      SmallVector<Operation *> ropes;
-      getOperation()->walk([&](Operation *op) {
-        if (isa<sg::RopeOp, sg::PartialRopeOp>(op))
-          ropes.push_back(op);
-      });
-      for (Operation *rope : ropes) {
-        auto norm = rope->getOperand(0).getDefiningOp<sg::RMSNormOp>();
-        if (!norm || !norm.getWeight() || norm.getType().getRank() != 3 ||
-            !norm->hasOneUse() || norm->getBlock() != rope->getBlock())
-          continue;
-        Value pos0 = rope->getOperand(1);
-        fuse(norm, rope, pos0, findWrite(rope->getResult(0), pos0, rope), rope);
-      }
-      // Gemma 4's weightless V norm -> kv_write.
-      SmallVector<sg::RMSNormOp> norms;
-      getOperation()->walk([&](sg::RMSNormOp op) {
-        if (!op.getWeight() && op.getType().getRank() == 3)
-          norms.push_back(op);
-      });
-      for (sg::RMSNormOp norm : norms) {
-        for (Operation *user : norm->getUsers())
-          if (auto write = dyn_cast<sg::KVWriteOp>(user)) {
-            if (sg::KVWriteOp found =
-                    findWrite(norm.getResult(), write.getPos0(), norm))
-              fuse(norm, nullptr, found.getPos0(), found, norm);
-            break;
-          }
-      }
-    });
+/// q and k: a per-head norm -> RoPE (-> the kv_write of k).
+template <typename RopeOpT>
+struct FuseNormRope : OpRewritePattern<RopeOpT> {
+  using OpRewritePattern<RopeOpT>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RopeOpT rope,
+                                PatternRewriter &rewriter) const override {
+    auto norm = rope->getOperand(0).template getDefiningOp<sg::RMSNormOp>();
+    if (!norm || !norm.getWeight() || norm.getType().getRank() != 3 ||
+        !norm->hasOneUse() || norm->getBlock() != rope->getBlock())
+      return rewriter.notifyMatchFailure(rope, "not of a per-head norm");
+    Value pos0 = rope->getOperand(1);
+    fuse(rewriter, norm, rope, pos0,
+         findWrite(rope->getResult(0), pos0, rope), rope);
+    return success();
   }
 };
 
+/// Gemma 4's weightless V norm -> its kv_write.
+struct FuseValueNorm : OpRewritePattern<sg::RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(sg::RMSNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    if (norm.getWeight() || norm.getType().getRank() != 3)
+      return rewriter.notifyMatchFailure(norm, "not a weightless head norm");
+    for (Operation *user : norm->getUsers())
+      if (auto write = dyn_cast<sg::KVWriteOp>(user)) {
+        sg::KVWriteOp found =
+            findWrite(norm.getResult(), write.getPos0(), norm);
+        if (!found)
+          break;
+        fuse(rewriter, norm, nullptr, found.getPos0(), found, norm);
+        return success();
+      }
+    return rewriter.notifyMatchFailure(norm, "no cache write to absorb");
+  }
+};
+
+struct FuseQKNormRopePass
+    : public sgc::impl::FuseQKNormRopePassBase<FuseQKNormRopePass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateFuseQKNormRopePatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+  void runOnOperation() override {
+    runAndReportFusion(getOperation(), "sg-fuse-qknorm-rope", [&] {
+      if (failed(applyFusionPatterns(getOperation(), patterns)))
+        signalPassFailure();
+    });
+  }
+  FrozenRewritePatternSet patterns;
+};
+
 } // namespace
+
+void mlir::sgc::populateFuseQKNormRopePatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseNormRope<sg::RopeOp>, FuseNormRope<sg::PartialRopeOp>,
+               FuseValueNorm>(patterns.getContext());
+}

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/FusionPatterns.h"
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/SG/IR/SGOps.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_FUSESOFTCAPHEADPASS
@@ -18,48 +18,66 @@ using namespace mlir::sgc;
 
 namespace {
 
-/// Folds `softcap` into the projection that feeds it; false when it does
-/// not qualify.
-bool fuse(sg::SoftcapOp softcap) {
-  Operation *def = softcap.getX().getDefiningOp();
-  if (!def || !softcap.getX().hasOneUse())
-    return false;
-  OpBuilder b(softcap);
-  sg::NormLinearOp fused;
-  if (auto proj = dyn_cast<sg::NormLinearOp>(def)) {
-    if (proj.getNumResults() != 1 || proj.getSoftcapAttr())
-      return false;
-    fused = sg::NormLinearOp::create(
-        b, fusedLoc({proj, softcap}), softcap.getType(), proj.getX(),
-        proj.getNormWeight(), proj.getWeights(), proj.getEpsAttr(),
-        proj.getWeightOffsetAttr(), softcap.getCapAttr());
-  } else if (auto linear = dyn_cast<sg::LinearOp>(def)) {
-    if (!linear.isPlain())
-      return false;
-    fused = sg::NormLinearOp::create(
-        b, fusedLoc({linear, softcap}), softcap.getType(), linear.getX(),
-        Value(), ValueRange{linear.getW()}, FloatAttr(),
-        b.getI64IntegerAttr(0), softcap.getCapAttr());
-  } else {
-    return false;
-  }
-  copyBlockTags(softcap, fused);
-  softcap.getResult().replaceAllUsesWith(fused.getResult(0));
-  softcap.erase();
-  def->erase();
-  return true;
-}
+/// `softcap` of the only use of a one-projection sg.norm_linear (or of a
+/// plain sg.linear) -> that projection with a `softcap` attribute.
+struct FuseSoftcapHead : OpRewritePattern<sg::SoftcapOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-struct FuseSoftcapHeadPass
-    : public sgc::impl::FuseSoftcapHeadPassBase<FuseSoftcapHeadPass> {
-  void runOnOperation() override {
-    SmallVector<sg::SoftcapOp> softcaps;
-    getOperation()->walk([&](sg::SoftcapOp op) { softcaps.push_back(op); });
-    runAndReportFusion(getOperation(), "sg-fuse-softcap-head", [&] {
-      for (sg::SoftcapOp softcap : softcaps)
-        fuse(softcap);
-    });
+  LogicalResult matchAndRewrite(sg::SoftcapOp softcap,
+                                PatternRewriter &rewriter) const override {
+    Operation *def = softcap.getX().getDefiningOp();
+    if (!def || !softcap.getX().hasOneUse())
+      return rewriter.notifyMatchFailure(softcap, "input used elsewhere");
+    rewriter.setInsertionPoint(softcap);
+    sg::NormLinearOp fused;
+    if (auto proj = dyn_cast<sg::NormLinearOp>(def)) {
+      if (proj.getNumResults() != 1 || proj.getSoftcapAttr())
+        return rewriter.notifyMatchFailure(softcap, "not one projection");
+      fused = sg::NormLinearOp::create(
+          rewriter, fusedLoc({proj, softcap}), softcap.getType(), proj.getX(),
+          proj.getNormWeight(), proj.getWeights(), proj.getEpsAttr(),
+          proj.getWeightOffsetAttr(), softcap.getCapAttr());
+    } else if (auto linear = dyn_cast<sg::LinearOp>(def)) {
+      if (!linear.isPlain())
+        return rewriter.notifyMatchFailure(softcap, "not a plain linear");
+      // A norm the norm fusion takes into this linear goes first, so the
+      // head ends the same whichever fusion fires first.
+      if (auto norm = linear.getX().getDefiningOp<sg::RMSNormOp>())
+        if (fusableLinears(norm))
+          return rewriter.notifyMatchFailure(softcap, "norm fusion first");
+      fused = sg::NormLinearOp::create(
+          rewriter, fusedLoc({linear, softcap}), softcap.getType(),
+          linear.getX(), Value(), ValueRange{linear.getW()}, FloatAttr(),
+          rewriter.getI64IntegerAttr(0), softcap.getCapAttr());
+    } else {
+      return rewriter.notifyMatchFailure(softcap, "no projection");
+    }
+    copyBlockTags(softcap, fused);
+    rewriter.replaceOp(softcap, fused.getResult(0));
+    rewriter.eraseOp(def);
+    return success();
   }
 };
 
+struct FuseSoftcapHeadPass
+    : public sgc::impl::FuseSoftcapHeadPassBase<FuseSoftcapHeadPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateFuseSoftcapHeadPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+  void runOnOperation() override {
+    runAndReportFusion(getOperation(), "sg-fuse-softcap-head", [&] {
+      if (failed(applyFusionPatterns(getOperation(), patterns)))
+        signalPassFailure();
+    });
+  }
+  FrozenRewritePatternSet patterns;
+};
+
 } // namespace
+
+void mlir::sgc::populateFuseSoftcapHeadPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseSoftcapHead>(patterns.getContext());
+}

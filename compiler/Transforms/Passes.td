@@ -169,4 +169,21 @@ def FuseSoftcapHeadPass : Pass<"sg-fuse-softcap-head"> {
   let dependentDialects = ["mlir::sgc::sg::SGDialect"];
 }
 
+def FusePass : Pass<"sg-fuse"> {
+  let summary = "All four fusions as one pattern set";
+  let description = [{
+    The patterns of sg-fuse-norm-matmul, sg-fuse-qknorm-rope,
+    sg-fuse-gated-mlp and sg-fuse-softcap-head applied together until none
+    applies: the same IR as the four passes in that order, whatever order
+    the patterns fire in. (The pipeline runs the four passes, so that
+    `sgc explain` can say what each fused.)
+  }];
+  let options = [
+    Option<"topDown", "top-down", "bool", /*default=*/"false",
+           "Visit ops from the first (the driver's default is the last): "
+           "the result must be the same">,
+  ];
+  let dependentDialects = ["mlir::sgc::sg::SGDialect"];
+}
+
 #endif // SGC_COMPILER_TRANSFORMS_PASSES_TD
