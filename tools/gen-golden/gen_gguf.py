@@ -8,15 +8,21 @@ on the weights as the `gguf` package dequantizes them (reference (a)):
 f32, and those f32 weights cast to bf16 for the bf16 run. The same for a
 tiny Gemma 4 (SPEC4: layers [s, s, full, s, s, full], head widths 128 and
 256, full layers' V = K, proportional RoPE, layer scalars, softcap 30).
+And the plain encodings, BF16 and F16 as convert_hf_to_gguf.py writes them,
+of a smaller tiny Gemma 3 made for them (SPEC_PLAIN, family gemma3-plain:
+hidden 256, ffn 128, head_dim 64; no K need be a multiple of 256), whose
+files stay under the 4 MiB a golden folder may take.
 
     bench/llamacpp/setup.sh      # llama.cpp's tree and llama-quantize
-    tools/gen-golden/gen-golden --gguf [OUTROOT] [--family gemma3|gemma4|all]
+    tools/gen-golden/gen-golden --gguf [OUTROOT] [--family gemma3|gemma4|gemma3-plain|all]
     tools/gen-golden/gen-golden --gguf --family gemma4 --search 40   # prompt seeds
+    tools/gen-golden/gen-golden --gguf --family gemma3-plain --search 150 --weight-seed 21
 
 The HF folder holds tiny-gemma3's (tiny-gemma4's) tokenizer and chat template,
 so each file carries them (tokenizer.ggml.*, tokenizer.chat_template).
 
-writes OUTROOT/tiny-gemma{3,4}-gguf-{q8_0,q4_0}/: model.gguf,
+writes OUTROOT/tiny-gemma{3,4}-gguf-{q8_0,q4_0}/ and
+OUTROOT/tiny-gemma3-gguf-{bf16,f16}/ (gemma3-plain): model.gguf,
 golden.safetensors (the keys of the other goldens, and llama_logits:
 reference (b), llama.cpp's own logits on the file, llama_logits.cc),
 meta.json and the HF config.json the files were converted from.
@@ -97,11 +103,44 @@ SPEC4 = dict(
     layer_scalars=[0.9, 0.78, 0.66, 0.54, 0.42, 0.3],
     softcap=30.0,
 )
-# The files committed as goldens. The BF16 and F16 files of this model (every
-# K a multiple of 256 forces hidden 256 and ffn 256; 6 layers for the implicit
-# pattern) are 4.9 MB each, over the 4 MiB a golden file may take: they are
-# made (the Q4_0 file is quantized from the BF16 one) but not written out.
+# The files of SPEC and SPEC4 committed as goldens. The BF16 and F16 files of
+# SPEC (every K a multiple of 256 forces hidden 256 and ffn 256; 6 layers for
+# the implicit pattern) are 4.9 MB each, over the 4 MiB a golden file may
+# take: the BF16 one is made (the Q4_0 file is quantized from it) but not
+# written out. SPEC_PLAIN is the model of the BF16 and F16 goldens.
 ENCODINGS = ("q8_0", "q4_0")
+
+# The tiny Gemma 3 of the plain encodings (BF16, F16: no block, so no K need
+# be a multiple of 256): SPEC's facts (6 layers, the converter writes no
+# sliding pattern, so llama.cpp's every-6th-full rule gives layer 5 full, as
+# G.layer_types; attention scale 1/sqrt(head_dim); no RoPE scaling) at half
+# the head width and half the ffn, so that each folder (2.6 MB file) stays
+# well under 4 MiB. embed_std 0.06: with SPEC's 0.15 (and 0.09) the tied head
+# repeats the last prompt token for every prompt tried (the scaled embedding,
+# 0.15 x 16 rms, outweighs the layers' normed outputs). The seeds: weight
+# seed 21 (the first tried), then prompt seeds 0..149 (--search 150): 10 meet
+# gen_golden's margin criterion with a switch of the f32 greedy tokens in
+# both files; 36 has the widest margins (8.3x the bf16 bound), 393 x2, then 232.
+SPEC_PLAIN = dict(
+    family="gemma3",
+    source_artifact="gemma-3-tiny-gguf-plain",
+    weight_seed=21,
+    prompt_seed=36,
+    vocab=512,
+    hidden=256,
+    intermediate=128,
+    layers=6,
+    q_heads=2,
+    kv_heads=1,
+    head_dim=64,
+    query_pre_attn_scalar=64,  # what a GGUF implies: 1/sqrt(head_dim)
+    window=4,
+    context=512,
+    prompt_len=16,
+    decode_steps=16,
+    embed_std=0.06,
+)
+ENCODINGS_PLAIN = ("bf16", "f16")
 
 # What the HF folder holds besides the weights (tiny-gemma3's, vocab 512).
 TOKENIZER_FILES = ("tokenizer.model", "tokenizer_config.json", "chat_template.jinja")
@@ -136,8 +175,9 @@ def hf_name(name):
     return "model.layers.%s.%s" % (layer, LAYER_NAMES[rest])
 
 
-def hf_config():
-    s = SPEC
+def hf_config(s=SPEC):
+    """Gemma3TextConfig of a Gemma 3 spec (SPEC, SPEC_PLAIN): what its GGUF can say
+    (every 6th layer full, default RoPE on both kinds, no softcaps)."""
     cfg_cls, _ = G.hf_classes("gemma3")
     return cfg_cls(
         vocab_size=s["vocab"], hidden_size=s["hidden"], intermediate_size=s["intermediate"],
@@ -167,24 +207,26 @@ def run(cmd, log):
         sys.exit("failed: %s (see %s)\n%s" % (" ".join(cmd), log, p.stdout[-2000:]))
 
 
-def convert(hf, tmp):
-    """llama.cpp's three files of the HF folder `hf`: BF16 and Q8_0 by
-    convert_hf_to_gguf.py, Q4_0 by llama-quantize from the BF16 one."""
+def convert(hf, tmp, encodings):
+    """llama.cpp's files of the HF folder `hf`: BF16 and the other `encodings`
+    but Q4_0 (Q8_0, F16) by convert_hf_to_gguf.py --outtype, Q4_0 (if asked)
+    by llama-quantize from the BF16 one."""
     log = os.path.join(tmp, "llama.log")
     conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
     out = {}
-    for enc in ("bf16", "q8_0"):
+    for enc in ["bf16"] + [e for e in encodings if e not in ("bf16", "q4_0")]:
         out[enc] = os.path.join(tmp, enc + ".gguf")
         run([sys.executable, conv, hf, "--outtype", enc, "--outfile", out[enc]], log)
-    out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
-    run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
+    if "q4_0" in encodings:
+        out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
+        run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
     return out
 
 
-def make_ggufs(tmp):
-    """The HF checkpoint (bf16, seeded), then llama.cpp's three files."""
-    weights = G.make_weights(SPEC)
-    cfg = hf_config()
+def make_ggufs(spec, encodings, tmp):
+    """The HF checkpoint of a Gemma 3 spec (bf16, seeded), then llama.cpp's files."""
+    weights = G.make_weights(spec)
+    cfg = hf_config(spec)
     _, model_cls = G.hf_classes("gemma3")
     model = model_cls(cfg).to(torch.bfloat16)
     state = {"model." + k: v for k, v in weights.items()}
@@ -197,20 +239,20 @@ def make_ggufs(tmp):
     # as tokenizer.ggml.* and tokenizer.chat_template.
     for name in TOKENIZER_FILES:
         shutil.copy(os.path.join(ROOT, "examples", "tiny-gemma3", name), os.path.join(hf, name))
-    return convert(hf, tmp)
+    return convert(hf, tmp, encodings)
 
 
-def make_ggufs4(tmp):
+def make_ggufs4(spec, encodings, tmp):
     """Gemma 4: gen_golden's checkpoint of SPEC4 (save_hf_copy: Gemma4ForCausalLM's
     save_pretrained, bf16, checked tensor by tensor), tiny-gemma4's tokenizer and
-    chat template, then llama.cpp's three files."""
+    chat template, then llama.cpp's files."""
     hf = os.path.join(tmp, "hf")
-    G.save_hf_copy(SPEC4, G.make_weights(SPEC4), hf)
+    G.save_hf_copy(spec, G.make_weights(spec), hf)
     with open(os.path.join(hf, "config.json")) as f:
         assert '"Gemma4ForCausalLM"' in f.read(), "the converter registers Gemma4ForCausalLM"
     for name in TOKENIZER_FILES4:
         shutil.copy(os.path.join(ROOT, "examples", "tiny-gemma4", name), os.path.join(hf, name))
-    return convert(hf, tmp)
+    return convert(hf, tmp, encodings)
 
 
 def build_llama_logits(tmp):
@@ -266,8 +308,8 @@ def dequantized(path, family="gemma3"):
     return out, types
 
 
-def reference(weights, dtype):
-    cfg = hf_config()
+def reference(spec, weights, dtype):
+    cfg = hf_config(spec)
     cfg._attn_implementation = "eager"
     _, model_cls = G.hf_classes("gemma3")
     model = model_cls(cfg).to(torch.float32)
@@ -277,9 +319,10 @@ def reference(weights, dtype):
     return model
 
 
-def reference4(weights, dtype):
+def reference4(spec, weights, dtype):
     """Gemma4ForCausalLM (eager) made in `dtype` as from_pretrained makes it (so its
     RoPE tables stay f32), holding `weights` (cast to dtype; the layer scalars too)."""
+    assert spec is SPEC4
     _, model_cls = G.hf_classes("gemma4")
     model = model_cls._from_config(hf_config4(), attn_implementation="eager", dtype=dtype)
     missing, unexpected = model.load_state_dict(weights, strict=False)
@@ -298,8 +341,15 @@ def hf_runs(spec, make, weights, ids):
     """Reference (a) for one file: f32, and the same weights in bf16."""
     runs = {}
     for name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        runs[name] = G.run_reference(spec, make(weights, dtype), ids, want_hidden=False, fast=True)
+        runs[name] = G.run_reference(spec, make(spec, weights, dtype), ids, want_hidden=False, fast=True)
     return runs
+
+
+# What llama.cpp's CPU matmuls round the activations to for each encoding
+# (ggml-cpu's vec_dot_type of the weight type): Q8_0 for the block types,
+# the weight's own type for F16 and BF16.
+ACTIVATIONS = {"q8_0": "8-bit activations", "q4_0": "8-bit activations",
+               "bf16": "bf16 activations", "f16": "f16 activations"}
 
 
 def write_example(d, spec, enc, path, types, runs, ids, llama_rows, reference_text, cfg_json):
@@ -341,7 +391,7 @@ def write_example(d, spec, enc, path, types, runs, ids, llama_rows, reference_te
         "reference_b": {
             "made_by": "llama_logits.cc on the same model.gguf: the prompt in one "
                        "llama_decode, then decode_ids_f32 fed one at a time; "
-                       "llama.cpp's defaults (8-bit activations, f16 KV cache)",
+                       "llama.cpp's defaults (%s, f16 KV cache)" % ACTIVATIONS[enc],
             "key": "llama_logits (prefill rows, then decode rows)",
             "vs_f32": {"max": max(llama_rel), "per_position": llama_rel},
         },
@@ -354,47 +404,53 @@ def write_example(d, spec, enc, path, types, runs, ids, llama_rows, reference_te
           flush=True)
 
 
-# family -> (spec, make_ggufs, reference model, meta.json's "reference")
+REFERENCE3 = ("HF Gemma3ForCausalLM eager on the gguf package's dequantized "
+              "weights (norms: stored - 1); bf16: those f32 weights cast to bf16")
+# family -> (spec, make_ggufs, reference model, meta.json's "reference", encodings);
+# the folders are tiny-<spec's family>-gguf-<encoding>.
 FAMILIES = {
-    "gemma3": (SPEC, make_ggufs, reference,
-               "HF Gemma3ForCausalLM eager on the gguf package's dequantized "
-               "weights (norms: stored - 1); bf16: those f32 weights cast to bf16"),
+    "gemma3": (SPEC, make_ggufs, reference, REFERENCE3, ENCODINGS),
     "gemma4": (SPEC4, make_ggufs4, reference4,
                "HF Gemma4ForCausalLM eager on the gguf package's dequantized "
                "weights (norms as stored; rope_freqs.weight checked, not an HF tensor); "
-               "bf16: those f32 weights cast to bf16 (RoPE tables f32, as from_pretrained)"),
+               "bf16: those f32 weights cast to bf16 (RoPE tables f32, as from_pretrained)",
+               ENCODINGS),
+    "gemma3-plain": (SPEC_PLAIN, make_ggufs, reference, REFERENCE3, ENCODINGS_PLAIN),
 }
 
 
 def build(family, outroot, exe, tmp):
-    spec, make, ref, text = FAMILIES[family]
+    spec, make, ref, text, encodings = FAMILIES[family]
     torch.manual_seed(0)
     ids = G.make_prompt(spec, spec["prompt_seed"])
-    files = make(tmp)
-    for enc in ENCODINGS:
-        weights, types = dequantized(files[enc], family)
+    files = make(spec, encodings, tmp)
+    for enc in encodings:
+        weights, types = dequantized(files[enc], spec["family"])
         runs = hf_runs(spec, ref, weights, ids)
         rows = llama_reference(exe, files[enc], ids, runs["f32"]["dec_ids"], spec["vocab"], tmp)
-        write_example(os.path.join(outroot, "tiny-%s-gguf-%s" % (family, enc)), spec, enc,
+        write_example(os.path.join(outroot, "tiny-%s-gguf-%s" % (spec["family"], enc)), spec, enc,
                       files[enc], types, runs, ids, rows, text, os.path.join(tmp, "hf", "config.json"))
 
 
-def search(family, n):
+def search(family, n, weight_seed=None):
     """Prompt seeds 0..n-1 on both files' dequantized weights: gen_golden's
     criterion (same tokens in f32 and bf16, top-2 margins over 4x the bf16
-    bound, no special ids) on each, and the f32 greedy tokens' switches."""
-    spec, make, ref, _ = FAMILIES[family]
+    bound, no special ids) on each, and the f32 greedy tokens' switches.
+    weight_seed: try that one instead of the spec's."""
+    spec, make, ref, _, encodings = FAMILIES[family]
+    if weight_seed is not None:
+        spec = dict(spec, weight_seed=weight_seed)
     with tempfile.TemporaryDirectory() as tmp:
-        files = make(tmp)
+        files = make(spec, encodings, tmp)
         models = {}
-        for enc in ENCODINGS:
-            weights, _ = dequantized(files[enc], family)
-            models[enc] = {d: ref(weights, d) for d in (torch.float32, torch.bfloat16)}
+        for enc in encodings:
+            weights, _ = dequantized(files[enc], spec["family"])
+            models[enc] = {d: ref(spec, weights, d) for d in (torch.float32, torch.bfloat16)}
         for seed in range(n):
             ids = G.make_prompt(spec, seed)
             line = []
             ok = True
-            for enc in ENCODINGS:
+            for enc in encodings:
                 r = {d: G.run_reference(spec, m, ids, want_hidden=False, fast=True)
                      for d, m in models[enc].items()}
                 ana = G.analyse(spec, r[torch.float32], r[torch.bfloat16])
@@ -410,15 +466,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"),
                     help="where the tiny-*-gguf-* folders go (default: the repo's examples/)")
-    ap.add_argument("--family", choices=("gemma3", "gemma4", "all"), default="all")
+    ap.add_argument("--family", choices=tuple(FAMILIES) + ("all",), default="all",
+                    help="gemma3: tiny-gemma3-gguf-{q8_0,q4_0}; gemma4: tiny-gemma4-gguf-"
+                         "{q8_0,q4_0}; gemma3-plain: tiny-gemma3-gguf-{bf16,f16}; all (default)")
     ap.add_argument("--search", type=int, metavar="N",
                     help="try prompt seeds 0..N-1 of --family (not all) and print; no files")
+    ap.add_argument("--weight-seed", type=int, metavar="W",
+                    help="with --search: the family's spec with weight seed W")
     args = ap.parse_args()
-    families = ("gemma3", "gemma4") if args.family == "all" else (args.family,)
+    families = tuple(FAMILIES) if args.family == "all" else (args.family,)
+    if args.weight_seed is not None and not args.search:
+        ap.error("--weight-seed goes with --search")
     if args.search:
         if args.family == "all":
-            ap.error("--search needs --family gemma3 or gemma4")
-        search(args.family, args.search)
+            ap.error("--search needs one --family")
+        search(args.family, args.search, args.weight_seed)
         return
     with tempfile.TemporaryDirectory() as tmp:
         exe = build_llama_logits(tmp)
