@@ -46,7 +46,7 @@ if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-run")):
     config.available_features.add("sgc-run")
 
 # The sampled-CTA checks of the full seeds' CUDA kernels
-# (test/Target/CUDA/emu-sample), built with the runtime's tests.
+# (test/lib/sgc-emu-sample), built with the runtime's tests.
 if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-emu-sample")):
     config.available_features.add("sgc-emu-sample")
 

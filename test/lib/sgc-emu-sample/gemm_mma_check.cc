@@ -21,7 +21,7 @@
  * The prologue's sum of squares: a lane's K / 32 squares in sequence and 5
  * shuffle adds. bf16 rounding on both ends of every rounded value.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

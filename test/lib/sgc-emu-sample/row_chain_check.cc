@@ -11,7 +11,7 @@
  * thread + 16 for the block sum; rsqrt by the function error; one f32
  * rounding per operation, bf16 rounding on both ends.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

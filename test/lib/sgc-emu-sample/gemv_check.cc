@@ -23,7 +23,7 @@
  * thread and the block sum); exp/tanh/rsqrt by interval.h's function
  * error; bf16 rounding on both ends.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include "lib/support/half.h"
 

@@ -19,7 +19,7 @@
  * ending there. One line per
  * kernel; exit 1 when any fails.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

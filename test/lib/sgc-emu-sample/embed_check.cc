@@ -7,7 +7,7 @@
  * guard; the runtime rejects such ids before calling). Prefill: the call's
  * tokens of the phase's max, blocks past them must write nothing.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

@@ -7,7 +7,7 @@
  * cos/sin rounded to bf16, each product and sum rounded to bf16. The
  * intervals carry every rounding that may fall on either side.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <cmath>
 

@@ -21,7 +21,7 @@
  * products summed in f32 once per 16-key step, and the bf16 rounding on
  * both ends of the output.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

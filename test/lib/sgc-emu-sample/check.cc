@@ -2,7 +2,7 @@
  * check.cc - what every family's check shares: seeded inputs, the sampled
  * blocks, the emulator launch, the comparison.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include "lib/support/half.h"
 #include "runtime/src/cuda_emu/emulator.h"

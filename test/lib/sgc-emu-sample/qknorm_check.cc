@@ -18,7 +18,7 @@
  * within the angle's radius plus 2^-16; every f32 operation and bf16
  * rounding on both ends.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

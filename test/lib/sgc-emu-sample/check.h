@@ -7,8 +7,8 @@
 #ifndef SGC_TEST_TARGET_CUDA_EMU_SAMPLE_CHECK_H
 #define SGC_TEST_TARGET_CUDA_EMU_SAMPLE_CHECK_H
 
-#include "test/Target/CUDA/emu-sample/interval.h"
-#include "test/Target/CUDA/emu-sample/model.h"
+#include "test/lib/sgc-emu-sample/interval.h"
+#include "test/lib/sgc-emu-sample/model.h"
 
 #include <cstdint>
 #include <string>

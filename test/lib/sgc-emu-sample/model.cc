@@ -1,7 +1,7 @@
 /*
  * model.cc - opening a compiled CUDA model for sgc-emu-sample.
  */
-#include "test/Target/CUDA/emu-sample/model.h"
+#include "test/lib/sgc-emu-sample/model.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>

@@ -10,7 +10,7 @@
  * the grid's last, plus seeded others. The copied rows must equal the
  * inputs bit for bit; every other element of the cache must stay unwritten.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>

@@ -21,7 +21,7 @@
  * every term is widened by that many function errors and roundings, and the
  * bf16 rounding applies on both ends of the output.
  */
-#include "test/Target/CUDA/emu-sample/check.h"
+#include "test/lib/sgc-emu-sample/check.h"
 
 #include <algorithm>
 #include <chrono>
