@@ -87,6 +87,11 @@ struct Options {
       cl::desc("Keep what the emit phase generates in DIR: the C glue and, "
                "for CUDA, the PTX, the ptxas -v report and the cubin"),
       cl::value_desc("dir")};
+  cl::opt<std::string> kernelSpecs{
+      "kernel-specs",
+      cl::desc("CUDA: write every kernel's spec (what it computes) to FILE "
+               "as JSON, after the lower phase"),
+      cl::value_desc("file")};
   cl::opt<std::string> target{"target", cl::desc(targetHelp()),
                               cl::init("mlir")};
   cl::opt<std::string> computeDtype{
@@ -433,6 +438,9 @@ int runCompile(int argc, char **argv) {
   // Outputs that cannot be written are refused before any work.
   if (std::string error = checkOutputPath(opts.output); !error.empty())
     return fail(kExitBadInput, error);
+  if (!opts.kernelSpecs.empty())
+    if (std::string error = checkOutputPath(opts.kernelSpecs); !error.empty())
+      return fail(kExitBadInput, error);
   if (!opts.dumpDir.empty())
     if (std::string error = prepareDumpDir(opts.dumpDir); !error.empty())
       return fail(kExitBadInput, error);
@@ -462,12 +470,23 @@ int runCompile(int argc, char **argv) {
       return fail(kExitBadInput, dumper->getError());
     pm.addInstrumentation(std::move(instrumentation));
   }
+  bool specsWritten = opts.kernelSpecs.empty();
   for (Phase phase : allPhases()) {
     if (!(phase == Phase::Fusion && opts.disableFusion))
       buildPhasePipeline(phase, pm, *target);
+    if (phase == Phase::Lower && !specsWritten) {
+      if (!target->addKernelSpecsWriter(pm, opts.kernelSpecs))
+        return fail(kExitUsage,
+                    "--kernel-specs: the " + target->getName().str() +
+                        " target's kernels have no specs (cuda's do)");
+      specsWritten = true;
+    }
     if (phase == *stopAfter)
       break;
   }
+  if (!specsWritten)
+    return fail(kExitUsage, "--kernel-specs: the kernels exist from the lower "
+                            "phase on (--compile-to=lower or later)");
   LogicalResult result = pm.run(*module);
   if (dumper && !dumper->getError().empty())
     return fail(kExitBadInput, dumper->getError());

@@ -61,4 +61,21 @@ def ExternDynamicSharedPass
   }];
 }
 
+def WriteKernelSpecsPass : Pass<"sgc-write-kernel-specs", "mlir::ModuleOp"> {
+  let summary = "Write every GPU kernel's sg.kernel_spec to a JSON file";
+  let description = [{
+    CUDA target, after the lower phase (`sgc compile --kernel-specs=FILE`).
+    Writes `{"kernels": [{"name": ..., "spec": {...}}, ...]}` with one entry
+    per `gpu.func` that carries an `sg.kernel_spec`, in module order: the
+    spec as JSON (integers and floats as numbers, booleans, unit entries as
+    true, strings, arrays and dictionaries as they nest). Test tools read
+    what each kernel computes from it instead of from printed IR. The IR
+    is not changed.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"",
+           "Where the JSON goes">,
+  ];
+}
+
 #endif // SGC_COMPILER_TARGET_PASSES_TD

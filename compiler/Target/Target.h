@@ -55,6 +55,11 @@ public:
   virtual void buildLowerPipeline(OpPassManager &pm) const = 0;
   /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect).
   virtual void buildCodegenPipeline(OpPassManager &pm) const = 0;
+  /// Adds, after the lower phase, a pass that writes the kernels' specs to
+  /// `file` as JSON; false for a target whose kernels have none (the CPU's).
+  virtual bool addKernelSpecsWriter(OpPassManager &pm, StringRef file) const {
+    return false;
+  }
   /// Writes the model library for the codegen phase's output.
   virtual EmitResult emit(ModuleOp module,
                           const EmitOptions &options) const = 0;

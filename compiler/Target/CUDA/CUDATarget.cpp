@@ -75,6 +75,12 @@ public:
     buildHostCodegenPipeline(pm, /*barePointers=*/true);
   }
 
+  bool addKernelSpecsWriter(OpPassManager &pm,
+                            StringRef file) const override {
+    pm.addPass(createWriteKernelSpecsPass({file.str()}));
+    return true;
+  }
+
   EmitResult emit(ModuleOp module, const EmitOptions &options) const override {
     return emitCUDALibrary(module, options);
   }

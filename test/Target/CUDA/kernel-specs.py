@@ -1,102 +1,74 @@
 #!/usr/bin/env python3
-"""Prints the kernel specs of `sgc compile --target=cuda:... --compile-to=lower`
-output, one line per gpu.func: `NAME key=value ...`, for the scalar and
-integer-array entries of its sg.kernel_spec (nested entries are left out,
-except a `jobs` list of dictionaries, printed as `jobs=N` and `jobI.key=value`
-for each job's scalar entries, a unit entry as 1 and a float array as its
-length, and a `steps` or `prologue` list of strings as `steps=A;B`). sgc-emu-sample reads these lines to know what each kernel computes."""
-import re
+"""Prints the kernel specs `sgc compile --target=cuda:... --kernel-specs=FILE`
+wrote (JSON: {"kernels": [{"name", "spec"}]}), one line per kernel: `NAME
+key=value ...` for the spec's numbers, booleans (1 / 0), strings and integer
+arrays (a,b,c); a `jobs` list of dictionaries as `jobs=N` and `jobI.key=value`
+for each job's scalar entries (a float array as its length); a `steps` or
+`prologue` list of strings as `steps=A;B`. Other lists and dictionaries are
+left out. sgc-emu-sample reads these lines to know what each kernel
+computes."""
+import json
 import sys
 
-FUNC = re.compile(r"gpu\.func @(\w+)\(.*sg\.kernel_spec = \{(.*)\}\s*(\{|$)")
-# key = value : type, or key = array<i64: a, b>, or key = "text"
-ENTRY = re.compile(r'(\w+) = (array<i64: ([-0-9, ]+)>|"([^"]*)"|'
-                   r'(true|false)|([-+0-9.eE]+)(?: : \w+)?)')
+
+def scalar(value):
+    """The text of a number, boolean or string; None for anything else. A
+    float as MLIR prints it: six digits after the point in exponential
+    form where that is exact, else all the digits it needs."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        short = "%.6e" % value
+        return short if float(short) == value else repr(value)
+    if isinstance(value, (int, str)):
+        return str(value)
+    return None
 
 
-def top_level(spec):
-    """The spec text with nested [...] and {...} removed."""
-    out, depth = [], 0
-    for ch in spec:
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
+def is_ints(value):
+    return isinstance(value, list) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
-# jobs = [{...}, {...}] (qknorm_rope_append: one dictionary per fused tensor)
-JOBS = re.compile(r"jobs = \[(\{.*?\})\]")
-JOB = re.compile(r"\{([^{}]*)\}")
-FLOAT_ARRAY = re.compile(r"(\w+) = \[([^\]]*)\]")
-
-
-def entries(text):
-    """key=value strings of the scalar entries of one dictionary's text."""
-    fields = []
-    for e in ENTRY.finditer(text):
-        key, arr, txt, boolean, num = e.group(1), e.group(3), \
-            e.group(4), e.group(5), e.group(6)
-        if arr is not None:
-            value = ",".join(v.strip() for v in arr.split(","))
-        elif txt is not None:
-            value = txt
-        elif boolean is not None:
-            value = "1" if boolean == "true" else "0"
-        else:
-            value = num
-        fields.append((key, value))
-    return fields
-
-
-def job_fields(spec):
-    """jobs=N and jobI.key=value for a `jobs` list of dictionaries."""
-    m = JOBS.search(spec)
-    if not m:
-        return []
+def fields(spec):
     out = []
-    jobs = JOB.findall(m.group(1))
+    for key, value in spec.items():
+        text = scalar(value)
+        if text is not None:
+            out.append(f"{key}={text}")
+        elif is_ints(value) and value:
+            out.append(f"{key}=" + ",".join(str(v) for v in value))
+    return out
+
+
+def job_fields(jobs):
+    out = [f"jobs={len(jobs)}"]
     for i, job in enumerate(jobs):
-        arrays = {a.group(1): a.group(2) for a in FLOAT_ARRAY.finditer(job)}
-        scalars = FLOAT_ARRAY.sub("", job)
-        for key, value in entries(scalars):
-            out.append(f"job{i}.{key}={value}")
-        # a unit entry (`copy`) has no value
-        for unit in re.findall(r"(?:^|,)\s*(\w+)\s*(?=,|$)", scalars):
-            out.append(f"job{i}.{unit}=1")
-        for key, value in arrays.items():
-            out.append(f"job{i}.{key}={len(value.split(','))}")
-    return [f"jobs={len(jobs)}"] + out
-
-
-# steps = ["rms_norm(eps=...,offset=1,w)", "add"] (row_chain: its ops in
-# order; gemv_rows: `prologue`, the chain fused before the projection)
-STEPS = re.compile(r'\b(steps|prologue) = \[((?:"[^"]*"(?:, )?)*)\]')
-
-
-def step_fields(spec):
-    """steps=A;B;C (prologue=A;B) for a `steps` (`prologue`) list of
-    strings."""
-    return [m.group(1) + "=" + ";".join(re.findall(r'"([^"]*)"', m.group(2)))
-            for m in STEPS.finditer(spec)]
+        for key, value in job.items():
+            text = scalar(value)
+            if text is not None:
+                out.append(f"job{i}.{key}={text}")
+            elif isinstance(value, list):
+                out.append(f"job{i}.{key}={len(value)}")
+    return out
 
 
 def main():
     if len(sys.argv) != 2:
-        sys.exit("usage: kernel-specs.py LOWERED.mlir")
-    found = 0
-    for line in open(sys.argv[1]):
-        m = FUNC.search(line)
-        if not m:
-            continue
-        fields = [f"{k}={v}" for k, v in entries(top_level(m.group(2)))]
-        fields += job_fields(m.group(2)) + step_fields(m.group(2))
-        print(m.group(1), " ".join(fields))
-        found += 1
-    if not found:
-        sys.exit(f"{sys.argv[1]}: no gpu.func with an sg.kernel_spec")
+        sys.exit("usage: kernel-specs.py SPECS.json")
+    with open(sys.argv[1]) as f:
+        kernels = json.load(f)["kernels"]
+    if not kernels:
+        sys.exit(f"{sys.argv[1]}: no kernel with a spec")
+    for k in kernels:
+        spec = k["spec"]
+        line = fields(spec)
+        if isinstance(spec.get("jobs"), list):
+            line += job_fields(spec["jobs"])
+        for key in ("steps", "prologue"):
+            if isinstance(spec.get(key), list):
+                line.append(f"{key}=" + ";".join(spec[key]))
+        print(k["name"], " ".join(line))
 
 
 if __name__ == "__main__":

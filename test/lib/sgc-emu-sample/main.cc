@@ -7,7 +7,7 @@
  *                  [--random-ctas N] [--family F]... [--plant-bug]
  *
  * MODEL.so is `sgc compile --target=cuda:sm_90a`; SPECS is kernel-specs.py
- * on the same graph's `--compile-to=lower` output. For the first decode
+ * on what the same graph's `sgc compile --kernel-specs=FILE` wrote. For the first decode
  * step of every distinct gemv_rows, attn_decode_splitk, qknorm_rope_append,
  * row_chain and embed kernel: seeded random inputs (bf16 weights of spread
  * 1/sqrt(K), the caches full of keys, the step state at a position past the
