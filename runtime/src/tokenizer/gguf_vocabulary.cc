@@ -254,15 +254,16 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
   special_ids ids;
   if (status s = read_special_ids(n, &ids); !s.ok())
     return s;
-  int64_t unk = ids.unk;
   // The converter types every special added token control, <unk> among
   // them (Gemma's tokenizer_config.json marks it special), and writes its id
   // only when the HF config names one; SentencePiece needs exactly one
   // unknown piece: the id key's, else Gemma's "<unk>" (HF's default name).
-  if (auto it = seen.find("<unk>"); unk < 0 && unknown == 0 && it != seen.end())
-    unk = static_cast<int64_t>(it->second);
-  if (unk >= 0 && v->types[static_cast<size_t>(unk)] != kPieceUnknown) {
-    v->types[static_cast<size_t>(unk)] = kPieceUnknown;
+  if (auto it = seen.find("<unk>");
+      ids.unk < 0 && unknown == 0 && it != seen.end())
+    ids.unk = static_cast<int64_t>(it->second);
+  if (ids.unk >= 0 &&
+      v->types[static_cast<size_t>(ids.unk)] != kPieceUnknown) {
+    v->types[static_cast<size_t>(ids.unk)] = kPieceUnknown;
     ++unknown;
   }
   if (unknown != 1)
@@ -270,7 +271,6 @@ status vocabulary_reader::read(sentencepiece_vocabulary *v,
                 std::to_string(unknown) +
                     " tokens of type 2 (unknown) or named by "
                     "tokenizer.ggml.unknown_token_id; SentencePiece needs one");
-  ids.unk = unk;
   if (status s = name_specials(*tokens, ids, config); !s.ok())
     return s;
   v->bos_piece = config->bos_token;
@@ -338,27 +338,21 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
   special_ids ids;
   if (status s = read_special_ids(n, &ids); !s.ok())
     return s;
-  int64_t bos = ids.bos, unk = ids.unk;
-  if (unk < 0 && vocab.contains("<unk>"))
-    unk = vocab["<unk>"].get<int64_t>();
-  if (bos < 0)
+  if (ids.unk < 0 && vocab.contains("<unk>"))
+    ids.unk = vocab["<unk>"].get<int64_t>();
+  if (ids.bos < 0)
     return fail("tokenizer.ggml.bos_token_id",
                 "missing: a gemma4 vocabulary names its BOS token");
-  ids.unk = unk;
   if (status s = name_specials(*tokens, ids, config); !s.ok())
     return s;
-  const auto name = [&](int64_t id) {
-    return tokens->strings[static_cast<size_t>(id)];
-  };
+  const std::string &bos = config->bos_token;
 
   const std::string space = " ", marker = "\xe2\x96\x81"; // U+2581
   nlohmann::json single = nlohmann::json::array();
   nlohmann::json specials = nlohmann::json::object();
   if (*config->add_bos_token) {
-    single.push_back({{"SpecialToken", {{"id", name(bos)}, {"type_id", 0}}}});
-    specials[name(bos)] = {{"id", name(bos)},
-                           {"ids", {bos}},
-                           {"tokens", {name(bos)}}};
+    single.push_back({{"SpecialToken", {{"id", bos}, {"type_id", 0}}}});
+    specials[bos] = {{"id", bos}, {"ids", {ids.bos}}, {"tokens", {bos}}};
   }
   single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
   *doc = {
@@ -392,7 +386,7 @@ status vocabulary_reader::read_bpe(nlohmann::json *doc,
        {{"type", "BPE"},
         {"dropout", nullptr},
         {"unk_token",
-         unk < 0 ? nlohmann::json() : nlohmann::json(config->unk_token)},
+         ids.unk < 0 ? nlohmann::json() : nlohmann::json(config->unk_token)},
         {"continuing_subword_prefix", nullptr},
         {"end_of_word_suffix", nullptr},
         {"fuse_unk", true},
