@@ -8,6 +8,8 @@
 #include "compiler/Transforms/FusionUtils.h"
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 namespace mlir::sgc {
 #define GEN_PASS_DEF_FUSEGATEDMLPPASS
 #include "compiler/Transforms/Passes.h.inc"
@@ -34,6 +36,11 @@ struct FuseGatedMLP : OpRewritePattern<sg::MulOp> {
       if (!proj || proj.getNumResults() != 2 || proj.getSoftcapAttr() ||
           proj.getResult(0) != gelu.getX() || proj.getResult(1) != rhs ||
           !proj.getResult(0).hasOneUse() || !proj.getResult(1).hasOneUse())
+        continue;
+      // One kernel reads both weights in one encoding: a file that stores
+      // gate and up differently keeps them apart.
+      if (getElementTypeOrSelf(proj.getWeights()[0].getType()) !=
+          getElementTypeOrSelf(proj.getWeights()[1].getType()))
         continue;
       rewriter.setInsertionPoint(mul);
       auto fused = sg::GatedMLPOp::create(

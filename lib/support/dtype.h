@@ -36,10 +36,11 @@ enum class dtype : uint32_t {
   q8_0 = 17,
   q4_0 = 18,
   q6_k = 19,
+  q4_k = 20,
 };
 
 /// Number of valid enumerators plus one (the largest value + 1).
-constexpr uint32_t dtype_count = 20;
+constexpr uint32_t dtype_count = 21;
 
 /// The safetensors spelling ("BF16", "F8_E4M3", "BOOL") or ggml's ("Q4_0");
 /// "INVALID" for anything else.
@@ -53,7 +54,7 @@ dtype dtype_from_name(std::string_view name);
 /// encodings (use dtype_tensor_bytes).
 uint32_t dtype_size(dtype type);
 
-/// True for Q8_0, Q4_0, Q6_K: a row is stored as whole blocks.
+/// True for Q8_0, Q4_0, Q6_K, Q4_K: a row is stored as whole blocks.
 bool dtype_is_block(dtype type);
 /// Elements per block (1 for the plain types) and bytes per block.
 uint32_t dtype_block_elements(dtype type);

@@ -101,6 +101,10 @@ void fill_random_blocks(uint64_t seed, uint32_t dt, uint64_t first,
     case SGC_ABI_DTYPE_Q4_0: // d, then 16 bytes of nibbles
       put_f16(blk, 0.02f / 8.0f);
       break;
+    case SGC_ABI_DTYPE_Q4_K: // d, dmin, 12 bytes of 6-bit scales and mins
+      put_f16(blk, 0.02f / (16.0f * 64.0f));
+      put_f16(blk + 2, 0.01f / 64.0f);
+      break;
     default: // Q6_K: ql, qh, 16 int8 scales in [1, 64], d last
       for (uint32_t i = 192; i < 208; ++i)
         blk[i] = static_cast<uint8_t>(1 + blk[i] % 64);
@@ -154,6 +158,7 @@ void fill_random(uint64_t seed, uint32_t dt, uint64_t first, uint64_t count,
   case SGC_ABI_DTYPE_Q8_0:
   case SGC_ABI_DTYPE_Q4_0:
   case SGC_ABI_DTYPE_Q6_K:
+  case SGC_ABI_DTYPE_Q4_K:
     return fill_random_blocks(seed, dt, first, count, dst);
   default: // F8: storage only, zero
     std::memset(dst, 0, static_cast<size_t>(count));

@@ -119,7 +119,11 @@ TEST(Dtype, BlockEncodings) {
   EXPECT_EQ(dtype_block_bytes(dtype::q4_0), 18u);
   EXPECT_EQ(dtype_block_elements(dtype::q6_k), 256u);
   EXPECT_EQ(dtype_block_bytes(dtype::q6_k), 210u);
+  EXPECT_STREQ(dtype_name(dtype::q4_k), "Q4_K");
+  EXPECT_EQ(dtype_block_elements(dtype::q4_k), 256u);
+  EXPECT_EQ(dtype_block_bytes(dtype::q4_k), 144u);
   EXPECT_EQ(dtype_from_name("Q4_0"), dtype::invalid);
+  EXPECT_EQ(dtype_from_name("Q4_K"), dtype::invalid);
 
   uint64_t bytes = 0;
   const int64_t matrix[] = {3840, 15360};
@@ -129,6 +133,9 @@ TEST(Dtype, BlockEncodings) {
   EXPECT_EQ(bytes, uint64_t{3840} * 15360 * 2);
   const int64_t partial[] = {4, 96};
   EXPECT_FALSE(dtype_tensor_bytes(dtype::q6_k, partial, 2, &bytes));
+  EXPECT_FALSE(dtype_tensor_bytes(dtype::q4_k, partial, 2, &bytes));
+  ASSERT_TRUE(dtype_tensor_bytes(dtype::q4_k, matrix, 2, &bytes));
+  EXPECT_EQ(bytes, uint64_t{3840} * 15360 / 256 * 144);
   EXPECT_TRUE(dtype_tensor_bytes(dtype::q8_0, partial, 2, &bytes));
   EXPECT_EQ(bytes, 4u * 3 * 34);
   EXPECT_FALSE(dtype_tensor_bytes(dtype::q8_0, nullptr, 0, &bytes));

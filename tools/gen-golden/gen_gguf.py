@@ -3,7 +3,8 @@ a tiny Gemma 3 whose every fact a GGUF can carry (every 6th layer full,
 attention scale 1/sqrt(head_dim), no RoPE scaling) and whose every K is a
 multiple of 256, converted by llama.cpp's own convert_hf_to_gguf.py (Q8_0;
 BF16 as the input of llama-quantize) and quantized by its llama-quantize (Q4_0: the linears Q4_0, the tied
-embedding Q6_K), each with the logits of Hugging Face transformers (eager)
+embedding Q6_K; Q4_K_M, what llama.cpp users run by default: Q4_K, with Q6_K for
+the tied embedding and some attn_v / ffn_down), each with the logits of Hugging Face transformers (eager)
 on the weights as the `gguf` package dequantizes them (reference (a)):
 f32, and those f32 weights cast to bf16 for the bf16 run. The same for a
 tiny Gemma 4 (SPEC4: layers [s, s, full, s, s, full], head widths 128 and
@@ -15,13 +16,14 @@ files stay under the 4 MiB a golden folder may take.
 
     bench/llamacpp/setup.sh      # llama.cpp's tree and llama-quantize
     tools/gen-golden/gen-golden --gguf [OUTROOT] [--family gemma3|gemma4|gemma3-plain|all]
+    tools/gen-golden/gen-golden --gguf --family gemma3 --encodings q4_k_m   # one folder only
     tools/gen-golden/gen-golden --gguf --family gemma4 --search 40   # prompt seeds
     tools/gen-golden/gen-golden --gguf --family gemma3-plain --search 150 --weight-seed 21
 
 The HF folder holds tiny-gemma3's (tiny-gemma4's) tokenizer and chat template,
 so each file carries them (tokenizer.ggml.*, tokenizer.chat_template).
 
-writes OUTROOT/tiny-gemma{3,4}-gguf-{q8_0,q4_0}/ and
+writes OUTROOT/tiny-gemma{3,4}-gguf-{q8_0,q4_0,q4_k_m}/ and
 OUTROOT/tiny-gemma3-gguf-{bf16,f16}/ (gemma3-plain): model.gguf,
 golden.safetensors (the keys of the other goldens, and llama_logits:
 reference (b), llama.cpp's own logits on the file, llama_logits.cc),
@@ -108,7 +110,15 @@ SPEC4 = dict(
 # the implicit pattern) are 4.9 MB each, over the 4 MiB a golden file may
 # take: the BF16 one is made (the Q4_0 file is quantized from it) but not
 # written out. SPEC_PLAIN is the model of the BF16 and F16 goldens.
-ENCODINGS = ("q8_0", "q4_0")
+ENCODINGS = ("q8_0", "q4_0", "q4_k_m")
+# The encodings llama-quantize makes from the BF16 file (the converter's
+# --outtype has no Q4_0 or K-quants), with its type argument.
+QUANTIZE = {"q4_0": "Q4_0", "q4_k_m": "Q4_K_M"}
+# Q4_K_M's types when every K is a multiple of 256: the Q4_K base, Q6_K for the
+# tied embedding and the "more bits" attn_v / ffn_down, F32 for the 1-D tensors.
+# Anything else is llama-quantize's fallback for a width the block does not
+# divide (Q5_0, Q8_0, F16): not the format users' files have.
+Q4_K_M_TYPES = {"Q4_K", "Q6_K", "F32"}
 
 # The tiny Gemma 3 of the plain encodings (BF16, F16: no block, so no K need
 # be a multiple of 256): SPEC's facts (6 layers, the converter writes no
@@ -209,17 +219,17 @@ def run(cmd, log):
 
 def convert(hf, tmp, encodings):
     """llama.cpp's files of the HF folder `hf`: BF16 and the other `encodings`
-    but Q4_0 (Q8_0, F16) by convert_hf_to_gguf.py --outtype, Q4_0 (if asked)
-    by llama-quantize from the BF16 one."""
+    but QUANTIZE's (Q8_0, F16) by convert_hf_to_gguf.py --outtype, Q4_0 and
+    Q4_K_M (if asked) by llama-quantize from the BF16 one."""
     log = os.path.join(tmp, "llama.log")
     conv = os.path.join(LLAMA, "src", "convert_hf_to_gguf.py")
     out = {}
-    for enc in ["bf16"] + [e for e in encodings if e not in ("bf16", "q4_0")]:
+    for enc in ["bf16"] + [e for e in encodings if e != "bf16" and e not in QUANTIZE]:
         out[enc] = os.path.join(tmp, enc + ".gguf")
         run([sys.executable, conv, hf, "--outtype", enc, "--outfile", out[enc]], log)
-    if "q4_0" in encodings:
-        out["q4_0"] = os.path.join(tmp, "q4_0.gguf")
-        run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out["q4_0"], "Q4_0"], log)
+    for enc in (e for e in encodings if e in QUANTIZE):
+        out[enc] = os.path.join(tmp, enc + ".gguf")
+        run([os.path.join(LLAMA, "bin", "llama-quantize"), out["bf16"], out[enc], QUANTIZE[enc]], log)
     return out
 
 
@@ -308,6 +318,18 @@ def dequantized(path, family="gemma3"):
     return out, types
 
 
+def check_types(enc, types, path):
+    """A Q4_K_M file holds only Q4_K_M_TYPES (no fallback); its per-tensor
+    types are printed, so one sees which attn_v / ffn_down got Q6_K."""
+    if enc != "q4_k_m":
+        return
+    print("%s (q4_k_m) tensor types:" % path)
+    for name, t in types.items():
+        print("  %s -> %s" % (name, t))
+    bad = {n: t for n, t in types.items() if t not in Q4_K_M_TYPES}
+    assert not bad, "llama-quantize fell back (a K not a multiple of 256?): %s" % bad
+
+
 def reference(spec, weights, dtype):
     cfg = hf_config(spec)
     cfg._attn_implementation = "eager"
@@ -346,9 +368,11 @@ def hf_runs(spec, make, weights, ids):
 
 
 # What llama.cpp's CPU matmuls round the activations to for each encoding
-# (ggml-cpu's vec_dot_type of the weight type): Q8_0 for the block types,
-# the weight's own type for F16 and BF16.
+# (ggml-cpu's vec_dot_type of the weight type): Q8_0 for Q8_0 and Q4_0, Q8_K
+# (256-weight blocks, f32 scale) for the K-quants Q4_K and Q6_K, the weight's
+# own type for F16 and BF16.
 ACTIVATIONS = {"q8_0": "8-bit activations", "q4_0": "8-bit activations",
+               "q4_k_m": "8-bit activations (Q8_K)",
                "bf16": "bf16 activations", "f16": "f16 activations"}
 
 
@@ -376,7 +400,8 @@ def write_example(d, spec, enc, path, types, runs, ids, llama_rows, reference_te
         "spec": spec,
         "made_by": "llama.cpp (llama-cpp-python %s): convert_hf_to_gguf.py%s"
                    % (open(os.path.join(LLAMA, "VERSION")).read().strip(),
-                      ", llama-quantize Q4_0" if enc == "q4_0" else " --outtype " + enc),
+                      ", llama-quantize " + QUANTIZE[enc] if enc in QUANTIZE
+                      else " --outtype " + enc),
         "tensor_types": counts,
         "token_embd": types["token_embd.weight"],
         "reference": reference_text,
@@ -419,34 +444,37 @@ FAMILIES = {
 }
 
 
-def build(family, outroot, exe, tmp):
-    spec, make, ref, text, encodings = FAMILIES[family]
+def build(family, outroot, exe, tmp, encodings=None):
+    """The family's folders; encodings: only those (default: all of the family's)."""
+    spec, make, ref, text, encodings = FAMILIES[family][:4] + (encodings or FAMILIES[family][4],)
     torch.manual_seed(0)
     ids = G.make_prompt(spec, spec["prompt_seed"])
     files = make(spec, encodings, tmp)
     for enc in encodings:
         weights, types = dequantized(files[enc], spec["family"])
+        check_types(enc, types, files[enc])
         runs = hf_runs(spec, ref, weights, ids)
         rows = llama_reference(exe, files[enc], ids, runs["f32"]["dec_ids"], spec["vocab"], tmp)
         write_example(os.path.join(outroot, "tiny-%s-gguf-%s" % (spec["family"], enc)), spec, enc,
                       files[enc], types, runs, ids, rows, text, os.path.join(tmp, "hf", "config.json"))
 
 
-def search(family, n, weight_seed=None):
-    """Prompt seeds 0..n-1 on both files' dequantized weights: gen_golden's
+def search(family, seeds, weight_seed=None, encodings=None):
+    """Prompt seeds `seeds` on each file's dequantized weights: gen_golden's
     criterion (same tokens in f32 and bf16, top-2 margins over 4x the bf16
     bound, no special ids) on each, and the f32 greedy tokens' switches.
-    weight_seed: try that one instead of the spec's."""
-    spec, make, ref, _, encodings = FAMILIES[family]
+    weight_seed: try that one instead of the spec's; encodings: only those files."""
+    spec, make, ref, _, encodings = FAMILIES[family][:4] + (encodings or FAMILIES[family][4],)
     if weight_seed is not None:
         spec = dict(spec, weight_seed=weight_seed)
     with tempfile.TemporaryDirectory() as tmp:
         files = make(spec, encodings, tmp)
         models = {}
         for enc in encodings:
-            weights, _ = dequantized(files[enc], spec["family"])
+            weights, types = dequantized(files[enc], spec["family"])
+            check_types(enc, types, files[enc])
             models[enc] = {d: ref(spec, weights, d) for d in (torch.float32, torch.bfloat16)}
-        for seed in range(n):
+        for seed in seeds:
             ids = G.make_prompt(spec, seed)
             line = []
             ok = True
@@ -467,27 +495,42 @@ def main():
     ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"),
                     help="where the tiny-*-gguf-* folders go (default: the repo's examples/)")
     ap.add_argument("--family", choices=tuple(FAMILIES) + ("all",), default="all",
-                    help="gemma3: tiny-gemma3-gguf-{q8_0,q4_0}; gemma4: tiny-gemma4-gguf-"
-                         "{q8_0,q4_0}; gemma3-plain: tiny-gemma3-gguf-{bf16,f16}; all (default)")
+                    help="gemma3: tiny-gemma3-gguf-{q8_0,q4_0,q4_k_m}; gemma4: tiny-gemma4-gguf-"
+                         "{q8_0,q4_0,q4_k_m}; gemma3-plain: tiny-gemma3-gguf-{bf16,f16}; all (default)")
+    ap.add_argument("--encodings", metavar="E,E",
+                    help="only these encodings of the families (e.g. q4_k_m): the other "
+                         "folders are left as they are")
     ap.add_argument("--search", type=int, metavar="N",
                     help="try prompt seeds 0..N-1 of --family (not all) and print; no files")
+    ap.add_argument("--seed", type=int, metavar="S",
+                    help="with --search: try prompt seed S only (N is ignored)")
     ap.add_argument("--weight-seed", type=int, metavar="W",
                     help="with --search: the family's spec with weight seed W")
     args = ap.parse_args()
     families = tuple(FAMILIES) if args.family == "all" else (args.family,)
-    if args.weight_seed is not None and not args.search:
-        ap.error("--weight-seed goes with --search")
+    if (args.weight_seed is not None or args.seed is not None) and not args.search:
+        ap.error("--weight-seed and --seed go with --search")
+    # family -> its encodings that --encodings names (all of them without it)
+    chosen = {f: FAMILIES[f][4] for f in families}
+    if args.encodings:
+        want = args.encodings.split(",")
+        chosen = {f: tuple(e for e in encs if e in want) for f, encs in chosen.items()}
+        unknown = set(want) - {e for encs in chosen.values() for e in encs}
+        if unknown:
+            ap.error("--encodings: %s not of --family %s" % (",".join(sorted(unknown)), args.family))
+        chosen = {f: encs for f, encs in chosen.items() if encs}
     if args.search:
         if args.family == "all":
             ap.error("--search needs one --family")
-        search(args.family, args.search, args.weight_seed)
+        seeds = [args.seed] if args.seed is not None else range(args.search)
+        search(args.family, seeds, args.weight_seed, chosen[args.family])
         return
     with tempfile.TemporaryDirectory() as tmp:
         exe = build_llama_logits(tmp)
-        for family in families:
+        for family, encs in chosen.items():
             sub = os.path.join(tmp, family)
             os.makedirs(sub)
-            build(family, args.outroot, exe, sub)
+            build(family, args.outroot, exe, sub, encs)
 
 
 if __name__ == "__main__":

@@ -150,6 +150,29 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
   return declareDispatcher(b, module, kernel, name, spec.totalRows());
 }
 
+/// The int8 activations of `xs` for `spec`'s weights, where the variant has
+/// the int8 rows and the call takes the row path (decode); otherwise an
+/// empty buffer.
+Value emitInt8Activations(OpBuilder &b, Location loc, FunctionLowering &state,
+                          const KernelSpec &spec, Value xs, Value tokens,
+                          Value padded) {
+  Value rowPath = arith::XOrIOp::create(
+      b, loc, tilesInUse(b, loc, spec, tokens),
+      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  Value quantize = arith::AndIOp::create(b, loc, rowPath,
+                                         loadInt8DotFlag(b, loc, state.module));
+  Value rows = arith::SelectOp::create(b, loc, quantize, padded,
+                                       constIndex(b, loc, 0));
+  Value records = memref::AllocOp::create(
+      b, loc, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
+      b.getI64IntegerAttr(64));
+  state.allocated.push_back(records);
+  func::CallOp::create(
+      b, loc, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
+      ValueRange{xs, records});
+  return records;
+}
+
 } // namespace
 
 Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
@@ -234,10 +257,20 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   // (f16, block encodings: as exact as the f32 path, which rounds them to
   // bf16 too, and half its instructions a weight), K in pairs. Decode and
   // prefill then call one kernel per shape.
-  spec.bf16Dot = input.bf16Copy = input.xType.isBF16() &&
-                                  hasWeightPairs(spec.wType) &&
-                                  spec.k % 2 == 0;
-  spec.int8Dot = spec.bf16Dot && hasInt8Dot(spec.wType, spec.k);
+  // Weights of several encodings (a GGUF's Q4_K_M mix: attn_v in Q6_K on
+  // some layers, q and k in Q4_K) take one kernel per run of equal
+  // encodings, all reading the same input rows.
+  SmallVector<Type> wTypes;
+  for (Value w : weights)
+    wTypes.push_back(cast<RankedTensorType>(w.getType()).getElementType());
+  if (spec.epilogue == Epilogue::GatedGelu && wTypes[0] != wTypes[1])
+    return op->emitError("convert-sg-to-linalg: a gated MLP's gate and up "
+                         "weights differ in encoding (")
+           << wTypes[0] << ", " << wTypes[1]
+           << "); sg-fuse leaves such a pair unfused";
+  spec.bf16Dot = input.bf16Copy =
+      input.xType.isBF16() && llvm::all_of(wTypes, hasWeightPairs) &&
+      spec.k % 2 == 0;
   // A batched decode step's projections (sg-specialize marks its bodies).
   if (auto body = op->getParentOfType<func::FuncOp>())
     spec.rowsOnly = static_cast<bool>(
@@ -271,37 +304,37 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
   llvm::append_range(rowArgs, inputRows);
   func::CallOp::create(b, loc, getOrCreateInputRows(b, state.module, input),
                        rowArgs);
-  // The int8 activations, where the variant has the int8 rows and the call
-  // takes the row path (decode); otherwise empty buffers.
-  if (spec.int8Dot) {
-    Value rowPath = arith::XOrIOp::create(
-        b, loc, tilesInUse(b, loc, spec, tokens),
-        arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-    Value quantize = arith::AndIOp::create(
-        b, loc, rowPath, loadInt8DotFlag(b, loc, state.module));
-    Value rows = arith::SelectOp::create(b, loc, quantize, padded,
-                                         constIndex(b, loc, 0));
-    inputRows.push_back(memref::AllocOp::create(
-        b, loc, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
-        b.getI64IntegerAttr(64)));
-    state.allocated.push_back(inputRows.back());
-    SmallVector<Value> quantArgs = {inputRows.front(), inputRows.back()};
-    func::CallOp::create(
-        b, loc, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
-        quantArgs);
-  }
-
-  func::FuncOp dispatcher = getOrCreateDispatcher(b, state.module, spec);
-  SmallVector<Value> args = {state.exec};
-  llvm::append_range(args, inputRows);
-  llvm::append_range(args, weightBuffers);
-  if (bias)
-    args.push_back(state.lookup(bias));
+  SmallVector<Value> outputs;
   for (Value result : op->getResults()) {
     Value buffer = state.bufferFor(loc, result);
     state.buffers.map(result, buffer);
-    args.push_back(withDynamicTokens(b, loc, buffer));
+    outputs.push_back(withDynamicTokens(b, loc, buffer));
   }
-  func::CallOp::create(b, loc, dispatcher, args);
+  // One kernel per run of weights of one encoding; a gated MLP's pair is one
+  // run with one output.
+  for (size_t first = 0; first < weights.size();) {
+    size_t end = first + 1;
+    while (end < weights.size() && wTypes[end] == wTypes[first])
+      ++end;
+    KernelSpec run = spec;
+    run.wType = wTypes[first];
+    run.rows.assign(spec.rows.begin() + first, spec.rows.begin() + end);
+    run.int8Dot = run.bf16Dot && hasInt8Dot(run.wType, run.k);
+    SmallVector<Value> args = {state.exec};
+    llvm::append_range(args, inputRows);
+    if (run.int8Dot)
+      args.push_back(emitInt8Activations(b, loc, state, run, inputRows.front(),
+                                         tokens, padded));
+    llvm::append_range(args, ArrayRef(weightBuffers).slice(first, end - first));
+    if (bias)
+      args.push_back(state.lookup(bias));
+    if (run.epilogue == Epilogue::GatedGelu)
+      args.push_back(outputs.front());
+    else
+      llvm::append_range(args, ArrayRef(outputs).slice(first, end - first));
+    func::CallOp::create(b, loc, getOrCreateDispatcher(b, state.module, run),
+                         args);
+    first = end;
+  }
   return success();
 }

@@ -9,6 +9,11 @@
 //         high (i = 2, 3) nibble of ql[32·(i % 2) + l] and bits 2i, 2i + 1
 //         of qh[l], sub-block scale sc[l / 16 + 2i])
 //                                            w = (d · sc) · (q − 32)
+//   Q4_K: f16 d, dmin; u8 scales[12]; u8 qs[128] (256 elements, four
+//         chunks of 64; element 64·c + l takes the low (l < 32) or high
+//         nibble of qs[32·c + l % 32], sub-block j = 2c + l / 32 its 6-bit
+//         scale sc and min m packed as get_scale_min_k4 reads them)
+//                                            w = (d · sc) · q − dmin · m
 // Every product is formed in f32 in ggml's order, so the values equal the
 // `gguf` package's dequantizers' bit for bit.
 //
@@ -151,16 +156,78 @@ Value dequantQ6_K(BlockReader &r, Value col) {
   return r.fmul(r.f32Lanes(scale), r.toF32(q));
 }
 
+/// Sub-block j's 6-bit scale and min of a Q4_K block (ggml's
+/// get_scale_min_k4), as scalar i8 (0..63): j < 4 keeps the low 6 bits of
+/// s[j] and s[j + 4]; j >= 4 takes s[j + 4]'s nibbles with the top 2 bits of
+/// s[j − 4] (scale) and s[j] (min) above them.
+std::pair<Value, Value> q4kScaleMin(BlockReader &r, Value base, Value j) {
+  OpBuilder &b = r.b;
+  Location loc = r.loc;
+  auto byteAt = [&](Value at) -> Value {
+    return memref::LoadOp::create(b, loc, r.w, ValueRange{r.row, at});
+  };
+  auto c8 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(v));
+  };
+  auto band = [&](Value x, int64_t m) -> Value {
+    return arith::AndIOp::create(b, loc, x, c8(m));
+  };
+  auto shr = [&](Value x, int64_t n) -> Value {
+    return arith::ShRUIOp::create(b, loc, x, c8(n));
+  };
+  auto top2 = [&](Value x) -> Value {
+    return arith::ShLIOp::create(b, loc, shr(x, 6), c8(4));
+  };
+  Value scales = r.add(base, r.c(4));
+  Value sj = byteAt(r.add(scales, j));
+  Value sj4 = byteAt(r.add(scales, r.add(j, r.c(4))));
+  // s[j − 4], read as s[(j + 8) % 12] so that j < 4 stays inside the 12
+  // bytes (its value is not used then).
+  Value sjm4 = byteAt(r.add(scales, r.rem(r.add(j, r.c(8)), 12)));
+  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, r.c(4));
+  Value scHigh = arith::OrIOp::create(b, loc, band(sj4, 0xF), top2(sjm4));
+  Value mHigh = arith::OrIOp::create(b, loc, shr(sj4, 4), top2(sj));
+  return {arith::SelectOp::create(b, loc, low, band(sj, 63), scHigh),
+          arith::SelectOp::create(b, loc, low, band(sj4, 63), mHigh)};
+}
+
+Value dequantQ4_K(BlockReader &r, Value col) {
+  OpBuilder &b = r.b;
+  Location loc = r.loc;
+  Value base = r.mul(r.div(col, 256), 144);
+  Value e = r.rem(col, 256);
+  Value chunk = r.div(e, 64), l = r.rem(e, 64);
+  Value packed = r.bytes(r.add(base, r.add(r.c(16), r.add(r.mul(chunk, 32),
+                                                         r.rem(l, 32)))));
+  Value upper = r.div(l, 32);
+  Value q = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(b, loc, packed, r.i8Of(r.mul(upper, 4))),
+      r.i8(0xF));
+  auto [sc, m] = q4kScaleMin(r, base, r.add(r.mul(chunk, 2), upper));
+  // (d · sc) · q − dmin · m with both products in f32 first: ggml's order.
+  // The 6-bit values are below 64, so SIToFP of the i8 is exact.
+  auto asF32 = [&](Value i8) -> Value {
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i8);
+  };
+  Value scale = r.fmul(r.half(base), asF32(sc));
+  Value min = r.fmul(r.half(r.add(base, r.c(2))), asF32(m));
+  return arith::SubFOp::create(b, loc, r.fmul(r.f32Lanes(scale), r.toF32(q)),
+                               r.f32Lanes(min));
+}
+
 /// The dequantized value of a block-encoded weight, exactly, as f32.
 Value dequantF32(OpBuilder &b, Location loc, Value w, sg::QuantType quant,
                  Value row, Value col, int64_t lanes) {
   BlockReader r{b, loc, w, row, lanes};
   StringRef encoding = quant.getEncoding();
-  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K") &&
+  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K" ||
+          encoding == "Q4_K") &&
          "QuantType's verifier admits these");
   return encoding == "Q8_0"   ? dequantQ8_0(r, col)
          : encoding == "Q4_0" ? dequantQ4_0(r, col)
-                              : dequantQ6_K(r, col);
+         : encoding == "Q6_K" ? dequantQ6_K(r, col)
+                              : dequantQ4_K(r, col);
 }
 
 /// The bf16 pairs of the Q4_0 block that starts at element `col` (a

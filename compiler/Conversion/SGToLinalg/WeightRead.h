@@ -3,7 +3,7 @@
 // Part of sgc. The CPU kernels read a weight at [row, col .. col + lanes) as
 // f32 values through one function, whatever the weight's encoding: a float
 // weight is loaded and widened (widenWeight), a block-encoded one
-// (`!sg.quant`, ggml's Q8_0 / Q4_0 / Q6_K blocks on a buffer of bytes) is
+// (`!sg.quant`, ggml's Q8_0 / Q4_0 / Q6_K / Q4_K blocks on a buffer of bytes) is
 // dequantized in registers as ggml's reference dequantizer computes it.
 //
 //===----------------------------------------------------------------------===//
@@ -25,7 +25,7 @@ MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
 /// holding the values activations of type `ct` read: bf16(w) under bf16
 /// activations for f16 and block-encoded weights. For a block encoding,
 /// `col` is a multiple of `lanes` and `lanes` (1, 8 or 16) divides its
-/// sub-block (32 for Q8_0 / Q4_0, 16 for Q6_K).
+/// sub-block (32 for Q8_0 / Q4_0 / Q4_K, 16 for Q6_K).
 Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
                     Value row, Value col, int64_t lanes, Type ct);
 

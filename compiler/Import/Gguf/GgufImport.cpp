@@ -28,7 +28,8 @@ namespace {
 /// The encodings sgc compiles (ggml's type names).
 bool readable(StringRef encoding) {
   return encoding == "F32" || encoding == "F16" || encoding == "BF16" ||
-         encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K";
+         encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K" ||
+         encoding == "Q4_K";
 }
 
 /// The file's stem as an artifact name ("<prefix>-<stem>" unless it names
@@ -133,7 +134,7 @@ FailureOr<GraphSpec> mlir::sgc::graphFromGguf(MLIRContext *ctx,
                                 encoding != "F16" && encoding != "BF16"))
       return m.error() << "tensor '" << ggufName << "' is " << encoding
                        << ", an encoding sgc does not compile yet (F32, F16, "
-                          "BF16, Q8_0, Q4_0, Q6_K)",
+                          "BF16, Q8_0, Q4_0, Q6_K, Q4_K)",
              failure();
     graph->fileTensors[t.name] = FileTensor{ggufName, encoding};
     used[ggufName] = true;

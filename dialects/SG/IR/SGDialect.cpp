@@ -52,7 +52,7 @@ QuantType::verify(function_ref<InFlightDiagnostic()> emitError,
                   StringRef encoding) {
   if (blockLayout(encoding).first == 0)
     return emitError() << "quant_c1: unknown block encoding '" << encoding
-                       << "' (Q8_0, Q4_0 and Q6_K are known)";
+                       << "' (Q8_0, Q4_0, Q6_K and Q4_K are known)";
   return success();
 }
 

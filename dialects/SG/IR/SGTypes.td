@@ -24,14 +24,15 @@ def SG_QuantType : TypeDef<SG_Dialect, "Quant"> {
     | `Q8_0` | 32 / 34 | `f32(d) · q` |
     | `Q4_0` | 32 / 18 | `f32(d) · (q − 8)` |
     | `Q6_K` | 256 / 210 | `(f32(d) · sc) · (q − 32)` |
+    | `Q4_K` | 256 / 144 | `(f32(d) · sc) · q − f32(dmin) · m` |
 
     Ops read such a weight as its dequantized f32 value (exact for Q8_0 and
-    Q4_0; Q6_K rounds as ggml's reference does), rounded to bf16 under bf16
+    Q4_0; Q6_K and Q4_K round as ggml's reference does), rounded to bf16 under bf16
     activations, as the reference runs the dequantized checkpoint in bf16.
     On buffers the weight is its bytes: `[N, K / B · bytes]` of i8.
 
     Constraints:
-    - C1: the encoding is `Q8_0`, `Q4_0` or `Q6_K`.
+    - C1: the encoding is `Q8_0`, `Q4_0`, `Q6_K` or `Q4_K`.
   }];
   let parameters = (ins StringRefParameter<"the encoding">:$encoding);
   let assemblyFormat = "`<` $encoding `>`";

@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 7u
+#define SGC_ABI_VERSION_MINOR 8u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -91,11 +91,11 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  * X(NAME, code, block bytes, block elements). NAME is the safetensors
  * spelling ("BF16", "F8_E4M3", ...) or ggml's ("Q4_0"), the code what the
  * tables store (equal to the runtime's SGC_DTYPE_*). A plain type is a block
- * of one element; a block encoding (Q8_0, Q4_0, Q6_K: ggml's layouts, see
+ * of one element; a block encoding (Q8_0, Q4_0, Q6_K, Q4_K: ggml's layouts, see
  * design/QUANT.md §3) packs `block elements` weights of a row into `block
  * bytes`, so a tensor's bytes are (elements / block elements) x block bytes
  * and its last dimension is a whole number of blocks. Block encodings come
- * from GGUF files only; their codes are new in 2.6. The one table of them: the enumerators below, the
+ * from GGUF files only; their codes are new in 2.6 (Q4_K in 2.8). The one table of them: the enumerators below, the
  * compiler's serializer and type, and the runtime's dtype names and sizes
  * (lib/support/dtype.cc) are made from these rows. The F8 types are storage
  * only in 2.0.
@@ -120,14 +120,15 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
   X(F8_E8M0, 16, 1, 1)    \
   X(Q8_0, 17, 34, 32)     \
   X(Q4_0, 18, 18, 32)     \
-  X(Q6_K, 19, 210, 256)
+  X(Q6_K, 19, 210, 256)   \
+  X(Q4_K, 20, 144, 256)
 
 enum {
 #define SGC_ABI_DTYPE_ENUMERATOR(name, code, block_bytes, block_elements)     \
   SGC_ABI_DTYPE_##name = code,
   SGC_ABI_DTYPES(SGC_ABI_DTYPE_ENUMERATOR)
 #undef SGC_ABI_DTYPE_ENUMERATOR
-  SGC_ABI_DTYPE_COUNT = 20
+  SGC_ABI_DTYPE_COUNT = 21
 };
 
 /** What --load-format=dummy writes into a tensor. */

@@ -858,8 +858,8 @@ func.func @norm_rope_c4(%x: tensor<4x2x16xbf16>, %w: tensor<16xbf16>, %pos: i64,
 
 // -----
 // quant_c1: a block encoding the compiler knows (SGTypes.td).
-// expected-error @+1 {{quant_c1: unknown block encoding 'Q4_K' (Q8_0, Q4_0 and Q6_K are known)}}
-func.func @quant_c1_unknown(%w: tensor<64x256x!sg.quant<"Q4_K">>) {
+// expected-error @+1 {{quant_c1: unknown block encoding 'Q5_K' (Q8_0, Q4_0, Q6_K and Q4_K are known)}}
+func.func @quant_c1_unknown(%w: tensor<64x256x!sg.quant<"Q5_K">>) {
   return
 }
 
@@ -877,6 +877,14 @@ func.func @weight_c3_rank() -> tensor<2x64x256x!sg.quant<"Q6_K">> {
   // expected-error @+1 {{requires a block-encoded weight to be a static [rows, K] matrix, got [2, 64, 256]}}
   %w = sg.weight "w" : tensor<2x64x256x!sg.quant<"Q6_K">>
   return %w : tensor<2x64x256x!sg.quant<"Q6_K">>
+}
+
+// -----
+// weight_c3: Q4_K's blocks are 256 wide.
+func.func @weight_c3_partial_q4_k() -> tensor<64x384x!sg.quant<"Q4_K">> {
+  // expected-error @+1 {{requires the rows of a Q4_K weight to be whole blocks of 256, got K = 384}}
+  %w = sg.weight "w" : tensor<64x384x!sg.quant<"Q4_K">>
+  return %w : tensor<64x384x!sg.quant<"Q4_K">>
 }
 
 // -----

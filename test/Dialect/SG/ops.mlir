@@ -191,13 +191,17 @@ func.func @merge_image_rows(%x: tensor<?x32xbf16>, %e: tensor<?x32xf32>, %b: ten
 // embedding.
 // CHECK-LABEL: func.func @block_encoded_weights
 // CHECK: sg.weight "w" : tensor<64x256x!sg.quant<"Q4_0">>
+// CHECK: sg.weight "w2" : tensor<64x256x!sg.quant<"Q4_K">>
 // CHECK: sg.embed %{{.*}} : (tensor<64x256x!sg.quant<"Q6_K">>, tensor<?xi32>) -> tensor<?x256xbf16>
 // CHECK: sg.linear %{{.*}} : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
-func.func @block_encoded_weights(%t: tensor<64x256x!sg.quant<"Q6_K">>, %ids: tensor<?xi32>) -> tensor<?x64xbf16> {
+// CHECK: sg.linear %{{.*}} : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16>
+func.func @block_encoded_weights(%t: tensor<64x256x!sg.quant<"Q6_K">>, %ids: tensor<?xi32>) -> (tensor<?x64xbf16>, tensor<?x64xbf16>) {
   %w = sg.weight "w" : tensor<64x256x!sg.quant<"Q4_0">>
+  %w2 = sg.weight "w2" : tensor<64x256x!sg.quant<"Q4_K">>
   %h = sg.embed %t[%ids] scale(1.0) : (tensor<64x256x!sg.quant<"Q6_K">>, tensor<?xi32>) -> tensor<?x256xbf16>
   %y = sg.linear %h, %w : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
-  return %y : tensor<?x64xbf16>
+  %z = sg.linear %h, %w2 : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16>
+  return %y, %z : tensor<?x64xbf16>, tensor<?x64xbf16>
 }
 
 // CHECK-LABEL: func.func @rows

@@ -55,7 +55,7 @@ write("gemma4.gguf", dict(META, **{"general.architecture": "gemma4"}))
 write("no-block-count.gguf", {k: v for k, v in META.items() if k != "gemma3.block_count"})
 write("text-block-count.gguf", dict(META, **{"gemma3.block_count": "one"}))
 write("no-attn-q.gguf", tensors={k: v for k, v in TENSORS.items() if k != "blk.0.attn_q.weight"})
-write("q4_k.gguf", tensors=dict(TENSORS, **{"blk.0.attn_q.weight": ((12, bytes(H * 144)), None,
+write("q5_k.gguf", tensors=dict(TENSORS, **{"blk.0.attn_q.weight": ((13, bytes(H * 176)), None,
                                                                     [H, H])}))
 write("wide-q.gguf", tensors=dict(TENSORS, **{"blk.0.attn_q.weight": bf16(2 * H, H)}))
 write("extra.gguf", tensors=dict(TENSORS, **{"blk.0.ffn_gate_exps.weight": bf16(H, H)}))

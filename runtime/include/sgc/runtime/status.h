@@ -82,7 +82,8 @@ typedef enum sgc_dtype_e {
   /* Block encodings of GGUF files (design/QUANT.md §3). */
   SGC_DTYPE_Q8_0 = 17,
   SGC_DTYPE_Q4_0 = 18,
-  SGC_DTYPE_Q6_K = 19
+  SGC_DTYPE_Q6_K = 19,
+  SGC_DTYPE_Q4_K = 20
 } sgc_dtype_t;
 
 /** Safetensors spelling ("BF16"); "INVALID" otherwise (static). */
