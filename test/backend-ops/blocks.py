@@ -1,4 +1,4 @@
-"""ggml's block encodings (Q8_0, Q4_0, Q6_K; design/QUANT.md §3) in pure
+"""ggml's block encodings (Q8_0, Q4_0, Q6_K, Q4_K; design/QUANT.md §3) in pure
 Python: a quantizer that makes valid blocks of given values, the
 dequantizer that defines what the blocks mean (every product rounded to
 float32 in ggml's order), and the GGUF file the backend-op test writes when
@@ -12,9 +12,10 @@ import struct
 from numerics import bf16_bits, f16, f32
 
 # name: (ggml type, elements a block, bytes a block)
-BLOCKS = {"q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q6_k": (14, 256, 210)}
+BLOCKS = {"q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q6_k": (14, 256, 210),
+          "q4_k": (12, 256, 144)}
 PLAIN = {"f32": (0, "<f"), "f16": (1, "<e"), "bf16": (30, None)}
-MLIR_NAME = {"q8_0": "Q8_0", "q4_0": "Q4_0", "q6_k": "Q6_K"}
+MLIR_NAME = {"q8_0": "Q8_0", "q4_0": "Q4_0", "q6_k": "Q6_K", "q4_k": "Q4_K"}
 
 
 def _half(v):
@@ -88,8 +89,50 @@ def dequantize_q6_k(b):
     return out
 
 
-QUANTIZE = {"q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "q6_k": quantize_q6_k}
-DEQUANTIZE = {"q8_0": dequantize_q8_0, "q4_0": dequantize_q4_0, "q6_k": dequantize_q6_k}
+def quantize_q4_k(x):
+    # Sub-blocks of 32, each q in 0..15 from its own minimum: a 6-bit scale
+    # and min under the f16 d and dmin, packed as get_scale_min_k4 unpacks.
+    subs = [x[32 * j:32 * j + 32] for j in range(8)]
+    lows = [max(0.0, -min(s)) for s in subs]
+    steps = [(max(s) + lo) / 15.0 for s, lo in zip(subs, lows)]
+    d, dmin = f16(max(steps) / 63.0), f16(max(lows) / 63.0)
+    sc = [0 if d == 0 else min(63, round(v / d)) for v in steps]
+    m = [0 if dmin == 0 else min(63, round(v / dmin)) for v in lows]
+    q = []
+    for j, s in enumerate(subs):
+        step, lo = f32(d * sc[j]), f32(dmin * m[j])
+        q += [0 if step == 0 else max(0, min(15, round((v + lo) / step))) for v in s]
+    packed = bytearray(12)
+    for j in range(4):
+        packed[j] = sc[j] | (sc[j + 4] >> 4) << 6
+        packed[j + 4] = m[j] | (m[j + 4] >> 4) << 6
+        packed[j + 8] = (sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4
+    qs = bytes(q[64 * c + l] | q[64 * c + 32 + l] << 4 for c in range(4) for l in range(32))
+    return _half(d) + _half(dmin) + bytes(packed) + qs
+
+
+def _scale_min_k4(s, j):
+    if j < 4:
+        return s[j] & 63, s[j + 4] & 63
+    return (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4
+
+
+def dequantize_q4_k(b):
+    d, dmin = _unhalf(b[:2]), _unhalf(b[2:4])
+    s, qs = b[4:16], b[16:144]
+    out = []
+    for j in range(8):
+        sc, m = _scale_min_k4(s, j)
+        step, lo = f32(d * sc), f32(dmin * m)
+        c, shift = divmod(j, 2)
+        out += [f32(f32(step * ((qs[32 * c + l] >> 4 * shift) & 0xF)) - lo) for l in range(32)]
+    return out
+
+
+QUANTIZE = {"q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "q6_k": quantize_q6_k,
+            "q4_k": quantize_q4_k}
+DEQUANTIZE = {"q8_0": dequantize_q8_0, "q4_0": dequantize_q4_0, "q6_k": dequantize_q6_k,
+              "q4_k": dequantize_q4_k}
 
 
 def quantize(values, encoding):

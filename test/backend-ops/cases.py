@@ -79,6 +79,13 @@ CASES = [
     case("linear-q4_0-6400x50", "linear", k=6400, n=50, wdtype="q4_0", targets=("cpu",)),
     case("softcap-head-q6_k-256x48", "softcap_head", k=256, n=48, cap=30.0,
          wdtype="q6_k", targets=("cpu",)),
+    # Q4_K (Q4_K_M's base): the gather, every path of the projection and
+    # past K = 6,144.
+    case("embed-q4_k", "embed", width=256, wdtype="q4_k", targets=("cpu",)),
+    case("linear-q4_k-512x80", "linear", k=512, n=80, wdtype="q4_k", targets=("cpu",)),
+    case("gated-mlp-q4_k-256x256", "gated_mlp", k=256, n=256, wdtype="q4_k",
+         targets=("cpu",)),
+    case("linear-q4_k-6400x50", "linear", k=6400, n=50, wdtype="q4_k", targets=("cpu",)),
 ]
 
 # Targets without a kernel for a case's op, and why (printed as skipped).

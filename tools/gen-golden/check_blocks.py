@@ -21,16 +21,17 @@ from gguf import quants
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test", "backend-ops"))
 import blocks  # noqa: E402
 
-TYPES = {"q8_0": T.Q8_0, "q4_0": T.Q4_0, "q6_k": T.Q6_K}
-SCALE_AT = {"q8_0": 0, "q4_0": 0, "q6_k": 208}
+TYPES = {"q8_0": T.Q8_0, "q4_0": T.Q4_0, "q6_k": T.Q6_K, "q4_k": T.Q4_K}
+# Where each block's f16 scales sit (Q4_K: d, then dmin).
+SCALE_AT = {"q8_0": (0,), "q4_0": (0,), "q6_k": (208,), "q4_k": (0, 2)}
 
 
 def random_block(rng, encoding):
     _, _, size = blocks.BLOCKS[encoding]
     raw = bytearray(rng.getrandbits(8) for _ in range(size))
     # A finite scale (an f16 of either sign, not inf or nan).
-    at = SCALE_AT[encoding]
-    raw[at:at + 2] = struct.pack("<e", rng.uniform(-0.05, 0.05))
+    for at in SCALE_AT[encoding]:
+        raw[at:at + 2] = struct.pack("<e", rng.uniform(-0.05, 0.05))
     return bytes(raw)
 
 
