@@ -8,7 +8,10 @@
 // starts the sum of the weights that share a scale (a block; Q6_K's
 // sub-blocks of 16), so the
 // integer total is exact: Σ (n − 8) · (256 · high + low) over the block
-// (at most 32 · 128 · 32,767 in magnitude: well inside i32).
+// (at most 32 · 128 · 32,767 in magnitude: well inside i32). Q4_K's
+// weights are (d · sc) · q − dmin · m: its nibbles q need no zero point,
+// and its minimum is a float of its own, so its start is −Σ q of the
+// activations, multiplied by dmin · m apart from the integer total.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,9 +42,17 @@ constexpr int64_t kInt8PrefetchBytes = 2 * kPairPrefetchElements;
 constexpr int64_t kBlock = 32;
 constexpr int64_t kBlockLanes = 8;
 
-/// What the encoding adds to a weight to make it vpdpbusd's unsigned byte.
+/// Whether the encoding has a minimum apart from its scale (Q4_K): the
+/// block's start is then scaled by it rather than added to the total.
+bool hasMinimum(sg::QuantType quant) { return quant.getEncoding() == "Q4_K"; }
+
+/// What the encoding adds to a weight to make it vpdpbusd's unsigned byte,
+/// so the record's start is −zeroPoint · Σ q; Q4_K's start is −Σ q (its
+/// nibbles are its unsigned bytes already; see hasMinimum).
 int64_t zeroPoint(sg::QuantType quant) {
   StringRef encoding = quant.getEncoding();
+  if (hasMinimum(quant))
+    return 1;
   return encoding == "Q4_0" ? 8 : encoding == "Q6_K" ? 32 : 128;
 }
 
@@ -60,7 +71,8 @@ bool linear::hasInt8Dot(Type wType, int64_t k) {
   if (!quant)
     return false;
   StringRef encoding = quant.getEncoding();
-  return (encoding == "Q4_0" || encoding == "Q8_0" || encoding == "Q6_K") &&
+  return (encoding == "Q4_0" || encoding == "Q8_0" || encoding == "Q6_K" ||
+          encoding == "Q4_K") &&
          k % quant.getBlockElements() == 0 && k % (2 * kBlock) == 0;
 }
 
@@ -79,8 +91,9 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
   auto quant = cast<sg::QuantType>(wType);
   int64_t offset = zeroPoint(quant);
   bool per16 = startsPer16(quant);
-  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}{2}", k, offset,
-                                   per16 ? "_s16" : "");
+  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}{2}{3}", k, offset,
+                                   per16 ? "_s16" : "",
+                                   hasMinimum(quant) ? "_min" : "");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   Location loc = module.getLoc();
@@ -310,6 +323,131 @@ Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
                                scales);
 }
 
+/// Q4_K's pair of blocks of 32 `pair`: chunk `pair % 4` of super-block
+/// `pair / 4` (144 bytes: f16 d, dmin; 12 bytes of 6-bit scales and mins;
+/// qs[128], 32 a chunk: the low nibbles its first block, the high ones its
+/// second). Returns the super-block's first byte and the chunk.
+std::pair<Value, Value> q4kPair(OpBuilder &b, Location loc, Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  return {arith::MulIOp::create(b, loc,
+                                arith::DivUIOp::create(b, loc, pair, c(4)),
+                                c(144)),
+          arith::RemUIOp::create(b, loc, pair, c(4))};
+}
+
+/// Q4_K's nibbles of a pair of blocks: the chunk's 32 bytes twice, the
+/// second copy shifted right 4 bits (per 64-bit word), low nibbles kept.
+Value q4kWeightPair(OpBuilder &b, Location loc, Value w, Value row,
+                    Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto i8x64 = VectorType::get({64}, b.getI8Type());
+  auto i64x8 = VectorType::get({8}, b.getI64Type());
+  auto [base, chunk] = q4kPair(b, loc, pair);
+  Value at = arith::AddIOp::create(
+      b, loc, base,
+      arith::AddIOp::create(b, loc, c(16),
+                            arith::MulIOp::create(b, loc, chunk, c(32))));
+  Value bytes = vector::LoadOp::create(
+      b, loc, VectorType::get({32}, b.getI8Type()), w, ValueRange{row, at});
+  SmallVector<int64_t> twice;
+  for (int64_t i = 0; i < 64; ++i)
+    twice.push_back(i % 32);
+  SmallVector<int64_t> shifts = {0, 0, 0, 0, 4, 4, 4, 4};
+  Value shifted = arith::ShRUIOp::create(
+      b, loc,
+      vector::BitCastOp::create(
+          b, loc, i64x8, vector::ShuffleOp::create(b, loc, bytes, bytes, twice)),
+      arith::ConstantOp::create(
+          b, loc, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(shifts))));
+  return arith::AndIOp::create(
+      b, loc, vector::BitCastOp::create(b, loc, i8x64, shifted),
+      vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
+}
+
+/// A Q4_K super-block's eight d · sc_j in lanes 0-7 and dmin · m_j in lanes
+/// 8-15 (f32), get_scale_min_k4 on all of them at once from its first 16
+/// bytes h (d, dmin, then s[12] = h[4, 16)): for j < 4, sc_j = s[j] & 63 and
+/// m_j = s[j + 4] & 63; for j >= 4, sc_j = (s[j + 4] & 15) | (s[j − 4] >> 6)
+/// << 4 and m_j = (s[j + 4] >> 4) | (s[j] >> 6) << 4.
+Value q4kScalesAndMins(OpBuilder &b, Location loc, Value w, Value row,
+                       Value base) {
+  auto i8x16 = VectorType::get({16}, b.getI8Type());
+  auto i16x16 = VectorType::get({16}, b.getI16Type());
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  Value h = vector::LoadOp::create(b, loc, i8x16, w, ValueRange{row, base});
+  Value zero = vecConst(b, loc, i8x16, b.getI8IntegerAttr(0));
+  auto words = [&](ArrayRef<int64_t> order) -> Value {
+    return arith::ExtUIOp::create(
+        b, loc, i16x16, vector::ShuffleOp::create(b, loc, h, zero, order));
+  };
+  auto wordConst = [&](ArrayRef<int16_t> values) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, i16x16, DenseElementsAttr::get(i16x16, values));
+  };
+  // The low bits: s[j] / s[j + 4] for the scales, s[j + 4] for the mins
+  // (the high nibble for j >= 4); index 16 reads the zero vector.
+  Value low = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15}),
+          wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})),
+      wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}));
+  // The top two bits for j >= 4: s[j − 4] (scales), s[j] (mins).
+  Value top = arith::ShLIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11}),
+          wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6})),
+      wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
+  Value sixBits = arith::UIToFPOp::create(
+      b, loc, f32x16, arith::OrIOp::create(b, loc, low, top));
+  // d over lanes 0-7, dmin over 8-15.
+  Value halves = vector::BitCastOp::create(
+      b, loc, VectorType::get({2}, b.getF16Type()),
+      vector::LoadOp::create(b, loc, VectorType::get({4}, b.getI8Type()), w,
+                             ValueRange{row, base}));
+  SmallVector<int64_t> spread;
+  for (int64_t i = 0; i < 16; ++i)
+    spread.push_back(i / 8);
+  Value factors = arith::ExtFOp::create(
+      b, loc, f32x16,
+      Value(vector::ShuffleOp::create(b, loc, halves, halves, spread)));
+  return arith::MulFOp::create(b, loc, factors, sixBits);
+}
+
+/// Lanes `first` + [0 × 8, 1 × 8] of `v` (f32x16), `first` a runtime index:
+/// one vpermps.
+Value pickPairLanes(OpBuilder &b, Location loc, Value v, Value first) {
+  auto i32x16 = VectorType::get({16}, b.getI32Type());
+  SmallVector<int32_t> halves;
+  for (int64_t i = 0; i < 16; ++i)
+    halves.push_back(i / 8);
+  Value index = arith::AddIOp::create(
+      b, loc,
+      vector::BroadcastOp::create(
+          b, loc, i32x16,
+          arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
+      arith::ConstantOp::create(b, loc, i32x16,
+                                DenseElementsAttr::get(i32x16, ArrayRef(halves))));
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, v.getType(),
+             b.getStringAttr("llvm.x86.avx512.permvar.sf.512"),
+             ValueRange{v, index})
+      .getResult(0);
+}
+
+/// Q4_K's d · sc (first) and dmin · m (second) of a pair of blocks, each
+/// block's over its 8 lanes.
+std::pair<Value, Value> q4kScalePair(OpBuilder &b, Location loc, Value w,
+                                     Value row, Value pair) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto [base, chunk] = q4kPair(b, loc, pair);
+  Value both = q4kScalesAndMins(b, loc, w, row, base);
+  Value first = arith::MulIOp::create(b, loc, chunk, c(2));
+  return {pickPairLanes(b, loc, both, first),
+          pickPairLanes(b, loc, both, arith::AddIOp::create(b, loc, first, c(8)))};
+}
+
 /// The weights of blocks `block` and `block + 1` of row `row` of the block
 /// buffer `w` as vpdpbusd's unsigned operand (vector<64xi8>): Q4_0's
 /// nibbles n (weight n − 8), Q8_0's bytes q + 128 (weight q), Q6_K's q
@@ -317,6 +455,10 @@ Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
 Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
                          Value row, Value block) {
   auto quant = cast<sg::QuantType>(wType);
+  if (quant.getEncoding() == "Q4_K")
+    return q4kWeightPair(
+        b, loc, w, row,
+        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
   if (quant.getEncoding() == "Q6_K")
     return q6kWeightPair(
         b, loc, w, row,
@@ -363,13 +505,21 @@ Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
 }
 
 /// The two blocks' scales as f32 over their lanes (vector<16xf32>): each
-/// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales.
-Value loadBlockScalePair(OpBuilder &b, Location loc, Value w, Type wType,
-                         Value row, Value block) {
-  if (cast<sg::QuantType>(wType).getEncoding() == "Q6_K")
-    return q6kScalePair(
+/// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales; and
+/// Q4_K's minimums likewise (null for the others).
+std::pair<Value, Value> loadBlockScalePair(OpBuilder &b, Location loc,
+                                           Value w, Type wType, Value row,
+                                           Value block) {
+  StringRef encoding = cast<sg::QuantType>(wType).getEncoding();
+  if (encoding == "Q4_K")
+    return q4kScalePair(
         b, loc, w, row,
         arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
+  if (encoding == "Q6_K")
+    return {q6kScalePair(
+                b, loc, w, row,
+                arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2))),
+            Value()};
   int64_t bytes = cast<sg::QuantType>(wType).getBlockBytes();
   auto two = VectorType::get({2}, b.getI8Type());
   auto one = VectorType::get({1}, b.getF16Type());
@@ -386,15 +536,19 @@ Value loadBlockScalePair(OpBuilder &b, Location loc, Value w, Type wType,
   for (int64_t i = 0; i < 2 * kBlockLanes; ++i)
     order.push_back(i / kBlockLanes);
   Value spread = vector::ShuffleOp::create(b, loc, halves[0], halves[1], order);
-  return arith::ExtFOp::create(
-      b, loc, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread);
+  return {arith::ExtFOp::create(
+              b, loc, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread),
+          Value()};
 }
 
 /// acc + f32(256 · Σ weights · high + Σ weights · low + start) · scales ·
 /// (d / 256): token `s`'s products with the pair of blocks whose record is
-/// `pair` (blocks 2 · pair and 2 · pair + 1).
+/// `pair` (blocks 2 · pair and 2 · pair + 1). With `mins` (Q4_K) the start
+/// stays out of the total: acc + f32(total) · scales · (d / 256) +
+/// f32(start) · mins · (d / 256).
 Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
-                       Value pair, Value weights, Value scales, Value acc) {
+                       Value pair, Value weights, Value scales, Value mins,
+                       Value acc) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -414,16 +568,21 @@ Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
   };
   Value high = dot(vecConst(b, loc, i32x16, b.getI32IntegerAttr(0)),
                    field(0, i8x64));
-  Value total = dot(
-      arith::AddIOp::create(
-          b, loc,
-          arith::ShLIOp::create(b, loc, high,
-                                vecConst(b, loc, i32x16, b.getI32IntegerAttr(8))),
-          field(128, i32x16)),
-      field(64, i8x64));
-  Value both = arith::MulFOp::create(b, loc, scales, field(192, f32x16));
-  return vector::FMAOp::create(
+  Value shifted = arith::ShLIOp::create(
+      b, loc, high, vecConst(b, loc, i32x16, b.getI32IntegerAttr(8)));
+  Value total = dot(mins ? shifted
+                         : arith::AddIOp::create(b, loc, shifted,
+                                                 field(128, i32x16)),
+                    field(64, i8x64));
+  Value scale = field(192, f32x16);
+  Value both = arith::MulFOp::create(b, loc, scales, scale);
+  acc = vector::FMAOp::create(
       b, loc, arith::SIToFPOp::create(b, loc, f32x16, total), both, acc);
+  if (!mins)
+    return acc;
+  return vector::FMAOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, f32x16, field(128, i32x16)),
+      arith::MulFOp::create(b, loc, mins, scale), acc);
 }
 
 } // namespace
@@ -447,10 +606,11 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
         SmallVector<Value> out;
         for (auto [r, row] : llvm::enumerate(rows)) {
           Value weights = loadInt8WeightPair(b, loc, w, wType, row, block);
-          Value scales = loadBlockScalePair(b, loc, w, wType, row, block);
+          auto [scales, mins] =
+              loadBlockScalePair(b, loc, w, wType, row, block);
           for (auto [t, s] : llvm::enumerate(tokens))
             out.push_back(emitInt8PairStep(b, loc, records, s, pair, weights,
-                                           scales,
+                                           scales, mins,
                                            accs[r * tokens.size() + t]));
         }
         return out;

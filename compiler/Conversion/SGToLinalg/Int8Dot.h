@@ -1,7 +1,7 @@
 //===- Int8Dot.h - decode rows as integer dot products ----------*- C++ -*-===//
 //
 // Part of sgc. Where a variant has AVX512-VNNI, the decode rows of Q8_0,
-// Q4_0 and Q6_K weights multiply the blocks' integers by integer
+// Q4_0, Q6_K and Q4_K weights multiply the blocks' integers by integer
 // activations, one vpdpbusd per pair of blocks of 32 and digit, then one
 // float multiply-add by the scales: 15 GB/s of Q4_0 blocks on one Zen 4
 // core where the bf16 pairs (dequantized in registers) moved 9
@@ -41,7 +41,7 @@ constexpr int64_t kInt8RecordsInL1 = 24 * 1024;
 constexpr int64_t kInt8WideRows = 4;
 
 /// Whether decode rows of `wType` weights over K = `k` take int8
-/// activations: Q8_0, Q4_0 and Q6_K blocks, K in whole pairs of blocks of
+/// activations: Q8_0, Q4_0, Q6_K and Q4_K blocks, K in whole pairs of blocks of
 /// 32 and in whole blocks.
 bool hasInt8Dot(Type wType, int64_t k);
 
@@ -61,7 +61,8 @@ int64_t int8RowsPerPass(int64_t k);
 ///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
 ///              the first of its 8 lanes, the others 0; for Q6_K, whose
 ///              scales change every 16 weights, each 16's start in lanes 0
-///              and 4 of the block's 8   (i32 x 16)
+///              and 4 of the block's 8; for Q4_K, −Σ (256 · high + low),
+///              which its minimum multiplies   (i32 x 16)
 ///   [192, 256) each block's d / 256 over its 8 lanes    (f32 x 16)
 /// The buffer is [tokens, 4 · K] bytes.
 constexpr int64_t kInt8RecordBytes = 256;
