@@ -17,6 +17,7 @@
 
 #include "compiler/Conversion/SGToLinalg/Int8Dot.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -617,14 +618,14 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
       },
       [&](OpBuilder &b, Location loc, Value col) {
         // A step's bytes of each row, 4 KiB ahead along it (into the next
-        // row near its end: the rows are one stream).
+        // row near its end: the rows are one stream). A step starts a
+        // whole block of the encoding (4 · col elements in; 256, a K-quant
+        // super-block, a step).
         Value byte = arith::AddIOp::create(
             b, loc,
-            arith::MulIOp::create(
-                b, loc,
-                arith::DivUIOp::create(b, loc, col,
-                                       constIndex(b, loc, kPositionsPerBlock)),
-                constIndex(b, loc, quant.getBlockBytes())),
+            weightBufferColumn(
+                b, loc, wType,
+                arith::MulIOp::create(b, loc, col, constIndex(b, loc, 4))),
             constIndex(b, loc, kInt8PrefetchBytes));
         int64_t stepBytes = quant.getRowBytes(4 * kLanes * kAccumulators);
         for (Value row : rows)
