@@ -54,12 +54,14 @@ fi
 cli=llama-completion
 targets=$(ninja -C "$b" -t targets all 2>/dev/null)
 grep -q "^$cli:" <<<"$targets" || cli=llama-cli
-nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" llama-quantize llama-server >"$L/build.log" 2>&1 ||
+nice -n 19 ninja -C "$b" -j"$JOBS" llama-bench "$cli" llama-quantize llama-server \
+  llama-perplexity >"$L/build.log" 2>&1 ||
   { tail -30 "$L/build.log" >&2; exit 1; }
 mkdir -p "$L/bin"
 ln -sf "$b/bin/llama-bench" "$L/bin/llama-bench"
 ln -sf "$b/bin/$cli" "$L/bin/llama-completion"
 ln -sf "$b/bin/llama-quantize" "$L/bin/llama-quantize"
 ln -sf "$b/bin/llama-server" "$L/bin/llama-server"
+ln -sf "$b/bin/llama-perplexity" "$L/bin/llama-perplexity"
 echo "$LLAMA_CPP_PYTHON_VERSION" >"$L/VERSION"
 echo "llama.cpp (llama-cpp-python $LLAMA_CPP_PYTHON_VERSION) built: $L/bin"

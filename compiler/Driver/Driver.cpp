@@ -61,7 +61,8 @@ const std::string &targetHelp() {
 
 /// --weights of `sgc compile` and `sgc explain`.
 constexpr const char *kWeightsRecipeHelp =
-    "q8_0 or q4_0: a gemma3 graph compiled for the GGUF that llama.cpp's "
+    "q8_0, q4_0 or q4_k_m: a gemma3 or gemma4 graph compiled for the GGUF "
+    "that llama.cpp's "
     "converter and llama-quantize make of it at that type (their encoding "
     "per tensor; GGUF tensor names)";
 

@@ -300,7 +300,8 @@ struct GraphSpec {
   /// Where fileTensors came from, for messages: "'model.gguf'" or
   /// "--weights=q4_0".
   std::string fileTensorsSource;
-  /// "q8_0" / "q4_0" once a weights recipe is applied (applyWeightsRecipe).
+  /// "q8_0" / "q4_0" / "q4_k_m" once a weights recipe is applied
+  /// (applyWeightsRecipe).
   std::string weightsRecipe;
 };
 

@@ -26,6 +26,7 @@ void options_default(options *o) {
   o->progress = -1;
   o->top_p = 1.0f;
   o->repetition_penalty = 1.0f;
+  o->perplexity_context = 512;
 }
 
 void free_options(options *o) {
@@ -525,6 +526,33 @@ static const option_spec option_table[] = {
      .offset = FIELD(seed),
      .expects = "a non-negative integer",
      .help = "sampling seed (default 0)"},
+
+    HEADING("perplexity"),
+    {.name = "--perplexity",
+     .metavar = "FILE",
+     .set = set_string,
+     .offset = FIELD(perplexity_path),
+     .help = "score a text file as llama-perplexity does: BOS and the "
+             "text's tokens cut into chunks of --perplexity-context, each "
+             "run from position 0 with BOS first, the second half of each "
+             "scored; prints the running and final perplexity"},
+    {.name = "--perplexity-context",
+     .metavar = "C",
+     .set = set_i64,
+     .offset = FIELD(perplexity_context),
+     .min = 4,
+     .max = INT64_MAX,
+     .expects = "an integer >= 4",
+     .help = "tokens a chunk (default 512; the text needs 2 C tokens)"},
+    {.name = "--kl-divergence-base",
+     .metavar = "FILE",
+     .set = set_string,
+     .offset = FIELD(kl_base_path),
+     .help = "with --perplexity: write every scored row's "
+             "log-probabilities to FILE when it does not exist (vocab x 4 "
+             "bytes a row); when it does, compare this run with it: mean KL "
+             "divergence (base || this run), the base's perplexity, and how "
+             "often both put the same token on top"},
 
     HEADING("output"),
     {.name = "--dump-logits",

@@ -49,6 +49,9 @@ typedef struct options {
   sgc_weights_placement_t weights_memory; /* --weights-memory */
   const char *write_dummy_path;
   const char *dump_logits_path;
+  const char *perplexity_path;  /* --perplexity: a text to score */
+  int64_t perplexity_context;   /* --perplexity-context: tokens a chunk */
+  const char *kl_base_path;     /* --kl-divergence-base */
   const char *inspect_path;
   const char *cpu_variant;
   int32_t threads;

@@ -212,7 +212,7 @@ int settings_load(const options *o, const sgc_model_info_t *info,
             gc.present && dir ? "/generation_config.json" : "");
   resolve_sampling(o, &gc, gopts);
 
-  if (text || o->stop_strings.count) {
+  if (text || o->stop_strings.count || o->perplexity_path) {
     if ((rc = open_tokenizer(o, dir, gguf, s)) != 0)
       goto done;
   }

@@ -13,6 +13,7 @@
 #include "tools/sgc-run/images.h"
 #include "tools/sgc-run/logits_dump.h"
 #include "tools/sgc-run/parallel.h"
+#include "tools/sgc-run/perplexity.h"
 #include "tools/sgc-run/options.h"
 #include "tools/sgc-run/repl.h"
 #include "tools/sgc-run/settings.h"
@@ -259,7 +260,7 @@ static int run(options *o) {
   generation gen;
   int show_progress = o->progress < 0 ? isatty(STDERR_FILENO) : o->progress;
   int generating = o->prompt.count > 0 || o->prompt_text || o->chat ||
-                   o->prompt_ids_file;
+                   o->prompt_ids_file || o->perplexity_path;
   int rc = 0;
   const int32_t *prompt = o->prompt.ids;
   int64_t n_prompt = (int64_t)o->prompt.count;
@@ -382,6 +383,11 @@ static int run(options *o) {
   gopts.num_feed_tokens = o->feed.count;
   if (o->prompt_ids_file) {
     rc = run_parallel(o, session, &gopts, info.vocab_size);
+    goto done;
+  }
+  if (o->perplexity_path) {
+    rc = run_perplexity(o, &set, session, info.vocab_size,
+                        info.max_prefill_chunk);
     goto done;
   }
   if (o->chat) {
@@ -555,19 +561,28 @@ static int dispatch(options *o) {
   if (!o->model_path)
     return usage_error("no model given");
   if ((o->prompt.count > 0) + (o->prompt_text != NULL) + o->chat +
-          (o->prompt_ids_file != NULL) >
+          (o->prompt_ids_file != NULL) + (o->perplexity_path != NULL) >
       1)
-    return usage_error("--prompt-ids, --prompt-ids-file, --prompt and --chat "
-                       "exclude each other");
+    return usage_error("--prompt-ids, --prompt-ids-file, --prompt, --chat "
+                       "and --perplexity exclude each other");
+  if (o->kl_base_path && !o->perplexity_path)
+    return usage_error("--kl-divergence-base applies to --perplexity");
+  if (o->perplexity_path &&
+      (image_files(o)->count || o->feed.count || o->dump_logits_path ||
+       o->json || o->parallel > 1))
+    return usage_error("--perplexity excludes --image, --pixel-values, "
+                       "--feed-ids, --dump-logits, --json and --parallel");
   if (o->parallel > 1 && !o->prompt_ids_file && !o->check && !o->dry_run)
     return usage_error("--parallel applies to --prompt-ids-file");
   if (o->prompt_ids_file && (image_files(o)->count || o->feed.count))
     return usage_error("--prompt-ids-file excludes --image, --pixel-values "
                        "and --feed-ids");
   if (o->prompt.count == 0 && !o->prompt_text && !o->chat && !o->check &&
-      !o->prompt_ids_file && !o->write_dummy_path && !o->dry_run)
+      !o->prompt_ids_file && !o->write_dummy_path && !o->dry_run &&
+      !o->perplexity_path)
     return usage_error("nothing to do: give --prompt, --chat, --prompt-ids, "
-                       "--check, --dry-run or --write-dummy-weights");
+                       "--perplexity, --check, --dry-run or "
+                       "--write-dummy-weights");
   if (o->chat && (o->json || o->dump_logits_path || o->feed.count))
     return usage_error("--chat excludes --json, --dump-logits and "
                        "--feed-ids");
@@ -586,7 +601,7 @@ static int dispatch(options *o) {
     return usage_error("--weights and --load-format=dummy exclude each other");
   if (o->load_format != SGC_LOAD_FORMAT_DUMMY && !o->weights_path &&
       (o->prompt.count > 0 || o->prompt_text || o->chat || o->check ||
-       o->prompt_ids_file))
+       o->prompt_ids_file || o->perplexity_path))
     return usage_error("no weights given: use --weights PATH or "
                        "--load-format=dummy");
   /* An output that cannot be written is refused before any work. */

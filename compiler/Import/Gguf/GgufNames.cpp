@@ -2,7 +2,7 @@
 //
 // Part of sgc. llama.cpp's tensor names for the gemma3 and gemma4 archs, the
 // norm weights its converter stores as 1 + w, and the weights recipes
-// (--weights=q8_0|q4_0) built on them. No GGUF is read here: the schema-6
+// (--weights=q8_0|q4_0|q4_k_m) built on them. No GGUF is read here: the schema-6
 // importer uses these without the GGUF reader.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +10,9 @@
 #include "compiler/Import/Gguf/GgufNames.h"
 
 #include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::sgc;
@@ -61,6 +64,47 @@ void mlir::sgc::takeStoredNormWeights(TextSpec &text) {
   text.qkNormOffset = 0;
 }
 
+namespace {
+/// What the recipe stores, for `sgc explain`.
+std::string recipeSummary(StringRef recipe) {
+  if (recipe == "q8_0")
+    return "every matrix Q8_0";
+  if (recipe == "q4_0")
+    return "matrices Q4_0, the tied embedding Q6_K (Q8_0 when its width is "
+           "no multiple of 256)";
+  return "matrices Q4_K; the tied embedding, and attn_v and ffn_down on "
+         "llama.cpp's more-bits layers, Q6_K (Q8_0 when the width is no "
+         "multiple of 256)";
+}
+
+/// llama-quantize's use_more_bits: the i-th of n tensors of a kind gets
+/// Q4_K_M's extra bits in the first and last eighth and every third between.
+bool useMoreBits(int64_t i, int64_t n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+/// The attn_v and ffn_down tensors Q4_K_M stores as Q6_K. Each kind is
+/// counted over its own tensors in layer order, as llama.cpp counts them:
+/// Gemma 4's K=V layers have no attn_v, so its count is not the layers'.
+llvm::StringSet<> moreBitsTensors(ArrayRef<std::string> names) {
+  llvm::StringSet<> out;
+  for (StringRef kind : {".attn_v.weight", ".ffn_down.weight"}) {
+    SmallVector<std::pair<int64_t, StringRef>> layers;
+    for (StringRef name : names) {
+      int64_t layer;
+      if (name.consume_front("blk.") && name.ends_with(kind) &&
+          !name.drop_back(kind.size()).getAsInteger(10, layer))
+        layers.push_back({layer, name});
+    }
+    llvm::sort(layers);
+    for (auto [i, entry] : llvm::enumerate(layers))
+      if (useMoreBits(i, layers.size()))
+        out.insert(("blk." + entry.second).str());
+  }
+  return out;
+}
+} // namespace
+
 LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                                             GraphSpec &graph,
                                             StringRef recipe) {
@@ -74,9 +118,9 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                           << "decoder stack is stored as "
                           << StringRef(graph.weightsRecipe).upper();
   }
-  if (recipe != "q8_0" && recipe != "q4_0")
+  if (recipe != "q8_0" && recipe != "q4_0" && recipe != "q4_k_m")
     return emitError(loc) << "--weights=" << recipe
-                          << ": unknown recipe (q8_0 or q4_0)";
+                          << ": unknown recipe (q8_0, q4_0 or q4_k_m)";
   if (!graph.text.tiedHead)
     return emitError(loc) << "--weights=" << recipe
                           << ": the graph's LM head is not the embedding";
@@ -106,27 +150,37 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
     takeStoredNormWeights(text);
   graph.completions.push_back(
       {text.pos, "--weights=" + recipe.str() + ": the tensors llama-quantize "
-                 "writes (" + (recipe == "q8_0" ? "every matrix Q8_0"
-                                                : "matrices Q4_0, the tied "
-                                                  "embedding Q6_K (Q8_0 "
-                                                  "when its width is no "
-                                                  "multiple of 256)") +
+                 "writes (" + recipeSummary(recipe) +
                  (gemma3 ? ", norms F32 as 1 + w" : ", norms and layer "
                                                     "scalars F32") +
                  "), bound by their GGUF names"});
+  SmallVector<std::string> names;
   for (const TensorSpec &t : textTensors(text)) {
-    std::string ggufName = ggufNameOf(text, t.name);
-    if (ggufName.empty())
+    names.push_back(ggufNameOf(text, t.name));
+    if (names.back().empty())
       return emitError(loc) << "--weights=" << recipe << ": tensor '"
                             << t.name << "' has no GGUF name";
+  }
+  llvm::StringSet<> moreBits = moreBitsTensors(names);
+  for (auto [t, ggufName] : llvm::zip_equal(textTensors(text), names)) {
     std::string encoding = "F32";
     if (t.shape.size() == 2) {
       int64_t k = t.shape[1];
       bool embedding = ggufName == "token_embd.weight";
-      if (recipe == "q8_0" || (embedding && k % 256 != 0))
+      if (recipe == "q8_0")
         encoding = "Q8_0";
+      else if (embedding || (recipe == "q4_k_m" && moreBits.contains(ggufName)))
+        encoding = k % 256 == 0 ? "Q6_K" : "Q8_0";
       else
-        encoding = embedding ? "Q6_K" : "Q4_0";
+        encoding = recipe == "q4_k_m" ? "Q4_K" : "Q4_0";
+      // llama-quantize would store such rows as Q5_0, which sgc does not
+      // read.
+      if (encoding == "Q4_K" && k % 256 != 0)
+        return emitError(loc)
+               << "--weights=" << recipe << ": tensor '" << t.name
+               << "' has rows of " << k << ", not a whole number of Q4_K "
+               << "blocks of 256 (llama-quantize falls back to Q5_0 there, "
+                  "an encoding sgc does not compile yet)";
       if (k % 32 != 0)
         return emitError(loc)
                << "--weights=" << recipe << ": tensor '" << t.name
