@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # bench/b8/run.sh [ROUNDS] - B8 (issue 28): a gemma-3-4b-it-shaped model
 # (bench/b8/make_gguf.py: hidden 2560, 34 layers, every K a multiple of 256,
-# random weights) in BF16, Q8_0 and Q4_0, sgc and llama.cpp on the same GGUF
+# random weights) in BF16, Q8_0, Q4_0 and Q4_K_M, sgc and llama.cpp on the same GGUF
 # files: decode (batch 1, greedy) on 1 and 2 threads against the same
 # round's read-sum bandwidth at each file's bytes, and a PREFILL-token
 # prefill on 2 threads.
 #
 # The files: make_gguf.py writes the BF16 one (7.8 GB, once; never
-# committed), llama-quantize turns it into Q8_0 (every matrix) and Q4_0
-# (every matrix Q4_0, the tied embedding Q6_K). sgc compiles each file
+# committed), llama-quantize turns it into Q8_0 (every matrix), Q4_0
+# (every matrix Q4_0, the tied embedding Q6_K) and Q4_K_M (matrices Q4_K;
+# the embedding and the more-bits attn_v / ffn_down Q6_K). sgc compiles each file
 # (`sgc compile FILE.gguf`) and runs it on that file (bench/b1/sgc_decode.c:
 # a 32-token prompt, warm-up steps, then SGC_DECODE_STEPS timed greedy steps;
 # the median step; the prefill a separate process). llama-bench: -p 0 -n
@@ -22,10 +23,10 @@
 #   SGC_DECODE_STEPS   timed sgc steps a process (default 16)
 #   LLAMA_DECODE_STEPS / LLAMA_REPS  llama-bench (default 16 / 2)
 #   PREFILL            prompt tokens of the prefill cases (default 256; 0: none)
-#   ENCODINGS          default "BF16 Q8_0 Q4_0"
-#   PREFILL_ENCODINGS  default "Q4_0"
+#   ENCODINGS          default "BF16 Q8_0 Q4_0 Q4_K_M"
+#   PREFILL_ENCODINGS  default "Q4_0 Q4_K_M"
 # Needs bench/llamacpp/setup.sh (llama-bench, llama-quantize) and numpy
-# (tools/gen-golden/.venv). ~10 min a round on 2 cores.
+# (tools/gen-golden/.venv). ~15 min a round on 2 cores.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 ROUNDS=${1:-1}
@@ -36,8 +37,8 @@ SGC_STEPS=${SGC_DECODE_STEPS:-16}
 LLAMA_STEPS=${LLAMA_DECODE_STEPS:-16}
 LLAMA_REPS=${LLAMA_REPS:-2}
 PREFILL=${PREFILL:-256}
-ENCODINGS=${ENCODINGS:-BF16 Q8_0 Q4_0}
-PREFILL_ENCODINGS=${PREFILL_ENCODINGS:-Q4_0}
+ENCODINGS=${ENCODINGS:-BF16 Q8_0 Q4_0 Q4_K_M}
+PREFILL_ENCODINGS=${PREFILL_ENCODINGS:-Q4_0 Q4_K_M}
 PEER_PY=${PEER_PY:-$BENCH_SRC/tools/gen-golden/.venv/bin/python}
 PROMPT=32
 mkdir -p "$B8_DIR"
@@ -99,7 +100,7 @@ ratio_stats() { # IMPL_A IMPL_B ENC T KEY: B's / A's KEY per round, "m (lo-hi)"
 }
 machine_note
 echo "sgc: $SGC_BUILD at $(build_revision "$SGC_BUILD")"
-echo "llama.cpp: $(llama_version), GGML_NATIVE; B8 from bench/b8/make_gguf.py, Q8_0/Q4_0 by its llama-quantize"
+echo "llama.cpp: $(llama_version), GGML_NATIVE; B8 from bench/b8/make_gguf.py, the others by its llama-quantize"
 echo
 echo "B8 decode, batch 1, greedy; $ROUNDS rounds, fresh processes; sgc $SGC_STEPS timed steps" \
   "after a $PROMPT-token prompt, llama.cpp $LLAMA_REPS x $LLAMA_STEPS from an empty context"
