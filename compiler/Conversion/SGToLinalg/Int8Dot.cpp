@@ -202,10 +202,21 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
             b, loc, startOf(arith::AddIOp::create(b, loc, sums[0], sums[1])),
             starts, ArrayRef<int64_t>{0});
       }
+      Value scale = arith::DivFOp::create(b, loc, d, constF32(b, loc, 256.0f));
+      // Q4_K's start is multiplied by its minimum, not added to an integer
+      // total: stored as f32, −Σ x itself (d / 256 applied), it costs the
+      // rows one FMA a pair.
+      if (hasMinimum(quant))
+        starts = arith::MulFOp::create(
+            b, loc,
+            arith::SIToFPOp::create(
+                b, loc, VectorType::get({kBlockLanes}, b.getF32Type()), starts),
+            vector::BroadcastOp::create(
+                b, loc, VectorType::get({kBlockLanes}, b.getF32Type()), scale));
       storeBytes(starts, 128);
       storeBytes(vector::BroadcastOp::create(
                      b, loc, VectorType::get({kBlockLanes}, b.getF32Type()),
-                     arith::DivFOp::create(b, loc, d, constF32(b, loc, 256.0f))),
+                     scale),
                  192);
     });
   });
@@ -545,8 +556,8 @@ std::pair<Value, Value> loadBlockScalePair(OpBuilder &b, Location loc,
 /// acc + f32(256 · Σ weights · high + Σ weights · low + start) · scales ·
 /// (d / 256): token `s`'s products with the pair of blocks whose record is
 /// `pair` (blocks 2 · pair and 2 · pair + 1). With `mins` (Q4_K) the start
-/// stays out of the total: acc + f32(total) · scales · (d / 256) +
-/// f32(start) · mins · (d / 256).
+/// stays out of the total: acc + f32(total) · scales · (d / 256) + start ·
+/// mins, the start an f32 −Σ x.
 Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
                        Value pair, Value weights, Value scales, Value mins,
                        Value acc) {
@@ -581,9 +592,7 @@ Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
       b, loc, arith::SIToFPOp::create(b, loc, f32x16, total), both, acc);
   if (!mins)
     return acc;
-  return vector::FMAOp::create(
-      b, loc, arith::SIToFPOp::create(b, loc, f32x16, field(128, i32x16)),
-      arith::MulFOp::create(b, loc, mins, scale), acc);
+  return vector::FMAOp::create(b, loc, field(128, f32x16), mins, acc);
 }
 
 } // namespace

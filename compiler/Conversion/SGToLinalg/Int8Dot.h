@@ -61,8 +61,8 @@ int64_t int8RowsPerPass(int64_t k);
 ///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
 ///              the first of its 8 lanes, the others 0; for Q6_K, whose
 ///              scales change every 16 weights, each 16's start in lanes 0
-///              and 4 of the block's 8; for Q4_K, −Σ (256 · high + low),
-///              which its minimum multiplies   (i32 x 16)
+///              and 4 of the block's 8; for Q4_K, −Σ (256 · high + low) ·
+///              d / 256 as f32, which its minimum multiplies   (i32 x 16)
 ///   [192, 256) each block's d / 256 over its 8 lanes    (f32 x 16)
 /// The buffer is [tokens, 4 · K] bytes.
 constexpr int64_t kInt8RecordBytes = 256;
