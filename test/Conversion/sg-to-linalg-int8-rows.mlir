@@ -130,3 +130,43 @@ func.func @wide(%xl: tensor<?x6208xbf16>, %wl: tensor<16x6208x!sg.quant<"Q4_0">>
   %e = sg.linear %xl, %wl : (tensor<?x6208xbf16>, tensor<16x6208x!sg.quant<"Q4_0">>) -> tensor<?x16xbf16>
   return %e : tensor<?x16xbf16>
 }
+
+// -----
+
+// Q4_K: its nibbles are the unsigned bytes (no zero point) and its minimum
+// a float of its own: the record's start is -sum(256 high + low) times
+// d / 256, stored as f32, and multiplied by dmin * m apart from the integer
+// total. A pair is one 64-weight chunk: its 32 bytes twice, the second copy
+// shifted 4 bits; the super-block's 8 scales and 8 mins unpacked at once
+// from its first 16 bytes, the pair's two of each picked by vpermps.
+// CHECK-LABEL: func.func @q4k(
+// CHECK: call @sgc_quant_rows_256_1_min(
+// CHECK: call @sgc_dispatch_linear_64x256_q4_k_bf16_dot_i8(
+// CHECK-LABEL: func.func private @sgc_quant_rows_256_1_min(
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[NEG:.*]] = arith.muli %[[SUM]], %c-1_i32 : i32
+// CHECK: %[[STARTS:.*]] = vector.insert %[[NEG]], %{{.*}} [0] : i32 into vector<8xi32>
+// CHECK: %[[FSTARTS:.*]] = arith.sitofp %[[STARTS]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[FSTARTS]], %{{.*}} : vector<8xf32>
+// CHECK: vector.bitcast %[[SCALED]] : vector<8xf32> to vector<32xi8>
+// CHECK-LABEL: func.func @sgc_linear_64x256_q4_k_bf16_dot_i8(
+// CHECK: %[[CHUNK:.*]] = vector.load %{{.*}} : memref<64x144xi8>, vector<32xi8>
+// CHECK: vector.shuffle %[[CHUNK]], %[[CHUNK]] [0, 1, {{.*}}, 31, 0, 1, {{.*}}, 31] : vector<32xi8>, vector<32xi8>
+// CHECK: arith.constant dense<[0, 0, 0, 0, 4, 4, 4, 4]> : vector<8xi64>
+// CHECK: %[[NIB:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<64xi8>
+// CHECK: %[[HEAD:.*]] = vector.load %{{.*}} : memref<64x144xi8>, vector<16xi8>
+// CHECK: vector.shuffle %[[HEAD]], %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi8>, vector<16xi8>
+// CHECK: vector.shuffle %[[HEAD]], %{{.*}} [16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11] : vector<16xi8>, vector<16xi8>
+// CHECK: %[[SCALES:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// CHECK: %[[MINS:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// CHECK: %[[D1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[NIB]], %{{.*}})
+// CHECK: %[[SHIFTED:.*]] = arith.shli %[[D1]], %{{.*}} : vector<16xi32>
+// CHECK: %[[D2:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[SHIFTED]], %[[NIB]], %{{.*}})
+// CHECK: %[[TOTAL:.*]] = arith.sitofp %[[D2]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[ACC:.*]] = vector.fma %[[TOTAL]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[START:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xf32>
+// CHECK: vector.fma %[[START]], %[[MINS]], %[[ACC]] : vector<16xf32>
+func.func @q4k(%x: tensor<?x256xbf16>, %w: tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16> {
+  %y = sg.linear %x, %w : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
