@@ -376,57 +376,6 @@ Value q4kWeightPair(OpBuilder &b, Location loc, Value w, Value row,
       vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
 }
 
-/// A Q4_K super-block's eight d · sc_j in lanes 0-7 and dmin · m_j in lanes
-/// 8-15 (f32), get_scale_min_k4 on all of them at once from its first 16
-/// bytes h (d, dmin, then s[12] = h[4, 16)): for j < 4, sc_j = s[j] & 63 and
-/// m_j = s[j + 4] & 63; for j >= 4, sc_j = (s[j + 4] & 15) | (s[j − 4] >> 6)
-/// << 4 and m_j = (s[j + 4] >> 4) | (s[j] >> 6) << 4.
-Value q4kScalesAndMins(OpBuilder &b, Location loc, Value w, Value row,
-                       Value base) {
-  auto i8x16 = VectorType::get({16}, b.getI8Type());
-  auto i16x16 = VectorType::get({16}, b.getI16Type());
-  auto f32x16 = VectorType::get({16}, b.getF32Type());
-  Value h = vector::LoadOp::create(b, loc, i8x16, w, ValueRange{row, base});
-  Value zero = vecConst(b, loc, i8x16, b.getI8IntegerAttr(0));
-  auto words = [&](ArrayRef<int64_t> order) -> Value {
-    return arith::ExtUIOp::create(
-        b, loc, i16x16, vector::ShuffleOp::create(b, loc, h, zero, order));
-  };
-  auto wordConst = [&](ArrayRef<int16_t> values) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, i16x16, DenseElementsAttr::get(i16x16, values));
-  };
-  // The low bits: s[j] / s[j + 4] for the scales, s[j + 4] for the mins
-  // (the high nibble for j >= 4); index 16 reads the zero vector.
-  Value low = arith::AndIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc, words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15}),
-          wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})),
-      wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}));
-  // The top two bits for j >= 4: s[j − 4] (scales), s[j] (mins).
-  Value top = arith::ShLIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc, words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11}),
-          wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6})),
-      wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
-  Value sixBits = arith::UIToFPOp::create(
-      b, loc, f32x16, arith::OrIOp::create(b, loc, low, top));
-  // d over lanes 0-7, dmin over 8-15.
-  Value halves = vector::BitCastOp::create(
-      b, loc, VectorType::get({2}, b.getF16Type()),
-      vector::LoadOp::create(b, loc, VectorType::get({4}, b.getI8Type()), w,
-                             ValueRange{row, base}));
-  SmallVector<int64_t> spread;
-  for (int64_t i = 0; i < 16; ++i)
-    spread.push_back(i / 8);
-  Value factors = arith::ExtFOp::create(
-      b, loc, f32x16,
-      Value(vector::ShuffleOp::create(b, loc, halves, halves, spread)));
-  return arith::MulFOp::create(b, loc, factors, sixBits);
-}
-
 /// Lanes `first` + [0 × 8, 1 × 8] of `v` (f32x16), `first` a runtime index:
 /// one vpermps.
 Value pickPairLanes(OpBuilder &b, Location loc, Value v, Value first) {
@@ -454,7 +403,7 @@ std::pair<Value, Value> q4kScalePair(OpBuilder &b, Location loc, Value w,
                                      Value row, Value pair) {
   auto c = [&](int64_t v) { return constIndex(b, loc, v); };
   auto [base, chunk] = q4kPair(b, loc, pair);
-  Value both = q4kScalesAndMins(b, loc, w, row, base);
+  Value both = loadQ4KScalesAndMins(b, loc, w, row, base);
   Value first = arith::MulIOp::create(b, loc, chunk, c(2));
   return {pickPairLanes(b, loc, both, first),
           pickPairLanes(b, loc, both, arith::AddIOp::create(b, loc, first, c(8)))};

@@ -156,41 +156,6 @@ Value dequantQ6_K(BlockReader &r, Value col) {
   return r.fmul(r.f32Lanes(scale), r.toF32(q));
 }
 
-/// Sub-block j's 6-bit scale and min of a Q4_K block (ggml's
-/// get_scale_min_k4), as scalar i8 (0..63): j < 4 keeps the low 6 bits of
-/// s[j] and s[j + 4]; j >= 4 takes s[j + 4]'s nibbles with the top 2 bits of
-/// s[j − 4] (scale) and s[j] (min) above them.
-std::pair<Value, Value> q4kScaleMin(BlockReader &r, Value base, Value j) {
-  OpBuilder &b = r.b;
-  Location loc = r.loc;
-  auto byteAt = [&](Value at) -> Value {
-    return memref::LoadOp::create(b, loc, r.w, ValueRange{r.row, at});
-  };
-  auto c8 = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(v));
-  };
-  auto band = [&](Value x, int64_t m) -> Value {
-    return arith::AndIOp::create(b, loc, x, c8(m));
-  };
-  auto shr = [&](Value x, int64_t n) -> Value {
-    return arith::ShRUIOp::create(b, loc, x, c8(n));
-  };
-  auto top2 = [&](Value x) -> Value {
-    return arith::ShLIOp::create(b, loc, shr(x, 6), c8(4));
-  };
-  Value scales = r.add(base, r.c(4));
-  Value sj = byteAt(r.add(scales, j));
-  Value sj4 = byteAt(r.add(scales, r.add(j, r.c(4))));
-  // s[j − 4], read as s[(j + 8) % 12] so that j < 4 stays inside the 12
-  // bytes (its value is not used then).
-  Value sjm4 = byteAt(r.add(scales, r.rem(r.add(j, r.c(8)), 12)));
-  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, r.c(4));
-  Value scHigh = arith::OrIOp::create(b, loc, band(sj4, 0xF), top2(sjm4));
-  Value mHigh = arith::OrIOp::create(b, loc, shr(sj4, 4), top2(sj));
-  return {arith::SelectOp::create(b, loc, low, band(sj, 63), scHigh),
-          arith::SelectOp::create(b, loc, low, band(sj4, 63), mHigh)};
-}
-
 Value dequantQ4_K(BlockReader &r, Value col) {
   OpBuilder &b = r.b;
   Location loc = r.loc;
@@ -204,14 +169,13 @@ Value dequantQ4_K(BlockReader &r, Value col) {
       b, loc,
       arith::ShRUIOp::create(b, loc, packed, r.i8Of(r.mul(upper, 4))),
       r.i8(0xF));
-  auto [sc, m] = q4kScaleMin(r, base, r.add(r.mul(chunk, 2), upper));
-  // (d · sc) · q − dmin · m with both products in f32 first: ggml's order.
-  // The 6-bit values are below 64, so SIToFP of the i8 is exact.
-  auto asF32 = [&](Value i8) -> Value {
-    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i8);
-  };
-  Value scale = r.fmul(r.half(base), asF32(sc));
-  Value min = r.fmul(r.half(r.add(base, r.c(2))), asF32(m));
+  // d · sc_j and dmin · m_j in f32 (loadQ4KScalesAndMins), then
+  // (d · sc) · q − dmin · m: ggml's order.
+  Value both = loadQ4KScalesAndMins(b, loc, r.w, r.row, base);
+  Value j = r.add(r.mul(chunk, 2), upper);
+  Value scale = vector::ExtractOp::create(b, loc, both, OpFoldResult(j));
+  Value min = vector::ExtractOp::create(b, loc, both,
+                                        OpFoldResult(r.add(j, r.c(8))));
   return arith::SubFOp::create(b, loc, r.fmul(r.f32Lanes(scale), r.toF32(q)),
                                r.f32Lanes(min));
 }
@@ -340,4 +304,51 @@ Value lowering::weightBufferColumn(OpBuilder &b, Location loc, Type wType,
       b, loc, col, constIndex(b, loc, quant.getBlockElements()));
   return arith::MulIOp::create(b, loc, block,
                                constIndex(b, loc, quant.getBlockBytes()));
+}
+
+Value lowering::loadQ4KScalesAndMins(OpBuilder &b, Location loc, Value w,
+                                    Value row, Value base) {
+  auto i8x16 = VectorType::get({16}, b.getI8Type());
+  auto i16x16 = VectorType::get({16}, b.getI16Type());
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  Value h = vector::LoadOp::create(b, loc, i8x16, w, ValueRange{row, base});
+  Value zero = arith::ConstantOp::create(
+      b, loc, i8x16, DenseElementsAttr::get(i8x16, b.getI8IntegerAttr(0)));
+  auto words = [&](ArrayRef<int64_t> order) -> Value {
+    return arith::ExtUIOp::create(
+        b, loc, i16x16, vector::ShuffleOp::create(b, loc, h, zero, order));
+  };
+  auto wordConst = [&](ArrayRef<int16_t> values) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, i16x16, DenseElementsAttr::get(i16x16, values));
+  };
+  // The low bits: s[j] / s[j + 4] for the scales, s[j + 4] for the mins
+  // (the high nibble for j >= 4); index 16 reads the zero vector.
+  Value low = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15}),
+          wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})),
+      wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}));
+  // The top two bits for j >= 4: s[j − 4] (scales), s[j] (mins).
+  Value top = arith::ShLIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11}),
+          wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6})),
+      wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
+  Value sixBits = arith::UIToFPOp::create(
+      b, loc, f32x16, arith::OrIOp::create(b, loc, low, top));
+  // d over lanes 0-7, dmin over 8-15.
+  Value halves = vector::BitCastOp::create(
+      b, loc, VectorType::get({2}, b.getF16Type()),
+      vector::LoadOp::create(b, loc, VectorType::get({4}, b.getI8Type()), w,
+                             ValueRange{row, base}));
+  SmallVector<int64_t> spread;
+  for (int64_t i = 0; i < 16; ++i)
+    spread.push_back(i / 8);
+  Value factors = arith::ExtFOp::create(
+      b, loc, f32x16,
+      Value(vector::ShuffleOp::create(b, loc, halves, halves, spread)));
+  return arith::MulFOp::create(b, loc, factors, sixBits);
 }

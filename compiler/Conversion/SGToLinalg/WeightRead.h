@@ -45,6 +45,16 @@ bool hasWeightPairs(Type wType);
 /// weight's element `col` lives, or its block starts: for prefetching.
 Value weightBufferColumn(OpBuilder &b, Location loc, Type wType, Value col);
 
+/// A Q4_K super-block's eight d · sc_j in lanes 0-7 and dmin · m_j in lanes
+/// 8-15 (f32), get_scale_min_k4 on all of them at once from its first 16
+/// bytes h (d, dmin, then s[12] = h[4, 16)): for j < 4, sc_j = s[j] & 63 and
+/// m_j = s[j + 4] & 63; for j >= 4, sc_j = (s[j + 4] & 15) | (s[j − 4] >> 6)
+/// << 4 and m_j = (s[j + 4] >> 4) | (s[j] >> 6) << 4.
+/// The super-block starts at byte `base` of row `row` of the block buffer
+/// `w`; every Q4_K read (dequantized or int8 rows) takes them from here.
+Value loadQ4KScalesAndMins(OpBuilder &b, Location loc, Value w, Value row,
+                           Value base);
+
 } // namespace mlir::sgc::lowering
 
 #endif // SGC_COMPILER_CONVERSION_SGTOLINALG_WEIGHTREAD_H
