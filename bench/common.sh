@@ -99,7 +99,7 @@ build_source() { sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.tx
 # build_runtime_libs BUILD: the static libraries a runtime client links, in
 # link order.
 build_runtime_libs() {
-  echo "$1/runtime/libsgc_runtime.a $1/lib/libsgc_safetensors.a $1/lib/libsgc_gguf.a $1/lib/libsgc_support.a"
+  echo "$1/runtime/libsgc_runtime.a $1/lib/libsgc_safetensors.a $1/lib/libsgc_gguf.a $1/lib/libsgc_sentencepiece.a $1/lib/libsgc_support.a"
 }
 
 # build_revision BUILD: "<commit> <subject>" of BUILD's source tree, with
@@ -111,7 +111,7 @@ build_revision() {
   src=$(build_source "$1")
   rev=$(git -C "$src" log -1 --format='%h %s' 2>/dev/null | cut -c1-72) || rev="(not a git tree)"
   git -C "$src" diff --quiet HEAD -- 2>/dev/null || note=" + uncommitted changes"
-  targets=(bin/sgc runtime/libsgc_runtime.a lib/libsgc_safetensors.a lib/libsgc_gguf.a lib/libsgc_support.a)
+  targets=(bin/sgc runtime/libsgc_runtime.a lib/libsgc_safetensors.a lib/libsgc_gguf.a lib/libsgc_sentencepiece.a lib/libsgc_support.a)
   if command -v ninja >/dev/null && [[ -f $1/build.ninja ]] &&
     ! ninja -C "$1" -n "${targets[@]}" 2>/dev/null | grep -q 'no work to do'; then
     note+="; WARNING: out of date with $src (ninja would rebuild)"

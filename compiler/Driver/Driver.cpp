@@ -18,6 +18,7 @@
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
+#include "compiler/Quantize/QuantizeHf.h"
 #include "compiler/Target/Target.h"
 #include "dialects/SG/IR/SGDialect.h"
 
@@ -61,7 +62,7 @@ const std::string &targetHelp() {
 
 /// --weights of `sgc compile` and `sgc explain`.
 constexpr const char *kWeightsRecipeHelp =
-    "q8_0, q4_0 or q4_k_m: a gemma3 or gemma4 graph compiled for the GGUF "
+    "q8_0, q4_0, q4_k_m or q6_k: a gemma3 or gemma4 graph compiled for the GGUF "
     "that llama.cpp's "
     "converter and llama-quantize make of it at that type (their encoding "
     "per tensor; GGUF tensor names)";
@@ -176,6 +177,22 @@ struct ImportHfOptions {
       cl::desc("source_artifact of the graph (default: the config's "
                "directory name when it names a gemma-3/gemma-4 model)"),
       cl::value_desc("name")};
+};
+
+/// Options of `sgc quantize`.
+struct QuantizeCommandOptions {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<HF_DIR>"),
+                             cl::Required};
+  cl::opt<std::string> output{cl::Positional, cl::desc("<OUT.gguf>"),
+                              cl::Required};
+  cl::opt<std::string> type{
+      "type",
+      cl::desc("q8_0, q4_0, q4_k_m or q6_k: the tensors' encodings as "
+               "llama-quantize chooses them for that type"),
+      cl::value_desc("type"), cl::Required};
+  cl::opt<unsigned> threads{
+      "jobs", cl::desc("Threads that quantize (default: one per core)"),
+      cl::init(0)};
 };
 
 /// Prints `error: message` and returns `code`.
@@ -640,13 +657,40 @@ int runImportHf(int argc, char **argv) {
   return kExitOk;
 }
 
+int runQuantize(int argc, char **argv) {
+  QuantizeCommandOptions opts;
+  if (std::optional<int> code = parseCommandLine(
+          argc, argv,
+          "sgc quantize: a Hugging Face checkpoint folder (Gemma 3, bf16) -> "
+          "the GGUF llama.cpp's converter and llama-quantize make of it\n",
+          opts))
+    return *code;
+  MLIRContext ctx;
+  makeContext(ctx);
+  SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), /*remarks=*/false);
+  if (!llvm::sys::fs::is_directory(opts.input))
+    return fail(kExitBadInput, "'" + opts.input +
+                                   "' is not a directory (sgc quantize reads "
+                                   "an HF checkpoint folder)");
+  QuantizeOptions options;
+  options.type = opts.type;
+  options.threads = opts.threads;
+  if (failed(quantizeHfCheckpoint(&ctx, opts.input, opts.output, options,
+                                  llvm::errs())))
+    return diagnostics.getNumErrors() ? kExitBadInput
+                                      : fail(kExitInternal, "quantize failed");
+  return kExitOk;
+}
+
 void printUsage(llvm::raw_ostream &os) {
   os << "usage: sgc <command> [options]\n\n"
         "commands:\n"
         "  compile GRAPH   compile a system_graph.json (or an sg .mlir file,\n"
         "                  or an HF checkpoint directory: its config.json)\n"
         "  explain GRAPH   print what the compiler understood of a graph\n"
-        "  import-hf CONFIG  write the system_graph.json of an HF config.json\n\n"
+        "  import-hf CONFIG  write the system_graph.json of an HF config.json\n"
+        "  quantize HF_DIR OUT.gguf --type T\n"
+        "                  write the GGUF llama-quantize makes of a checkpoint\n\n"
         "run 'sgc <command> --help' for the options of a command\n";
 }
 } // namespace
@@ -675,6 +719,8 @@ int mlir::sgc::runSgcMain(int argc, char **argv) {
     return runExplain(subArgc, args.data());
   if (command == "import-hf")
     return runImportHf(subArgc, args.data());
+  if (command == "quantize")
+    return runQuantize(subArgc, args.data());
   printUsage(llvm::errs());
   return fail(kExitUsage, "unknown command '" + command + "'");
 }

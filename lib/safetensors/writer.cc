@@ -4,6 +4,7 @@
  */
 #include "lib/safetensors/safetensors.h"
 
+#include "lib/support/pending_file.h"
 #include "lib/support/utf8.h"
 
 #include <nlohmann/json.hpp>
@@ -24,111 +25,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t chunk_bytes = size_t{8} << 20;
-
-status write_all(int fd, const void *data, size_t n, const std::string &path) {
-  const auto *p = static_cast<const uint8_t *>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, std::min(n, size_t{1} << 30));
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return bad_input_error(quote(path) + ": cannot write: " +
-                             std::strerror(w < 0 ? errno : EIO));
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return status();
-}
-
-/// The file being written. A reader of |path| sees the old file or the new
-/// one, never a part: the bytes go to an unnamed file in |path|'s directory
-/// (O_TMPFILE: nothing is left behind if the process dies) that is linked
-/// and renamed over |path| when whole; to a named temporary next to it where
-/// O_TMPFILE is not supported; to |path| itself when that exists and is not a
-/// regular file (/dev/null).
-class pending_file {
-public:
-  explicit pending_file(std::string path)
-      : path_(std::move(path)),
-        tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {}
-  ~pending_file() { abandon(); }
-
-  int fd() const { return fd_; }
-
-  status open() {
-    struct stat st;
-    const bool exists = ::stat(path_.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode))
-      return bad_input_error(quote(path_) + ": cannot write: " +
-                             std::strerror(EISDIR));
-    if (exists && !S_ISREG(st.st_mode)) {
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-      in_place_ = true;
-      return fd_ < 0 ? cannot("open") : status();
-    }
-#ifdef O_TMPFILE
-    const size_t slash = path_.rfind('/');
-    const std::string dir = slash == std::string::npos ? "."
-                            : slash == 0               ? "/"
-                                                       : path_.substr(0, slash);
-    fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd_ >= 0) {
-      anonymous_ = true;
-      return status();
-    }
-#endif
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      return bad_input_error(quote(tmp_) +
-                             ": cannot create: " + std::strerror(errno));
-    named_ = true;
-    return status();
-  }
-
-  /// Puts the whole file at |path|.
-  status commit() {
-    if (anonymous_) {
-      // Give the file a name (the temporary one: linkat cannot replace).
-      ::unlink(tmp_.c_str());
-      const std::string self = "/proc/self/fd/" + std::to_string(fd_);
-      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp_.c_str(),
-                   AT_SYMLINK_FOLLOW) != 0 &&
-          ::linkat(fd_, "", AT_FDCWD, tmp_.c_str(), AT_EMPTY_PATH) != 0)
-        return cannot("link " + quote(tmp_));
-      named_ = true;
-    }
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0)
-      return cannot("close");
-    if (!in_place_ && ::rename(tmp_.c_str(), path_.c_str()) != 0)
-      return cannot("rename " + quote(tmp_));
-    named_ = false;
-    return status();
-  }
-
-  /// Removes what was written (nothing of an in-place write).
-  void abandon() {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = -1;
-    if (named_)
-      ::unlink(tmp_.c_str());
-    named_ = false;
-  }
-
-private:
-  status cannot(const std::string &what) {
-    const int err = errno;
-    abandon();
-    return bad_input_error(quote(path_) + ": cannot " + what + ": " +
-                           std::strerror(err));
-  }
-
-  std::string path_, tmp_;
-  int fd_ = -1;
-  bool in_place_ = false, anonymous_ = false, named_ = false;
-};
 
 } // namespace
 

@@ -72,6 +72,8 @@ std::string recipeSummary(StringRef recipe) {
   if (recipe == "q4_0")
     return "matrices Q4_0, the tied embedding Q6_K (Q8_0 when its width is "
            "no multiple of 256)";
+  if (recipe == "q6_k")
+    return "every matrix Q6_K (Q8_0 when its width is no multiple of 256)";
   return "matrices Q4_K; the tied embedding, and attn_v and ffn_down on "
          "llama.cpp's more-bits layers, Q6_K (Q8_0 when the width is no "
          "multiple of 256)";
@@ -118,9 +120,10 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
                           << "decoder stack is stored as "
                           << StringRef(graph.weightsRecipe).upper();
   }
-  if (recipe != "q8_0" && recipe != "q4_0" && recipe != "q4_k_m")
+  if (recipe != "q8_0" && recipe != "q4_0" && recipe != "q4_k_m" &&
+      recipe != "q6_k")
     return emitError(loc) << "--weights=" << recipe
-                          << ": unknown recipe (q8_0, q4_0 or q4_k_m)";
+                          << ": unknown recipe (q8_0, q4_0, q4_k_m or q6_k)";
   if (!graph.text.tiedHead)
     return emitError(loc) << "--weights=" << recipe
                           << ": the graph's LM head is not the embedding";
@@ -169,7 +172,8 @@ LogicalResult mlir::sgc::applyWeightsRecipe(MLIRContext *ctx,
       bool embedding = ggufName == "token_embd.weight";
       if (recipe == "q8_0")
         encoding = "Q8_0";
-      else if (embedding || (recipe == "q4_k_m" && moreBits.contains(ggufName)))
+      else if (embedding || recipe == "q6_k" ||
+               (recipe == "q4_k_m" && moreBits.contains(ggufName)))
         encoding = k % 256 == 0 ? "Q6_K" : "Q8_0";
       else
         encoding = recipe == "q4_k_m" ? "Q4_K" : "Q4_0";

@@ -7,7 +7,7 @@
 
 #include "lib/gguf/gguf.h"
 #include "runtime/src/tokenizer/config.h"
-#include "runtime/src/tokenizer/sentencepiece_proto.h"
+#include "lib/tokenizer/sentencepiece_proto.h"
 
 #include <nlohmann/json.hpp>
 

@@ -12,7 +12,7 @@
  */
 #include "runtime/src/tokenizer/factories.h"
 #include "runtime/src/tokenizer/pipeline.h"
-#include "runtime/src/tokenizer/sentencepiece_proto.h"
+#include "lib/tokenizer/sentencepiece_proto.h"
 
 #include <sentencepiece_processor.h>
 

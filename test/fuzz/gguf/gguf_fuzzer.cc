@@ -95,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (kind == "gemma4")
     return check_bpe(h);
-  sgc::runtime::sentencepiece_vocabulary v;
+  sgc::sentencepiece_vocabulary v;
   sgc::runtime::tokenizer_config config;
   const sgc::status vs = sgc::runtime::read_gguf_vocabulary(h, "fuzz", &v, &config);
   if (!vs.ok()) {
@@ -108,14 +108,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < v.pieces.size(); ++i) {
     if (v.pieces[i].empty() || !pieces.insert(v.pieces[i]).second)
       std::abort();
-    unknown += v.types[i] == sgc::runtime::kPieceUnknown;
+    unknown += v.types[i] == sgc::kPieceUnknown;
   }
   if (v.pieces.empty() || v.scores.size() != v.pieces.size() ||
       v.types.size() != v.pieces.size() || unknown != 1)
     std::abort();
-  sgc::runtime::sentencepiece_facts facts;
-  if (!sgc::runtime::read_sentencepiece_facts(
-          sgc::runtime::write_sentencepiece_model(v), &facts) ||
+  sgc::sentencepiece_facts facts;
+  if (!sgc::read_sentencepiece_facts(
+          sgc::write_sentencepiece_model(v), &facts) ||
       facts.piece_types != v.types || facts.add_dummy_prefix)
     std::abort();
   return 0;

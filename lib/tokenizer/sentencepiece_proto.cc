@@ -3,11 +3,11 @@
  * reader (varints, and skipping every wire type but groups) and writer
  * (varints, floats, length-delimited fields).
  */
-#include "runtime/src/tokenizer/sentencepiece_proto.h"
+#include "lib/tokenizer/sentencepiece_proto.h"
 
 #include <cstring>
 
-namespace sgc::runtime {
+namespace sgc {
 
 namespace {
 
@@ -29,7 +29,8 @@ struct reader {
     return false;
   }
   /// Reads one field's key and, for length-delimited fields, its bytes;
-  /// other values are skipped (|*value| receives a varint's value).
+  /// |*value| receives a varint's value or a fixed32's bits; fixed64s are
+  /// skipped.
   bool field(uint32_t *number, int *wire, std::string_view *bytes,
              uint64_t *value) {
     uint64_t key = 0;
@@ -51,9 +52,14 @@ struct reader {
       pos += len;
       return true;
     }
-    case 5:
+    case 5: // fixed32: its bits in |*value|
+      if (data.size() - pos < 4)
+        return false;
+      *value = 0;
+      for (int i = 0; i < 4; ++i)
+        *value |= uint64_t{static_cast<unsigned char>(data[pos + i])} << (8 * i);
       pos += 4;
-      return pos <= data.size();
+      return true;
     default:
       return false;
     }
@@ -109,6 +115,12 @@ enum : uint32_t {
   kNormalizerEscapeWhitespaces = 5,
 };
 constexpr uint64_t kModelTypeBpe = 2;
+
+float bits_to_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
 
 } // namespace
 
@@ -173,4 +185,42 @@ bool read_sentencepiece_facts(std::string_view bytes, sentencepiece_facts *out) 
   return true;
 }
 
-} // namespace sgc::runtime
+bool read_sentencepiece_model(std::string_view bytes,
+                              sentencepiece_vocabulary *out) {
+  *out = sentencepiece_vocabulary();
+  reader r{bytes};
+  while (!r.done()) {
+    uint32_t number = 0;
+    int wire = 0;
+    std::string_view sub;
+    uint64_t value = 0;
+    if (!r.field(&number, &wire, &sub, &value))
+      return false;
+    if (number != kModelPieces || wire != 2)
+      continue;
+    reader inner{sub};
+    std::string piece;
+    float score = 0;
+    int type = kPieceNormal;
+    while (!inner.done()) {
+      uint32_t n = 0;
+      int w = 0;
+      std::string_view b;
+      uint64_t v = 0;
+      if (!inner.field(&n, &w, &b, &v))
+        return false;
+      if (n == kPiecePiece && w == 2)
+        piece = std::string(b);
+      else if (n == kPieceScore && w == 5)
+        score = bits_to_float(static_cast<uint32_t>(v));
+      else if (n == kPieceType && w == 0)
+        type = static_cast<int>(v);
+    }
+    out->pieces.push_back(std::move(piece));
+    out->scores.push_back(score);
+    out->types.push_back(type);
+  }
+  return !out->pieces.empty();
+}
+
+} // namespace sgc

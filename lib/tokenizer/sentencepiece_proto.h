@@ -1,20 +1,21 @@
 /*
  * sentencepiece_proto.h - the protobuf wire format of a tokenizer.model
- * (ModelProto), both ways. Read: the two facts libsentencepiece 0.1.97's
+ * (ModelProto), both ways. Read whole: the vocabulary sgc quantize writes
+ * into a GGUF. Read: the two facts libsentencepiece 0.1.97's
  * API does not tell, each piece's type (it has no IsUserDefined) and
  * normalizer_spec.add_dummy_prefix. Written: a model from a vocabulary
  * that arrives without its proto (a GGUF's tokenizer.ggml.*), for
  * libsentencepiece to load.
  */
-#ifndef SGC_RUNTIME_TOKENIZER_SENTENCEPIECE_PROTO_H
-#define SGC_RUNTIME_TOKENIZER_SENTENCEPIECE_PROTO_H
+#ifndef SGC_LIB_TOKENIZER_SENTENCEPIECE_PROTO_H
+#define SGC_LIB_TOKENIZER_SENTENCEPIECE_PROTO_H
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace sgc::runtime {
+namespace sgc {
 
 struct sentencepiece_facts {
   /// SentencePiece.Type per piece: 1 normal, 2 unknown, 3 control,
@@ -44,12 +45,18 @@ struct sentencepiece_vocabulary {
   std::string bos_piece, eos_piece, pad_piece;
 };
 
+/// The pieces, scores and types of a serialized ModelProto (the other
+/// fields are skipped). False when it is not well formed as far as read,
+/// or holds no piece.
+bool read_sentencepiece_model(std::string_view bytes,
+                              sentencepiece_vocabulary *out);
+
 /// A serialized ModelProto of |v|: the pieces (ModelProto.pieces = 1:
 /// piece = 1, score = 2, type = 3), a BPE trainer spec (= 2) with byte
 /// fallback when there are byte pieces, and Gemma's normalizer (= 3):
 /// identity, no dummy prefix, whitespace kept and escaped as U+2581.
 std::string write_sentencepiece_model(const sentencepiece_vocabulary &v);
 
-} // namespace sgc::runtime
+} // namespace sgc
 
-#endif // SGC_RUNTIME_TOKENIZER_SENTENCEPIECE_PROTO_H
+#endif // SGC_LIB_TOKENIZER_SENTENCEPIECE_PROTO_H

@@ -1,0 +1,186 @@
+//===- GgufModel.cpp - a Gemma 3 graph as a GGUF's keys and tensors -------===//
+//
+// Part of sgc. The keys in the converter's order (TextModel's, then
+// Gemma3Model's: a key set twice keeps its first place), and the inverse of
+// what compiler/Import/Gguf/GgufGemma3.cpp reads: a file this writes reads
+// back as the model it came from, or is refused here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Quantize/GgufModel.h"
+
+#include "compiler/Import/Gguf/GgufNames.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::import;
+using ::sgc::gguf::ggml_type;
+
+namespace {
+
+/// The layer index of "blk.N.*", or -1: llama.cpp's loader orders tensors
+/// by it, then by name.
+int64_t layerOf(StringRef name) {
+  int64_t layer;
+  if (!name.consume_front("blk.") || name.split('.').first.getAsInteger(10, layer))
+    return -1;
+  return layer;
+}
+
+/// gguf-py's Metadata.id_to_title: words split at '-', each all-lowercase
+/// word title-cased unless it is a version or starts with a digit.
+std::string idToTitle(StringRef id) {
+  SmallVector<StringRef> words;
+  id.split(words, '-', -1, /*KeepEmpty=*/false);
+  std::string out;
+  for (StringRef word : words) {
+    if (!out.empty())
+      out += ' ';
+    bool lower = word.lower() == word && word.upper() != word;
+    bool numeric = !word.empty() && (isdigit(word[0]) ||
+                                     (word[0] == 'v' && word.size() > 1 &&
+                                      isdigit(word[1])));
+    for (size_t i = 0; i < word.size(); ++i)
+      out += lower && !numeric && (i == 0 || !isalpha(word[i - 1]))
+                 ? char(toupper(word[i]))
+                 : word[i];
+  }
+  return out;
+}
+
+/// gguf-py's size label of a parameter count: "2.5M", "12B".
+std::string sizeLabel(uint64_t params) {
+  double n = double(params);
+  auto [scaled, suffix] = n > 1e12  ? std::pair(n * 1e-12, 'T')
+                          : n > 1e9 ? std::pair(n * 1e-9, 'B')
+                          : n > 1e6 ? std::pair(n * 1e-6, 'M')
+                                    : std::pair(n * 1e-3, 'K');
+  // Two significant digits at least: the digits of the rounded value
+  // (ties to even, leading zeros dropped) decide the decimals.
+  std::string whole = std::to_string(int64_t(std::nearbyint(scaled)));
+  size_t digits = whole == "0" ? 0 : whole.size();
+  int fix = digits >= 2 ? 0 : int(2 - digits);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f%c", fix, scaled, suffix);
+  return text;
+}
+
+bool close(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
+}
+
+} // namespace
+
+ggml_type mlir::sgc::ggmlTypeOf(StringRef encoding) {
+  return llvm::StringSwitch<ggml_type>(encoding)
+      .Case("Q8_0", ggml_type::q8_0)
+      .Case("Q4_0", ggml_type::q4_0)
+      .Case("Q4_K", ggml_type::q4_k)
+      .Case("Q6_K", ggml_type::q6_k)
+      .Case("F16", ggml_type::f16)
+      .Case("BF16", ggml_type::bf16)
+      .Default(ggml_type::f32);
+}
+
+LogicalResult mlir::sgc::writeGemma3Metadata(MLIRContext *ctx,
+                                             const GraphSpec &graph,
+                                             StringRef folder, uint64_t params,
+                                             ::sgc::gguf::writer &out) {
+  const TextSpec &text = graph.text;
+  Location loc = makeLoc(ctx, graph.fileName, text.pos);
+  const LayerSpec *full = nullptr, *sliding = nullptr;
+  for (const LayerSpec &layer : text.layers) {
+    // llama.cpp's gemma3 has no pattern key: every 6th layer is full.
+    bool wantFull = layer.index % 6 == 5;
+    if ((layer.span == Span::Full) != wantFull)
+      return emitError(makeLoc(ctx, graph.fileName, layer.pos))
+             << "layer " << layer.index << " is "
+             << (wantFull ? "sliding" : "full")
+             << ": a gemma3 GGUF cannot say so (llama.cpp makes every 6th "
+                "layer full)";
+    (layer.span == Span::Full ? full : sliding) = &layer;
+  }
+  if (!full)
+    return emitError(loc) << "the model has no full-attention layer: a "
+                             "gemma3 GGUF needs one every 6th layer";
+  int64_t headDim = full->headDim;
+  double impliedScalar = text.numLayers == 62
+                             ? double(text.hiddenSize) / double(text.numQHeads)
+                             : double(headDim);
+  if (!close(text.scoreScale, 1.0 / std::sqrt(impliedScalar)))
+    return emitError(loc) << "attention scale " << text.scoreScale
+                          << ": a gemma3 GGUF does not store it and llama.cpp "
+                             "takes 1/sqrt("
+                          << int64_t(impliedScalar) << ")";
+  if (sliding && !close(sliding->theta, 10000.0))
+    return emitError(makeLoc(ctx, graph.fileName, sliding->pos))
+           << "sliding layers' RoPE base " << sliding->theta
+           << ": sgc and llama.cpp read a gemma3 GGUF's as 10000";
+
+  out.set_string("general.architecture", "gemma3");
+  out.set_string("general.type", "model");
+  out.set_string("general.name", idToTitle(folder));
+  out.set_string("general.size_label", sizeLabel(params));
+  const std::string a = "gemma3.";
+  out.set_u32(a + "block_count", static_cast<uint32_t>(text.numLayers));
+  out.set_u32(a + "context_length", static_cast<uint32_t>(text.contextLength));
+  out.set_u32(a + "embedding_length", static_cast<uint32_t>(text.hiddenSize));
+  out.set_u32(a + "feed_forward_length",
+              static_cast<uint32_t>(text.intermediateSize));
+  out.set_u32(a + "attention.head_count", static_cast<uint32_t>(text.numQHeads));
+  out.set_u32(a + "attention.head_count_kv",
+              static_cast<uint32_t>(full->numKvHeads));
+  if (full->position == PositionKind::Linear && full->factor != 1.0) {
+    out.set_string(a + "rope.scaling.type", "linear");
+    out.set_f32(a + "rope.scaling.factor", static_cast<float>(full->factor));
+  }
+  out.set_f32(a + "rope.freq_base", static_cast<float>(full->theta));
+  if (sliding)
+    out.set_f32(a + "rope.freq_base_swa", static_cast<float>(sliding->theta));
+  out.set_f32(a + "attention.layer_norm_rms_epsilon",
+              static_cast<float>(text.preNorm.eps));
+  out.set_u32(a + "attention.key_length", static_cast<uint32_t>(headDim));
+  out.set_u32(a + "attention.value_length", static_cast<uint32_t>(headDim));
+  if (text.finalSoftcap)
+    out.set_f32(a + "final_logit_softcapping",
+                static_cast<float>(*text.finalSoftcap));
+  if (sliding)
+    out.set_u32(a + "attention.sliding_window",
+                static_cast<uint32_t>(sliding->window));
+  return success();
+}
+
+std::vector<GgufTensor> mlir::sgc::planGemma3Tensors(const GraphSpec &graph,
+                                                     int64_t vocabRows) {
+  std::vector<GgufTensor> out;
+  for (const TensorSpec &t : textTensors(graph.text)) {
+    auto file = graph.fileTensors.find(t.name);
+    if (file == graph.fileTensors.end())
+      continue;
+    GgufTensor g;
+    g.name = file->second.name;
+    g.source = t.name;
+    g.type = ggmlTypeOf(file->second.encoding);
+    g.matrix = t.shape.size() == 2;
+    g.rows = g.matrix ? t.shape[0] : 1;
+    g.columns = t.shape.back();
+    if (g.name == "token_embd.weight")
+      g.rows = std::min(g.rows, vocabRows);
+    // The converter's norm_shift: Gemma 3's norms are stored as 1 + w.
+    if (StringRef(t.name).ends_with("norm.weight"))
+      g.add = 1.0f;
+    out.push_back(std::move(g));
+  }
+  llvm::stable_sort(out, [](const GgufTensor &x, const GgufTensor &y) {
+    return std::make_pair(layerOf(x.name), StringRef(x.name)) <
+           std::make_pair(layerOf(y.name), StringRef(y.name));
+  });
+  return out;
+}

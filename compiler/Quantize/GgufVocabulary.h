@@ -1,0 +1,37 @@
+//===- GgufVocabulary.h - an HF tokenizer as GGUF metadata ------*- C++ -*-===//
+//
+// Part of sgc. The tokenizer.* keys llama.cpp's converter writes for a
+// Gemma 3 checkpoint folder (tokenizer.model and its companions), so that
+// llama.cpp and sgc-run tokenize a file sgc quantize wrote as they do the
+// converter's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SGC_COMPILER_QUANTIZE_GGUFVOCABULARY_H
+#define SGC_COMPILER_QUANTIZE_GGUFVOCABULARY_H
+
+#include "lib/gguf/writer.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+
+#include <nlohmann/json.hpp>
+
+namespace mlir::sgc {
+
+/// Writes into `out` the vocabulary of the SentencePiece model `dir`/
+/// tokenizer.model as the converter does (tokenizer.ggml.model "llama",
+/// pieces, scores, types; added_tokens.json and tokenizer_config.json's
+/// added_tokens_decoder applied; padded to the config's vocab_size when it
+/// states one), the special token ids and add_bos/add_eos flags (from
+/// tokenizer_config.json with tokenizer.json's added tokens, else
+/// config.json's *_token_id) and the chat template. `config` is the parsed
+/// config.json. Returns the token count: the embedding rows the file
+/// keeps. Errors name the file.
+FailureOr<int64_t> writeGemma3Vocabulary(MLIRContext *ctx, llvm::StringRef dir,
+                                         const nlohmann::json &config,
+                                         ::sgc::gguf::writer &out);
+
+} // namespace mlir::sgc
+
+#endif // SGC_COMPILER_QUANTIZE_GGUFVOCABULARY_H

@@ -1,0 +1,257 @@
+//===- QuantizeHf.cpp - sgc quantize: an HF checkpoint -> a GGUF ----------===//
+//
+// Part of sgc. The graph of the folder (the `sgc compile HF_DIR` path), the
+// --weights recipe of the type (which tensor gets which encoding, as
+// llama-quantize decides), the converter's metadata and vocabulary, then
+// the tensors: each read from the checkpoint's mapping a chunk of rows at a
+// time, widened to f32, shifted where the converter shifts, quantized by
+// ggml's reference quantizers on every core and streamed to the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Quantize/QuantizeHf.h"
+
+#include "compiler/Import/Gguf/GgufNames.h"
+#include "compiler/Import/HF/HfImport.h"
+#include "compiler/Import/Importer.h"
+#include "compiler/Quantize/GgufModel.h"
+#include "compiler/Quantize/GgufVocabulary.h"
+
+#include "lib/gguf/quantize.h"
+#include "lib/gguf/writer.h"
+#include "lib/safetensors/safetensors.h"
+#include "lib/support/half.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using ::sgc::gguf::ggml_type;
+
+namespace {
+
+/// llama.cpp's llama_ftype of each --type (general.file_type).
+uint32_t fileTypeOf(StringRef type) {
+  return llvm::StringSwitch<uint32_t>(type)
+      .Case("q4_0", 2)
+      .Case("q8_0", 7)
+      .Case("q4_k_m", 15)
+      .Case("q6_k", 18)
+      .Default(0);
+}
+
+/// Widens `count` values of a checkpoint tensor to f32 and adds `add`.
+void widen(::sgc::dtype type, const uint8_t *src, uint64_t count, float add,
+           float *dst) {
+  for (uint64_t i = 0; i < count; ++i) {
+    float v;
+    if (type == ::sgc::dtype::bf16)
+      v = ::sgc::bf16_to_f32(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+    else if (type == ::sgc::dtype::f16)
+      v = ::sgc::f16_to_f32(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+    else
+      std::memcpy(&v, src + 4 * i, 4);
+    dst[i] = add != 0.0f ? v + add : v;
+  }
+}
+
+/// A progress line on a terminal, redrawn; elsewhere a line per tenth.
+class Progress {
+public:
+  Progress(llvm::raw_ostream &os, uint64_t total) : os(os), total(total) {}
+
+  void advance(uint64_t bytes, StringRef tensor) {
+    done += bytes;
+    unsigned permille = total ? unsigned(done * 1000 / total) : 1000;
+    if (os.is_displayed()) {
+      if (permille != shown)
+        os << llvm::format("\r[%5.1f%%] %.2f / %.2f GB  ", permille / 10.0,
+                           done / 1e9, total / 1e9)
+           << tensor << "\x1b[K";
+      os.flush();
+    } else if (shown == ~0u || permille / 100 != shown / 100) {
+      os << llvm::format("[%3u%%] %.2f / %.2f GB\n", permille / 10,
+                         done / 1e9, total / 1e9);
+    }
+    shown = permille;
+  }
+  void finish() {
+    if (os.is_displayed())
+      os << "\n";
+  }
+
+private:
+  llvm::raw_ostream &os;
+  uint64_t total, done = 0;
+  unsigned shown = ~0u;
+};
+
+/// Quantizes `rows` rows of `t` from `src` into `out` on `threads` threads,
+/// each taking a contiguous share of the rows.
+void quantizeChunk(const GgufTensor &t, ::sgc::dtype srcType,
+                   const uint8_t *src, int64_t rows, uint8_t *out,
+                   unsigned threads) {
+  const uint64_t srcRow = uint64_t(t.columns) * ::sgc::dtype_size(srcType);
+  const uint64_t outRow = ::sgc::gguf::row_bytes(t.type, uint64_t(t.columns));
+  auto work = [&](int64_t begin, int64_t end) {
+    std::vector<float> x(size_t(end - begin) * size_t(t.columns));
+    widen(srcType, src + begin * srcRow, x.size(), t.add, x.data());
+    ::sgc::gguf::quantize_rows(t.type, x.data(), end - begin, t.columns,
+                               out + begin * outRow);
+  };
+  unsigned n = unsigned(std::min<int64_t>(threads, rows));
+  if (n <= 1)
+    return work(0, rows);
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < n; ++i)
+    pool.emplace_back(work, rows * i / n, rows * (i + 1) / n);
+  for (std::thread &th : pool)
+    th.join();
+}
+
+} // namespace
+
+LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
+                                              StringRef outPath,
+                                              const QuantizeOptions &options,
+                                              llvm::raw_ostream &log) {
+  Location dirLoc = FileLineColLoc::get(ctx, dir, 0, 0);
+  if (!fileTypeOf(options.type))
+    return emitError(dirLoc) << "--type=" << options.type
+                             << ": expected q8_0, q4_0, q4_k_m or q6_k";
+  HfDirectory files = findHfFiles(dir);
+  auto configText = llvm::MemoryBuffer::getFile(files.config);
+  if (!configText)
+    return emitError(dirLoc) << "not an HF checkpoint folder: no readable "
+                                "config.json";
+  if (files.tensors.empty())
+    return emitError(dirLoc) << "no model.safetensors or "
+                                "model.safetensors.index.json";
+  HfImportOptions hfOptions;
+  hfOptions.tensorsPath = files.tensors;
+  FailureOr<std::string> graphText = importHfConfig(
+      ctx, files.config, (*configText)->getBuffer(), hfOptions);
+  if (failed(graphText))
+    return failure();
+  FailureOr<import::GraphSpec> graph =
+      parseSystemGraph(ctx, files.config, *graphText, ImportOptions());
+  if (failed(graph))
+    return failure();
+  if (graph->text.family != import::Family::Gemma3)
+    return emitError(makeLoc(ctx, files.config, graph->text.pos))
+           << "sgc quantize writes Gemma 3 checkpoints only so far (this is "
+              "Gemma 4: its tokenizer.json vocabulary and rope_freqs are not "
+              "written yet)";
+  if (failed(applyWeightsRecipe(ctx, *graph, options.type)))
+    return failure();
+
+  nlohmann::json config = nlohmann::json::parse(
+      (*configText)->getBuffer().str(), nullptr, /*allow_exceptions=*/false);
+  ::sgc::gguf::writer out;
+  std::string name = llvm::sys::path::filename(
+                         llvm::sys::path::remove_leading_dotslash(dir))
+                         .str();
+  // The vocabulary decides the embedding's rows; the keys go first.
+  ::sgc::gguf::writer vocabKeys;
+  FailureOr<int64_t> vocab = writeGemma3Vocabulary(ctx, dir, config, vocabKeys);
+  if (failed(vocab))
+    return failure();
+  std::vector<GgufTensor> plan = planGemma3Tensors(*graph, *vocab);
+  uint64_t params = 0;
+  for (const GgufTensor &t : plan)
+    params += uint64_t(t.rows) * uint64_t(t.columns);
+  if (failed(writeGemma3Metadata(ctx, *graph, name, params, out)))
+    return failure();
+  for (const ::sgc::gguf::metadata_entry &e : vocabKeys.metadata())
+    out.set(e.key, e.val);
+  out.set_u32("general.quantization_version", 2);
+  out.set_u32("general.file_type", fileTypeOf(options.type));
+
+  std::unique_ptr<::sgc::safetensors::checkpoint> ckpt;
+  if (::sgc::status st =
+          ::sgc::safetensors::checkpoint::open(files.tensors, &ckpt);
+      !st.ok())
+    return emitError(FileLineColLoc::get(ctx, files.tensors, 0, 0))
+           << st.message();
+  Location tensorsLoc = FileLineColLoc::get(ctx, files.tensors, 0, 0);
+  llvm::StringSet<> used;
+  uint64_t sourceBytes = 0;
+  for (const GgufTensor &t : plan) {
+    const auto *entry = ckpt->find(t.source);
+    if (!entry)
+      return emitError(tensorsLoc) << "tensor '" << t.source
+                                   << "' is missing (GGUF '" << t.name << "')";
+    ::sgc::dtype type = entry->info->type;
+    if (type != ::sgc::dtype::bf16 && type != ::sgc::dtype::f16 &&
+        type != ::sgc::dtype::f32)
+      return emitError(tensorsLoc)
+             << "tensor '" << t.source << "' is "
+             << ::sgc::dtype_name(type)
+             << ": sgc quantize reads bf16, f16 or f32 checkpoints";
+    const std::vector<int64_t> &shape = entry->info->shape;
+    int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    if (shape.back() != t.columns || rows < t.rows)
+      return emitError(tensorsLoc)
+             << "tensor '" << t.source << "' has " << rows << " rows of "
+             << shape.back() << " where the GGUF's '" << t.name << "' needs "
+             << t.rows << " of " << t.columns;
+    std::vector<uint64_t> dims{uint64_t(t.columns)};
+    if (t.matrix)
+      dims.push_back(uint64_t(t.rows));
+    out.add_tensor(t.name, t.type, dims);
+    used.insert(t.source);
+    sourceBytes += uint64_t(t.rows) * uint64_t(t.columns) * ::sgc::dtype_size(type);
+  }
+  size_t leftOut = 0;
+  std::string example;
+  for (const auto &e : ckpt->tensors())
+    if (!used.contains(e.info->name) && leftOut++ == 0)
+      example = e.info->name;
+  if (leftOut)
+    log << "note: " << leftOut << " checkpoint tensor"
+        << (leftOut == 1 ? " is" : "s are") << " left out (e.g. '" << example
+        << "'): a GGUF holds the text model; llama.cpp keeps an image "
+           "tower in a separate mmproj file\n";
+
+  unsigned threads = options.threads ? options.threads
+                                     : std::max(1u, std::thread::hardware_concurrency());
+  Progress progress(log, sourceBytes);
+  std::vector<uint8_t> buffer;
+  ::sgc::status written = out.write(
+      outPath.str(), [&](size_t index, const ::sgc::gguf::writer::emit_fn &emit) {
+        const GgufTensor &t = plan[index];
+        const auto *entry = ckpt->find(t.source);
+        ::sgc::dtype type = entry->info->type;
+        const uint8_t *src = entry->shard->data(*entry->info);
+        const uint64_t srcRow = uint64_t(t.columns) * ::sgc::dtype_size(type);
+        const uint64_t outRow = ::sgc::gguf::row_bytes(t.type, uint64_t(t.columns));
+        // About 16 MB of f32 a chunk.
+        const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 22) / t.columns);
+        for (int64_t r = 0; r < t.rows; r += chunk) {
+          int64_t n = std::min(chunk, t.rows - r);
+          buffer.resize(size_t(n) * outRow);
+          quantizeChunk(t, type, src + r * srcRow, n, buffer.data(), threads);
+          if (::sgc::status st = emit(buffer.data(), buffer.size()); !st.ok())
+            return st;
+          progress.advance(uint64_t(n) * srcRow, t.name);
+        }
+        return ::sgc::status();
+      });
+  progress.finish();
+  if (!written.ok())
+    return emitError(FileLineColLoc::get(ctx, outPath, 0, 0))
+           << written.message();
+  log << "wrote " << outPath << ": " << plan.size() << " tensors, "
+      << llvm::format("%.2f", out.file_bytes() / 1e9) << " GB ("
+      << options.type << ")\n";
+  return success();
+}
