@@ -30,10 +30,13 @@ static void collect(Location loc, std::string &position,
       .Case([&](FileLineColLoc l) {
         if (!position.empty())
           return;
-        position = (l.getFilename().getValue() + ":" +
-                    std::to_string(l.getLine()) + ":" +
-                    std::to_string(l.getColumn()))
-                       .str();
+        // Line 0: the file as a whole (a folder, a binary file).
+        position = l.getLine() == 0
+                       ? l.getFilename().getValue().str()
+                       : (l.getFilename().getValue() + ":" +
+                          std::to_string(l.getLine()) + ":" +
+                          std::to_string(l.getColumn()))
+                             .str();
       })
       .Case([&](NameLoc l) {
         names.push_back(l.getName().str());

@@ -189,7 +189,7 @@ struct QuantizeCommandOptions {
       "type",
       cl::desc("q8_0, q4_0, q4_k_m or q6_k: the tensors' encodings as "
                "llama-quantize chooses them for that type"),
-      cl::value_desc("type"), cl::Required};
+      cl::value_desc("type")};
   cl::opt<unsigned> threads{
       "jobs", cl::desc("Threads that quantize (default: one per core)"),
       cl::init(0)};
@@ -665,6 +665,12 @@ int runQuantize(int argc, char **argv) {
           "the GGUF llama.cpp's converter and llama-quantize make of it\n",
           opts))
     return *code;
+  if (!llvm::is_contained({"q8_0", "q4_0", "q4_k_m", "q6_k"}, opts.type))
+    return fail(kExitUsage,
+                opts.type.empty()
+                    ? Twine("--type is required (q8_0, q4_0, q4_k_m or q6_k)")
+                    : "unknown --type '" + opts.type +
+                          "' (expected q8_0, q4_0, q4_k_m or q6_k)");
   MLIRContext ctx;
   makeContext(ctx);
   SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), /*remarks=*/false);

@@ -94,15 +94,16 @@ LogicalResult mlir::sgc::writeGemma3Metadata(MLIRContext *ctx,
                                              StringRef folder, uint64_t params,
                                              ::sgc::gguf::writer &out) {
   const TextSpec &text = graph.text;
-  Location loc = makeLoc(ctx, graph.fileName, text.pos);
+  // The graph was made from config.json: name its keys, the file as a whole.
+  Location loc = FileLineColLoc::get(ctx, graph.fileName, 0, 0);
   const LayerSpec *full = nullptr, *sliding = nullptr;
   for (const LayerSpec &layer : text.layers) {
     // llama.cpp's gemma3 has no pattern key: every 6th layer is full.
     bool wantFull = layer.index % 6 == 5;
     if ((layer.span == Span::Full) != wantFull)
-      return emitError(makeLoc(ctx, graph.fileName, layer.pos))
-             << "layer " << layer.index << " is "
-             << (wantFull ? "sliding" : "full")
+      return emitError(loc)
+             << "layer_types[" << layer.index << "] is "
+             << (wantFull ? "sliding_attention" : "full_attention")
              << ": a gemma3 GGUF cannot say so (llama.cpp makes every 6th "
                 "layer full)";
     (layer.span == Span::Full ? full : sliding) = &layer;
@@ -115,13 +116,14 @@ LogicalResult mlir::sgc::writeGemma3Metadata(MLIRContext *ctx,
                              ? double(text.hiddenSize) / double(text.numQHeads)
                              : double(headDim);
   if (!close(text.scoreScale, 1.0 / std::sqrt(impliedScalar)))
-    return emitError(loc) << "attention scale " << text.scoreScale
+    return emitError(loc) << "query_pre_attn_scalar "
+                          << std::lround(1.0 / (text.scoreScale * text.scoreScale))
                           << ": a gemma3 GGUF does not store it and llama.cpp "
-                             "takes 1/sqrt("
-                          << int64_t(impliedScalar) << ")";
+                             "takes "
+                          << int64_t(impliedScalar);
   if (sliding && !close(sliding->theta, 10000.0))
-    return emitError(makeLoc(ctx, graph.fileName, sliding->pos))
-           << "sliding layers' RoPE base " << sliding->theta
+    return emitError(loc)
+           << "rope_parameters.sliding_attention.rope_theta " << sliding->theta
            << ": sgc and llama.cpp read a gemma3 GGUF's as 10000";
 
   out.set_string("general.architecture", "gemma3");

@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -64,6 +65,13 @@ void widen(::sgc::dtype type, const uint8_t *src, uint64_t count, float add,
   }
 }
 
+/// "1.5 MB", "7.29 GB".
+std::string formatBytes(uint64_t bytes) {
+  return bytes >= 1000000000
+             ? llvm::formatv("{0:F2} GB", bytes / 1e9).str()
+             : llvm::formatv("{0:F1} MB", bytes / 1e6).str();
+}
+
 /// A progress line on a terminal, redrawn; elsewhere a line per tenth.
 class Progress {
 public:
@@ -74,13 +82,13 @@ public:
     unsigned permille = total ? unsigned(done * 1000 / total) : 1000;
     if (os.is_displayed()) {
       if (permille != shown)
-        os << llvm::format("\r[%5.1f%%] %.2f / %.2f GB  ", permille / 10.0,
-                           done / 1e9, total / 1e9)
+        os << llvm::format("\r[%5.1f%%] ", permille / 10.0)
+           << formatBytes(done) << " / " << formatBytes(total) << "  "
            << tensor << "\x1b[K";
       os.flush();
     } else if (shown == ~0u || permille / 100 != shown / 100) {
-      os << llvm::format("[%3u%%] %.2f / %.2f GB\n", permille / 10,
-                         done / 1e9, total / 1e9);
+      os << llvm::format("[%3u%%] ", permille / 10) << formatBytes(done)
+         << " / " << formatBytes(total) << "\n";
     }
     shown = permille;
   }
@@ -251,7 +259,6 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
     return emitError(FileLineColLoc::get(ctx, outPath, 0, 0))
            << written.message();
   log << "wrote " << outPath << ": " << plan.size() << " tensors, "
-      << llvm::format("%.2f", out.file_bytes() / 1e9) << " GB ("
-      << options.type << ")\n";
+      << formatBytes(out.file_bytes()) << " (" << options.type << ")\n";
   return success();
 }
