@@ -1,7 +1,8 @@
 //===- GgufVocabulary.h - an HF tokenizer as GGUF metadata ------*- C++ -*-===//
 //
 // Part of sgc. The tokenizer.* keys llama.cpp's converter writes for a
-// Gemma 3 checkpoint folder (tokenizer.model and its companions), so that
+// Gemma 3 checkpoint folder (tokenizer.model and its companions) and a
+// Gemma 4 one (tokenizer.json and its companions), so that
 // llama.cpp and sgc-run tokenize a file sgc quantize wrote as they do the
 // converter's.
 //
@@ -29,6 +30,17 @@ namespace mlir::sgc {
 /// config.json. Returns the token count: the embedding rows the file
 /// keeps. Errors name the file.
 FailureOr<int64_t> writeGemma3Vocabulary(MLIRContext *ctx, llvm::StringRef dir,
+                                         const nlohmann::json &config,
+                                         ::sgc::gguf::writer &out);
+
+/// Writes into `out` the BPE vocabulary of `dir`/tokenizer.json as the
+/// converter's Gemma4Model writes it (tokenizer.ggml.model "gemma4"; each
+/// piece of the model's vocabulary, then the added tokens past it, score
+/// -1000; <0xNN> pieces BYTE, the tokenizer's special tokens CONTROL,
+/// Gemma 4's visible markers USER_DEFINED, the rest NORMAL), its merges,
+/// the special ids, add-flags and chat template, add_bos_token true.
+/// Returns the token count. Errors name the file.
+FailureOr<int64_t> writeGemma4Vocabulary(MLIRContext *ctx, llvm::StringRef dir,
                                          const nlohmann::json &config,
                                          ::sgc::gguf::writer &out);
 

@@ -154,11 +154,6 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
       parseSystemGraph(ctx, files.config, *graphText, ImportOptions());
   if (failed(graph))
     return failure();
-  if (graph->text.family != import::Family::Gemma3)
-    return emitError(makeLoc(ctx, files.config, graph->text.pos))
-           << "sgc quantize writes Gemma 3 checkpoints only so far (this is "
-              "Gemma 4: its tokenizer.json vocabulary and rope_freqs are not "
-              "written yet)";
   if (failed(applyWeightsRecipe(ctx, *graph, options.type)))
     return failure();
 
@@ -170,14 +165,17 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
                          .str();
   // The vocabulary decides the embedding's rows; the keys go first.
   ::sgc::gguf::writer vocabKeys;
-  FailureOr<int64_t> vocab = writeGemma3Vocabulary(ctx, dir, config, vocabKeys);
+  bool gemma4 = graph->text.family == import::Family::Gemma4;
+  FailureOr<int64_t> vocab =
+      gemma4 ? writeGemma4Vocabulary(ctx, dir, config, vocabKeys)
+             : writeGemma3Vocabulary(ctx, dir, config, vocabKeys);
   if (failed(vocab))
     return failure();
-  std::vector<GgufTensor> plan = planGemma3Tensors(*graph, *vocab);
+  std::vector<GgufTensor> plan = planTensors(*graph, *vocab);
   uint64_t params = 0;
   for (const GgufTensor &t : plan)
     params += uint64_t(t.rows) * uint64_t(t.columns);
-  if (failed(writeGemma3Metadata(ctx, *graph, name, params, out)))
+  if (failed(writeModelMetadata(ctx, *graph, config, name, params, out)))
     return failure();
   for (const ::sgc::gguf::metadata_entry &e : vocabKeys.metadata())
     out.set(e.key, e.val);
@@ -194,6 +192,10 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
   llvm::StringSet<> used;
   uint64_t sourceBytes = 0;
   for (const GgufTensor &t : plan) {
+    if (t.source.empty()) { // made by the converter (Gemma 4's rope_freqs)
+      out.add_tensor(t.name, t.type, {uint64_t(t.columns)});
+      continue;
+    }
     const auto *entry = ckpt->find(t.source);
     if (!entry)
       return emitError(tensorsLoc) << "tensor '" << t.source
@@ -237,6 +239,8 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
   ::sgc::status written = out.write(
       outPath.str(), [&](size_t index, const ::sgc::gguf::writer::emit_fn &emit) {
         const GgufTensor &t = plan[index];
+        if (t.source.empty())
+          return emit(t.values.data(), t.values.size() * sizeof(float));
         const auto *entry = ckpt->find(t.source);
         ::sgc::dtype type = entry->info->type;
         const uint8_t *src = entry->shard->data(*entry->info);

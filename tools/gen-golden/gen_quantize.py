@@ -4,12 +4,14 @@ own tools make of the test's checkpoint.
     bench/llamacpp/setup.sh          # llama.cpp's tree, llama-quantize, libllama
     tools/gen-golden/gen-golden --quantize
 
-The checkpoint is test/Inputs/quantize/make-hf-checkpoint.py's (seed 1) of the
-tiny Gemma 3 config of the GGUF goldens (examples/tiny-gemma3-gguf-q8_0/
-config.json: 6 layers, every K a multiple of 256, so Q4_K_M and Q6_K keep
-their K-quants) with tiny-gemma3's tokenizer, in a folder named "hf". Then
-convert_hf_to_gguf.py --outtype bf16, and llama-quantize of that file to Q8_0,
-Q4_0, Q4_K_M and Q6_K. For each file, written to
+The checkpoints are test/Inputs/quantize/make-hf-checkpoint.py's (seed 1) of
+the tiny Gemma 3 and Gemma 4 configs of the GGUF goldens (examples/
+tiny-gemma{3,4}-gguf-q8_0/config.json: 6 layers, every K a multiple of 256,
+so Q4_K_M and Q6_K keep their K-quants; Gemma 4's full layers with V = K)
+with tiny-gemma3's SentencePiece and tiny-gemma4's BPE tokenizer, each in a
+folder named "hf". Then convert_hf_to_gguf.py --outtype bf16, and
+llama-quantize of that file to Q8_0, Q4_0, Q4_K_M and Q6_K. For each file
+(FAMILY-TYPE: gemma3-q8_0, ...), written to
 test/Inputs/quantize/llama-quantize.json:
   - sha256 of the whole file; its metadata (key, type, digest of the value)
     and tensors (name, type, dims, sha256 of the data), read by
@@ -21,9 +23,9 @@ test/Inputs/quantize/llama-quantize.json:
     time) from a fixed prompt, with its top-2 margin at each step; and the
     logits rows that chose them (the prompt's last row, then one row per
     token fed back), in test/Inputs/quantize/llama-logits.safetensors as
-    "<type>.llama" (q8_0.llama, ...); next to them "<type>.hf_f32", reference
-    (a) of QUANT.md §5 on the same positions: HF Gemma3ForCausalLM (eager,
-    f32) on the weights as the `gguf` package dequantizes the file
+    "FAMILY-TYPE.llama"; next to them "FAMILY-TYPE.hf_f32", reference (a) of
+    QUANT.md §5 on the same positions: HF Gemma{3,4}ForCausalLM (eager, f32)
+    on the weights as the `gguf` package dequantizes the file
     (gen_gguf.dequantized), the prompt and the greedy tokens in one forward.
 """
 
@@ -47,11 +49,15 @@ import gen_golden as G  # noqa: E402  (write_safetensors)
 import gen_gguf  # noqa: E402  (LLAMA, run, build_llama_logits)
 import gguf_file  # noqa: E402
 
-CONFIG = os.path.join(ROOT, "examples", "tiny-gemma3-gguf-q8_0", "config.json")
-TOKENIZER = os.path.join(ROOT, "examples", "tiny-gemma3")
+# family -> (config, tokenizer folder, gen_gguf's spec and reference model)
+FAMILIES = {
+    "gemma3": ("tiny-gemma3-gguf-q8_0", "tiny-gemma3", gen_gguf.SPEC, gen_gguf.reference),
+    "gemma4": ("tiny-gemma4-gguf-q8_0", "tiny-gemma4", gen_gguf.SPEC4, gen_gguf.reference4),
+}
 SEED = 1
 TYPES = ("Q8_0", "Q4_0", "Q4_K_M", "Q6_K")
-PROMPT = [2, 100, 200, 300, 400, 17, 18, 19, 55, 66, 77, 88, 99, 111, 222, 333]
+# Clear of both tokenizers' special ids (Gemma 4's run to 19).
+PROMPT = [2, 100, 200, 300, 400, 27, 28, 29, 55, 66, 77, 88, 99, 111, 222, 333]
 STEPS = 16
 
 
@@ -90,58 +96,70 @@ def greedy(exe, path, vocab, tmp):
     return fed, margins, steps
 
 
-def hf_rows(path, tokens):
+def hf_rows(family, path, tokens):
     """Reference (a): HF f32 on the file's dequantized weights, teacher-forced
     with llama.cpp's tokens; the rows that predict them."""
-    weights, _ = gen_gguf.dequantized(path, "gemma3")
-    model = gen_gguf.reference(gen_gguf.SPEC, weights, torch.float32)
+    _, _, spec, reference = FAMILIES[family]
+    weights, _ = gen_gguf.dequantized(path, family)
+    model = reference(spec, weights, torch.float32)
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([PROMPT + tokens[:-1]])).logits[0].float()
     return logits[len(PROMPT) - 1:].numpy()
 
 
+def build(family, tmp, files, rows, exe):
+    """One family's checkpoint, llama.cpp's four files of it and their figures."""
+    config, tokenizer = (os.path.join(ROOT, "examples", d) for d in FAMILIES[family][:2])
+    config = os.path.join(config, "config.json")
+    hf = os.path.join(tmp, "hf")
+    log = os.path.join(tmp, "log")
+    gen_gguf.run([sys.executable, os.path.join(INPUTS, "make-hf-checkpoint.py"), config,
+                  tokenizer, hf, "--seed", str(SEED)], log)
+    source = gguf_file.bf16_checkpoint(os.path.join(hf, "model.safetensors"))
+    bf16 = os.path.join(tmp, "bf16.gguf")
+    gen_gguf.run([sys.executable, os.path.join(gen_gguf.LLAMA, "src", "convert_hf_to_gguf.py"),
+                  hf, "--outtype", "bf16", "--outfile", bf16], log)
+    with open(config) as f:
+        vocab = json.load(f)["vocab_size"]
+    for t in TYPES:
+        key = "%s-%s" % (family, t.lower())
+        path = os.path.join(tmp, t + ".gguf")
+        gen_gguf.run([os.path.join(gen_gguf.LLAMA, "bin", "llama-quantize"), bf16, path, t], log)
+        f = gguf_file.GgufFile(path)
+        tokens, margins, rows[key + ".llama"] = greedy(exe, path, vocab, tmp)
+        rows[key + ".hf_f32"] = hf_rows(family, path, tokens)
+        files[key] = {
+            "checkpoint": {"config": os.path.relpath(config, ROOT),
+                           "tokenizer": os.path.relpath(tokenizer, ROOT), "seed": SEED,
+                           "folder": "hf"},
+            "sha256": hashlib.sha256(f.raw).hexdigest(),
+            "bytes": len(f.raw),
+            "metadata": f.metadata,
+            "tensors": [[x.name, x.type, x.dims, hashlib.sha256(f.data(x)).hexdigest()]
+                        for x in f.tensors],
+            "squared_error": squared_errors(f, source),
+            "greedy": {"prompt": PROMPT, "tokens": tokens, "margins": margins},
+        }
+        print("%s: %d bytes, tokens %s, smallest margin %.3g"
+              % (key, len(f.raw), tokens, min(margins)), flush=True)
+
+
 def main():
+    files, rows = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        hf = os.path.join(tmp, "hf")
-        gen_gguf.run([sys.executable, os.path.join(INPUTS, "make-hf-checkpoint.py"), CONFIG,
-                      TOKENIZER, hf, "--seed", str(SEED)], os.path.join(tmp, "log"))
-        source = gguf_file.bf16_checkpoint(os.path.join(hf, "model.safetensors"))
-        bf16 = os.path.join(tmp, "bf16.gguf")
-        gen_gguf.run([sys.executable, os.path.join(gen_gguf.LLAMA, "src", "convert_hf_to_gguf.py"),
-                      hf, "--outtype", "bf16", "--outfile", bf16], os.path.join(tmp, "log"))
         exe = gen_gguf.build_llama_logits(tmp)
-        with open(CONFIG) as f:
-            vocab = json.load(f)["vocab_size"]
-        files, rows = {}, {}
-        for t in TYPES:
-            path = os.path.join(tmp, t + ".gguf")
-            gen_gguf.run([os.path.join(gen_gguf.LLAMA, "bin", "llama-quantize"), bf16, path, t],
-                         os.path.join(tmp, "log"))
-            f = gguf_file.GgufFile(path)
-            tokens, margins, rows[t.lower() + ".llama"] = greedy(exe, path, vocab, tmp)
-            rows[t.lower() + ".hf_f32"] = hf_rows(path, tokens)
-            files[t.lower()] = {
-                "sha256": hashlib.sha256(f.raw).hexdigest(),
-                "bytes": len(f.raw),
-                "metadata": f.metadata,
-                "tensors": [[x.name, x.type, x.dims, hashlib.sha256(f.data(x)).hexdigest()]
-                            for x in f.tensors],
-                "squared_error": squared_errors(f, source),
-                "greedy": {"prompt": PROMPT, "tokens": tokens, "margins": margins},
-            }
-            print("%s: %d bytes, tokens %s, smallest margin %.3g"
-                  % (t, len(f.raw), tokens, min(margins)), flush=True)
+        for family in FAMILIES:
+            sub = os.path.join(tmp, family)
+            os.makedirs(sub)
+            build(family, sub, files, rows, exe)
     out = {
         "made_by": "tools/gen-golden/gen_quantize.py: convert_hf_to_gguf.py --outtype bf16, "
                    "then llama-quantize TYPE (llama.cpp %s)"
                    % open(os.path.join(gen_gguf.LLAMA, "VERSION")).read().strip(),
-        "checkpoint": {"config": os.path.relpath(CONFIG, ROOT),
-                       "tokenizer": os.path.relpath(TOKENIZER, ROOT), "seed": SEED,
-                       "folder": "hf"},
         "files": files,
     }
     G.write_safetensors(os.path.join(INPUTS, "llama-logits.safetensors"),
-                        {t: torch.from_numpy(np.ascontiguousarray(r)) for t, r in rows.items()}, {})
+                        {k: torch.from_numpy(np.ascontiguousarray(r)) for k, r in rows.items()}, {})
     with open(os.path.join(INPUTS, "llama-quantize.json"), "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
