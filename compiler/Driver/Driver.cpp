@@ -193,6 +193,11 @@ struct QuantizeCommandOptions {
   cl::opt<unsigned> threads{
       "jobs", cl::desc("Threads that quantize (default: one per core)"),
       cl::init(0)};
+  cl::opt<bool> dummyWeights{
+      "dummy-weights",
+      cl::desc("Seeded random weights instead of the checkpoint's (only "
+               "config.json is read; a placeholder vocabulary without a "
+               "tokenizer): a full-size file for benchmarks")};
 };
 
 /// Prints `error: message` and returns `code`.
@@ -681,6 +686,7 @@ int runQuantize(int argc, char **argv) {
   QuantizeOptions options;
   options.type = opts.type;
   options.threads = opts.threads;
+  options.dummyWeights = opts.dummyWeights;
   if (failed(quantizeHfCheckpoint(&ctx, opts.input, opts.output, options,
                                   llvm::errs())))
     return diagnostics.getNumErrors() ? kExitBadInput

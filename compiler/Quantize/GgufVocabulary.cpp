@@ -22,6 +22,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
 #include <map>
@@ -590,4 +591,32 @@ FailureOr<int64_t> mlir::sgc::writeGemma4Vocabulary(MLIRContext *ctx,
   out.set_bool("tokenizer.ggml.add_space_prefix", false);
   out.set_bool("tokenizer.ggml.add_bos_token", true);
   return count;
+}
+
+int64_t mlir::sgc::writePlaceholderVocabulary(int64_t size,
+                                              ::sgc::gguf::writer &out) {
+  std::vector<std::string> tokens = {"<pad>", "<eos>", "<bos>", "<unk>"};
+  std::vector<int32_t> types = {kControl, kControl, kControl, kUnknown};
+  for (int b = 0; b < 256; ++b) {
+    tokens.push_back(llvm::formatv("<0x{0:X2}>", b).str());
+    types.push_back(kByte);
+  }
+  while (int64_t(tokens.size()) < size) {
+    tokens.push_back("p" + std::to_string(tokens.size()));
+    types.push_back(kNormal);
+  }
+  tokens.resize(size_t(size));
+  types.resize(size_t(size));
+  out.set_string("tokenizer.ggml.model", "llama");
+  out.set_string("tokenizer.ggml.pre", "default");
+  out.set_strings("tokenizer.ggml.tokens", std::move(tokens));
+  out.set_f32s("tokenizer.ggml.scores", std::vector<float>(size_t(size), 0.0f));
+  out.set_i32s("tokenizer.ggml.token_type", types);
+  out.set_u32("tokenizer.ggml.bos_token_id", 2);
+  out.set_u32("tokenizer.ggml.eos_token_id", 1);
+  out.set_u32("tokenizer.ggml.unknown_token_id", 3);
+  out.set_u32("tokenizer.ggml.padding_token_id", 0);
+  out.set_bool("tokenizer.ggml.add_bos_token", true);
+  out.set_bool("tokenizer.ggml.add_space_prefix", false);
+  return size;
 }

@@ -44,6 +44,12 @@ FailureOr<int64_t> writeGemma4Vocabulary(MLIRContext *ctx, llvm::StringRef dir,
                                          const nlohmann::json &config,
                                          ::sgc::gguf::writer &out);
 
+/// A placeholder vocabulary of `size` pieces for files run from token ids
+/// (--dummy-weights): SentencePiece ("llama") with Gemma's <pad> <eos> <bos>
+/// <unk> at 0..3, the 256 byte pieces llama.cpp's loader looks for, then
+/// "p<id>"; add_bos. Returns `size`.
+int64_t writePlaceholderVocabulary(int64_t size, ::sgc::gguf::writer &out);
+
 } // namespace mlir::sgc
 
 #endif // SGC_COMPILER_QUANTIZE_GGUFVOCABULARY_H

@@ -21,11 +21,13 @@
 #include "lib/gguf/writer.h"
 #include "lib/safetensors/safetensors.h"
 #include "lib/support/half.h"
+#include "lib/support/mapped_file.h"
 
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -103,16 +105,41 @@ private:
   unsigned shown = ~0u;
 };
 
-/// Quantizes `rows` rows of `t` from `src` into `out` on `threads` threads,
-/// each taking a contiguous share of the rows.
+/// --dummy-weights: row `row` of tensor `t`, seeded by its name and row
+/// (the same values whatever the threads): a sum of two uniforms (a
+/// triangle on [-s, s)) with s = 0.035 for matrices (std 0.014), 0.05 for
+/// the embedding, 0.2 for norm weights, bf16-rounded as a checkpoint's.
+void dummyRow(const GgufTensor &t, int64_t row, float *x) {
+  uint64_t state = llvm::xxh3_64bits(t.name) ^ (uint64_t(row) * 0x9E3779B97F4A7C15ull);
+  auto next = [&state] { // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  float s = !t.matrix ? 0.2f : t.name == "token_embd.weight" ? 0.05f : 0.035f;
+  for (int64_t i = 0; i < t.columns; ++i) {
+    uint64_t r = next();
+    float u = float(r >> 40) * 0x1p-24f + float((r >> 16) & 0xFFFFFF) * 0x1p-24f;
+    x[i] = ::sgc::bf16_to_f32(::sgc::f32_to_bf16(s * (u - 1.0f))) + t.add;
+  }
+}
+
+/// Quantizes `rows` rows of `t` from `src` (null: --dummy-weights' rows
+/// from `firstRow` on) into `out` on `threads` threads, each taking a
+/// contiguous share of the rows.
 void quantizeChunk(const GgufTensor &t, ::sgc::dtype srcType,
-                   const uint8_t *src, int64_t rows, uint8_t *out,
-                   unsigned threads) {
+                   const uint8_t *src, int64_t firstRow, int64_t rows,
+                   uint8_t *out, unsigned threads) {
   const uint64_t srcRow = uint64_t(t.columns) * ::sgc::dtype_size(srcType);
   const uint64_t outRow = ::sgc::gguf::row_bytes(t.type, uint64_t(t.columns));
   auto work = [&](int64_t begin, int64_t end) {
     std::vector<float> x(size_t(end - begin) * size_t(t.columns));
-    widen(srcType, src + begin * srcRow, x.size(), t.add, x.data());
+    if (!src)
+      for (int64_t r = begin; r < end; ++r)
+        dummyRow(t, firstRow + r, x.data() + (r - begin) * t.columns);
+    else
+      widen(srcType, src + begin * srcRow, x.size(), t.add, x.data());
     ::sgc::gguf::quantize_rows(t.type, x.data(), end - begin, t.columns,
                                out + begin * outRow);
   };
@@ -124,6 +151,64 @@ void quantizeChunk(const GgufTensor &t, ::sgc::dtype srcType,
     pool.emplace_back(work, rows * i / n, rows * (i + 1) / n);
   for (std::thread &th : pool)
     th.join();
+}
+
+/// Opens the checkpoint `tensorsPath` and declares each planned tensor in
+/// `out`, checking its source's dtype and shape; notes the checkpoint's
+/// tensors the file leaves out. `sourceBytes`: the bytes the pass reads.
+LogicalResult openSources(MLIRContext *ctx, StringRef tensorsPath,
+                          const std::vector<GgufTensor> &plan,
+                          ::sgc::gguf::writer &out,
+                          std::unique_ptr<::sgc::safetensors::checkpoint> &ckpt,
+                          uint64_t &sourceBytes, llvm::raw_ostream &log) {
+  Location loc = FileLineColLoc::get(ctx, tensorsPath, 0, 0);
+  if (::sgc::status st =
+          ::sgc::safetensors::checkpoint::open(tensorsPath.str(), &ckpt);
+      !st.ok())
+    return emitError(loc) << st.message();
+  llvm::StringSet<> used;
+  for (const GgufTensor &t : plan) {
+    if (t.source.empty()) { // made by the converter (Gemma 4's rope_freqs)
+      out.add_tensor(t.name, t.type, {uint64_t(t.columns)});
+      continue;
+    }
+    const auto *entry = ckpt->find(t.source);
+    if (!entry)
+      return emitError(loc) << "tensor '" << t.source << "' is missing (GGUF '"
+                            << t.name << "')";
+    ::sgc::dtype type = entry->info->type;
+    if (type != ::sgc::dtype::bf16 && type != ::sgc::dtype::f16 &&
+        type != ::sgc::dtype::f32)
+      return emitError(loc) << "tensor '" << t.source << "' is "
+                            << ::sgc::dtype_name(type)
+                            << ": sgc quantize reads bf16, f16 or f32 "
+                               "checkpoints";
+    const std::vector<int64_t> &shape = entry->info->shape;
+    int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    if (shape.back() != t.columns || rows < t.rows)
+      return emitError(loc) << "tensor '" << t.source << "' has " << rows
+                            << " rows of " << shape.back()
+                            << " where the GGUF's '" << t.name << "' needs "
+                            << t.rows << " of " << t.columns;
+    std::vector<uint64_t> dims{uint64_t(t.columns)};
+    if (t.matrix)
+      dims.push_back(uint64_t(t.rows));
+    out.add_tensor(t.name, t.type, dims);
+    used.insert(t.source);
+    sourceBytes +=
+        uint64_t(t.rows) * uint64_t(t.columns) * ::sgc::dtype_size(type);
+  }
+  size_t leftOut = 0;
+  std::string example;
+  for (const auto &e : ckpt->tensors())
+    if (!used.contains(e.info->name) && leftOut++ == 0)
+      example = e.info->name;
+  if (leftOut)
+    log << "note: " << leftOut << " checkpoint tensor"
+        << (leftOut == 1 ? " is" : "s are") << " left out (e.g. '" << example
+        << "'): a GGUF holds the text model; llama.cpp keeps an image "
+           "tower in a separate mmproj file\n";
+  return success();
 }
 
 } // namespace
@@ -141,7 +226,7 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
   if (!configText)
     return emitError(dirLoc) << "not an HF checkpoint folder: no readable "
                                 "config.json";
-  if (files.tensors.empty())
+  if (files.tensors.empty() && !options.dummyWeights)
     return emitError(dirLoc) << "no model.safetensors or "
                                 "model.safetensors.index.json";
   HfImportOptions hfOptions;
@@ -166,9 +251,17 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
   // The vocabulary decides the embedding's rows; the keys go first.
   ::sgc::gguf::writer vocabKeys;
   bool gemma4 = graph->text.family == import::Family::Gemma4;
+  bool placeholder =
+      options.dummyWeights &&
+      !llvm::sys::fs::exists(dir + "/tokenizer.model") &&
+      !llvm::sys::fs::exists(dir + "/tokenizer.json");
   FailureOr<int64_t> vocab =
-      gemma4 ? writeGemma4Vocabulary(ctx, dir, config, vocabKeys)
-             : writeGemma3Vocabulary(ctx, dir, config, vocabKeys);
+      placeholder ? writePlaceholderVocabulary(graph->text.vocabSize, vocabKeys)
+      : gemma4    ? writeGemma4Vocabulary(ctx, dir, config, vocabKeys)
+                  : writeGemma3Vocabulary(ctx, dir, config, vocabKeys);
+  if (placeholder)
+    log << "note: no tokenizer in '" << dir << "': a placeholder vocabulary of "
+        << graph->text.vocabSize << " pieces (token ids only)\n";
   if (failed(vocab))
     return failure();
   std::vector<GgufTensor> plan = planTensors(*graph, *vocab);
@@ -183,54 +276,20 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
   out.set_u32("general.file_type", fileTypeOf(options.type));
 
   std::unique_ptr<::sgc::safetensors::checkpoint> ckpt;
-  if (::sgc::status st =
-          ::sgc::safetensors::checkpoint::open(files.tensors, &ckpt);
-      !st.ok())
-    return emitError(FileLineColLoc::get(ctx, files.tensors, 0, 0))
-           << st.message();
-  Location tensorsLoc = FileLineColLoc::get(ctx, files.tensors, 0, 0);
-  llvm::StringSet<> used;
   uint64_t sourceBytes = 0;
-  for (const GgufTensor &t : plan) {
-    if (t.source.empty()) { // made by the converter (Gemma 4's rope_freqs)
-      out.add_tensor(t.name, t.type, {uint64_t(t.columns)});
-      continue;
+  if (options.dummyWeights) {
+    log << "note: --dummy-weights: seeded random values, no checkpoint read\n";
+    for (const GgufTensor &t : plan) {
+      std::vector<uint64_t> dims{uint64_t(t.columns)};
+      if (t.matrix)
+        dims.push_back(uint64_t(t.rows));
+      out.add_tensor(t.name, t.type, dims);
+      sourceBytes += uint64_t(t.rows) * uint64_t(t.columns) * 2;
     }
-    const auto *entry = ckpt->find(t.source);
-    if (!entry)
-      return emitError(tensorsLoc) << "tensor '" << t.source
-                                   << "' is missing (GGUF '" << t.name << "')";
-    ::sgc::dtype type = entry->info->type;
-    if (type != ::sgc::dtype::bf16 && type != ::sgc::dtype::f16 &&
-        type != ::sgc::dtype::f32)
-      return emitError(tensorsLoc)
-             << "tensor '" << t.source << "' is "
-             << ::sgc::dtype_name(type)
-             << ": sgc quantize reads bf16, f16 or f32 checkpoints";
-    const std::vector<int64_t> &shape = entry->info->shape;
-    int64_t rows = shape.size() == 2 ? shape[0] : 1;
-    if (shape.back() != t.columns || rows < t.rows)
-      return emitError(tensorsLoc)
-             << "tensor '" << t.source << "' has " << rows << " rows of "
-             << shape.back() << " where the GGUF's '" << t.name << "' needs "
-             << t.rows << " of " << t.columns;
-    std::vector<uint64_t> dims{uint64_t(t.columns)};
-    if (t.matrix)
-      dims.push_back(uint64_t(t.rows));
-    out.add_tensor(t.name, t.type, dims);
-    used.insert(t.source);
-    sourceBytes += uint64_t(t.rows) * uint64_t(t.columns) * ::sgc::dtype_size(type);
+  } else if (failed(openSources(ctx, files.tensors, plan, out, ckpt,
+                                sourceBytes, log))) {
+    return failure();
   }
-  size_t leftOut = 0;
-  std::string example;
-  for (const auto &e : ckpt->tensors())
-    if (!used.contains(e.info->name) && leftOut++ == 0)
-      example = e.info->name;
-  if (leftOut)
-    log << "note: " << leftOut << " checkpoint tensor"
-        << (leftOut == 1 ? " is" : "s are") << " left out (e.g. '" << example
-        << "'): a GGUF holds the text model; llama.cpp keeps an image "
-           "tower in a separate mmproj file\n";
 
   unsigned threads = options.threads ? options.threads
                                      : std::max(1u, std::thread::hardware_concurrency());
@@ -241,9 +300,9 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
         const GgufTensor &t = plan[index];
         if (t.source.empty())
           return emit(t.values.data(), t.values.size() * sizeof(float));
-        const auto *entry = ckpt->find(t.source);
-        ::sgc::dtype type = entry->info->type;
-        const uint8_t *src = entry->shard->data(*entry->info);
+        const auto *entry = ckpt ? ckpt->find(t.source) : nullptr;
+        ::sgc::dtype type = entry ? entry->info->type : ::sgc::dtype::bf16;
+        const uint8_t *src = entry ? entry->shard->data(*entry->info) : nullptr;
         const uint64_t srcRow = uint64_t(t.columns) * ::sgc::dtype_size(type);
         const uint64_t outRow = ::sgc::gguf::row_bytes(t.type, uint64_t(t.columns));
         // About 16 MB of f32 a chunk.
@@ -251,7 +310,12 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
         for (int64_t r = 0; r < t.rows; r += chunk) {
           int64_t n = std::min(chunk, t.rows - r);
           buffer.resize(size_t(n) * outRow);
-          quantizeChunk(t, type, src + r * srcRow, n, buffer.data(), threads);
+          quantizeChunk(t, type, src ? src + r * srcRow : nullptr, r, n,
+                        buffer.data(), threads);
+          // The source rows are done: a checkpoint bigger than memory never
+          // stays resident.
+          if (src)
+            ::sgc::drop_pages(src + r * srcRow, uint64_t(n) * srcRow);
           if (::sgc::status st = emit(buffer.data(), buffer.size()); !st.ok())
             return st;
           progress.advance(uint64_t(n) * srcRow, t.name);

@@ -25,6 +25,10 @@ struct QuantizeOptions {
   std::string type;
   /// Threads that quantize a chunk's rows (0: one per core).
   unsigned threads = 0;
+  /// Seeded random values instead of the checkpoint's (none is read: the
+  /// config alone makes a full-size file for benchmarks), and a placeholder
+  /// vocabulary when the folder has no tokenizer.
+  bool dummyWeights = false;
 };
 
 /// Writes the GGUF of the HF checkpoint folder `dir` to `outPath` (whole,

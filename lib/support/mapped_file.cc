@@ -124,6 +124,14 @@ status read_small_file(const std::string &path, uint64_t max_bytes,
   return status();
 }
 
+void drop_pages(const uint8_t *data, uint64_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end > begin)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 int path_kind(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)

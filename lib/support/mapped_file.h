@@ -38,6 +38,11 @@ private:
   std::string path_;
 };
 
+/// Gives back the pages of a read-only mapping that [data, data + bytes)
+/// touches, wholly inside it: a pass over a file bigger than memory keeps
+/// only what it still needs resident (they are read again if touched).
+void drop_pages(const uint8_t *data, uint64_t bytes);
+
 /// Reads a whole (small) file into |out|, refusing files above |max_bytes|.
 status read_small_file(const std::string &path, uint64_t max_bytes,
                        std::string *out);
