@@ -149,8 +149,19 @@ void writeGemma4Keys(const TextSpec &text, const nlohmann::json &config,
   int64_t swaDim = sliding ? sliding->headDim : full.headDim;
   out.set_u32(a + "attention.key_length_swa", static_cast<uint32_t>(swaDim));
   out.set_u32(a + "attention.value_length_swa", static_cast<uint32_t>(swaDim));
-  // Per-layer KV heads where the config names the full layers' own.
-  if (integer("num_global_key_value_heads") > 0) {
+  // Per-layer KV heads where the config names the full layers' own
+  // (num_global_key_value_heads, or a full layer's per_layer_config entry).
+  bool fullKvHeads = integer("num_global_key_value_heads") > 0;
+  if (hparams.contains("per_layer_config") && hparams["per_layer_config"].is_object())
+    for (auto &[key, entry] : hparams["per_layer_config"].items()) {
+      int64_t index; // keys may be zero-padded ("05")
+      if (!StringRef(key).getAsInteger(10, index) && index >= 0 &&
+          index < int64_t(text.layers.size()) &&
+          text.layers[index].span == Span::Full && entry.is_object() &&
+          entry.contains("num_key_value_heads"))
+        fullKvHeads = true;
+    }
+  if (fullKvHeads) {
     std::vector<uint32_t> heads;
     for (const LayerSpec &layer : text.layers)
       heads.push_back(static_cast<uint32_t>(layer.numKvHeads));

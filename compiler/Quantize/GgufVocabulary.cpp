@@ -50,15 +50,12 @@ const SpecialKind kSpecialKinds[] = {
     {"mask", "tokenizer.ggml.mask_token_id", ""},
 };
 
-// GGUF token types (llama.cpp's llama_token_type).
-enum : int32_t {
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6
-};
+// GGUF token types (llama.cpp's llama_token_type) are SentencePiece's
+// piece types, number for number.
+constexpr int32_t kNormal = ::sgc::kPieceNormal, kUnknown = ::sgc::kPieceUnknown,
+                  kControl = ::sgc::kPieceControl,
+                  kUserDefined = ::sgc::kPieceUserDefined,
+                  kUnused = ::sgc::kPieceUnused, kByte = ::sgc::kPieceByte;
 
 /// A file of the folder read whole, or nullopt when absent.
 class FolderFiles {
@@ -390,12 +387,12 @@ FailureOr<int64_t> mlir::sgc::writeGemma3Vocabulary(MLIRContext *ctx,
   for (size_t i = 0; i < std::min(tokens.size(), pieces.pieces.size()); ++i) {
     tokens[i] = pieces.pieces[i];
     scores[i] = pieces.scores[i];
+    // libsentencepiece, which the converter asks, cannot tell a
+    // user-defined piece from a normal one.
     int t = pieces.types[i];
-    types[i] = t == ::sgc::kPieceUnknown   ? kUnknown
-               : t == ::sgc::kPieceControl ? kControl
-               : t == ::sgc::kPieceUnused  ? kUnused
-               : t == ::sgc::kPieceByte    ? kByte
-                                           : kNormal;
+    types[i] = t == kUnknown || t == kControl || t == kUnused || t == kByte
+                   ? t
+                   : kNormal;
   }
   FailureOr<std::optional<json>> added = files.readJson("added_tokens.json");
   if (failed(added))

@@ -153,74 +153,71 @@ std::string write_sentencepiece_model(const sentencepiece_vocabulary &v) {
   return model.out;
 }
 
-bool read_sentencepiece_facts(std::string_view bytes, sentencepiece_facts *out) {
-  *out = sentencepiece_facts();
-  reader r{bytes};
+namespace {
+/// Calls |visit(number, wire, bytes, value)| for each field of the message
+/// |data| (reader::field's arguments); false when it is malformed or
+/// |visit| returns false.
+template <typename Visit> bool each_field(std::string_view data, Visit visit) {
+  reader r{data};
   while (!r.done()) {
     uint32_t number = 0;
     int wire = 0;
-    std::string_view sub;
+    std::string_view bytes;
     uint64_t value = 0;
-    if (!r.field(&number, &wire, &sub, &value))
+    if (!r.field(&number, &wire, &bytes, &value) ||
+        !visit(number, wire, bytes, value))
       return false;
-    if (wire != 2 || (number != 1 && number != 3))
-      continue;
-    reader inner{sub};
-    int type = 1; // NORMAL unless stated
-    while (!inner.done()) {
-      uint32_t n = 0;
-      int w = 0;
-      std::string_view b;
-      uint64_t v = 0;
-      if (!inner.field(&n, &w, &b, &v))
-        return false;
-      if (number == 1 && n == 3 && w == 0)
-        type = static_cast<int>(v);
-      if (number == 3 && n == 3 && w == 0)
-        out->add_dummy_prefix = v != 0;
-    }
-    if (number == 1)
-      out->piece_types.push_back(type);
   }
   return true;
+}
+} // namespace
+
+bool read_sentencepiece_facts(std::string_view bytes, sentencepiece_facts *out) {
+  *out = sentencepiece_facts();
+  return each_field(bytes, [&](uint32_t number, int wire, std::string_view sub,
+                               uint64_t) {
+    if (wire != 2 || (number != kModelPieces && number != kModelNormalizerSpec))
+      return true;
+    int type = kPieceNormal; // unless stated
+    bool ok = each_field(sub, [&](uint32_t n, int w, std::string_view, uint64_t v) {
+      if (number == kModelPieces && n == kPieceType && w == 0)
+        type = static_cast<int>(v);
+      if (number == kModelNormalizerSpec && n == kNormalizerAddDummyPrefix && w == 0)
+        out->add_dummy_prefix = v != 0;
+      return true;
+    });
+    if (number == kModelPieces)
+      out->piece_types.push_back(type);
+    return ok;
+  });
 }
 
 bool read_sentencepiece_model(std::string_view bytes,
                               sentencepiece_vocabulary *out) {
   *out = sentencepiece_vocabulary();
-  reader r{bytes};
-  while (!r.done()) {
-    uint32_t number = 0;
-    int wire = 0;
-    std::string_view sub;
-    uint64_t value = 0;
-    if (!r.field(&number, &wire, &sub, &value))
-      return false;
+  bool ok = each_field(bytes, [&](uint32_t number, int wire,
+                                  std::string_view sub, uint64_t) {
     if (number != kModelPieces || wire != 2)
-      continue;
-    reader inner{sub};
+      return true;
     std::string piece;
     float score = 0;
     int type = kPieceNormal;
-    while (!inner.done()) {
-      uint32_t n = 0;
-      int w = 0;
-      std::string_view b;
-      uint64_t v = 0;
-      if (!inner.field(&n, &w, &b, &v))
-        return false;
+    bool fields = each_field(sub, [&](uint32_t n, int w, std::string_view b,
+                                      uint64_t v) {
       if (n == kPiecePiece && w == 2)
         piece = std::string(b);
       else if (n == kPieceScore && w == 5)
         score = bits_to_float(static_cast<uint32_t>(v));
       else if (n == kPieceType && w == 0)
         type = static_cast<int>(v);
-    }
+      return true;
+    });
     out->pieces.push_back(std::move(piece));
     out->scores.push_back(score);
     out->types.push_back(type);
-  }
-  return !out->pieces.empty();
+    return fields;
+  });
+  return ok && !out->pieces.empty();
 }
 
 } // namespace sgc
