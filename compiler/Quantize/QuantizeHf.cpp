@@ -108,7 +108,10 @@ private:
 /// --dummy-weights: row `row` of tensor `t`, seeded by its name and row
 /// (the same values whatever the threads): a sum of two uniforms (a
 /// triangle on [-s, s)) with s = 0.035 for matrices (std 0.014), 0.05 for
-/// the embedding, 0.2 for norm weights, bf16-rounded as a checkpoint's.
+/// the embedding, bf16-rounded as a checkpoint's; 1-D tensors (norm
+/// weights, layer scalars) that much around 1 with s = 0.2, whether the
+/// family stores 1 + w (Gemma 3: w) or the weight itself (Gemma 4: near 1,
+/// or every norm would shrink the stream).
 void dummyRow(const GgufTensor &t, int64_t row, float *x) {
   uint64_t state = llvm::xxh3_64bits(t.name) ^ (uint64_t(row) * 0x9E3779B97F4A7C15ull);
   auto next = [&state] { // splitmix64
@@ -121,7 +124,8 @@ void dummyRow(const GgufTensor &t, int64_t row, float *x) {
   for (int64_t i = 0; i < t.columns; ++i) {
     uint64_t r = next();
     float u = float(r >> 40) * 0x1p-24f + float((r >> 16) & 0xFFFFFF) * 0x1p-24f;
-    x[i] = ::sgc::bf16_to_f32(::sgc::f32_to_bf16(s * (u - 1.0f))) + t.add;
+    float centre = t.matrix ? 0.0f : 1.0f - t.add;
+    x[i] = ::sgc::bf16_to_f32(::sgc::f32_to_bf16(centre + s * (u - 1.0f))) + t.add;
   }
 }
 

@@ -43,7 +43,9 @@ def shapes(cfg):
         d, heads_kv, has_v = cfg["head_dim"], kv, True
         if gemma4 and cfg["layer_types"][layer] == "full_attention":
             d = cfg.get("global_head_dim") or cfg["per_layer_config"][str(layer)]["head_dim"]
-            heads_kv = cfg.get("num_global_key_value_heads") or kv
+            heads_kv = (cfg.get("num_global_key_value_heads")
+                        or cfg.get("per_layer_config", {}).get(str(layer), {}).get("num_key_value_heads")
+                        or kv)
             has_v = not cfg.get("attention_k_eq_v", False)
         for norm in ("input_layernorm", "post_attention_layernorm",
                      "pre_feedforward_layernorm", "post_feedforward_layernorm"):
