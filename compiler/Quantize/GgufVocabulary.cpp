@@ -241,22 +241,17 @@ void readPostProcessor(const json &tokenizer, const json *config,
 /// `merges`), its post-processor's add-flags, tokenizer_config.json's
 /// chat template, add-flags and special tokens (looked up among
 /// tokenizer.json's added tokens), then config.json's *_token_id.
+/// `tokenizerJson` and `tc`: the folder's tokenizer.json and
+/// tokenizer_config.json as the caller parsed them (null where absent).
 FailureOr<SpecialVocab> readSpecialVocab(const FolderFiles &files,
-                                         const json &config, int64_t vocabSize,
-                                         bool merges) {
+                                         const json *tokenizerJson,
+                                         const json *tc, const json &config,
+                                         int64_t vocabSize, bool merges) {
   SpecialVocab special;
   special.vocabSize = vocabSize;
-  FailureOr<std::optional<json>> tokenizerConfig =
-      files.readJson("tokenizer_config.json");
-  if (failed(tokenizerConfig))
-    return failure();
-  FailureOr<std::optional<json>> tokenizerJson = files.readJson("tokenizer.json");
-  if (failed(tokenizerJson))
-    return failure();
-  const json *tc = *tokenizerConfig ? &**tokenizerConfig : nullptr;
   json addedTokens = json::array();
-  if (*tokenizerJson) {
-    const json &tj = **tokenizerJson;
+  if (tokenizerJson) {
+    const json &tj = *tokenizerJson;
     if (merges && tj.contains("model") && tj["model"].is_object() &&
         tj["model"].contains("merges") && tj["model"]["merges"].is_array()) {
       for (const json &m : tj["model"]["merges"]) {
@@ -434,8 +429,12 @@ FailureOr<int64_t> mlir::sgc::writeGemma3Vocabulary(MLIRContext *ctx,
     }
   }
 
-  FailureOr<SpecialVocab> special =
-      readSpecialVocab(files, config, vocabSize, /*merges=*/false);
+  FailureOr<std::optional<json>> tokenizerJson = files.readJson("tokenizer.json");
+  if (failed(tokenizerJson))
+    return failure();
+  FailureOr<SpecialVocab> special = readSpecialVocab(
+      files, *tokenizerJson ? &**tokenizerJson : nullptr, tc, config,
+      vocabSize, /*merges=*/false);
   if (failed(special))
     return failure();
 
@@ -576,8 +575,8 @@ FailureOr<int64_t> mlir::sgc::writeGemma4Vocabulary(MLIRContext *ctx,
   int64_t count = static_cast<int64_t>(tokens.size());
 
   FailureOr<SpecialVocab> special =
-      readSpecialVocab(files, config, std::numeric_limits<int64_t>::max(),
-                       /*merges=*/true);
+      readSpecialVocab(files, &tj, tc, config,
+                       std::numeric_limits<int64_t>::max(), /*merges=*/true);
   if (failed(special))
     return failure();
   out.set_string("tokenizer.ggml.model", "gemma4");
