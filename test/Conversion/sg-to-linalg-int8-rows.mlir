@@ -170,3 +170,56 @@ func.func @q4k(%x: tensor<?x256xbf16>, %w: tensor<64x256x!sg.quant<"Q4_K">>) -> 
   %y = sg.linear %x, %w : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// -----
+
+// Q4_0 over K a multiple of 256 (Int8Q4Groups.cpp): its own records, a
+// group of 256 weights in 576 bytes: each activation one i16 (x * 32767 /
+// max, rounded to even, clamped), x_lo (elements 0-15 of each block of a
+// pair) and x_hi (16-31) 128 bytes a pair, then the 8 blocks' max / 32767
+// and -8 * that * sum(q) as f32.
+// CHECK-LABEL: func.func @groups(
+// CHECK: %[[GREC:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x2048xi8>
+// CHECK: call @sgc_quant_rows_512_q4g(%{{.*}}, %[[GREC]])
+// CHECK: call @sgc_dispatch_linear_64x512_q4_0_bf16_dot_i8(
+// CHECK-LABEL: func.func private @sgc_quant_rows_512_q4g(
+// CHECK: arith.muli %{{.*}}, %c576 : index
+// CHECK: vector.reduction <maxnumf>
+// CHECK: %[[SA:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: arith.trunci %{{.*}} : vector<16xi32> to vector<16xi16>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x2048xi8>, vector<32xi8>
+// CHECK: %[[SUMQ:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[SUMF:.*]] = arith.sitofp %[[SUMQ]] : i32 to f32
+// CHECK: %[[SUMX:.*]] = arith.mulf %[[SUMF]], %[[SA]] : f32
+// CHECK: arith.mulf %[[SUMX]], %cst{{.*}} : f32
+// The kernel, a group a step: the weights 8 KiB ahead into L2 (locality
+// 2), each pair's 36 bytes by a masked load, its nibble bytes twice a word
+// (& 15: the low nibble, >> 12: the high), the 8 f16 scales (words 0 and 9
+// of each pair) times the records' scales, the zero point's sums in their
+// own 8 lanes, and per pair two vpdpwssd and one FMA by its blocks' scales.
+// CHECK-LABEL: func.func @sgc_linear_64x512_q4_0_bf16_dot_i8(
+// CHECK-SAME: %[[GR:[a-z0-9]+]]: memref<?x2048xi8>, %[[GW:[a-z0-9]+]]: memref<64x288xi8>
+// CHECK-DAG: arith.constant dense<15> : vector<32xi16>
+// CHECK-DAG: arith.constant dense<12> : vector<32xi16>
+// CHECK-DAG: arith.constant 8192 : index
+// CHECK: memref.prefetch %[[GW]][%{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK: %[[RAW:.*]] = vector.maskedload %[[GW]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<64x288xi8>, vector<64xi1>, vector<64xi8> into vector<64xi8>
+// CHECK: %[[TWICE:.*]] = vector.shuffle %[[RAW]], %[[RAW]] [2, 2, 3, 3, {{.*}}, 17, 17, 20, 20, {{.*}}, 35, 35] : vector<64xi8>, vector<64xi8>
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[TWICE]] : vector<64xi8> to vector<32xi16>
+// CHECK: %[[LO:.*]] = arith.andi %[[WORDS]], %{{.*}} : vector<32xi16>
+// CHECK: %[[HI:.*]] = arith.shrui %[[WORDS]], %{{.*}} : vector<32xi16>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 9, 32, 41] : vector<32xi16>, vector<32xi16>
+// CHECK: %[[WS:.*]] = arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: %[[BOTH:.*]] = arith.mulf %[[WS]], %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %[[WS]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[D1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%{{.*}}, %[[LO]], %{{.*}})
+// CHECK: %[[D2:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%[[D1]], %[[HI]], %{{.*}})
+// CHECK: %[[PS:.*]] = vector.shuffle %[[BOTH]], %[[BOTH]] [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[F:.*]] = arith.sitofp %[[D2]] : vector<16xi32> to vector<16xf32>
+// CHECK: vector.fma %[[F]], %[[PS]], %{{.*}} : vector<16xf32>
+func.func @groups(%x: tensor<?x512xbf16>, %w: tensor<64x512x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16> {
+  %y = sg.linear %x, %w : (tensor<?x512xbf16>, tensor<64x512x!sg.quant<"Q4_0">>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}

@@ -77,9 +77,11 @@ bool linear::hasInt8Dot(Type wType, int64_t k) {
          k % quant.getBlockElements() == 0 && k % (2 * kBlock) == 0;
 }
 
-int64_t linear::int8RowsPerPass(int64_t k) {
-  return k / (2 * kBlock) * kInt8RecordBytes <= kInt8RecordsInL1 ? 1
-                                                                 : kInt8WideRows;
+int64_t linear::int8RowsPerPass(Type wType, int64_t k) {
+  return usesQ4Groups(wType, k) ||
+                 k / (2 * kBlock) * kInt8RecordBytes <= kInt8RecordsInL1
+             ? 1
+             : kInt8WideRows;
 }
 
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
@@ -89,6 +91,8 @@ MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
 
 func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
                                           int64_t k, Type wType) {
+  if (usesQ4Groups(wType, k))
+    return getOrCreateQ4GroupRows(b, module, k);
   auto quant = cast<sg::QuantType>(wType);
   int64_t offset = zeroPoint(quant);
   bool per16 = startsPer16(quant);
@@ -550,6 +554,8 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
                                            Value records, Value w, Type wType,
                                            ValueRange rows, ValueRange tokens,
                                            int64_t k) {
+  if (usesQ4Groups(wType, k))
+    return emitRowDotsQ4Groups(b, loc, records, w, rows, tokens, k);
   auto quant = cast<sg::QuantType>(wType);
   constexpr int64_t kPositionsPerBlock = kBlock / 4;
   return emitChainedSums(

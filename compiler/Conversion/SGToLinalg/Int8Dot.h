@@ -46,8 +46,9 @@ constexpr int64_t kInt8WideRows = 4;
 bool hasInt8Dot(Type wType, int64_t k);
 
 /// Rows a pass of the int8 decode rows (one token's, outside batched
-/// decode): 1 while the records fit kInt8RecordsInL1, else kInt8WideRows.
-int64_t int8RowsPerPass(int64_t k);
+/// decode): 1 while the records fit kInt8RecordsInL1 or the rows take Q4_0's
+/// groups (usesQ4Groups: their weights bypass L1), else kInt8WideRows.
+int64_t int8RowsPerPass(Type wType, int64_t k);
 
 /// The activations of the int8 rows, per token (`@sgc_quant_rows_…` writes
 /// them): with t = x · 127 / max|x of its block of 32|, the digits high =
@@ -87,6 +88,32 @@ func::FuncOp getOrCreateQuantRows(OpBuilder &b, ModuleOp module, int64_t k,
 SmallVector<Value> emitRowDotsInt8(OpBuilder &b, Location loc, Value records,
                                    Value w, Type wType, ValueRange rows,
                                    ValueRange tokens, int64_t k);
+
+/// Q4_0's decode rows over K a multiple of kQ4GroupElements take their own
+/// records and kernel (Int8Q4Groups.cpp): per group of 256 weights (4 pairs
+/// of blocks), kQ4GroupRecordBytes of a token's record buffer (which
+/// int8ActivationType sizes for the larger two-digit records):
+///   [128 · p, 128 · p + 64)  pair p's x_lo: i16 q of elements 0-15 of its
+///                            first block, then of its second
+///   [128 · p + 64, + 128)    x_hi: elements 16-31 likewise
+///   [512, 544)               each block's sa = max|x| / 32767 (f32 x 8)
+///   [544, 576)               each block's −8 · sa · Σ q (f32 x 8)
+/// with q = round-to-even(x / sa), so x = sa · q to 2^-16 of the block's
+/// maximum.
+constexpr int64_t kQ4GroupElements = 256;
+constexpr int64_t kQ4GroupRecordBytes = 576;
+
+/// Whether decode rows of `wType` over K = `k` take Q4_0's groups.
+bool usesQ4Groups(Type wType, int64_t k);
+
+/// `@sgc_quant_rows_<K>_q4g(xs, records)`: the groups' records of xs.
+func::FuncOp getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module, int64_t k);
+
+/// emitRowDotsInt8 for Q4_0's groups: each sum the same in a group of rows
+/// and tokens as alone.
+SmallVector<Value> emitRowDotsQ4Groups(OpBuilder &b, Location loc,
+                                       Value records, Value w, ValueRange rows,
+                                       ValueRange tokens, int64_t k);
 
 } // namespace mlir::sgc::lowering::linear
 

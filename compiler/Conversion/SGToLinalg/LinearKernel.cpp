@@ -434,7 +434,7 @@ Value emitWideInt8Rows(OpBuilder &b, Location loc, const KernelSpec &spec,
                        const TileBuffers &bufs, ArrayRef<Value> weights,
                        Value out, Value lo, Value hi, Value tokens,
                        Value useTiles, EpilogueFn epilogue) {
-  int64_t perPass = int8RowsPerPass(spec.k);
+  int64_t perPass = int8RowsPerPass(spec.wType, spec.k);
   Value pass = constIndex(b, loc, perPass);
   Value on = arith::AndIOp::create(
       b, loc, bufs.int8Dot,
@@ -510,7 +510,7 @@ void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Decode's int8 rows with records past L1: kInt8WideRows rows a pass
   // (int8RowsPerPass), each summed as alone, the rest one by one below.
   Value rowsStart = blockEnd;
-  if (bufs.int8Dot && !spec.rowsOnly && int8RowsPerPass(spec.k) > 1)
+  if (bufs.int8Dot && !spec.rowsOnly && int8RowsPerPass(spec.wType, spec.k) > 1)
     rowsStart = emitWideInt8Rows(b, loc, spec, bufs, weights, out, blockEnd,
                                  hi, tokens, useTiles, epilogue);
   // The other rows. With tiles in use they sum exactly as a tile lane does,

@@ -184,7 +184,8 @@ static void optimizeAndEmit(VariantJob &job) {
   for (Needs needs :
        {Needs{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, "+avx512bf16"},
         Needs{llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512, "+avx512bf16"},
-        Needs{llvm::Intrinsic::x86_avx512_vpdpbusd_512, "+avx512vnni"}})
+        Needs{llvm::Intrinsic::x86_avx512_vpdpbusd_512, "+avx512vnni"},
+        Needs{llvm::Intrinsic::x86_avx512_vpdpwssd_512, "+avx512vnni"}})
     if (llvm::Function *used =
             llvm::Intrinsic::getDeclarationIfExists(job.module.get(), needs.id);
         used && !used->use_empty() &&

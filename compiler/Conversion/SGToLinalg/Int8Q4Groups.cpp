@@ -1,0 +1,322 @@
+//===- Int8Q4Groups.cpp - Q4_0 decode rows on 16-bit activations ----------===//
+//
+// Part of sgc. Q4_0's decode rows where K is a multiple of 256 (Int8Dot.h,
+// usesQ4Groups). The two-digit records of the other encodings cost a pair of
+// blocks 15 vector instructions and four 64-byte record loads; on one Zen 4
+// core that, not DRAM, set the speed (15 GB/s of blocks, 9-11 at K past
+// 10,240). Here:
+//   - an activation is one i16, x = sa · q with q = round-to-even(x · 32767
+//     / max|x of its block|) (2^-16 of the block's maximum, as fine as the
+//     two digits), multiplied by vpdpwssd against the nibbles widened to
+//     words: vpermb copies each byte of the pair into both halves of a word,
+//     then `& 15` is the low nibble and `>> 12` the high one;
+//   - Q4_0's zero point leaves the integer sums: Σ_block dw · (−8 · sa · Σ q)
+//     is one FMA of 8 blocks' weight scales against a record field of
+//     −8 · sa · Σ q;
+//   - the weight scales of a group of 4 pairs are gathered into one vector,
+//     converted and multiplied by the activation scales once, and spread to
+//     each pair's lanes by one vpermps;
+//   - the weights are prefetched to L2 only (prefetcht1), so the records
+//     stay in L1 at every K.
+// The rows of bench/gemv's C prototype: 16-18 GB/s at every seed shape on
+// one core, where the two-digit rows moved 9-15.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToLinalg/Int8Dot.h"
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::linear;
+
+namespace {
+/// Q4_0's block: an f16 scale, then 16 bytes of nibble pairs.
+constexpr int64_t kBlock = 32;
+constexpr int64_t kBlockBytes = 18;
+/// A group: 4 pairs of blocks, 256 weights, 144 bytes of a weight row.
+constexpr int64_t kGroupBlocks = 8;
+constexpr int64_t kGroupPairs = 4;
+constexpr int64_t kGroupWeightBytes = kGroupBlocks * kBlockBytes;
+/// A group's record: per pair, x_lo (i16 x 32: each block's elements 0-15)
+/// and x_hi (elements 16-31); then the 8 blocks' sa (f32) and −8 · sa · Σ q
+/// (f32).
+constexpr int64_t kPairRecordBytes = 128;
+constexpr int64_t kScaleField = kGroupPairs * kPairRecordBytes;
+constexpr int64_t kStartField = kScaleField + 4 * kGroupBlocks;
+/// How far ahead along the weight stream the rows prefetch into L2.
+constexpr int64_t kPrefetchBytes = 8192;
+
+Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, value));
+}
+
+/// Stores `v` as bytes into the records at [s, at).
+void storeBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
+                Value v) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t bytes =
+      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto asBytes = VectorType::get({bytes}, b.getI8Type());
+  vector::StoreOp::create(b, loc, vector::BitCastOp::create(b, loc, asBytes, v),
+                          records, ValueRange{s, at});
+}
+
+/// Loads `type` from the records at [s, at).
+Value loadBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
+                VectorType type) {
+  int64_t bytes =
+      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
+  Value raw = vector::LoadOp::create(
+      b, loc, VectorType::get({bytes}, b.getI8Type()), records,
+      ValueRange{s, at});
+  return vector::BitCastOp::create(b, loc, type, raw);
+}
+} // namespace
+
+bool linear::usesQ4Groups(Type wType, int64_t k) {
+  auto quant = dyn_cast<sg::QuantType>(wType);
+  return quant && quant.getEncoding() == "Q4_0" && k % kQ4GroupElements == 0;
+}
+
+func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
+                                            int64_t k) {
+  std::string name = llvm::formatv("sgc_quant_rows_{0}_q4g", k);
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  Location loc = module.getLoc();
+  SmallVector<Type> args = {
+      MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type()),
+      int8ActivationType(b.getContext(), k)};
+  OpBuilder::InsertionGuard guard(b);
+  func::FuncOp func = createPrivateFunction(b, module, name, args);
+  Value xs = func.getArgument(0), records = func.getArgument(1);
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  auto i32x16 = VectorType::get({16}, b.getI32Type());
+  auto i16x16 = VectorType::get({16}, b.getI16Type());
+  emitFor(b, loc, c(0), dimOf(b, loc, records, 0), [&](OpBuilder &b,
+                                                       Location loc, Value s) {
+    emitFor(b, loc, c(0), c(k / kBlock), [&](OpBuilder &b, Location loc,
+                                             Value j) {
+      // Block j: group j / 8, its place jb = j % 8 there, pair jb / 2.
+      Value jb = arith::RemUIOp::create(b, loc, j, c(kGroupBlocks));
+      Value group = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, j, c(kGroupBlocks)),
+          c(kQ4GroupRecordBytes));
+      Value values = arith::AddIOp::create(
+          b, loc, group,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc,
+                                    arith::DivUIOp::create(b, loc, jb, c(2)),
+                                    c(kPairRecordBytes)),
+              arith::MulIOp::create(b, loc,
+                                    arith::RemUIOp::create(b, loc, jb, c(2)),
+                                    c(32))));
+      Value col = arith::MulIOp::create(b, loc, j, c(kBlock));
+      Value halves[2];
+      for (int64_t h = 0; h < 2; ++h)
+        halves[h] = vector::LoadOp::create(
+            b, loc, f32x16, xs,
+            ValueRange{s, arith::AddIOp::create(b, loc, col, c(16 * h))});
+      Value amax = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXNUMF,
+          arith::MaxNumFOp::create(b, loc,
+                                   math::AbsFOp::create(b, loc, halves[0]),
+                                   math::AbsFOp::create(b, loc, halves[1])));
+      // An all-zero block has sa = 0 and q = 0.
+      Value sa = arith::DivFOp::create(b, loc, amax, constF32(b, loc, 32767.0f));
+      Value inverse = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax,
+                                constF32(b, loc, 0.0f)),
+          arith::DivFOp::create(b, loc, constF32(b, loc, 32767.0f), amax),
+          constF32(b, loc, 0.0f));
+      Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
+      Value limit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(32767));
+      Value qs[2];
+      for (int64_t h = 0; h < 2; ++h) {
+        // |x · inverse| <= 32767 up to rounding; the clamp keeps it an i16.
+        Value q = arith::FPToSIOp::create(
+            b, loc, i32x16,
+            math::RoundEvenOp::create(
+                b, loc, arith::MulFOp::create(b, loc, halves[h], byInverse)));
+        q = arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, q, limit),
+            arith::SubIOp::create(
+                b, loc, vecConst(b, loc, i32x16, b.getI32IntegerAttr(0)),
+                limit));
+        qs[h] = q;
+        storeBytes(b, loc, records, s,
+                   arith::AddIOp::create(b, loc, values, c(64 * h)),
+                   arith::TruncIOp::create(b, loc, i16x16, q));
+      }
+      Value sum = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD,
+          arith::AddIOp::create(b, loc, qs[0], qs[1]));
+      Value start = arith::MulFOp::create(
+          b, loc,
+          arith::MulFOp::create(
+              b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), sum), sa),
+          constF32(b, loc, -8.0f));
+      auto f32x1 = VectorType::get({1}, b.getF32Type());
+      Value slot = arith::AddIOp::create(
+          b, loc, group, arith::MulIOp::create(b, loc, jb, c(4)));
+      storeBytes(b, loc, records, s,
+                 arith::AddIOp::create(b, loc, slot, c(kScaleField)),
+                 vector::BroadcastOp::create(b, loc, f32x1, sa));
+      storeBytes(b, loc, records, s,
+                 arith::AddIOp::create(b, loc, slot, c(kStartField)),
+                 vector::BroadcastOp::create(b, loc, f32x1, start));
+    });
+  });
+  func::ReturnOp::create(b, loc);
+  return func;
+}
+
+SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
+                                               Value records, Value w,
+                                               ValueRange rows,
+                                               ValueRange tokens, int64_t k) {
+  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto i8x64 = VectorType::get({64}, b.getI8Type());
+  auto i16x32 = VectorType::get({32}, b.getI16Type());
+  auto i32x16 = VectorType::get({16}, b.getI32Type());
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  auto f32x8 = VectorType::get({8}, b.getF32Type());
+  // Per row and token: two chains of pair sums (even and odd pairs) and the
+  // 8 lanes of the zero point's sums.
+  constexpr int64_t kCarried = 3;
+  int64_t count = rows.size() * tokens.size();
+  SmallVector<Value> inits;
+  for (int64_t i = 0; i < count; ++i) {
+    inits.push_back(vecConst(b, loc, f32x16, b.getF32FloatAttr(0.0f)));
+    inits.push_back(vecConst(b, loc, f32x16, b.getF32FloatAttr(0.0f)));
+    inits.push_back(vecConst(b, loc, f32x8, b.getF32FloatAttr(0.0f)));
+  }
+  // The pair's 36 bytes of a 64-byte load: the rest masked off, so the last
+  // pair of the tensor never reads past it.
+  SmallVector<bool> pairBytes(64, false);
+  std::fill_n(pairBytes.begin(), 2 * kBlockBytes, true);
+  auto i1x64 = VectorType::get({64}, b.getI1Type());
+  Value mask = arith::ConstantOp::create(
+      b, loc, i1x64, DenseElementsAttr::get(i1x64, ArrayRef(pairBytes)));
+  Value zeroBytes = vecConst(b, loc, i8x64, b.getI8IntegerAttr(0));
+  // Each nibble byte of the pair twice, one word each: block 0's 16 bytes,
+  // then block 1's.
+  SmallVector<int64_t> toWords;
+  for (int64_t i = 0; i < 32; ++i)
+    toWords.append(2, 2 + kBlockBytes * (i / 16) + i % 16);
+  Value low15 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(15));
+  Value shift12 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(12));
+  Value zeroSums = vecConst(b, loc, i32x16, b.getI32IntegerAttr(0));
+  auto dot = [&](Value sums, Value weights, Value xs) -> Value {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpwssd.512"),
+               ValueRange{sums, weights, xs})
+        .getResult(0);
+  };
+
+  SmallVector<Value> carried = emitUnrolledSteps(
+      b, loc, k / kQ4GroupElements, /*unroll=*/1, inits,
+      [&](OpBuilder &b, Location loc, Value g, SmallVector<Value> &accs) {
+        Value weightAt = arith::MulIOp::create(b, loc, g, c(kGroupWeightBytes));
+        Value recordAt = arith::MulIOp::create(b, loc, g, c(kQ4GroupRecordBytes));
+        for (auto [r, row] : llvm::enumerate(rows)) {
+          // The row's bytes 8 KiB ahead, into L2 (past the row's end: the
+          // next rows, one stream).
+          for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
+            memref::PrefetchOp::create(
+                b, loc, w,
+                ValueRange{row,
+                           arith::AddIOp::create(b, loc, weightAt,
+                                                 c(kPrefetchBytes + line))},
+                /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+          Value raws[kGroupPairs], lows[kGroupPairs], highs[kGroupPairs];
+          for (int64_t p = 0; p < kGroupPairs; ++p) {
+            raws[p] = vector::MaskedLoadOp::create(
+                b, loc, i8x64, w,
+                ValueRange{row, arith::AddIOp::create(
+                                    b, loc, weightAt,
+                                    c(2 * kBlockBytes * p))},
+                mask, zeroBytes);
+            Value words = vector::BitCastOp::create(
+                b, loc, i16x32,
+                vector::ShuffleOp::create(b, loc, raws[p], raws[p], toWords));
+            lows[p] = arith::AndIOp::create(b, loc, words, low15);
+            highs[p] = arith::ShRUIOp::create(b, loc, words, shift12);
+          }
+          // The 8 blocks' f16 scales: words 0 and 9 of each pair's load.
+          auto scalesOf = [&](Value first, Value second) -> Value {
+            return vector::ShuffleOp::create(
+                b, loc, vector::BitCastOp::create(b, loc, i16x32, first),
+                vector::BitCastOp::create(b, loc, i16x32, second),
+                ArrayRef<int64_t>{0, 9, 32, 41});
+          };
+          Value scaleWords = vector::ShuffleOp::create(
+              b, loc, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
+              ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+          Value halfScales = vector::BitCastOp::create(
+              b, loc, VectorType::get({8}, b.getF16Type()), scaleWords);
+          Value scales = arith::ExtFOp::create(b, loc, f32x8, halfScales);
+          for (auto [t, s] : llvm::enumerate(tokens)) {
+            int64_t at = kCarried * (r * tokens.size() + t);
+            Value both = arith::MulFOp::create(
+                b, loc, scales,
+                loadBytes(b, loc, records, s,
+                          arith::AddIOp::create(b, loc, recordAt, c(kScaleField)),
+                          f32x8));
+            accs[at + 2] = vector::FMAOp::create(
+                b, loc, scales,
+                loadBytes(b, loc, records, s,
+                          arith::AddIOp::create(b, loc, recordAt, c(kStartField)),
+                          f32x8),
+                accs[at + 2]);
+            for (int64_t p = 0; p < kGroupPairs; ++p) {
+              Value pairAt = arith::AddIOp::create(b, loc, recordAt,
+                                                   c(kPairRecordBytes * p));
+              Value sums = dot(zeroSums, lows[p],
+                               loadBytes(b, loc, records, s, pairAt, i16x32));
+              sums = dot(sums, highs[p],
+                         loadBytes(b, loc, records, s,
+                                   arith::AddIOp::create(b, loc, pairAt, c(64)),
+                                   i16x32));
+              SmallVector<int64_t> spread;
+              for (int64_t i = 0; i < 16; ++i)
+                spread.push_back(2 * p + i / 8);
+              Value pairScales =
+                  vector::ShuffleOp::create(b, loc, both, both, spread);
+              Value &acc = accs[at + p % 2];
+              acc = vector::FMAOp::create(
+                  b, loc, arith::SIToFPOp::create(b, loc, f32x16, sums),
+                  pairScales, acc);
+            }
+          }
+        }
+      });
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i) {
+    Value pairs = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD,
+        arith::AddFOp::create(b, loc, carried[kCarried * i],
+                              carried[kCarried * i + 1]),
+        arith::FastMathFlags::reassoc);
+    Value starts = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, carried[kCarried * i + 2],
+        arith::FastMathFlags::reassoc);
+    out.push_back(arith::AddFOp::create(b, loc, pairs, starts));
+  }
+  return out;
+}
