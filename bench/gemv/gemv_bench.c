@@ -22,7 +22,8 @@
  *              "dot8": the same plus the int8 rows' activation records
  *              after xb (compiler/Conversion/SGToLinalg/Int8Dot.h), which
  *              this file quantizes as that header says (the kernels of
- *              Q4_0 weights where they have int8 rows). The C
+ *              Q4_0 weights where they have int8 rows: Q4_0's group
+ *              records where K is a multiple of 256). The C
  *              variants need only NxK. ":q4_0": w is ggml's Q4_0 blocks,
  *              memref<Nx(K/32*18)xi8> (sgc only; the pool's bytes as the
  *              nibbles, each block's f16 scale set to a finite value).
@@ -116,6 +117,35 @@ static void quantize_int8(const float *x, long K, int zero, uint8_t *records) {
     memcpy(rec + 128, &start, 4);
     for (int j = 0; j < 8; ++j)
       memcpy(rec + 192 + 4 * j, &scale, 4);
+  }
+}
+
+/* Q4_0's group records where K is a multiple of 256
+ * (compiler/Conversion/SGToLinalg/Int8Dot.h, kQ4GroupRecordBytes): per
+ * block, q = rint(x * 32767 / max|x|); per group of 8 blocks 576 bytes:
+ * each pair's x_lo (i16 q of elements 0-15 of both blocks) and x_hi
+ * (16-31), then the blocks' sa = max / 32767 and -8 * sa * sum(q). */
+static void quantize_q4_groups(const float *x, long K, uint8_t *records) {
+  memset(records, 0, (size_t)K * 4);
+  for (long b = 0; b < K / 32; ++b) {
+    long jb = b % 8;
+    uint8_t *group = records + b / 8 * 576;
+    uint8_t *lo = group + jb / 2 * 128 + jb % 2 * 32;
+    float amax = 0;
+    for (int j = 0; j < 32; ++j)
+      amax = fmaxf(amax, fabsf(x[32 * b + j]));
+    float inverse = amax != 0 ? 32767.0f / amax : 0.0f;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      int q = (int)rintf(x[32 * b + j] * inverse);
+      q = q > 32767 ? 32767 : q < -32767 ? -32767 : q;
+      int16_t v = (int16_t)q;
+      memcpy(lo + (j < 16 ? 0 : 64) + 2 * (j % 16), &v, 2);
+      sum += q;
+    }
+    float sa = amax / 32767.0f, start = (float)sum * sa * -8.0f;
+    memcpy(group + 512 + 4 * jb, &sa, 4);
+    memcpy(group + 544 + 4 * jb, &start, 4);
   }
 }
 
@@ -379,7 +409,10 @@ int main(int argc, char **argv) {
     g_dot_xb = (desc2d){xb, xb, 0, {1, K}, {K, 1}};
     uint8_t *x_records = aligned_alloc(64, (size_t)K * 4);
     if (x_int8) {
-      quantize_int8(x, K, 8, x_records);
+      if (K % 256 == 0)
+        quantize_q4_groups(x, K, x_records);
+      else
+        quantize_int8(x, K, 8, x_records);
       g_int8_records = (desc2d){x_records, x_records, 0, {1, K * 4}, {K * 4, 1}};
     }
     desc2d yd = {y, y, 0, {1, N}, {N, 1}};

@@ -45,8 +45,8 @@ SHAPES=(
 )
 
 # The seeds' decode GEMVs at Q4_0 (issue 28: Google's QAT files), sgc only:
-# gemma-3-12b-it's q, k/v, o, gate/up, down and gemma-4-31B-it's gate/up,
-# down. Not part of the B1 mix below.
+# gemma-3-12b-it's q, k/v, o, gate/up, down, gemma-4-31B-it's gate/up,
+# down and B8's (bench/b8) gate/up, down. Not part of the B1 mix below.
 Q4_SHAPES=(
   "g3-q 4096 3840"
   "g3-k,v 2048 3840"
@@ -55,6 +55,8 @@ Q4_SHAPES=(
   "g3-down 3840 15360"
   "g4-gate,up 21504 5376"
   "g4-down 5376 21504"
+  "b8-gate,up 10240 2560"
+  "b8-down 2560 10240"
 )
 
 # --- the kernels, as sgc lowers them ---
