@@ -133,39 +133,39 @@ func.func @wide(%xl: tensor<?x6208xbf16>, %wl: tensor<16x6208x!sg.quant<"Q4_0">>
 
 // -----
 
-// Q4_K: its nibbles are the unsigned bytes (no zero point) and its minimum
-// a float of its own: the record's start is -sum(256 high + low) times
-// d / 256, stored as f32, and multiplied by dmin * m apart from the integer
-// total. A pair is one 64-weight chunk: its 32 bytes twice, the second copy
-// shifted 4 bits; the super-block's 8 scales and 8 mins unpacked at once
-// from its first 16 bytes, the pair's two of each picked by vpermps.
+// Q4_K (K is always a multiple of 256): the groups of Int8Q4Groups.cpp, a
+// super-block each, on the same i16 records as Q4_0 but with -sa * sum(q)
+// (its minimum multiplies it, not a zero point of 8). A pair is one chunk
+// of 32 bytes: bytes 0-15 twice a word, shifted 0 (words 0-15: the low
+// nibbles, block 2p) or 12 (16-31: the high, block 2p + 1), & 15; bytes
+// 16-31 likewise for elements 16-31. The super-block's 8 scales times the
+// records' sa, its 8 minimums against the records' -sa * sum(q).
 // CHECK-LABEL: func.func @q4k(
-// CHECK: call @sgc_quant_rows_256_1_min(
+// CHECK: call @sgc_quant_rows_256_q4kg(
 // CHECK: call @sgc_dispatch_linear_64x256_q4_k_bf16_dot_i8(
-// CHECK-LABEL: func.func private @sgc_quant_rows_256_1_min(
-// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
-// CHECK: %[[NEG:.*]] = arith.muli %[[SUM]], %c-1_i32 : i32
-// CHECK: %[[STARTS:.*]] = vector.insert %[[NEG]], %{{.*}} [0] : i32 into vector<8xi32>
-// CHECK: %[[FSTARTS:.*]] = arith.sitofp %[[STARTS]] : vector<8xi32> to vector<8xf32>
-// CHECK: %[[SCALED:.*]] = arith.mulf %[[FSTARTS]], %{{.*}} : vector<8xf32>
-// CHECK: vector.bitcast %[[SCALED]] : vector<8xf32> to vector<32xi8>
+// CHECK-LABEL: func.func private @sgc_quant_rows_256_q4kg(
+// CHECK: %[[SA:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[SUMQ:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[SUMF:.*]] = arith.sitofp %[[SUMQ]] : i32 to f32
+// CHECK: %[[SUMX:.*]] = arith.mulf %[[SUMF]], %[[SA]] : f32
+// CHECK: arith.mulf %[[SUMX]], %cst{{.*}} : f32
 // CHECK-LABEL: func.func @sgc_linear_64x256_q4_k_bf16_dot_i8(
+// CHECK: memref.prefetch %{{.*}}, read, locality<2>, data : memref<64x144xi8>
+// CHECK: %[[BY:.*]] = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12]> : vector<32xi16>
 // CHECK: %[[CHUNK:.*]] = vector.load %{{.*}} : memref<64x144xi8>, vector<32xi8>
-// CHECK: vector.shuffle %[[CHUNK]], %[[CHUNK]] [0, 1, {{.*}}, 31, 0, 1, {{.*}}, 31] : vector<32xi8>, vector<32xi8>
-// CHECK: arith.constant dense<[0, 0, 0, 0, 4, 4, 4, 4]> : vector<8xi64>
-// CHECK: %[[NIB:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<64xi8>
-// CHECK: %[[HEAD:.*]] = vector.load %{{.*}} : memref<64x144xi8>, vector<16xi8>
-// CHECK: vector.shuffle %[[HEAD]], %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi8>, vector<16xi8>
-// CHECK: vector.shuffle %[[HEAD]], %{{.*}} [16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11] : vector<16xi8>, vector<16xi8>
-// CHECK: %[[SCALES:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
-// CHECK: %[[MINS:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
-// CHECK: %[[D1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[NIB]], %{{.*}})
-// CHECK: %[[SHIFTED:.*]] = arith.shli %[[D1]], %{{.*}} : vector<16xi32>
-// CHECK: %[[D2:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[SHIFTED]], %[[NIB]], %{{.*}})
-// CHECK: %[[TOTAL:.*]] = arith.sitofp %[[D2]] : vector<16xi32> to vector<16xf32>
-// CHECK: %[[ACC:.*]] = vector.fma %[[TOTAL]], %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK: %[[START:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xf32>
-// CHECK: vector.fma %[[START]], %[[MINS]], %[[ACC]] : vector<16xf32>
+// CHECK: %[[LOW:.*]] = vector.shuffle %[[CHUNK]], %[[CHUNK]] [0, 0, 1, 1, {{.*}}, 15, 15, 0, 0, {{.*}}, 15, 15] : vector<32xi8>, vector<32xi8>
+// CHECK: %[[LW:.*]] = vector.bitcast %[[LOW]] : vector<64xi8> to vector<32xi16>
+// CHECK: %[[LS:.*]] = arith.shrui %[[LW]], %[[BY]] : vector<32xi16>
+// CHECK: %[[LN:.*]] = arith.andi %[[LS]], %{{.*}} : vector<32xi16>
+// CHECK: vector.shuffle %[[CHUNK]], %[[CHUNK]] [16, 16, 17, 17, {{.*}}, 31, 31, 16, 16, {{.*}}, 31, 31] : vector<32xi8>, vector<32xi8>
+// CHECK: %[[HN:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<32xi16>
+// CHECK: %[[SM:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[SC:.*]] = vector.shuffle %[[SM]], %[[SM]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+// CHECK: %[[MN:.*]] = vector.shuffle %[[SM]], %[[SM]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf32>, vector<16xf32>
+// CHECK: arith.mulf %[[SC]], %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %[[MN]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[D1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%{{.*}}, %[[LN]], %{{.*}})
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%[[D1]], %[[HN]], %{{.*}})
 func.func @q4k(%x: tensor<?x256xbf16>, %w: tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16> {
   %y = sg.linear %x, %w : (tensor<?x256xbf16>, tensor<64x256x!sg.quant<"Q4_K">>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>

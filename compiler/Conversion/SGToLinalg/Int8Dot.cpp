@@ -8,10 +8,8 @@
 // starts the sum of the weights that share a scale (a block; Q6_K's
 // sub-blocks of 16), so the
 // integer total is exact: Σ (n − 8) · (256 · high + low) over the block
-// (at most 32 · 128 · 32,767 in magnitude: well inside i32). Q4_K's
-// weights are (d · sc) · q − dmin · m: its nibbles q need no zero point,
-// and its minimum is a float of its own, so its start is −Σ q of the
-// activations, multiplied by dmin · m apart from the integer total.
+// (at most 32 · 128 · 32,767 in magnitude: well inside i32). Q4_K, and
+// Q4_0 over K a multiple of 256, take Int8Q4Groups.cpp's rows instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,17 +41,10 @@ constexpr int64_t kInt8PrefetchBytes = 2 * kPairPrefetchElements;
 constexpr int64_t kBlock = 32;
 constexpr int64_t kBlockLanes = 8;
 
-/// Whether the encoding has a minimum apart from its scale (Q4_K): the
-/// block's start is then scaled by it rather than added to the total.
-bool hasMinimum(sg::QuantType quant) { return quant.getEncoding() == "Q4_K"; }
-
 /// What the encoding adds to a weight to make it vpdpbusd's unsigned byte,
-/// so the record's start is −zeroPoint · Σ q; Q4_K's start is −Σ q (its
-/// nibbles are its unsigned bytes already; see hasMinimum).
+/// so the record's start is −zeroPoint · Σ q.
 int64_t zeroPoint(sg::QuantType quant) {
   StringRef encoding = quant.getEncoding();
-  if (hasMinimum(quant))
-    return 1;
   return encoding == "Q4_0" ? 8 : encoding == "Q6_K" ? 32 : 128;
 }
 
@@ -92,13 +83,12 @@ MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
 func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
                                           int64_t k, Type wType) {
   if (usesQ4Groups(wType, k))
-    return getOrCreateQ4GroupRows(b, module, k);
+    return getOrCreateQ4GroupRows(b, module, k, wType);
   auto quant = cast<sg::QuantType>(wType);
   int64_t offset = zeroPoint(quant);
   bool per16 = startsPer16(quant);
-  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}{2}{3}", k, offset,
-                                   per16 ? "_s16" : "",
-                                   hasMinimum(quant) ? "_min" : "");
+  std::string name = llvm::formatv("sgc_quant_rows_{0}_{1}{2}", k, offset,
+                                   per16 ? "_s16" : "");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   Location loc = module.getLoc();
@@ -207,16 +197,6 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
             starts, ArrayRef<int64_t>{0});
       }
       Value scale = arith::DivFOp::create(b, loc, d, constF32(b, loc, 256.0f));
-      // Q4_K's start is multiplied by its minimum, not added to an integer
-      // total: stored as f32, −Σ x itself (d / 256 applied), it costs the
-      // rows one FMA a pair.
-      if (hasMinimum(quant))
-        starts = arith::MulFOp::create(
-            b, loc,
-            arith::SIToFPOp::create(
-                b, loc, VectorType::get({kBlockLanes}, b.getF32Type()), starts),
-            vector::BroadcastOp::create(
-                b, loc, VectorType::get({kBlockLanes}, b.getF32Type()), scale));
       storeBytes(starts, 128);
       storeBytes(vector::BroadcastOp::create(
                      b, loc, VectorType::get({kBlockLanes}, b.getF32Type()),
@@ -339,80 +319,6 @@ Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
                                scales);
 }
 
-/// Q4_K's pair of blocks of 32 `pair`: chunk `pair % 4` of super-block
-/// `pair / 4` (144 bytes: f16 d, dmin; 12 bytes of 6-bit scales and mins;
-/// qs[128], 32 a chunk: the low nibbles its first block, the high ones its
-/// second). Returns the super-block's first byte and the chunk.
-std::pair<Value, Value> q4kPair(OpBuilder &b, Location loc, Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  return {arith::MulIOp::create(b, loc,
-                                arith::DivUIOp::create(b, loc, pair, c(4)),
-                                c(144)),
-          arith::RemUIOp::create(b, loc, pair, c(4))};
-}
-
-/// Q4_K's nibbles of a pair of blocks: the chunk's 32 bytes twice, the
-/// second copy shifted right 4 bits (per 64-bit word), low nibbles kept.
-Value q4kWeightPair(OpBuilder &b, Location loc, Value w, Value row,
-                    Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  auto i8x64 = VectorType::get({64}, b.getI8Type());
-  auto i64x8 = VectorType::get({8}, b.getI64Type());
-  auto [base, chunk] = q4kPair(b, loc, pair);
-  Value at = arith::AddIOp::create(
-      b, loc, base,
-      arith::AddIOp::create(b, loc, c(16),
-                            arith::MulIOp::create(b, loc, chunk, c(32))));
-  Value bytes = vector::LoadOp::create(
-      b, loc, VectorType::get({32}, b.getI8Type()), w, ValueRange{row, at});
-  SmallVector<int64_t> twice;
-  for (int64_t i = 0; i < 64; ++i)
-    twice.push_back(i % 32);
-  SmallVector<int64_t> shifts = {0, 0, 0, 0, 4, 4, 4, 4};
-  Value shifted = arith::ShRUIOp::create(
-      b, loc,
-      vector::BitCastOp::create(
-          b, loc, i64x8, vector::ShuffleOp::create(b, loc, bytes, bytes, twice)),
-      arith::ConstantOp::create(
-          b, loc, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(shifts))));
-  return arith::AndIOp::create(
-      b, loc, vector::BitCastOp::create(b, loc, i8x64, shifted),
-      vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
-}
-
-/// Lanes `first` + [0 × 8, 1 × 8] of `v` (f32x16), `first` a runtime index:
-/// one vpermps.
-Value pickPairLanes(OpBuilder &b, Location loc, Value v, Value first) {
-  auto i32x16 = VectorType::get({16}, b.getI32Type());
-  SmallVector<int32_t> halves;
-  for (int64_t i = 0; i < 16; ++i)
-    halves.push_back(i / 8);
-  Value index = arith::AddIOp::create(
-      b, loc,
-      vector::BroadcastOp::create(
-          b, loc, i32x16,
-          arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
-      arith::ConstantOp::create(b, loc, i32x16,
-                                DenseElementsAttr::get(i32x16, ArrayRef(halves))));
-  return LLVM::CallIntrinsicOp::create(
-             b, loc, v.getType(),
-             b.getStringAttr("llvm.x86.avx512.permvar.sf.512"),
-             ValueRange{v, index})
-      .getResult(0);
-}
-
-/// Q4_K's d · sc (first) and dmin · m (second) of a pair of blocks, each
-/// block's over its 8 lanes.
-std::pair<Value, Value> q4kScalePair(OpBuilder &b, Location loc, Value w,
-                                     Value row, Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  auto [base, chunk] = q4kPair(b, loc, pair);
-  Value both = loadQ4KScalesAndMins(b, loc, w, row, base);
-  Value first = arith::MulIOp::create(b, loc, chunk, c(2));
-  return {pickPairLanes(b, loc, both, first),
-          pickPairLanes(b, loc, both, arith::AddIOp::create(b, loc, first, c(8)))};
-}
-
 /// The weights of blocks `block` and `block + 1` of row `row` of the block
 /// buffer `w` as vpdpbusd's unsigned operand (vector<64xi8>): Q4_0's
 /// nibbles n (weight n − 8), Q8_0's bytes q + 128 (weight q), Q6_K's q
@@ -420,10 +326,6 @@ std::pair<Value, Value> q4kScalePair(OpBuilder &b, Location loc, Value w,
 Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
                          Value row, Value block) {
   auto quant = cast<sg::QuantType>(wType);
-  if (quant.getEncoding() == "Q4_K")
-    return q4kWeightPair(
-        b, loc, w, row,
-        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
   if (quant.getEncoding() == "Q6_K")
     return q6kWeightPair(
         b, loc, w, row,
@@ -470,21 +372,14 @@ Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
 }
 
 /// The two blocks' scales as f32 over their lanes (vector<16xf32>): each
-/// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales; and
-/// Q4_K's minimums likewise (null for the others).
-std::pair<Value, Value> loadBlockScalePair(OpBuilder &b, Location loc,
-                                           Value w, Type wType, Value row,
-                                           Value block) {
+/// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales.
+Value loadBlockScalePair(OpBuilder &b, Location loc, Value w, Type wType,
+                         Value row, Value block) {
   StringRef encoding = cast<sg::QuantType>(wType).getEncoding();
-  if (encoding == "Q4_K")
-    return q4kScalePair(
+  if (encoding == "Q6_K")
+    return q6kScalePair(
         b, loc, w, row,
         arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
-  if (encoding == "Q6_K")
-    return {q6kScalePair(
-                b, loc, w, row,
-                arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2))),
-            Value()};
   int64_t bytes = cast<sg::QuantType>(wType).getBlockBytes();
   auto two = VectorType::get({2}, b.getI8Type());
   auto one = VectorType::get({1}, b.getF16Type());
@@ -501,19 +396,15 @@ std::pair<Value, Value> loadBlockScalePair(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < 2 * kBlockLanes; ++i)
     order.push_back(i / kBlockLanes);
   Value spread = vector::ShuffleOp::create(b, loc, halves[0], halves[1], order);
-  return {arith::ExtFOp::create(
-              b, loc, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread),
-          Value()};
+  return arith::ExtFOp::create(
+      b, loc, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread);
 }
 
 /// acc + f32(256 · Σ weights · high + Σ weights · low + start) · scales ·
 /// (d / 256): token `s`'s products with the pair of blocks whose record is
-/// `pair` (blocks 2 · pair and 2 · pair + 1). With `mins` (Q4_K) the start
-/// stays out of the total: acc + f32(total) · scales · (d / 256) + start ·
-/// mins, the start an f32 −Σ x.
+/// `pair` (blocks 2 · pair and 2 · pair + 1).
 Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
-                       Value pair, Value weights, Value scales, Value mins,
-                       Value acc) {
+                       Value pair, Value weights, Value scales, Value acc) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -535,17 +426,13 @@ Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
                    field(0, i8x64));
   Value shifted = arith::ShLIOp::create(
       b, loc, high, vecConst(b, loc, i32x16, b.getI32IntegerAttr(8)));
-  Value total = dot(mins ? shifted
-                         : arith::AddIOp::create(b, loc, shifted,
-                                                 field(128, i32x16)),
-                    field(64, i8x64));
+  Value total =
+      dot(arith::AddIOp::create(b, loc, shifted, field(128, i32x16)),
+          field(64, i8x64));
   Value scale = field(192, f32x16);
   Value both = arith::MulFOp::create(b, loc, scales, scale);
-  acc = vector::FMAOp::create(
+  return vector::FMAOp::create(
       b, loc, arith::SIToFPOp::create(b, loc, f32x16, total), both, acc);
-  if (!mins)
-    return acc;
-  return vector::FMAOp::create(b, loc, field(128, f32x16), mins, acc);
 }
 
 } // namespace
@@ -555,7 +442,7 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
                                            ValueRange rows, ValueRange tokens,
                                            int64_t k) {
   if (usesQ4Groups(wType, k))
-    return emitRowDotsQ4Groups(b, loc, records, w, rows, tokens, k);
+    return emitRowDotsQ4Groups(b, loc, records, w, wType, rows, tokens, k);
   auto quant = cast<sg::QuantType>(wType);
   constexpr int64_t kPositionsPerBlock = kBlock / 4;
   return emitChainedSums(
@@ -571,11 +458,10 @@ SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
         SmallVector<Value> out;
         for (auto [r, row] : llvm::enumerate(rows)) {
           Value weights = loadInt8WeightPair(b, loc, w, wType, row, block);
-          auto [scales, mins] =
-              loadBlockScalePair(b, loc, w, wType, row, block);
+          Value scales = loadBlockScalePair(b, loc, w, wType, row, block);
           for (auto [t, s] : llvm::enumerate(tokens))
             out.push_back(emitInt8PairStep(b, loc, records, s, pair, weights,
-                                           scales, mins,
+                                           scales,
                                            accs[r * tokens.size() + t]));
         }
         return out;

@@ -62,10 +62,10 @@ int64_t int8RowsPerPass(Type wType, int64_t k);
 ///   [128, 192) each block's start, −zero point · Σ (256 · high + low), in
 ///              the first of its 8 lanes, the others 0; for Q6_K, whose
 ///              scales change every 16 weights, each 16's start in lanes 0
-///              and 4 of the block's 8; for Q4_K, −Σ (256 · high + low) ·
-///              d / 256 as f32, which its minimum multiplies   (i32 x 16)
+///              and 4 of the block's 8                 (i32 x 16)
 ///   [192, 256) each block's d / 256 over its 8 lanes    (f32 x 16)
-/// The buffer is [tokens, 4 · K] bytes.
+/// The buffer is [tokens, 4 · K] bytes. Q4_K, and Q4_0 over K a multiple of
+/// 256, take the groups' records below instead.
 constexpr int64_t kInt8RecordBytes = 256;
 
 /// The buffer type of the int8 activations for K = `k`.
@@ -89,31 +89,37 @@ SmallVector<Value> emitRowDotsInt8(OpBuilder &b, Location loc, Value records,
                                    Value w, Type wType, ValueRange rows,
                                    ValueRange tokens, int64_t k);
 
-/// Q4_0's decode rows over K a multiple of kQ4GroupElements take their own
-/// records and kernel (Int8Q4Groups.cpp): per group of 256 weights (4 pairs
-/// of blocks), kQ4GroupRecordBytes of a token's record buffer (which
-/// int8ActivationType sizes for the larger two-digit records):
+/// Q4_0's and Q4_K's decode rows over K a multiple of kQ4GroupElements take
+/// their own records and kernel (Int8Q4Groups.cpp): per group of 256
+/// weights (4 pairs of blocks of 32; Q4_K's super-block),
+/// kQ4GroupRecordBytes of a token's record buffer (which int8ActivationType
+/// sizes for the larger two-digit records):
 ///   [128 · p, 128 · p + 64)  pair p's x_lo: i16 q of elements 0-15 of its
 ///                            first block, then of its second
 ///   [128 · p + 64, + 128)    x_hi: elements 16-31 likewise
 ///   [512, 544)               each block's sa = max|x| / 32767 (f32 x 8)
-///   [544, 576)               each block's −8 · sa · Σ q (f32 x 8)
+///   [544, 576)               each block's −z · sa · Σ q (f32 x 8), z = 8
+///                            (Q4_0's zero point) or 1 (Q4_K: its minimum
+///                            multiplies it)
 /// with q = round-to-even(x / sa), so x = sa · q to 2^-16 of the block's
 /// maximum.
 constexpr int64_t kQ4GroupElements = 256;
 constexpr int64_t kQ4GroupRecordBytes = 576;
 
-/// Whether decode rows of `wType` over K = `k` take Q4_0's groups.
+/// Whether decode rows of `wType` over K = `k` take the groups.
 bool usesQ4Groups(Type wType, int64_t k);
 
-/// `@sgc_quant_rows_<K>_q4g(xs, records)`: the groups' records of xs.
-func::FuncOp getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module, int64_t k);
+/// `@sgc_quant_rows_<K>_q4g` (Q4_0) or `_q4kg` (Q4_K)`(xs, records)`: the
+/// groups' records of xs.
+func::FuncOp getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module, int64_t k,
+                                    Type wType);
 
-/// emitRowDotsInt8 for Q4_0's groups: each sum the same in a group of rows
-/// and tokens as alone.
+/// emitRowDotsInt8 for the groups: each sum the same in a group of rows and
+/// tokens as alone.
 SmallVector<Value> emitRowDotsQ4Groups(OpBuilder &b, Location loc,
-                                       Value records, Value w, ValueRange rows,
-                                       ValueRange tokens, int64_t k);
+                                       Value records, Value w, Type wType,
+                                       ValueRange rows, ValueRange tokens,
+                                       int64_t k);
 
 } // namespace mlir::sgc::lowering::linear
 

@@ -1,7 +1,7 @@
-//===- Int8Q4Groups.cpp - Q4_0 decode rows on 16-bit activations ----------===//
+//===- Int8Q4Groups.cpp - 4-bit decode rows on 16-bit activations ---------===//
 //
-// Part of sgc. Q4_0's decode rows where K is a multiple of 256 (Int8Dot.h,
-// usesQ4Groups). The two-digit records of the other encodings cost a pair of
+// Part of sgc. Q4_0's and Q4_K's decode rows where K is a multiple of 256
+// (Int8Dot.h, usesQ4Groups). The two-digit records of the other encodings cost a pair of
 // blocks 15 vector instructions and four 64-byte record loads; on one Zen 4
 // core that, not DRAM, set the speed (15 GB/s of blocks, 9-11 at K past
 // 10,240). Here:
@@ -12,7 +12,7 @@
 //     then `& 15` is the low nibble and `>> 12` the high one;
 //   - Q4_0's zero point leaves the integer sums: Σ_block dw · (−8 · sa · Σ q)
 //     is one FMA of 8 blocks' weight scales against a record field of
-//     −8 · sa · Σ q;
+//     −8 · sa · Σ q (Q4_K's minimums likewise against −sa · Σ q);
 //   - the weight scales of a group of 4 pairs are gathered into one vector,
 //     converted and multiplied by the activation scales once, and spread to
 //     each pair's lanes by one vpermps;
@@ -25,6 +25,7 @@
 
 #include "compiler/Conversion/SGToLinalg/Int8Dot.h"
 #include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/SGToLinalg/WeightRead.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -57,6 +58,10 @@ constexpr int64_t kStartField = kScaleField + 4 * kGroupBlocks;
 /// How far ahead along the weight stream the rows prefetch into L2.
 constexpr int64_t kPrefetchBytes = 8192;
 
+bool isQ4K(Type wType) {
+  return cast<sg::QuantType>(wType).getEncoding() == "Q4_K";
+}
+
 Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
   return arith::ConstantOp::create(b, loc, type,
                                    DenseElementsAttr::get(type, value));
@@ -83,16 +88,128 @@ Value loadBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
       ValueRange{s, at});
   return vector::BitCastOp::create(b, loc, type, raw);
 }
+
+/// A group's weights as vpdpwssd's word operands, pair p's in lows[p] (each
+/// block's elements 0-15: x_lo's order) and highs[p] (16-31); the 8 blocks'
+/// scales, and what multiplies the records' −z · sa · Σ q.
+struct GroupWeights {
+  Value lows[kGroupPairs], highs[kGroupPairs];
+  Value scales, zeroScales;
+};
+
+/// Each byte of `bytes` at `from` twice, one word each (vpermb).
+Value bytesAsWords(OpBuilder &b, Location loc, Value bytes,
+                   ArrayRef<int64_t> from) {
+  SmallVector<int64_t> twice;
+  for (int64_t i : from)
+    twice.append(2, i);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({32}, b.getI16Type()),
+      vector::ShuffleOp::create(b, loc, bytes, bytes, twice));
+}
+
+/// Q4_0: per pair, the 36 bytes of a 64-byte load (the rest masked off, so
+/// the tensor's last pair never reads past it); a word holding its byte
+/// twice is `& 15` the low nibble (elements 0-15) and `>> 12` the high
+/// (16-31). The f16 scales are words 0 and 9 of each pair's load.
+GroupWeights q4_0Group(OpBuilder &b, Location loc, Value w, Value row,
+                       Value at) {
+  auto i8x64 = VectorType::get({64}, b.getI8Type());
+  auto i16x32 = VectorType::get({32}, b.getI16Type());
+  SmallVector<bool> pairBytes(64, false);
+  std::fill_n(pairBytes.begin(), 2 * kBlockBytes, true);
+  auto i1x64 = VectorType::get({64}, b.getI1Type());
+  Value mask = arith::ConstantOp::create(
+      b, loc, i1x64, DenseElementsAttr::get(i1x64, ArrayRef(pairBytes)));
+  Value zeroBytes = vecConst(b, loc, i8x64, b.getI8IntegerAttr(0));
+  SmallVector<int64_t> nibbleBytes;
+  for (int64_t i = 0; i < 32; ++i)
+    nibbleBytes.push_back(2 + kBlockBytes * (i / 16) + i % 16);
+  GroupWeights group;
+  Value raws[kGroupPairs];
+  for (int64_t p = 0; p < kGroupPairs; ++p) {
+    raws[p] = vector::MaskedLoadOp::create(
+        b, loc, i8x64, w,
+        ValueRange{row, arith::AddIOp::create(
+                            b, loc, at,
+                            constIndex(b, loc, 2 * kBlockBytes * p))},
+        mask, zeroBytes);
+    Value words = bytesAsWords(b, loc, raws[p], nibbleBytes);
+    group.lows[p] = arith::AndIOp::create(
+        b, loc, words, vecConst(b, loc, i16x32, b.getI16IntegerAttr(15)));
+    group.highs[p] = arith::ShRUIOp::create(
+        b, loc, words, vecConst(b, loc, i16x32, b.getI16IntegerAttr(12)));
+  }
+  auto scalesOf = [&](Value first, Value second) -> Value {
+    return vector::ShuffleOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, i16x32, first),
+        vector::BitCastOp::create(b, loc, i16x32, second),
+        ArrayRef<int64_t>{0, 9, 32, 41});
+  };
+  Value scaleWords = vector::ShuffleOp::create(
+      b, loc, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
+      ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  Value halfScales = vector::BitCastOp::create(
+      b, loc, VectorType::get({8}, b.getF16Type()), scaleWords);
+  group.scales = arith::ExtFOp::create(
+      b, loc, VectorType::get({8}, b.getF32Type()), halfScales);
+  group.zeroScales = group.scales;
+  return group;
+}
+
+/// Q4_K: the group is a super-block; pair p is its chunk p (qs[32 p, 32 p +
+/// 32) at byte 16 + 32 p: the low nibbles are block 2p, the high block 2p +
+/// 1). Bytes 0-15 of the chunk twice a word make lows[p] (words 0-15 `& 15`,
+/// block 2p's elements 0-15; words 16-31 `>> 12`, block 2p + 1's), bytes
+/// 16-31 highs[p]. The scales are d · sc, the minimums dmin · m.
+GroupWeights q4kGroup(OpBuilder &b, Location loc, Value w, Value row,
+                      Value at) {
+  auto i16x32 = VectorType::get({32}, b.getI16Type());
+  SmallVector<int16_t> shifts(32, 0);
+  std::fill(shifts.begin() + 16, shifts.end(), 12);
+  Value byHalf = arith::ConstantOp::create(
+      b, loc, i16x32, DenseElementsAttr::get(i16x32, ArrayRef(shifts)));
+  Value low15 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(15));
+  auto nibbles = [&](Value bytes, int64_t first) -> Value {
+    SmallVector<int64_t> from;
+    for (int64_t i = 0; i < 32; ++i)
+      from.push_back(first + i % 16);
+    return arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, bytesAsWords(b, loc, bytes, from),
+                               byHalf),
+        low15);
+  };
+  GroupWeights group;
+  for (int64_t p = 0; p < kGroupPairs; ++p) {
+    Value bytes = vector::LoadOp::create(
+        b, loc, VectorType::get({32}, b.getI8Type()), w,
+        ValueRange{row, arith::AddIOp::create(b, loc, at,
+                                              constIndex(b, loc, 16 + 32 * p))});
+    group.lows[p] = nibbles(bytes, 0);
+    group.highs[p] = nibbles(bytes, 16);
+  }
+  Value both = loadQ4KScalesAndMins(b, loc, w, row, at);
+  group.scales = vector::ShuffleOp::create(b, loc, both, both,
+                                           ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  group.zeroScales = vector::ShuffleOp::create(
+      b, loc, both, both, ArrayRef<int64_t>{8, 9, 10, 11, 12, 13, 14, 15});
+  return group;
+}
 } // namespace
 
 bool linear::usesQ4Groups(Type wType, int64_t k) {
   auto quant = dyn_cast<sg::QuantType>(wType);
-  return quant && quant.getEncoding() == "Q4_0" && k % kQ4GroupElements == 0;
+  return quant &&
+         (quant.getEncoding() == "Q4_0" || quant.getEncoding() == "Q4_K") &&
+         k % kQ4GroupElements == 0;
 }
 
 func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
-                                            int64_t k) {
-  std::string name = llvm::formatv("sgc_quant_rows_{0}_q4g", k);
+                                            int64_t k, Type wType) {
+  bool q4k = isQ4K(wType);
+  std::string name =
+      llvm::formatv("sgc_quant_rows_{0}_{1}", k, q4k ? "q4kg" : "q4g");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   Location loc = module.getLoc();
@@ -170,7 +287,7 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
           b, loc,
           arith::MulFOp::create(
               b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), sum), sa),
-          constF32(b, loc, -8.0f));
+          constF32(b, loc, q4k ? -1.0f : -8.0f));
       auto f32x1 = VectorType::get({1}, b.getF32Type());
       Value slot = arith::AddIOp::create(
           b, loc, group, arith::MulIOp::create(b, loc, jb, c(4)));
@@ -188,10 +305,10 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
 
 SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
                                                Value records, Value w,
-                                               ValueRange rows,
+                                               Type wType, ValueRange rows,
                                                ValueRange tokens, int64_t k) {
+  bool q4k = isQ4K(wType);
   auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -206,21 +323,6 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
     inits.push_back(vecConst(b, loc, f32x16, b.getF32FloatAttr(0.0f)));
     inits.push_back(vecConst(b, loc, f32x8, b.getF32FloatAttr(0.0f)));
   }
-  // The pair's 36 bytes of a 64-byte load: the rest masked off, so the last
-  // pair of the tensor never reads past it.
-  SmallVector<bool> pairBytes(64, false);
-  std::fill_n(pairBytes.begin(), 2 * kBlockBytes, true);
-  auto i1x64 = VectorType::get({64}, b.getI1Type());
-  Value mask = arith::ConstantOp::create(
-      b, loc, i1x64, DenseElementsAttr::get(i1x64, ArrayRef(pairBytes)));
-  Value zeroBytes = vecConst(b, loc, i8x64, b.getI8IntegerAttr(0));
-  // Each nibble byte of the pair twice, one word each: block 0's 16 bytes,
-  // then block 1's.
-  SmallVector<int64_t> toWords;
-  for (int64_t i = 0; i < 32; ++i)
-    toWords.append(2, 2 + kBlockBytes * (i / 16) + i % 16);
-  Value low15 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(15));
-  Value shift12 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(12));
   Value zeroSums = vecConst(b, loc, i32x16, b.getI32IntegerAttr(0));
   auto dot = [&](Value sums, Value weights, Value xs) -> Value {
     return LLVM::CallIntrinsicOp::create(
@@ -244,33 +346,11 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
                            arith::AddIOp::create(b, loc, weightAt,
                                                  c(kPrefetchBytes + line))},
                 /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
-          Value raws[kGroupPairs], lows[kGroupPairs], highs[kGroupPairs];
-          for (int64_t p = 0; p < kGroupPairs; ++p) {
-            raws[p] = vector::MaskedLoadOp::create(
-                b, loc, i8x64, w,
-                ValueRange{row, arith::AddIOp::create(
-                                    b, loc, weightAt,
-                                    c(2 * kBlockBytes * p))},
-                mask, zeroBytes);
-            Value words = vector::BitCastOp::create(
-                b, loc, i16x32,
-                vector::ShuffleOp::create(b, loc, raws[p], raws[p], toWords));
-            lows[p] = arith::AndIOp::create(b, loc, words, low15);
-            highs[p] = arith::ShRUIOp::create(b, loc, words, shift12);
-          }
-          // The 8 blocks' f16 scales: words 0 and 9 of each pair's load.
-          auto scalesOf = [&](Value first, Value second) -> Value {
-            return vector::ShuffleOp::create(
-                b, loc, vector::BitCastOp::create(b, loc, i16x32, first),
-                vector::BitCastOp::create(b, loc, i16x32, second),
-                ArrayRef<int64_t>{0, 9, 32, 41});
-          };
-          Value scaleWords = vector::ShuffleOp::create(
-              b, loc, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
-              ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-          Value halfScales = vector::BitCastOp::create(
-              b, loc, VectorType::get({8}, b.getF16Type()), scaleWords);
-          Value scales = arith::ExtFOp::create(b, loc, f32x8, halfScales);
+          GroupWeights group =
+              q4k ? q4kGroup(b, loc, w, row, weightAt)
+                  : q4_0Group(b, loc, w, row, weightAt);
+          Value *lows = group.lows, *highs = group.highs;
+          Value scales = group.scales;
           for (auto [t, s] : llvm::enumerate(tokens)) {
             int64_t at = kCarried * (r * tokens.size() + t);
             Value both = arith::MulFOp::create(
@@ -279,7 +359,7 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
                           arith::AddIOp::create(b, loc, recordAt, c(kScaleField)),
                           f32x8));
             accs[at + 2] = vector::FMAOp::create(
-                b, loc, scales,
+                b, loc, group.zeroScales,
                 loadBytes(b, loc, records, s,
                           arith::AddIOp::create(b, loc, recordAt, c(kStartField)),
                           f32x8),
