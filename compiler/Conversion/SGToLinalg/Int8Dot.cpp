@@ -75,6 +75,21 @@ int64_t linear::int8RowsPerPass(Type wType, int64_t k) {
              : kInt8WideRows;
 }
 
+std::pair<Value, Value> linear::emitBlockScale(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> halves,
+                                               float range) {
+  Value amax = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::MAXNUMF,
+      arith::MaxNumFOp::create(b, loc, math::AbsFOp::create(b, loc, halves[0]),
+                               math::AbsFOp::create(b, loc, halves[1])));
+  Value scale = arith::DivFOp::create(b, loc, amax, constF32(b, loc, range));
+  Value zero = constF32(b, loc, 0.0f);
+  Value byRange = arith::DivFOp::create(b, loc, constF32(b, loc, range), amax);
+  Value nonzero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax,
+                                        constF32(b, loc, 0.0f));
+  return {scale, arith::SelectOp::create(b, loc, nonzero, byRange, zero)};
+}
+
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
   return MemRefType::get({ShapedType::kDynamic, k / (2 * kBlock) * kInt8RecordBytes},
                          IntegerType::get(ctx, 8));
@@ -137,21 +152,11 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
             b, loc, f32x16, xs,
             ValueRange{s, arith::AddIOp::create(b, loc, col,
                                                 constIndex(b, loc, 16 * h))});
-      Value amax = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::MAXNUMF,
-          arith::MaxNumFOp::create(b, loc, math::AbsFOp::create(b, loc, halves[0]),
-                                   math::AbsFOp::create(b, loc, halves[1])));
       // llama.cpp's x86 quantizer for the high digit: t = x · (127 / max)
       // rounded to nearest even; an all-zero block has d = 0 and digits 0.
       // t − high is exact; the low digit is the rest in 256ths (|rest| <=
       // 1/2, so only 128 needs clamping).
-      Value d = arith::DivFOp::create(b, loc, amax, constF32(b, loc, 127.0f));
-      Value inverse = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax,
-                                constF32(b, loc, 0.0f)),
-          arith::DivFOp::create(b, loc, constF32(b, loc, 127.0f), amax),
-          constF32(b, loc, 0.0f));
+      auto [d, inverse] = emitBlockScale(b, loc, halves, 127.0f);
       Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
       Value by256 = vecConst(b, loc, f32x16, b.getF32FloatAttr(256.0f));
       Value max127 = vecConst(b, loc, i32x16, b.getI32IntegerAttr(127));

@@ -68,6 +68,12 @@ int64_t int8RowsPerPass(Type wType, int64_t k);
 /// 256, take the groups' records below instead.
 constexpr int64_t kInt8RecordBytes = 256;
 
+/// A block of 32 f32 activations (`halves`: its two vectors of 16) as
+/// integers in [−range, range]: its scale max|x| / range and the inverse
+/// range / max|x| (0 for an all-zero block, whose integers are then 0).
+std::pair<Value, Value> emitBlockScale(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> halves, float range);
+
 /// The buffer type of the int8 activations for K = `k`.
 MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
 

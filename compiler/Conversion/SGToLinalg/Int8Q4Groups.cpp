@@ -248,19 +248,7 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
         halves[h] = vector::LoadOp::create(
             b, loc, f32x16, xs,
             ValueRange{s, arith::AddIOp::create(b, loc, col, c(16 * h))});
-      Value amax = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::MAXNUMF,
-          arith::MaxNumFOp::create(b, loc,
-                                   math::AbsFOp::create(b, loc, halves[0]),
-                                   math::AbsFOp::create(b, loc, halves[1])));
-      // An all-zero block has sa = 0 and q = 0.
-      Value sa = arith::DivFOp::create(b, loc, amax, constF32(b, loc, 32767.0f));
-      Value inverse = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax,
-                                constF32(b, loc, 0.0f)),
-          arith::DivFOp::create(b, loc, constF32(b, loc, 32767.0f), amax),
-          constF32(b, loc, 0.0f));
+      auto [sa, inverse] = emitBlockScale(b, loc, halves, 32767.0f);
       Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
       Value limit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(32767));
       Value qs[2];
