@@ -90,6 +90,17 @@ std::pair<Value, Value> linear::emitBlockScale(OpBuilder &b, Location loc,
   return {scale, arith::SelectOp::create(b, loc, nonzero, byRange, zero)};
 }
 
+void linear::storeRecordBytes(OpBuilder &b, Location loc, Value records,
+                              Value s, Value at, Value v) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t bytes =
+      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto asBytes = VectorType::get({bytes}, b.getI8Type());
+  if (type != asBytes)
+    v = vector::BitCastOp::create(b, loc, asBytes, v);
+  vector::StoreOp::create(b, loc, v, records, ValueRange{s, at});
+}
+
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
   return MemRefType::get({ShapedType::kDynamic, k / (2 * kBlock) * kInt8RecordBytes},
                          IntegerType::get(ctx, 8));
@@ -135,16 +146,9 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
               b, loc, arith::RemUIOp::create(b, loc, j, constIndex(b, loc, 2)),
               constIndex(b, loc, kBlock)));
       auto storeBytes = [&](Value v, int64_t at) {
-        auto type = cast<VectorType>(v.getType());
-        int64_t bytes = type.getNumElements() *
-                        type.getElementType().getIntOrFloatBitWidth() / 8;
-        auto asBytes = VectorType::get({bytes}, b.getI8Type());
-        if (type != asBytes)
-          v = vector::BitCastOp::create(b, loc, asBytes, v);
-        vector::StoreOp::create(
-            b, loc, v, records,
-            ValueRange{s, arith::AddIOp::create(b, loc, base,
-                                                constIndex(b, loc, at))});
+        storeRecordBytes(
+            b, loc, records, s,
+            arith::AddIOp::create(b, loc, base, constIndex(b, loc, at)), v);
       };
       Value halves[2];
       for (int64_t h = 0; h < 2; ++h)

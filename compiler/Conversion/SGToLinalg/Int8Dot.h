@@ -74,6 +74,11 @@ constexpr int64_t kInt8RecordBytes = 256;
 std::pair<Value, Value> emitBlockScale(OpBuilder &b, Location loc,
                                        ArrayRef<Value> halves, float range);
 
+/// Stores `v` as bytes into the records at [s, at) (bitcast to i8 unless it
+/// is i8 already).
+void storeRecordBytes(OpBuilder &b, Location loc, Value records, Value s,
+                      Value at, Value v);
+
 /// The buffer type of the int8 activations for K = `k`.
 MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
 

@@ -67,17 +67,6 @@ Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
                                    DenseElementsAttr::get(type, value));
 }
 
-/// Stores `v` as bytes into the records at [s, at).
-void storeBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
-                Value v) {
-  auto type = cast<VectorType>(v.getType());
-  int64_t bytes =
-      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
-  auto asBytes = VectorType::get({bytes}, b.getI8Type());
-  vector::StoreOp::create(b, loc, vector::BitCastOp::create(b, loc, asBytes, v),
-                          records, ValueRange{s, at});
-}
-
 /// Loads `type` from the records at [s, at).
 Value loadBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
                 VectorType type) {
@@ -251,6 +240,7 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
       auto [sa, inverse] = emitBlockScale(b, loc, halves, 32767.0f);
       Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
       Value limit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(32767));
+      Value negLimit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(-32767));
       Value qs[2];
       for (int64_t h = 0; h < 2; ++h) {
         // |x · inverse| <= 32767 up to rounding; the clamp keeps it an i16.
@@ -259,12 +249,9 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
             math::RoundEvenOp::create(
                 b, loc, arith::MulFOp::create(b, loc, halves[h], byInverse)));
         q = arith::MaxSIOp::create(
-            b, loc, arith::MinSIOp::create(b, loc, q, limit),
-            arith::SubIOp::create(
-                b, loc, vecConst(b, loc, i32x16, b.getI32IntegerAttr(0)),
-                limit));
+            b, loc, arith::MinSIOp::create(b, loc, q, limit), negLimit);
         qs[h] = q;
-        storeBytes(b, loc, records, s,
+        storeRecordBytes(b, loc, records, s,
                    arith::AddIOp::create(b, loc, values, c(64 * h)),
                    arith::TruncIOp::create(b, loc, i16x16, q));
       }
@@ -279,10 +266,10 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
       auto f32x1 = VectorType::get({1}, b.getF32Type());
       Value slot = arith::AddIOp::create(
           b, loc, group, arith::MulIOp::create(b, loc, jb, c(4)));
-      storeBytes(b, loc, records, s,
+      storeRecordBytes(b, loc, records, s,
                  arith::AddIOp::create(b, loc, slot, c(kScaleField)),
                  vector::BroadcastOp::create(b, loc, f32x1, sa));
-      storeBytes(b, loc, records, s,
+      storeRecordBytes(b, loc, records, s,
                  arith::AddIOp::create(b, loc, slot, c(kStartField)),
                  vector::BroadcastOp::create(b, loc, f32x1, start));
     });
@@ -319,9 +306,10 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
         .getResult(0);
   };
 
-  SmallVector<Value> carried = emitUnrolledSteps(
-      b, loc, k / kQ4GroupElements, /*unroll=*/1, inits,
-      [&](OpBuilder &b, Location loc, Value g, SmallVector<Value> &accs) {
+  auto groups = scf::ForOp::create(
+      b, loc, c(0), c(k / kQ4GroupElements), c(1), inits,
+      [&](OpBuilder &b, Location loc, Value g, ValueRange iter) {
+        SmallVector<Value> accs(iter);
         Value weightAt = arith::MulIOp::create(b, loc, g, c(kGroupWeightBytes));
         Value recordAt = arith::MulIOp::create(b, loc, g, c(kQ4GroupRecordBytes));
         for (auto [r, row] : llvm::enumerate(rows)) {
@@ -373,7 +361,9 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
             }
           }
         }
+        scf::YieldOp::create(b, loc, accs);
       });
+  ValueRange carried = groups.getResults();
   SmallVector<Value> out;
   for (int64_t i = 0; i < count; ++i) {
     Value pairs = vector::ReductionOp::create(
