@@ -89,6 +89,14 @@ static void call_int8(desc2d *x, desc2d *w, desc2d *y, int64_t r0, int64_t r1) {
   g_int8_fn(x, &g_dot_xb, &g_int8_records, w, y, r0, r1);
 }
 
+/* max |x| over a block of 32. */
+static float block_amax(const float *x) {
+  float amax = 0;
+  for (int j = 0; j < 32; ++j)
+    amax = fmaxf(amax, fabsf(x[j]));
+  return amax;
+}
+
 /* x's int8 activations for weights whose zero point is `zero` (Q4_0: 8),
  * as compiler/Conversion/SGToLinalg/Int8Dot.h lays them out: per block of
  * 32, t = x * 127 / max|x|, high = rint(t), low = min(rint(256 (t - high)),
@@ -99,9 +107,7 @@ static void quantize_int8(const float *x, long K, int zero, uint8_t *records) {
   memset(records, 0, (size_t)K * 4);
   for (long b = 0; b < K / 32; ++b) {
     uint8_t *rec = records + b / 2 * 256 + b % 2 * 32;
-    float amax = 0;
-    for (int j = 0; j < 32; ++j)
-      amax = fmaxf(amax, fabsf(x[32 * b + j]));
+    float amax = block_amax(x + 32 * b);
     float inverse = amax != 0 ? 127.0f / amax : 0.0f;
     int32_t sum = 0;
     for (int j = 0; j < 32; ++j) {
@@ -131,9 +137,7 @@ static void quantize_q4_groups(const float *x, long K, uint8_t *records) {
     long jb = b % 8;
     uint8_t *group = records + b / 8 * 576;
     uint8_t *lo = group + jb / 2 * 128 + jb % 2 * 32;
-    float amax = 0;
-    for (int j = 0; j < 32; ++j)
-      amax = fmaxf(amax, fabsf(x[32 * b + j]));
+    float amax = block_amax(x + 32 * b);
     float inverse = amax != 0 ? 32767.0f / amax : 0.0f;
     int32_t sum = 0;
     for (int j = 0; j < 32; ++j) {
