@@ -264,7 +264,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, StringRef overview,
 /// Sets `fileName` to the config's path; fails with the diagnostics
 /// emitted.
 FailureOr<std::string> graphFromHfDir(MLIRContext &ctx, StringRef dir,
-                                      std::string &fileName) {
+                                      std::string &fileName,
+                                      HfStorage &storage) {
   HfDirectory files = findHfFiles(dir);
   fileName = files.config;
   std::string errorMessage;
@@ -276,7 +277,8 @@ FailureOr<std::string> graphFromHfDir(MLIRContext &ctx, StringRef dir,
            << errorMessage << ")";
   HfImportOptions options;
   options.tensorsPath = files.tensors;
-  return importHfConfig(&ctx, files.config, buffer->getBuffer(), options);
+  return importHfConfig(&ctx, files.config, buffer->getBuffer(), options,
+                        &storage);
 }
 
 void makeContext(MLIRContext &ctx) {
@@ -289,29 +291,38 @@ void makeContext(MLIRContext &ctx) {
 /// Loads the input as an sg module; emits diagnostics and returns null on a
 /// bad file.
 /// The graph of `text` (the contents of `fileName`) with `--weights=RECIPE`
-/// applied when given.
-FailureOr<import::GraphSpec> parseWithRecipe(MLIRContext &ctx,
-                                             StringRef fileName,
-                                             StringRef text,
-                                             const ImportOptions &options,
-                                             StringRef recipe) {
+/// applied when given, and a compressed-tensors folder's `storage`.
+FailureOr<import::GraphSpec>
+parseWithRecipe(MLIRContext &ctx, StringRef fileName, StringRef text,
+                const ImportOptions &options, StringRef recipe,
+                const HfStorage &storage = {}) {
+  if (!recipe.empty() && !storage.encodings.empty())
+    return emitError(UnknownLoc::get(&ctx))
+           << "--weights=" << recipe << ": the checkpoint of '" << fileName
+           << "' is quantized already (compressed-tensors, "
+           << storage.summary << ")";
   FailureOr<import::GraphSpec> graph =
       parseSystemGraph(&ctx, fileName, text, options);
   if (succeeded(graph) && !recipe.empty() &&
       failed(applyWeightsRecipe(&ctx, *graph, recipe)))
     return failure();
+  if (succeeded(graph))
+    applyHfStorage(*graph, storage,
+                   llvm::sys::path::parent_path(fileName));
   return graph;
 }
 
-/// importSystemGraph, with `--weights=RECIPE` applied when given.
+/// importSystemGraph, with `--weights=RECIPE` or a compressed-tensors
+/// folder's `storage` applied when given.
 OwningOpRef<ModuleOp> importWithRecipe(MLIRContext &ctx, StringRef fileName,
                                        StringRef text,
                                        const ImportOptions &options,
-                                       StringRef recipe) {
-  if (recipe.empty())
+                                       StringRef recipe,
+                                       const HfStorage &storage = {}) {
+  if (recipe.empty() && storage.encodings.empty())
     return importSystemGraph(&ctx, fileName, text, options);
   FailureOr<import::GraphSpec> graph =
-      parseWithRecipe(ctx, fileName, text, options, recipe);
+      parseWithRecipe(ctx, fileName, text, options, recipe, storage);
   if (failed(graph))
     return nullptr;
   return importGraphSpec(&ctx, *graph, options);
@@ -328,11 +339,13 @@ OwningOpRef<ModuleOp> loadInput(MLIRContext &ctx, const Options &opts,
   importOptions.maxSoftTokens = opts.maxSoftTokens;
   if (llvm::sys::fs::is_directory(opts.input)) {
     std::string fileName;
-    FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
+    HfStorage storage;
+    FailureOr<std::string> graph =
+        graphFromHfDir(ctx, opts.input, fileName, storage);
     if (failed(graph))
       return nullptr;
     return importWithRecipe(ctx, fileName, *graph, importOptions,
-                            opts.weightsRecipe);
+                            opts.weightsRecipe, storage);
   }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
@@ -565,8 +578,10 @@ int runExplain(int argc, char **argv) {
     return fail(kExitBadInput, error);
   std::string fileName = opts.input, graphText;
   bool isGguf = false;
+  HfStorage storage;
   if (llvm::sys::fs::is_directory(opts.input)) {
-    FailureOr<std::string> graph = graphFromHfDir(ctx, opts.input, fileName);
+    FailureOr<std::string> graph =
+        graphFromHfDir(ctx, opts.input, fileName, storage);
     if (failed(graph))
       return kExitBadInput;
     graphText = std::move(*graph);
@@ -595,9 +610,10 @@ int runExplain(int argc, char **argv) {
                                 " applies to a system_graph.json or an HF "
                                 "checkpoint directory (a GGUF names its own "
                                 "encodings)");
-  } else if (!opts.weightsRecipe.empty()) {
-    FailureOr<import::GraphSpec> graph = parseWithRecipe(
-        ctx, fileName, graphText, importOptions, opts.weightsRecipe);
+  } else if (!opts.weightsRecipe.empty() || !storage.encodings.empty()) {
+    FailureOr<import::GraphSpec> graph =
+        parseWithRecipe(ctx, fileName, graphText, importOptions,
+                        opts.weightsRecipe, storage);
     if (succeeded(graph))
       explained = opts.plan ? explainPlan(&ctx, fileName, *graph,
                                           importOptions, os)

@@ -235,10 +235,16 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
                                 "model.safetensors.index.json";
   HfImportOptions hfOptions;
   hfOptions.tensorsPath = files.tensors;
+  HfStorage storage;
   FailureOr<std::string> graphText = importHfConfig(
-      ctx, files.config, (*configText)->getBuffer(), hfOptions);
+      ctx, files.config, (*configText)->getBuffer(), hfOptions, &storage);
   if (failed(graphText))
     return failure();
+  if (!storage.encodings.empty())
+    return emitError(dirLoc) << "the checkpoint is quantized already "
+                                "(compressed-tensors, "
+                             << storage.summary
+                             << "); sgc quantize reads BF16 and F16 folders";
   FailureOr<import::GraphSpec> graph =
       parseSystemGraph(ctx, files.config, *graphText, ImportOptions());
   if (failed(graph))

@@ -15,6 +15,9 @@ static_assert(static_cast<uint32_t>(dtype::q8_0) == SGC_ABI_DTYPE_Q8_0, "");
 static_assert(static_cast<uint32_t>(dtype::q4_0) == SGC_ABI_DTYPE_Q4_0, "");
 static_assert(static_cast<uint32_t>(dtype::q6_k) == SGC_ABI_DTYPE_Q6_K, "");
 static_assert(static_cast<uint32_t>(dtype::q4_k) == SGC_ABI_DTYPE_Q4_K, "");
+static_assert(static_cast<uint32_t>(dtype::int4_g128) ==
+                  SGC_ABI_DTYPE_INT4_G128,
+              "");
 static_assert(dtype_count == SGC_ABI_DTYPE_COUNT, "");
 
 namespace {

@@ -37,10 +37,14 @@ enum class dtype : uint32_t {
   q4_0 = 18,
   q6_k = 19,
   q4_k = 20,
+  // Compressed-tensors FP8 / INT4 weights as the runtime packs them.
+  fp8_ch = 21,
+  int4_g32 = 22,
+  int4_g128 = 23,
 };
 
 /// Number of valid enumerators plus one (the largest value + 1).
-constexpr uint32_t dtype_count = 21;
+constexpr uint32_t dtype_count = 24;
 
 /// The safetensors spelling ("BF16", "F8_E4M3", "BOOL") or ggml's ("Q4_0");
 /// "INVALID" for anything else.
@@ -54,7 +58,8 @@ dtype dtype_from_name(std::string_view name);
 /// encodings (use dtype_tensor_bytes).
 uint32_t dtype_size(dtype type);
 
-/// True for Q8_0, Q4_0, Q6_K, Q4_K: a row is stored as whole blocks.
+/// True for Q8_0, Q4_0, Q6_K, Q4_K, FP8_CH, INT4_G32, INT4_G128: a row is
+/// stored as whole blocks.
 bool dtype_is_block(dtype type);
 /// Elements per block (1 for the plain types) and bytes per block.
 uint32_t dtype_block_elements(dtype type);

@@ -86,6 +86,7 @@ void fill_random_blocks(uint64_t seed, uint32_t dt, uint64_t first,
     const uint16_t h = f32_to_f16(v);
     std::memcpy(p, &h, sizeof h);
   };
+  auto put_f32 = [](uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); };
   for (uint64_t b = 0; b < count; ++b) {
     uint8_t *blk = out + b * block_bytes;
     const uint64_t base = (first + b) * block_bytes;
@@ -100,6 +101,15 @@ void fill_random_blocks(uint64_t seed, uint32_t dt, uint64_t first,
       break;
     case SGC_ABI_DTYPE_Q4_0: // d, then 16 bytes of nibbles
       put_f16(blk, 0.02f / 8.0f);
+      break;
+    case SGC_ABI_DTYPE_FP8_CH: // f32 s, then 32 e4m3 values (no NaN)
+      for (uint32_t i = 4; i < block_bytes; ++i)
+        blk[i] &= 0xBF; // |v| < 2: the exponent's top bit clear
+      put_f32(blk, 0.01f);
+      break;
+    case SGC_ABI_DTYPE_INT4_G32: // f32 s, then nibbles
+    case SGC_ABI_DTYPE_INT4_G128:
+      put_f32(blk, 0.02f / 8.0f);
       break;
     case SGC_ABI_DTYPE_Q4_K: // d, dmin, 12 bytes of 6-bit scales and mins
       put_f16(blk, 0.02f / (16.0f * 64.0f));
@@ -159,6 +169,9 @@ void fill_random(uint64_t seed, uint32_t dt, uint64_t first, uint64_t count,
   case SGC_ABI_DTYPE_Q4_0:
   case SGC_ABI_DTYPE_Q6_K:
   case SGC_ABI_DTYPE_Q4_K:
+  case SGC_ABI_DTYPE_FP8_CH:
+  case SGC_ABI_DTYPE_INT4_G32:
+  case SGC_ABI_DTYPE_INT4_G128:
     return fill_random_blocks(seed, dt, first, count, dst);
   default: // F8: storage only, zero
     std::memset(dst, 0, static_cast<size_t>(count));

@@ -3,6 +3,8 @@
  */
 #include "runtime/src/weight_source.h"
 
+#include "runtime/src/compressed_tensors.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -67,6 +69,11 @@ status weight_source::open(const std::string &path,
             [](const source_tensor &a, const source_tensor &b) {
               return a.name < b.name;
             });
+  if (src->safetensors_) {
+    st = fold_compressed_tensors(src->tensors_);
+    if (!st.ok())
+      return st;
+  }
   *out = std::move(src);
   return status();
 }

@@ -33,6 +33,17 @@ struct source_tensor {
   uint64_t file_offset = 0;
   /// The file that holds it.
   std::string file;
+  /// Set on a compressed-tensors weight folded into a block encoding
+  /// (compressed_tensors.h): data is null and the binder packs the blocks
+  /// from these parts.
+  struct parts {
+    const uint8_t *values = nullptr;
+    const uint8_t *scale = nullptr;
+    sgc::dtype scale_type = sgc::dtype::invalid;
+    /// 0: one scale for the tensor, else this many scales a row.
+    int64_t scales_per_row = 0;
+  } packed_from;
+  bool is_packed() const { return packed_from.values != nullptr; }
 };
 
 class weight_source {

@@ -5,6 +5,7 @@
 #include "runtime/src/weights.h"
 
 #include "lib/support/dtype.h"
+#include "runtime/src/compressed_tensors.h"
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/dummy.h"
 #include "runtime/src/thread_pool.h"
@@ -186,9 +187,10 @@ status bound_weights::bind_checkpoint(const std::string &path,
     return err;
   }
 
-  // Pointers: in place unless the placement copies every tensor or one is
+  // Pointers: in place unless the placement copies every tensor, one is
   // misaligned for its element type (a block encoding's kernels read bytes
-  // and its f16 scales unaligned).
+  // and its f16 scales unaligned) or is packed from compressed-tensors
+  // parts.
   for (uint32_t i = 0; i < t.num_tensors; ++i)
     bytes_ += found[i].bytes;
   // A C caller may put any int in the field; read it as one (loading an
@@ -206,7 +208,8 @@ status bound_weights::bind_checkpoint(const std::string &path,
   for (uint32_t i = 0; i < t.num_tensors; ++i) {
     const source_tensor &e = found[i];
     const uint32_t esize = dtype_is_block(e.type) ? 1 : dtype_size(e.type);
-    if (placement_ == SGC_WEIGHTS_COPY || e.file_offset % esize != 0) {
+    if (placement_ == SGC_WEIGHTS_COPY || e.is_packed() ||
+        e.file_offset % esize != 0) {
       to_copy.push_back(i);
       uint64_t a;
       if (!align_up(copy_bytes, tensor_alignment, &a))
@@ -230,27 +233,47 @@ status bound_weights::bind_checkpoint(const std::string &path,
       return st;
     // In huge-page pieces over the threads: the copy is bounded by memory
     // bandwidth, which one core does not reach.
+    // A packed tensor's piece is whole blocks, packed from its parts.
     struct piece {
       const uint8_t *from;
       uint8_t *to;
       uint64_t bytes;
+      const source_tensor *packed;
+      uint64_t first_block;
     };
     std::vector<piece> pieces;
     for (size_t c = 0; c < to_copy.size(); ++c) {
       const source_tensor &e = found[to_copy[c]];
       uint8_t *to = owned_.data() + copy_offsets[c];
       pointers_[to_copy[c]] = to;
-      for (uint64_t off = 0; off < e.bytes; off += copy_piece)
-        pieces.push_back(
-            {e.data + off, to + off, std::min(copy_piece, e.bytes - off)});
+      const uint64_t unit = e.is_packed() ? dtype_block_bytes(e.type) : 1;
+      const uint64_t step = copy_piece / unit * unit;
+      for (uint64_t off = 0; off < e.bytes; off += step)
+        pieces.push_back({e.data ? e.data + off : nullptr, to + off,
+                          std::min(step, e.bytes - off),
+                          e.is_packed() ? &e : nullptr, off / unit});
     }
+    std::vector<char> bad(pieces.size(), 0);
     thread_pool pool(thread_count(options.num_threads));
     pool.run(static_cast<int64_t>(pieces.size()), [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) {
         const piece &q = pieces[static_cast<size_t>(k)];
-        std::memcpy(q.to, q.from, static_cast<size_t>(q.bytes));
+        if (q.packed)
+          bad[static_cast<size_t>(k)] = !pack_blocks(
+              *q.packed, q.first_block,
+              q.bytes / dtype_block_bytes(q.packed->type), q.to);
+        else
+          std::memcpy(q.to, q.from, static_cast<size_t>(q.bytes));
       }
     });
+    for (size_t k = 0; k < pieces.size(); ++k)
+      if (bad[k])
+        return bad_input_error(
+            "checkpoint " + quote(path) + ": tensor " +
+            quote(pieces[k].packed->name) + " in " +
+            quote(pieces[k].packed->file) +
+            " holds an e4m3 NaN (0x7f or 0xff), which no FP8 checkpoint "
+            "writer stores");
     copied_ = copy_bytes;
   }
 

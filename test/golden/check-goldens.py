@@ -23,7 +23,7 @@ import sys
 
 FILES = ("model.safetensors", "system_graph.json", "golden.safetensors", "meta.json")
 SIZE_LIMIT = 4 * 1024 * 1024
-ITEMSIZE = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I32": 4, "I64": 8, "I16": 2, "I8": 1, "U8": 1,
+ITEMSIZE = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I32": 4, "I64": 8, "I16": 2, "I8": 1, "U8": 1, "F8_E4M3": 1,
             "BOOL": 1}
 SPECIAL_IDS = (0, 1, 2)
 EPS_F32 = 9.999999974752427e-07
@@ -201,6 +201,8 @@ class Checker:
         p = lambda f: os.path.join(self.folder, f)  # noqa: E731
         if "-gguf-" in self.name:
             return self.run_gguf(p)
+        if "-ct-" in self.name:
+            return self.run_gguf(p, weights="model.safetensors")
         if not self.check("files", lambda: self.files(p)):
             return
         st = {}
@@ -259,16 +261,23 @@ class Checker:
                 need(am == tok, f"feed_ids[{k}] = {tok} but the argmax of {key} before it is {am}")
 
     # -- GGUF goldens (tools/gen-golden/gen_gguf.py) -------------------------------------
-    def run_gguf(self, p):
+    def run_gguf(self, p, weights="model.gguf"):
         """model.gguf as llama.cpp wrote it (checked by the tests that compile it), the HF
-        config it came from, the golden and meta.json, consistent with each other."""
-        files = ("model.gguf", "config.json", "golden.safetensors", "meta.json")
+        config it came from, the golden and meta.json, consistent with each other. With
+        weights="model.safetensors" (tiny-*-ct-*, tools/gen-golden/gen_compressed.py): a
+        compressed-tensors folder, whose config names its scheme and whose golden has no
+        llama.cpp rows (llama.cpp reads neither format)."""
+        files = (weights, "config.json", "golden.safetensors", "meta.json")
+        gguf = weights == "model.gguf"
 
         def present():
             missing = [f for f in files if not os.path.isfile(p(f))]
             need(not missing, f"missing {', '.join(missing)}")
-            with open(p("model.gguf"), "rb") as fh:
-                need(fh.read(4) == b"GGUF", "model.gguf does not start with GGUF's magic")
+            if gguf:
+                with open(p("model.gguf"), "rb") as fh:
+                    need(fh.read(4) == b"GGUF", "model.gguf does not start with GGUF's magic")
+            else:
+                SafeTensors(p(weights))
             total = sum(os.path.getsize(p(f)) for f in files)
             need(total < SIZE_LIMIT, f"{total} bytes in all, limit {SIZE_LIMIT}")
         if not self.check("files", present):
@@ -295,6 +304,11 @@ class Checker:
                 need(golden.tensors[f"decode_logits_{d}"][1] == [n, vocab],
                      f"decode_logits_{d} is not [{n}, {vocab}]")
             need(all(0 <= i < vocab for i in golden.values("input_ids")), "input ids outside the vocabulary")
+            if not gguf:
+                q = config.get("quantization_config", {})
+                need(q.get("quant_method") == "compressed-tensors",
+                     "config.json has no compressed-tensors quantization_config")
+                return
             # Reference (b): llama.cpp's rows for the prompt and (a)'s f32 tokens.
             rows = s + len(golden.values("decode_ids_f32"))
             need(golden.tensors.get("llama_logits", (None, None))[1] == [rows, vocab],

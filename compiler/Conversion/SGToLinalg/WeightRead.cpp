@@ -14,8 +14,15 @@
 //         nibble of qs[32·c + l % 32], sub-block j = 2c + l / 32 its 6-bit
 //         scale sc and min m packed as get_scale_min_k4 reads them)
 //                                            w = (d · sc) · q − dmin · m
+//   FP8_CH: f32 s; u8 q[32] (e4m3)           w = s · e4m3(q)
+//   INT4_G32: f32 s; u8 qs[16] (Q4_0's order) w = s · (q − 8)
+//   INT4_G128: f32 s; u8 qs[64] (four runs of 32 in Q4_0's order)
+//                                            w = s · (q − 8)
 // Every product is formed in f32 in ggml's order, so the values equal the
-// `gguf` package's dequantizers' bit for bit.
+// `gguf` package's dequantizers' bit for bit; the compressed-tensors ones
+// (the runtime's packing of their FP8 and INT4 checkpoints) are the f32
+// product of the stored value and its scale, as compressed-tensors'
+// dequantizer forms it in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +83,14 @@ struct BlockReader {
         b, loc, vector::BitCastOp::create(b, loc, one, raw), ArrayRef<int64_t>{0});
     return arith::ExtFOp::create(b, loc, b.getF32Type(), h);
   }
+  /// The f32 at byte `at`.
+  Value single(Value at) {
+    auto four = VectorType::get({4}, b.getI8Type());
+    auto one = VectorType::get({1}, b.getF32Type());
+    Value raw = vector::LoadOp::create(b, loc, four, w, ValueRange{row, at});
+    return vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, one, raw), ArrayRef<int64_t>{0});
+  }
   /// An i8 constant or index value, shaped like the loaded bytes.
   Value splat(Value scalarI8) {
     if (lanes == 1)
@@ -110,16 +125,67 @@ Value dequantQ8_0(BlockReader &r, Value col) {
   return r.fmul(r.f32Lanes(r.half(base)), r.toF32(q));
 }
 
-Value dequantQ4_0(BlockReader &r, Value col) {
+/// n − 8 for the nibble n of element `e` (< 32) of a run of 32 in Q4_0's
+/// order whose 16 bytes start at `at`: element j < 16 the low nibble of
+/// byte j, j + 16 the high one.
+Value offsetNibble(BlockReader &r, Value at, Value e) {
   OpBuilder &b = r.b;
-  Value base = r.mul(r.div(col, 32), 18);
-  Value e = r.rem(col, 32);
-  Value packed = r.bytes(r.add(base, r.add(r.c(2), r.rem(e, 16))));
+  Value packed = r.bytes(r.add(at, r.rem(e, 16)));
   Value shift = r.i8Of(r.mul(r.div(e, 16), 4));
   Value nibble = arith::AndIOp::create(
       b, r.loc, arith::ShRUIOp::create(b, r.loc, packed, shift), r.i8(0xF));
-  Value q = arith::SubIOp::create(b, r.loc, nibble, r.i8(8));
+  return arith::SubIOp::create(b, r.loc, nibble, r.i8(8));
+}
+
+Value dequantQ4_0(BlockReader &r, Value col) {
+  Value base = r.mul(r.div(col, 32), 18);
+  Value q = offsetNibble(r, r.add(base, r.c(2)), r.rem(col, 32));
   return r.fmul(r.f32Lanes(r.half(base)), r.toF32(q));
+}
+
+/// INT4_G32 (`runs` 1) and INT4_G128 (4): an f32 scale, then `runs` runs
+/// of 32 nibbles.
+Value dequantInt4Groups(BlockReader &r, Value col, int64_t runs) {
+  int64_t elements = 32 * runs, bytes = 4 + 16 * runs;
+  Value base = r.mul(r.div(col, elements), bytes);
+  Value e = r.rem(col, elements);
+  Value run = r.add(base, r.add(r.c(4), r.mul(r.div(e, 32), 16)));
+  Value q = offsetNibble(r, run, r.rem(e, 32));
+  return r.fmul(r.f32Lanes(r.single(base)), r.toF32(q));
+}
+
+/// FP8_CH: e4m3 bytes become f16 bits by moving the exponent and mantissa
+/// up 7 bits (f16's exponent bias is 8 more than e4m3's: the f16 value is
+/// the e4m3 one / 256, exact, subnormals included); the scale takes the
+/// 256 back (a power of two: s · 256 · (v / 256) is the one rounding of
+/// s · v).
+Value dequantFP8Ch(BlockReader &r, Value col) {
+  OpBuilder &b = r.b;
+  Location loc = r.loc;
+  Value base = r.mul(r.div(col, 32), 36);
+  Value q = r.bytes(r.add(base, r.add(r.c(4), r.rem(col, 32))));
+  Type i16 = b.getI16Type(), f16 = b.getF16Type();
+  if (r.lanes > 1) {
+    i16 = VectorType::get({r.lanes}, i16);
+    f16 = VectorType::get({r.lanes}, f16);
+  }
+  auto word = [&](int64_t v) -> Value {
+    Value c = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(v));
+    return r.lanes == 1 ? c : vector::BroadcastOp::create(b, loc, i16, c);
+  };
+  Value x = arith::ExtUIOp::create(b, loc, i16, q);
+  Value magnitude = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, x, word(0x7F)), word(7));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, x, word(0x80)), word(8));
+  Value bits = arith::OrIOp::create(b, loc, magnitude, sign);
+  Value scaled = arith::ExtFOp::create(
+      b, loc, r.lanes == 1 ? Type(b.getF32Type())
+                           : Type(VectorType::get({r.lanes}, b.getF32Type())),
+      Value(arith::BitcastOp::create(b, loc, f16, bits)));
+  Value scale = r.fmul(r.single(base),
+                       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(256)));
+  return r.fmul(r.f32Lanes(scale), scaled);
 }
 
 Value dequantQ6_K(BlockReader &r, Value col) {
@@ -185,13 +251,19 @@ Value dequantF32(OpBuilder &b, Location loc, Value w, sg::QuantType quant,
                  Value row, Value col, int64_t lanes) {
   BlockReader r{b, loc, w, row, lanes};
   StringRef encoding = quant.getEncoding();
-  assert((encoding == "Q8_0" || encoding == "Q4_0" || encoding == "Q6_K" ||
-          encoding == "Q4_K") &&
+  if (encoding == "Q8_0")
+    return dequantQ8_0(r, col);
+  if (encoding == "Q4_0")
+    return dequantQ4_0(r, col);
+  if (encoding == "Q6_K")
+    return dequantQ6_K(r, col);
+  if (encoding == "Q4_K")
+    return dequantQ4_K(r, col);
+  if (encoding == "FP8_CH")
+    return dequantFP8Ch(r, col);
+  assert((encoding == "INT4_G32" || encoding == "INT4_G128") &&
          "QuantType's verifier admits these");
-  return encoding == "Q8_0"   ? dequantQ8_0(r, col)
-         : encoding == "Q4_0" ? dequantQ4_0(r, col)
-         : encoding == "Q6_K" ? dequantQ6_K(r, col)
-                              : dequantQ4_K(r, col);
+  return dequantInt4Groups(r, col, encoding == "INT4_G32" ? 1 : 4);
 }
 
 /// The bf16 pairs of the Q4_0 block that starts at element `col` (a

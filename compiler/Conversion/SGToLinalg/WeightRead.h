@@ -25,7 +25,8 @@ MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
 /// holding the values activations of type `ct` read: bf16(w) under bf16
 /// activations for f16 and block-encoded weights. For a block encoding,
 /// `col` is a multiple of `lanes` and `lanes` (1, 8 or 16) divides its
-/// sub-block (32 for Q8_0 / Q4_0 / Q4_K, 16 for Q6_K).
+/// sub-block (32 for Q8_0 / Q4_0 / Q4_K and the compressed-tensors
+/// encodings, 16 for Q6_K).
 Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
                     Value row, Value col, int64_t lanes, Type ct);
 

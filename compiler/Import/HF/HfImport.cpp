@@ -8,7 +8,9 @@
 #include "compiler/Import/HF/HfImport.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
+#include "compiler/Import/HF/CompressedTensors.h"
 #include "compiler/Import/HF/ConfigReader.h"
+#include "compiler/Import/GraphSpec.h"
 #include "compiler/Import/HF/Families.h"
 #include "compiler/Import/HF/GraphWriter.h"
 #include "compiler/Import/HF/TensorListing.h"
@@ -48,7 +50,8 @@ std::string artifactName(StringRef configPath, const JsonNode &root,
 
 FailureOr<std::string>
 mlir::sgc::importHfConfig(MLIRContext *ctx, StringRef configPath,
-                          StringRef text, const HfImportOptions &options) {
+                          StringRef text, const HfImportOptions &options,
+                          HfStorage *storage) {
   ConfigReader r(ctx, configPath, text);
   SourcePos top{"$", 1, 1};
   if (text.size() > kMaxConfigBytes) {
@@ -88,12 +91,30 @@ mlir::sgc::importHfConfig(MLIRContext *ctx, StringRef configPath,
   }
   if (failed(model))
     return failure();
+  FailureOr<std::optional<CompressedScheme>> scheme =
+      readQuantizationConfig(r, rootNode);
+  if (failed(scheme))
+    return failure();
+  model->quantization = std::move(*scheme);
 
   if (!options.tensorsPath.empty()) {
     FailureOr<TensorListing> listing =
         readTensorListing(ctx, options.tensorsPath);
     if (failed(listing) || failed(applyListing(ctx, *listing, *model)))
       return failure();
+  } else {
+    assignCompressedEncodings(*model);
+  }
+  if (model->quantization) {
+    if (storage) {
+      storage->encodings = model->tensorEncodings;
+      storage->summary = model->quantization->summary;
+    } else {
+      r.warning(JsonReader::child(rootNode, "quantization_config").path)
+          << "the graph describes the model in BF16; its "
+          << model->quantization->summary << " storage is read when "
+          << "compiling the folder itself (sgc compile DIR)";
+    }
   }
   std::string artifact = options.artifact.empty()
                              ? artifactName(configPath, rootNode,
@@ -123,4 +144,19 @@ HfDirectory mlir::sgc::findHfFiles(StringRef dir) {
     }
   }
   return out;
+}
+
+void mlir::sgc::applyHfStorage(import::GraphSpec &graph,
+                               const HfStorage &storage, StringRef source) {
+  if (storage.encodings.empty())
+    return;
+  for (const auto &[name, encoding] : storage.encodings)
+    graph.fileTensors[name] = import::FileTensor{name, encoding};
+  graph.fileTensorsSource = "'" + source.str() + "'";
+  graph.completions.push_back(
+      {graph.text.pos, "compressed-tensors: " +
+                           std::to_string(storage.encodings.size()) +
+                           " decoder matrices " + storage.summary +
+                           ", computed weight-only on their dequantized "
+                           "values; every other tensor BF16"});
 }

@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -29,13 +30,34 @@ struct HfImportOptions {
   std::string artifact;
 };
 
+/// How a compressed-tensors checkpoint stores the graph's tensors: tensor
+/// name -> FP8_CH, INT4_G32 or INT4_G128 for the decoder matrices its
+/// quantization_config quantizes; every other tensor is BF16. Empty for a
+/// BF16 or F16 checkpoint.
+struct HfStorage {
+  std::map<std::string, std::string> encodings;
+  /// "FP8 e4m3, channel scales".
+  std::string summary;
+};
+
 /// The schema-6 graph (JSON text) of `text`, the contents of the config
 /// `configPath`. Every problem is a diagnostic on `ctx` naming the file
-/// and the JSON path; fails at the first error.
+/// and the JSON path; fails at the first error. A config with a
+/// quantization_config fills `storage`; without one to fill, a warning
+/// says the graph describes the model, not its storage.
 FailureOr<std::string> importHfConfig(MLIRContext *ctx,
                                       llvm::StringRef configPath,
                                       llvm::StringRef text,
-                                      const HfImportOptions &options);
+                                      const HfImportOptions &options,
+                                      HfStorage *storage = nullptr);
+
+namespace import {
+struct GraphSpec;
+}
+/// Binds the graph's quantized tensors to `storage`'s encodings (the
+/// checkpoint's own names); `source` names the folder for messages.
+void applyHfStorage(import::GraphSpec &graph, const HfStorage &storage,
+                    llvm::StringRef source);
 
 /// The files of an HF checkpoint directory: config.json, and the tensors
 /// (model.safetensors.index.json, else model.safetensors; empty if

@@ -25,6 +25,17 @@ struct HfVision {
   double eps = 1e-6;
 };
 
+/// A compressed-tensors checkpoint's scheme (CompressedTensors.h).
+struct CompressedScheme {
+  /// FP8_CH, INT4_G32 or INT4_G128.
+  std::string encoding;
+  /// The group's targets and the ignore list: "Linear", module names, or
+  /// "re:" and a regular expression matched from the name's start.
+  std::vector<std::string> targets, ignore;
+  /// For messages: "FP8 e4m3, channel scales".
+  std::string summary;
+};
+
 struct HfModel {
   /// The text decoder: geometry, norms, head and every layer resolved.
   /// `layersPrefix`, `embedPrefix` and `finalNormPrefix` hold the family's
@@ -36,6 +47,10 @@ struct HfModel {
   /// ("embedding", "decoder_stack"), where it is not BF16 ("F16").
   std::map<std::string, std::string> matrixEncodings;
   std::optional<HfVision> vision;
+  /// The config's quantization_config, when it has one.
+  std::optional<CompressedScheme> quantization;
+  /// The decoder matrices it stores quantized: tensor name -> encoding.
+  std::map<std::string, std::string> tensorEncodings;
 };
 
 } // namespace mlir::sgc::import::hf

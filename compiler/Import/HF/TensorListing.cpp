@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/HF/TensorListing.h"
+#include "compiler/Import/HF/CompressedTensors.h"
 #include "compiler/Import/FamilyFacts.h"
 #include "compiler/Import/Format.h"
 #include "compiler/Import/JsonReader.h"
@@ -251,8 +252,36 @@ LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
   // Per text object kind, its first F16 and first BF16 matrix: an object's
   // matrices share one encoding (its graph object's representation).
   std::map<std::string, std::string> firstF16, firstBF16;
+  assignCompressedEncodings(model);
   for (const TensorSpec &t : table) {
     derived[t.name] = true;
+    // A compressed-tensors matrix: its parts instead of a BF16 tensor.
+    auto quantized = model.tensorEncodings.find(t.name);
+    if (quantized != model.tensorEncodings.end()) {
+      std::vector<std::string> parts;
+      if (failed(checkCompressedParts(ctx, listing, t.name, t.shape,
+                                      quantized->second, parts)))
+        return failure();
+      for (const std::string &p : parts)
+        derived[p] = true;
+      continue;
+    }
+    // The vision tower is read in BF16 (compressed-tensors checkpoints
+    // leave it out of their scheme).
+    std::string module = StringRef(t.name).drop_back(strlen("weight")).str();
+    for (StringRef part : {"weight_scale", "weight_packed"})
+      if (StringRef(t.name).ends_with(".weight") &&
+          listing.tensors.count(module + part.str()))
+        return fileError(ctx, listing.path)
+               << "tensor '" << module << part << "' in '"
+               << listing.tensors.at(module + part.str()).file
+               << "': '" << t.name << "' is stored quantized, which sgc "
+               << "reads for the decoder layers' Linear weights only ("
+               << (model.quantization ? "the config's quantization_config "
+                                        "does not quantize it"
+                                      : "the config has no "
+                                        "quantization_config")
+               << ")";
     auto it = listing.tensors.find(t.name);
     if (it == listing.tensors.end())
       return fileError(ctx, listing.path)

@@ -52,7 +52,8 @@ QuantType::verify(function_ref<InFlightDiagnostic()> emitError,
                   StringRef encoding) {
   if (blockLayout(encoding).first == 0)
     return emitError() << "quant_c1: unknown block encoding '" << encoding
-                       << "' (Q8_0, Q4_0, Q6_K and Q4_K are known)";
+                       << "' (Q8_0, Q4_0, Q6_K, Q4_K, FP8_CH, INT4_G32 and INT4_G128 are "
+                          "known)";
   return success();
 }
 

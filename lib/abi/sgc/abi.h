@@ -51,7 +51,7 @@ extern "C" {
 /** "SGC\x01" read as a little-endian uint32. */
 #define SGC_ABI_MAGIC 0x01434753u
 #define SGC_ABI_VERSION_MAJOR 2u
-#define SGC_ABI_VERSION_MINOR 8u
+#define SGC_ABI_VERSION_MINOR 9u
 
 /** The one symbol a compiled model exports (dlsym name). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
@@ -94,8 +94,13 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  * of one element; a block encoding (Q8_0, Q4_0, Q6_K, Q4_K: ggml's layouts, see
  * design/QUANT.md §3) packs `block elements` weights of a row into `block
  * bytes`, so a tensor's bytes are (elements / block elements) x block bytes
- * and its last dimension is a whole number of blocks. Block encodings come
- * from GGUF files only; their codes are new in 2.6 (Q4_K in 2.8). The one table of them: the enumerators below, the
+ * and its last dimension is a whole number of blocks. The ggml encodings come
+ * from GGUF files; their codes are new in 2.6 (Q4_K in 2.8). FP8_CH and
+ * INT4_G32 / INT4_G128 (new in 2.9) are the runtime's packing of a
+ * compressed-tensors checkpoint's FP8 and INT4 weights (runtime/src/
+ * compressed_tensors.h): each block an f32 scale, then the block's e4m3
+ * bytes (FP8_CH, the row's scale in every block) or its nibbles in Q4_0's
+ * order (value = scale * (nibble - 8); INT4_G128 four such runs of 32). The one table of them: the enumerators below, the
  * compiler's serializer and type, and the runtime's dtype names and sizes
  * (lib/support/dtype.cc) are made from these rows. The F8 types are storage
  * only in 2.0.
@@ -121,14 +126,17 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
   X(Q8_0, 17, 34, 32)     \
   X(Q4_0, 18, 18, 32)     \
   X(Q6_K, 19, 210, 256)   \
-  X(Q4_K, 20, 144, 256)
+  X(Q4_K, 20, 144, 256)   \
+  X(FP8_CH, 21, 36, 32)   \
+  X(INT4_G32, 22, 20, 32) \
+  X(INT4_G128, 23, 68, 128)
 
 enum {
 #define SGC_ABI_DTYPE_ENUMERATOR(name, code, block_bytes, block_elements)     \
   SGC_ABI_DTYPE_##name = code,
   SGC_ABI_DTYPES(SGC_ABI_DTYPE_ENUMERATOR)
 #undef SGC_ABI_DTYPE_ENUMERATOR
-  SGC_ABI_DTYPE_COUNT = 21
+  SGC_ABI_DTYPE_COUNT = 24
 };
 
 /** What --load-format=dummy writes into a tensor. */

@@ -858,7 +858,7 @@ func.func @norm_rope_c4(%x: tensor<4x2x16xbf16>, %w: tensor<16xbf16>, %pos: i64,
 
 // -----
 // quant_c1: a block encoding the compiler knows (SGTypes.td).
-// expected-error @+1 {{quant_c1: unknown block encoding 'Q5_K' (Q8_0, Q4_0, Q6_K and Q4_K are known)}}
+// expected-error @+1 {{quant_c1: unknown block encoding 'Q5_K' (Q8_0, Q4_0, Q6_K, Q4_K, FP8_CH, INT4_G32 and INT4_G128 are known)}}
 func.func @quant_c1_unknown(%w: tensor<64x256x!sg.quant<"Q5_K">>) {
   return
 }

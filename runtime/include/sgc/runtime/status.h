@@ -83,7 +83,12 @@ typedef enum sgc_dtype_e {
   SGC_DTYPE_Q8_0 = 17,
   SGC_DTYPE_Q4_0 = 18,
   SGC_DTYPE_Q6_K = 19,
-  SGC_DTYPE_Q4_K = 20
+  SGC_DTYPE_Q4_K = 20,
+  /* Compressed-tensors FP8 and INT4 weights as the runtime packs them
+   * (<sgc/abi.h>). */
+  SGC_DTYPE_FP8_CH = 21,
+  SGC_DTYPE_INT4_G32 = 22,
+  SGC_DTYPE_INT4_G128 = 23
 } sgc_dtype_t;
 
 /** Safetensors spelling ("BF16"); "INVALID" otherwise (static). */
