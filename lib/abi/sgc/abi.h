@@ -91,19 +91,14 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  * X(NAME, code, block bytes, block elements). NAME is the safetensors
  * spelling ("BF16", "F8_E4M3", ...) or ggml's ("Q4_0"), the code what the
  * tables store (equal to the runtime's SGC_DTYPE_*). A plain type is a block
- * of one element; a block encoding (Q8_0, Q4_0, Q6_K, Q4_K: ggml's layouts, see
- * design/QUANT.md §3) packs `block elements` weights of a row into `block
- * bytes`, so a tensor's bytes are (elements / block elements) x block bytes
- * and its last dimension is a whole number of blocks. The ggml encodings come
- * from GGUF files; their codes are new in 2.6 (Q4_K in 2.8). FP8_CH and
- * INT4_G32 / INT4_G128 (new in 2.9) are the runtime's packing of a
- * compressed-tensors checkpoint's FP8 and INT4 weights (runtime/src/
- * compressed_tensors.h): each block an f32 scale, then the block's e4m3
- * bytes (FP8_CH, the row's scale in every block) or its nibbles in Q4_0's
- * order (value = scale * (nibble - 8); INT4_G128 four such runs of 32). The one table of them: the enumerators below, the
+ * of one element; a block encoding packs `block elements` weights of a row
+ * into `block bytes` (a tensor's last dimension is a whole number of blocks):
+ * ggml's Q8_0, Q4_0, Q6_K, Q4_K from GGUF files (design/QUANT.md §3; new in
+ * 2.6, Q4_K in 2.8), and FP8_CH, INT4_G32, INT4_G128 (2.9), the runtime's
+ * packing of compressed-tensors FP8 / INT4 weights (runtime/src/
+ * compressed_tensors.h). The one table of them: the enumerators below, the
  * compiler's serializer and type, and the runtime's dtype names and sizes
- * (lib/support/dtype.cc) are made from these rows. The F8 types are storage
- * only in 2.0.
+ * (lib/support/dtype.cc) are made from these rows. F8 types are storage only.
  */
 #define SGC_ABI_DTYPES(X) \
   X(INVALID, 0, 0, 1)     \
