@@ -96,9 +96,8 @@ typedef const sgc_abi_header_t *(*sgc_abi_query_fn_t)(uint32_t runtime_major,
  * ggml's Q8_0, Q4_0, Q6_K, Q4_K from GGUF files (design/QUANT.md §3; new in
  * 2.6, Q4_K in 2.8), and FP8_CH, INT4_G32, INT4_G128 (2.9), the runtime's
  * packing of compressed-tensors FP8 / INT4 weights (runtime/src/
- * compressed_tensors.h). The enumerators below, the compiler's serializer and
- * type, and the runtime's names and sizes (lib/support/dtype.cc) come from
- * these rows.
+ * compressed_tensors.h). The enumerators, the compiler's type and serializer
+ * and lib/support/dtype.cc come from these rows.
  */
 #define SGC_ABI_DTYPES(X) \
   X(INVALID, 0, 0, 1)     \
