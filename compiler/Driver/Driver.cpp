@@ -18,6 +18,7 @@
 #include "compiler/Pipelines/IRDump.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
+#include "compiler/Quantize/QuantizeFp8.h"
 #include "compiler/Quantize/QuantizeHf.h"
 #include "compiler/Target/Target.h"
 #include "dialects/SG/IR/SGDialect.h"
@@ -183,12 +184,13 @@ struct ImportHfOptions {
 struct QuantizeCommandOptions {
   cl::opt<std::string> input{cl::Positional, cl::desc("<HF_DIR>"),
                              cl::Required};
-  cl::opt<std::string> output{cl::Positional, cl::desc("<OUT.gguf>"),
+  cl::opt<std::string> output{cl::Positional, cl::desc("<OUT.gguf | OUT_DIR>"),
                               cl::Required};
   cl::opt<std::string> type{
       "type",
-      cl::desc("q8_0, q4_0, q4_k_m or q6_k: the tensors' encodings as "
-               "llama-quantize chooses them for that type"),
+      cl::desc("q8_0, q4_0, q4_k_m or q6_k: a GGUF with the tensors' "
+               "encodings as llama-quantize chooses them for that type; "
+               "fp8: a compressed-tensors FP8 folder (channel scales)"),
       cl::value_desc("type")};
   cl::opt<unsigned> threads{
       "jobs", cl::desc("Threads that quantize (default: one per core)"),
@@ -686,12 +688,14 @@ int runQuantize(int argc, char **argv) {
           "the GGUF llama.cpp's converter and llama-quantize make of it\n",
           opts))
     return *code;
-  if (!llvm::is_contained({"q8_0", "q4_0", "q4_k_m", "q6_k"}, opts.type))
+  if (!llvm::is_contained({"q8_0", "q4_0", "q4_k_m", "q6_k", "fp8"},
+                          opts.type))
     return fail(kExitUsage,
                 opts.type.empty()
-                    ? Twine("--type is required (q8_0, q4_0, q4_k_m or q6_k)")
+                    ? Twine("--type is required (q8_0, q4_0, q4_k_m, q6_k or "
+                            "fp8)")
                     : "unknown --type '" + opts.type +
-                          "' (expected q8_0, q4_0, q4_k_m or q6_k)");
+                          "' (expected q8_0, q4_0, q4_k_m, q6_k or fp8)");
   MLIRContext ctx;
   makeContext(ctx);
   SgcDiagnosticHandler diagnostics(&ctx, llvm::errs(), /*remarks=*/false);
@@ -703,8 +707,11 @@ int runQuantize(int argc, char **argv) {
   options.type = opts.type;
   options.threads = opts.threads;
   options.dummyWeights = opts.dummyWeights;
-  if (failed(quantizeHfCheckpoint(&ctx, opts.input, opts.output, options,
-                                  llvm::errs())))
+  if (failed(opts.type == "fp8"
+                 ? quantizeHfToFp8(&ctx, opts.input, opts.output, options,
+                                   llvm::errs())
+                 : quantizeHfCheckpoint(&ctx, opts.input, opts.output,
+                                        options, llvm::errs())))
     return diagnostics.getNumErrors() ? kExitBadInput
                                       : fail(kExitInternal, "quantize failed");
   return kExitOk;
@@ -718,7 +725,9 @@ void printUsage(llvm::raw_ostream &os) {
         "  explain GRAPH   print what the compiler understood of a graph\n"
         "  import-hf CONFIG  write the system_graph.json of an HF config.json\n"
         "  quantize HF_DIR OUT.gguf --type T\n"
-        "                  write the GGUF llama-quantize makes of a checkpoint\n\n"
+        "                  write the GGUF llama-quantize makes of a checkpoint\n"
+        "  quantize HF_DIR OUT_DIR --type fp8\n"
+        "                  write its compressed-tensors FP8 folder\n\n"
         "run 'sgc <command> --help' for the options of a command\n";
 }
 } // namespace

@@ -16,6 +16,7 @@
 #include "compiler/Import/Importer.h"
 #include "compiler/Quantize/GgufModel.h"
 #include "compiler/Quantize/GgufVocabulary.h"
+#include "compiler/Quantize/SourceRows.h"
 
 #include "lib/gguf/quantize.h"
 #include "lib/gguf/writer.h"
@@ -50,21 +51,6 @@ uint32_t fileTypeOf(StringRef type) {
       .Case("q4_k_m", 15)
       .Case("q6_k", 18)
       .Default(0);
-}
-
-/// Widens `count` values of a checkpoint tensor to f32 and adds `add`.
-void widen(::sgc::dtype type, const uint8_t *src, uint64_t count, float add,
-           float *dst) {
-  for (uint64_t i = 0; i < count; ++i) {
-    float v;
-    if (type == ::sgc::dtype::bf16)
-      v = ::sgc::bf16_to_f32(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
-    else if (type == ::sgc::dtype::f16)
-      v = ::sgc::f16_to_f32(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
-    else
-      std::memcpy(&v, src + 4 * i, 4);
-    dst[i] = add != 0.0f ? v + add : v;
-  }
 }
 
 /// "1.5 MB", "7.29 GB".
@@ -143,7 +129,7 @@ void quantizeChunk(const GgufTensor &t, ::sgc::dtype srcType,
       for (int64_t r = begin; r < end; ++r)
         dummyRow(t, firstRow + r, x.data() + (r - begin) * t.columns);
     else
-      widen(srcType, src + begin * srcRow, x.size(), t.add, x.data());
+      widenToF32(srcType, src + begin * srcRow, x.size(), t.add, x.data());
     ::sgc::gguf::quantize_rows(t.type, x.data(), end - begin, t.columns,
                                out + begin * outRow);
   };

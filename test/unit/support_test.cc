@@ -97,6 +97,38 @@ TEST(JsonStrict, DuplicatesAtAnyDepth) {
   EXPECT_NE(e.message.find("nesting"), std::string::npos);
 }
 
+// e4m3fn: every finite code round-trips, and any float goes to the nearest
+// code (ties to the even code), saturating at 448; against a brute-force
+// search over the 127 magnitudes.
+TEST(Half, E4M3RoundTripAndNearest) {
+  for (uint32_t b = 0; b < 256; ++b) {
+    if ((b & 0x7F) == 0x7F) {
+      EXPECT_TRUE(std::isnan(e4m3_to_f32(static_cast<uint8_t>(b))));
+      continue;
+    }
+    ASSERT_EQ(f32_to_e4m3(e4m3_to_f32(static_cast<uint8_t>(b))), b) << b;
+  }
+  EXPECT_EQ(e4m3_to_f32(0x7E), 448.0f);
+  EXPECT_EQ(e4m3_to_f32(0x01), std::ldexp(1.0f, -9));
+  EXPECT_EQ(e4m3_to_f32(0xB8), -1.0f);
+  for (int i = 0; i < 200000; ++i) {
+    const float x = std::ldexp(static_cast<float>(i % 10000) / 10000.0f, i / 10000 - 11);
+    int best = 0;
+    double gap = 1e30;
+    for (int c = 0; c < 0x7F; ++c) {
+      const double d = std::fabs(double(e4m3_to_f32(static_cast<uint8_t>(c))) - x);
+      if (d < gap || (d == gap && c % 2 == 0)) {
+        gap = d;
+        best = c;
+      }
+    }
+    ASSERT_EQ(f32_to_e4m3(x), x >= 448.0f ? 0x7E : best) << x;
+    ASSERT_EQ(f32_to_e4m3(-x), (x >= 448.0f ? 0x7E : best) | 0x80) << -x;
+  }
+  EXPECT_EQ(f32_to_e4m3(1e9f), 0x7E);
+  EXPECT_EQ(f32_to_e4m3(std::nanf("")), 0x7F);
+}
+
 TEST(Dtype, Table) {
   EXPECT_EQ(dtype_size(dtype::bf16), 2u);
   EXPECT_EQ(dtype_size(dtype::f64), 8u);
@@ -124,6 +156,12 @@ TEST(Dtype, BlockEncodings) {
   EXPECT_EQ(dtype_block_bytes(dtype::q4_k), 144u);
   EXPECT_EQ(dtype_from_name("Q4_0"), dtype::invalid);
   EXPECT_EQ(dtype_from_name("Q4_K"), dtype::invalid);
+  // The runtime's packing of compressed-tensors weights: an f32 scale a block.
+  EXPECT_EQ(dtype_block_bytes(dtype::fp8_ch), 36u);
+  EXPECT_EQ(dtype_block_bytes(dtype::int4_g32), 20u);
+  EXPECT_EQ(dtype_block_elements(dtype::int4_g128), 128u);
+  EXPECT_EQ(dtype_block_bytes(dtype::int4_g128), 68u);
+  EXPECT_EQ(dtype_from_name("FP8_CH"), dtype::invalid);
 
   uint64_t bytes = 0;
   const int64_t matrix[] = {3840, 15360};
