@@ -295,7 +295,7 @@ class Checker:
         golden, meta, config = st["g"], js["meta.json"], js["config.json"]
 
         def layout():
-            vocab = config["vocab_size"]
+            vocab = config.get("vocab_size") or config["text_config"]["vocab_size"]
             s = len(golden.values("input_ids"))
             for d in ("f32", "bf16"):
                 n = len(golden.values(f"decode_ids_{d}"))

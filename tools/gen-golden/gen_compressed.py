@@ -18,7 +18,10 @@ to bf16 (bf16 run); every other tensor as stored (bf16).
     tools/gen-golden/gen-golden --compressed [OUTROOT]
 
 writes OUTROOT/tiny-gemma3-ct-{fp8,int4-g32,int4-g128}/: config.json (with its
-quantization_config), model.safetensors, golden.safetensors and meta.json.
+quantization_config), model.safetensors, golden.safetensors and meta.json; and
+OUTROOT/tiny-gemma3-vision-ct-fp8/: gen_vision.py's tiny-gemma3-vision with an FP8 text decoder
+and its BF16 tower (ignored by the config), the golden on its image.png (pixel_values in the
+golden).
 """
 
 import argparse
@@ -219,15 +222,97 @@ def build(scheme, outroot):
           % (d, seed, ana["bound"], ana["ratio"], r32["dec_ids"]), flush=True)
 
 
+VISION_IGNORE = ["lm_head", "re:.*vision_tower.*", "re:.*multi_modal_projector.*"]
+
+
+def build_vision(outroot):
+    """tiny-gemma3-vision (gen_vision.py's model, weights and image) with its text decoder's Linear
+    weights FP8 (channel scales) and the tower and adapter BF16 (in `ignore`): the HF reference
+    (Gemma3ForConditionalGeneration, eager) on the dequantized weights, with the image."""
+    import tempfile
+
+    import gen_vision as V
+    spec = V.VISION["gemma3"]
+    d = os.path.join(outroot, "tiny-gemma3-vision-ct-fp8")
+    with tempfile.TemporaryDirectory() as work:
+        cfg = V.hf_config(spec)
+        model, values = V.build_model(spec, cfg)
+        hfdir = os.path.join(work, "hf")
+        # Copies: the reference's checkpoint below replaces the file these are mapped from.
+        art = {k: t.clone() for k, t in V.saved_tensors(model, values, hfdir).items()}
+        del model
+        stored, deq = {}, {}
+        for name, t in art.items():
+            module = name[: -len(".weight")]
+            if "vision_tower." in name or "multi_modal_projector." in name or \
+                    not (name.endswith(".weight") and module.split(".layers.")[-1].split(".", 1)[-1] in LINEARS):
+                stored[name] = deq[name] = t
+                continue
+            parts, deq[name] = fp8_channel(t)
+            for part, v in parts.items():
+                stored["%s.%s" % (module, part)] = v
+        # The reference's checkpoint: the dequantized matrices in f32, from_pretrained casts.
+        G.write_safetensors(os.path.join(hfdir, "model.safetensors"), deq, {"format": "pt"})
+        image = os.path.join(work, "image.png")
+        V.write_image(spec, image)
+        pix = V.preprocess(spec, image)
+        ids = V.make_prompt(spec, spec["prompt_seed"], pix["num_soft_tokens"])
+        r = {dt: V.run_reference(spec, V.load_reference(spec, hfdir, dt), ids, pix)
+             for dt in (torch.float32, torch.bfloat16)}
+        os.makedirs(d, exist_ok=True)
+        with open(image, "rb") as src, open(os.path.join(d, "image.png"), "wb") as dst:
+            dst.write(src.read())
+    r32, r16 = r[torch.float32], r[torch.bfloat16]
+    ana = G.analyse(spec["text"], r32, r16)
+    assert V.acceptable(spec, dict(r32=r32, ana=ana)), (
+        "the vision prompt seed does not meet the criterion on the FP8 weights: ratio %.2f, ids %s"
+        % (ana["ratio"], r32["dec_ids"]))
+    os.makedirs(d, exist_ok=True)
+    G.write_safetensors(os.path.join(d, "model.safetensors"), stored, {"format": "pt"})
+    G.read_back_equal(os.path.join(d, "model.safetensors"), stored)
+    golden = {"input_ids": torch.tensor(ids, dtype=torch.int32),
+              "token_type_ids": torch.tensor([int(i == V.IMAGE_IDS["image"]) for i in ids],
+                                             dtype=torch.int32),
+              "pixel_values": pix["pixel_values"]}
+    for name, run in (("f32", r32), ("bf16", r16)):
+        golden["prefill_logits_" + name] = run["prefill"].contiguous()
+        golden["decode_ids_" + name] = torch.tensor(run["dec_ids"], dtype=torch.int32)
+        golden["decode_logits_" + name] = run["dec_logits"].contiguous()
+    G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
+    config = V.hf_cfg_dict(cfg)
+    config["quantization_config"] = dict(quant_config("fp8"), ignore=VISION_IGNORE)
+    G.write_json(os.path.join(d, "config.json"), config)
+    G.write_json(os.path.join(d, "meta.json"), {
+        "model": os.path.basename(d),
+        "made_by": "tools/gen-golden/gen_compressed.py from gen_vision.py's tiny-gemma3-vision",
+        "scheme": quant_config("fp8")["config_groups"]["group_0"]["weights"],
+        "ignore": VISION_IGNORE,
+        "reference": "HF Gemma3ForConditionalGeneration eager on the dequantized text matrices "
+                     "(q * s in f32) and the bf16 tower; bf16: those f32 weights cast to bf16",
+        "input_ids": ids,
+        "decode_ids_f32": r32["dec_ids"],
+        "decode_ids_bf16": r16["dec_ids"],
+        "next_id_after_decode": {"f32": r32["next_id"], "bf16": r16["next_id"]},
+        "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
+        "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
+        "same_tokens": ana["same_tokens"],
+    })
+    print("%s: bf16_vs_f32 %.4g, margin ratio %.2f, greedy %s"
+          % (d, ana["bound"], ana["ratio"], r32["dec_ids"]), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"))
-    ap.add_argument("--schemes", default="fp8,int4-g32,int4-g128")
+    ap.add_argument("--schemes", default="fp8,int4-g32,int4-g128,vision-fp8")
     args = ap.parse_args()
     torch.manual_seed(0)
     for scheme in args.schemes.split(","):
-        build(scheme, args.outroot)
+        if scheme == "vision-fp8":
+            build_vision(args.outroot)
+        else:
+            build(scheme, args.outroot)
 
 
 if __name__ == "__main__":

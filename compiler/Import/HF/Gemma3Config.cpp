@@ -138,9 +138,13 @@ FailureOr<TextSpec> readText(ConfigReader &r, const JsonNode &t,
   return out;
 }
 
-/// SigLIP as Gemma 3 uses it (defaults of SiglipVisionConfig). The family
-/// tensor table knows the So400m tower at 896 px, patch 14 only.
-FailureOr<HfVision> readVision(ConfigReader &r, const JsonNode &v) {
+/// SigLIP as Gemma 3 uses it (defaults of SiglipVisionConfig), with the
+/// image keys of the multimodal config `root` (mm_tokens_per_image and the
+/// image token ids). A tower of other sizes than the So400m one at 896 px,
+/// patch 14 (a test model's) is read too: the graph then states its image
+/// keys and execution (GraphWriter).
+FailureOr<HfVision> readVision(ConfigReader &r, const JsonNode &v,
+                               const JsonNode &root) {
   if (failed(checkNestedType(r, v, "siglip_vision_model")))
     return failure();
   FailureOr<int64_t> hidden, ffn, layers, heads, channels, image, patch;
@@ -166,18 +170,20 @@ FailureOr<HfVision> readVision(ConfigReader &r, const JsonNode &v) {
   if (*act != "gelu_pytorch_tanh")
     return r.unsupported(v, "hidden_act",
                          "hidden_act '" + printable(*act) + "'");
-  if (*channels != 3 || *image != 896 || *patch != 14 ||
-      *ffn != facts.intermediateSize) {
-    StringRef key = *channels != 3 ? "num_channels"
-                    : *image != 896 ? "image_size"
-                    : *patch != 14  ? "patch_size"
-                                    : "intermediate_size";
-    return r.unsupported(v, key,
-                         "a SigLIP tower other than gemma3's (3 channels, "
-                         "896 px, patch 14, FFN " +
-                             std::to_string(facts.intermediateSize) +
-                             "): the family tensor table knows that one only");
-  }
+  if (*channels != 3)
+    return r.unsupported(v, "num_channels",
+                         "a SigLIP tower of " + Twine(*channels) +
+                             " channels (gemma3's has 3)");
+  FailureOr<int64_t> soft, imageId, boi, eoi;
+  if (failed(soft = r.intOr(root, "mm_tokens_per_image",
+                            facts.softTokensPerImage, 1, 1 << 20)) ||
+      failed(imageId = r.intOr(root, "image_token_index", facts.tokens.image,
+                               0, INT32_MAX)) ||
+      failed(boi = r.intOr(root, "boi_token_index", facts.tokens.boi, 0,
+                           INT32_MAX)) ||
+      failed(eoi = r.intOr(root, "eoi_token_index", facts.tokens.eoi, 0,
+                           INT32_MAX)))
+    return failure();
   if (*hidden % *heads != 0) {
     r.error(JsonReader::child(v, "num_attention_heads").path, v.path)
         << "hidden_size " << *hidden << " is not a multiple of "
@@ -206,9 +212,17 @@ FailureOr<HfVision> readVision(ConfigReader &r, const JsonNode &v) {
     l.numKvHeads = s.numKvHeads;
     s.layers.push_back(l);
   }
-  // The image keys, norms and adapter the family has (the graph writer
-  // states none of them).
+  // The image keys, norms and adapter the family has, then the config's
+  // sizes (the graph writer states them where they differ).
   applyVisionFamily(s);
+  s.imageSize = *image;
+  s.patchSize = *patch;
+  s.softTokensPerImage = *soft;
+  s.tokens = {*imageId, *boi, *eoi};
+  int64_t side = *image / *patch;
+  s.positionTableSize = side * side;
+  int64_t root2 = std::lround(std::sqrt(double(*soft)));
+  s.poolingKernel = root2 > 0 ? side / root2 : 0;
   out.eps = *eps;
   return out;
 }
@@ -242,7 +256,7 @@ FailureOr<HfModel> mlir::sgc::import::hf::readGemma3(ConfigReader &r,
   model.text = std::move(*text);
   // Gemma3Config always has a vision tower (an absent vision_config is
   // SiglipVisionConfig's defaults).
-  FailureOr<HfVision> vision = readVision(r, *visionNode);
+  FailureOr<HfVision> vision = readVision(r, *visionNode, root);
   if (failed(vision))
     return failure();
   model.vision = std::move(*vision);

@@ -163,6 +163,40 @@ ojson visionComponent(const HfVision &v, const std::string &artifact) {
                         {{"depth", s.numLayers},
                          {"width", s.hiddenSize},
                          {"num_heads", s.numHeads}}}}}};
+  // A Gemma 3 tower of other sizes than the family's (a test model's):
+  // its image keys and execution, which the family would otherwise supply.
+  const VisionFacts &f = visionFacts(s.family);
+  if (s.family == Family::Gemma3 &&
+      (s.imageSize != f.imageSize || s.patchSize != f.patchSize ||
+       s.softTokensPerImage != f.softTokensPerImage ||
+       s.intermediateSize != f.intermediateSize ||
+       s.tokens.image != f.tokens.image || s.tokens.boi != f.tokens.boi ||
+       s.tokens.eoi != f.tokens.eoi)) {
+    ojson layerNorm = {{"kind", "layer_norm"}, {"eps", v.eps}};
+    c["execution"] = {
+        {"attention",
+         {{"num_q_heads", s.numHeads},
+          {"num_kv_heads", s.numKvHeads},
+          {"head_dim", s.headDim},
+          {"score_scale", f.scoreScaleFor(s.headDim)},
+          {"parameter_free_qk_norm", {{"q", false}, {"k", false}, {"v", false}}},
+          {"attention_bias", true}}},
+        {"ffn",
+         {{"intermediate_size", s.intermediateSize},
+          {"activation", "gelu_tanh"},
+          {"ffn_type", "plain"},
+          {"bias", true}}},
+        {"norm", {{"pre", layerNorm}, {"final_norm", layerNorm}}},
+        {"residual_topology", {{"kind", "single_stream"}}}};
+    c["perception"]["image"] = {
+        {"patch_size", s.patchSize},
+        {"image_size", s.imageSize},
+        {"soft_tokens_per_image", s.softTokensPerImage},
+        {"pooling_kernel", s.poolingKernel},
+        {"position_embedding_size", s.positionTableSize},
+        {"token_ids",
+         {{"image", s.tokens.image}, {"boi", s.tokens.boi}, {"eoi", s.tokens.eoi}}}};
+  }
   return c;
 }
 
