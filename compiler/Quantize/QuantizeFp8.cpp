@@ -135,29 +135,12 @@ LogicalResult mlir::sgc::quantizeHfToFp8(MLIRContext *ctx, StringRef dir,
   if (llvm::sys::fs::exists(outDir))
     return emitError(FileLineColLoc::get(ctx, outDir, 0, 0))
            << "'" << outDir << "' exists; --type fp8 writes a new folder";
-  HfDirectory files = findHfFiles(dir);
-  auto configText = llvm::MemoryBuffer::getFile(files.config);
-  if (!configText)
-    return emitError(dirLoc) << "not an HF checkpoint folder: no readable "
-                                "config.json";
-  if (files.tensors.empty())
-    return emitError(dirLoc) << "no model.safetensors or "
-                                "model.safetensors.index.json";
-  HfImportOptions hfOptions;
-  hfOptions.tensorsPath = files.tensors;
-  HfStorage storage;
-  FailureOr<std::string> graphText = importHfConfig(
-      ctx, files.config, (*configText)->getBuffer(), hfOptions, &storage);
-  if (failed(graphText))
+  FailureOr<SourceFolder> source =
+      readSourceFolder(ctx, dir, /*configOnly=*/false);
+  if (failed(source))
     return failure();
-  if (!storage.encodings.empty())
-    return emitError(dirLoc) << "the checkpoint is quantized already "
-                                "(compressed-tensors, "
-                             << storage.summary << ")";
-  FailureOr<import::GraphSpec> graph =
-      parseSystemGraph(ctx, files.config, *graphText, ImportOptions());
-  if (failed(graph))
-    return failure();
+  const HfDirectory &files = source->files;
+  const import::GraphSpec *graph = &source->graph;
 
   std::unique_ptr<::sgc::safetensors::checkpoint> ckpt;
   Location tensorsLoc = FileLineColLoc::get(ctx, files.tensors, 0, 0);
@@ -225,7 +208,7 @@ LogicalResult mlir::sgc::quantizeHfToFp8(MLIRContext *ctx, StringRef dir,
   }
 
   nlohmann::json config = nlohmann::json::parse(
-      (*configText)->getBuffer().str(), nullptr, /*allow_exceptions=*/false);
+      source->config->getBuffer().str(), nullptr, /*allow_exceptions=*/false);
   config["quantization_config"] = fp8Config(ignore);
   llvm::SmallString<256> tmp;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(

@@ -203,27 +203,25 @@ LogicalResult openSources(MLIRContext *ctx, StringRef tensorsPath,
 
 } // namespace
 
-LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
-                                              StringRef outPath,
-                                              const QuantizeOptions &options,
-                                              llvm::raw_ostream &log) {
+FailureOr<SourceFolder> mlir::sgc::readSourceFolder(MLIRContext *ctx,
+                                                    StringRef dir,
+                                                    bool configOnly) {
   Location dirLoc = FileLineColLoc::get(ctx, dir, 0, 0);
-  if (!fileTypeOf(options.type))
-    return emitError(dirLoc) << "--type=" << options.type
-                             << ": expected q8_0, q4_0, q4_k_m or q6_k";
-  HfDirectory files = findHfFiles(dir);
-  auto configText = llvm::MemoryBuffer::getFile(files.config);
-  if (!configText)
+  SourceFolder out;
+  out.files = findHfFiles(dir);
+  auto config = llvm::MemoryBuffer::getFile(out.files.config);
+  if (!config)
     return emitError(dirLoc) << "not an HF checkpoint folder: no readable "
                                 "config.json";
-  if (files.tensors.empty() && !options.dummyWeights)
+  out.config = std::move(*config);
+  if (out.files.tensors.empty() && !configOnly)
     return emitError(dirLoc) << "no model.safetensors or "
                                 "model.safetensors.index.json";
   HfImportOptions hfOptions;
-  hfOptions.tensorsPath = files.tensors;
+  hfOptions.tensorsPath = out.files.tensors;
   HfStorage storage;
   FailureOr<std::string> graphText = importHfConfig(
-      ctx, files.config, (*configText)->getBuffer(), hfOptions, &storage);
+      ctx, out.files.config, out.config->getBuffer(), hfOptions, &storage);
   if (failed(graphText))
     return failure();
   if (!storage.encodings.empty())
@@ -232,14 +230,32 @@ LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
                              << storage.summary
                              << "); sgc quantize reads BF16 and F16 folders";
   FailureOr<import::GraphSpec> graph =
-      parseSystemGraph(ctx, files.config, *graphText, ImportOptions());
+      parseSystemGraph(ctx, out.files.config, *graphText, ImportOptions());
   if (failed(graph))
     return failure();
+  out.graph = std::move(*graph);
+  return out;
+}
+
+LogicalResult mlir::sgc::quantizeHfCheckpoint(MLIRContext *ctx, StringRef dir,
+                                              StringRef outPath,
+                                              const QuantizeOptions &options,
+                                              llvm::raw_ostream &log) {
+  Location dirLoc = FileLineColLoc::get(ctx, dir, 0, 0);
+  if (!fileTypeOf(options.type))
+    return emitError(dirLoc) << "--type=" << options.type
+                             << ": expected q8_0, q4_0, q4_k_m or q6_k";
+  FailureOr<SourceFolder> source =
+      readSourceFolder(ctx, dir, /*configOnly=*/options.dummyWeights);
+  if (failed(source))
+    return failure();
+  const HfDirectory &files = source->files;
+  import::GraphSpec *graph = &source->graph;
   if (failed(applyWeightsRecipe(ctx, *graph, options.type)))
     return failure();
 
   nlohmann::json config = nlohmann::json::parse(
-      (*configText)->getBuffer().str(), nullptr, /*allow_exceptions=*/false);
+      source->config->getBuffer().str(), nullptr, /*allow_exceptions=*/false);
   ::sgc::gguf::writer out;
   std::string name = llvm::sys::path::filename(
                          llvm::sys::path::remove_leading_dotslash(dir))

@@ -11,10 +11,16 @@
 #ifndef SGC_COMPILER_QUANTIZE_QUANTIZEHF_H
 #define SGC_COMPILER_QUANTIZE_QUANTIZEHF_H
 
+#include "compiler/Import/GraphSpec.h"
+#include "compiler/Import/HF/HfImport.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
 
 #include <string>
 
@@ -30,6 +36,19 @@ struct QuantizeOptions {
   /// vocabulary when the folder has no tokenizer.
   bool dummyWeights = false;
 };
+
+/// A BF16 / F16 checkpoint folder as sgc quantize reads it: its files, its
+/// config and the graph of the `sgc compile HF_DIR` path.
+struct SourceFolder {
+  HfDirectory files;
+  std::unique_ptr<llvm::MemoryBuffer> config;
+  import::GraphSpec graph;
+};
+
+/// Reads `dir`, refusing a folder without config.json, without a tensors
+/// file (unless `configOnly`) or quantized already.
+FailureOr<SourceFolder> readSourceFolder(MLIRContext *ctx, llvm::StringRef dir,
+                                         bool configOnly);
 
 /// Writes the GGUF of the HF checkpoint folder `dir` to `outPath` (whole,
 /// or nothing: a failure leaves no partial file and an existing file as it

@@ -88,7 +88,7 @@ TEST(SgcRun, HelpAndUsage) {
   expect_failure(sgc_run({"a.so", "b.so"}), 2, {"more than one model"});
   r = sgc_run({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("model ABI 2.8"), std::string::npos);
+  EXPECT_NE(r.out.find("model ABI 2.9"), std::string::npos);
 }
 
 TEST(SgcRun, GeneratesTheReferenceTokens) {
@@ -258,9 +258,9 @@ TEST(SgcRun, ModelErrors) {
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_MAGIC), 1,
                  {"not an sgc model", "magic"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI3), 3,
-                 {"model ABI version 3.8", "ABI 2.8"});
+                 {"model ABI version 3.9", "ABI 2.9"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_ABI1), 3,
-                 {"model ABI version 1.8", "ABI 2.8"});
+                 {"model ABI version 1.9", "ABI 2.9"});
   expect_failure(run_model(SGC_TEST_FAKE_MODEL_BAD_TABLE), 1,
                  {"invalid model table"});
   sgc_test::write_file(dir.file("notes.so"), "plain text\n");

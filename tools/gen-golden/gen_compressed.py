@@ -147,6 +147,27 @@ def compress(weights, scheme):
     return stored, deq, kept
 
 
+def run_facts(ids, r32, r16, ana):
+    """meta.json's record of the reference runs (the keys check-goldens and compare-logits read)."""
+    return {
+        "input_ids": ids,
+        "decode_ids_f32": r32["dec_ids"],
+        "decode_ids_bf16": r16["dec_ids"],
+        "next_id_after_decode": {"f32": r32["next_id"], "bf16": r16["next_id"]},
+        "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
+        "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
+        "same_tokens": ana["same_tokens"],
+    }
+
+
+def add_logits(golden, r32, r16):
+    for name, run in (("f32", r32), ("bf16", r16)):
+        golden["prefill_logits_" + name] = run["prefill"].contiguous()
+        golden["decode_ids_" + name] = torch.tensor(run["dec_ids"], dtype=torch.int32)
+        golden["decode_logits_" + name] = run["dec_logits"].contiguous()
+    return golden
+
+
 def reference(spec, weights, dtype):
     """Gemma3ForCausalLM (eager) made in `dtype` (RoPE tables f32), holding `weights`: f32
     values cast to `dtype` by the copy."""
@@ -186,11 +207,7 @@ def build(scheme, outroot):
     G.write_safetensors(os.path.join(d, "model.safetensors"), stored, {"format": "pt"})
     G.read_back_equal(os.path.join(d, "model.safetensors"), stored)
     golden = {"input_ids": torch.tensor(ids, dtype=torch.int32)}
-    for name, run in (("f32", r32), ("bf16", r16)):
-        golden["prefill_logits_" + name] = run["prefill"].contiguous()
-        golden["decode_ids_" + name] = torch.tensor(run["dec_ids"], dtype=torch.int32)
-        golden["decode_logits_" + name] = run["dec_logits"].contiguous()
-    G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
+    G.write_safetensors(os.path.join(d, "golden.safetensors"), add_logits(golden, r32, r16), {})
     cfg_cls, model_cls = G.hf_classes(spec["family"])
     cfg = json.loads(cfg_cls(**G.hf_text_config_dict(spec), bos_token_id=2, eos_token_id=1,
                              pad_token_id=0).to_json_string(use_diff=False))
@@ -208,13 +225,7 @@ def build(scheme, outroot):
         "left_bf16": kept,
         "reference": "HF %s eager on the dequantized weights (q * s in f32); bf16: those f32 "
                      "weights cast to bf16" % model_cls.__name__,
-        "input_ids": ids,
-        "decode_ids_f32": r32["dec_ids"],
-        "decode_ids_bf16": r16["dec_ids"],
-        "next_id_after_decode": {"f32": r32["next_id"], "bf16": r16["next_id"]},
-        "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
-        "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
-        "same_tokens": ana["same_tokens"],
+        **run_facts(ids, r32, r16, ana),
         "cache_vs_full": {"f32": r32["cache_vs_full"], "bf16": r16["cache_vs_full"]},
     }
     G.write_json(os.path.join(d, "meta.json"), meta)
@@ -274,11 +285,7 @@ def build_vision(outroot):
               "token_type_ids": torch.tensor([int(i == V.IMAGE_IDS["image"]) for i in ids],
                                              dtype=torch.int32),
               "pixel_values": pix["pixel_values"]}
-    for name, run in (("f32", r32), ("bf16", r16)):
-        golden["prefill_logits_" + name] = run["prefill"].contiguous()
-        golden["decode_ids_" + name] = torch.tensor(run["dec_ids"], dtype=torch.int32)
-        golden["decode_logits_" + name] = run["dec_logits"].contiguous()
-    G.write_safetensors(os.path.join(d, "golden.safetensors"), golden, {})
+    G.write_safetensors(os.path.join(d, "golden.safetensors"), add_logits(golden, r32, r16), {})
     config = V.hf_cfg_dict(cfg)
     config["quantization_config"] = dict(quant_config("fp8"), ignore=VISION_IGNORE)
     G.write_json(os.path.join(d, "config.json"), config)
@@ -289,13 +296,7 @@ def build_vision(outroot):
         "ignore": VISION_IGNORE,
         "reference": "HF Gemma3ForConditionalGeneration eager on the dequantized text matrices "
                      "(q * s in f32) and the bf16 tower; bf16: those f32 weights cast to bf16",
-        "input_ids": ids,
-        "decode_ids_f32": r32["dec_ids"],
-        "decode_ids_bf16": r16["dec_ids"],
-        "next_id_after_decode": {"f32": r32["next_id"], "bf16": r16["next_id"]},
-        "margins": {"min_rel": ana["min_rel"], "min_rel_over_bf16_bound": ana["ratio"]},
-        "bf16_vs_f32": {"max": ana["bound"], "per_position": ana["per_pos"]},
-        "same_tokens": ana["same_tokens"],
+        **run_facts(ids, r32, r16, ana),
     })
     print("%s: bf16_vs_f32 %.4g, margin ratio %.2f, greedy %s"
           % (d, ana["bound"], ana["ratio"], r32["dec_ids"]), flush=True)
