@@ -7,12 +7,14 @@ transformers (eager) on the dequantized weights, the f32 rule and the bf16 rule
 nothing is rounded that the reference does not round). Prints compare-logits'
 lines, then '<model> <dtype> [variant]: N passed, M failed' per run.
 
-usage: ct-golden.py BIN FOLDER WORKDIR"""
+usage: ct-golden.py BIN FOLDER WORKDIR [WEIGHTS]
+WEIGHTS: run on this folder instead (the same weights stored otherwise)."""
 import os
 import subprocess
 import sys
 
 bindir, golden, work = sys.argv[1:4]
+weights = sys.argv[4] if len(sys.argv) > 4 else golden
 here = os.path.dirname(os.path.abspath(__file__))
 e2e = os.path.join(os.path.dirname(os.path.dirname(here)), "e2e")
 name = os.path.basename(os.path.normpath(golden))
@@ -30,9 +32,9 @@ for dtype, variant in (("f32", None), ("bf16", None), ("bf16", "x86-64-v3")):
     label = dtype + (" " + variant if variant else "")
     dump = os.path.join(work, "%s.%s.logits" % (name, label.replace(" ", ".")))
     if variant is None:
-        subprocess.run([os.path.join(bindir, "sgc"), "compile", golden, "--target=cpu",
+        subprocess.run([os.path.join(bindir, "sgc"), "compile", weights, "--target=cpu",
                         "--compute-dtype=" + dtype, "-o", so], check=True)
-    subprocess.run([os.path.join(bindir, "sgc-run"), so, "--weights", golden,
+    subprocess.run([os.path.join(bindir, "sgc-run"), so, "--weights", weights,
                     "--prompt-ids", ids("input_ids"), "--feed-ids", ids("decode_ids_" + dtype),
                     "--max-new-tokens", "17", "--dump-logits", dump] +
                    (["--cpu-variant", variant] if variant else []),

@@ -7,6 +7,7 @@ usage: ct-variants.py SRC DST EDIT [EDIT ...]
   shape:TENSOR=D,D        give the tensor that shape (its bytes cut or zero-padded)
   add:TENSOR=DTYPE:D,D    add a tensor of zeros
   poke:TENSOR=OFFSET:BYTE set one byte of the tensor's data
+  f32:SUFFIX              every BF16 tensor whose name ends in SUFFIX as F32 (exact)
 """
 import json
 import os
@@ -60,6 +61,12 @@ for edit in sys.argv[3:]:
         name, spec = arg.split("=")
         offset, byte = spec.split(":")
         tensors[name][2][int(offset)] = int(byte, 0)
+    elif kind == "f32":
+        for name, t in tensors.items():
+            if name.endswith(arg) and t[0] == "BF16":
+                halves = struct.unpack("<%dH" % (len(t[2]) // 2), bytes(t[2]))
+                t[0], t[2] = "F32", bytearray(struct.pack("<%dI" % len(halves),
+                                                          *[h << 16 for h in halves]))
     else:
         sys.exit("unknown edit " + edit)
 
