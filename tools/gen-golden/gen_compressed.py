@@ -9,6 +9,8 @@ documentation and QUANT.md §4 describe it, with its own code:
              X.weight_scale BF16 [N, 1] (strategy channel; dynamic per-token activations in the
              config, which sgc does not apply: the path is weight-only). The ignore list holds
              lm_head and one decoder matrix (a regular expression), which stays BF16.
+  fp8-tensor: FP8 static: one F32 scale [1] a tensor (max|w| / 448) and an input_scale, which
+             sgc does not apply either.
   int4-g32, int4-g128: pack-quantized, symmetric groups of g; q = clamp(round(w / s), -8, 7),
              s = bf16(max|w_group| / 7.5); X.weight_packed I32 [N, K / 8] with element 8j + i's
              q + 8 at bits 4i of word j, X.weight_scale BF16 [N, K / g], X.weight_shape I64 [2].
@@ -17,7 +19,7 @@ to bf16 (bf16 run); every other tensor as stored (bf16).
 
     tools/gen-golden/gen-golden --compressed [OUTROOT]
 
-writes OUTROOT/tiny-gemma3-ct-{fp8,int4-g32,int4-g128}/: config.json (with its
+writes OUTROOT/tiny-gemma3-ct-{fp8,fp8-tensor,int4-g32,int4-g128}/: config.json (with its
 quantization_config), model.safetensors, golden.safetensors and meta.json; and
 OUTROOT/tiny-gemma3-vision-ct-fp8/: gen_vision.py's tiny-gemma3-vision with an FP8 text decoder
 and its BF16 tower (ignored by the config), the golden on its image.png (pixel_values in the
@@ -77,6 +79,16 @@ def fp8_channel(w):
     return {"weight": q, "weight_scale": scale}, q.float() * scale.float()
 
 
+def fp8_tensor(w):
+    """FP8 static: one F32 scale [1] for the tensor, and an input_scale (static activations,
+    which sgc does not apply)."""
+    wf = w.float()
+    scale = (wf.abs().amax().clamp(min=1e-12) / 448.0).reshape(1)
+    q = (wf / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    return ({"weight": q, "weight_scale": scale, "input_scale": torch.tensor([0.05])},
+            q.float() * scale)
+
+
 def int4_groups(w, g):
     n, k = w.shape
     wf = w.float().reshape(n, k // g, g)
@@ -99,6 +111,14 @@ def quant_config(scheme):
                     group_size=None, block_structure=None, actorder=None, observer=None,
                     observer_kwargs={})
         fmt, ignore = "float-quantized", FP8_IGNORE
+    elif scheme == "fp8-tensor":
+        weights = dict(num_bits=8, type="float", strategy="tensor", symmetric=True, dynamic=False,
+                       group_size=None, block_structure=None, actorder=None, observer="minmax",
+                       observer_kwargs={})
+        acts = dict(num_bits=8, type="float", strategy="tensor", symmetric=True, dynamic=False,
+                    group_size=None, block_structure=None, actorder=None, observer="minmax",
+                    observer_kwargs={})
+        fmt, ignore = "float-quantized", ["lm_head"]
     else:
         g = 32 if scheme == "int4-g32" else 128
         weights = dict(num_bits=4, type="int", strategy="group", symmetric=True, dynamic=False,
@@ -139,6 +159,8 @@ def compress(weights, scheme):
             continue
         if scheme == "fp8":
             parts, d = fp8_channel(t)
+        elif scheme == "fp8-tensor":
+            parts, d = fp8_tensor(t)
         else:
             parts, d = int4_groups(t, 32 if scheme == "int4-g32" else 128)
         for part, v in parts.items():
@@ -306,7 +328,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"))
-    ap.add_argument("--schemes", default="fp8,int4-g32,int4-g128,vision-fp8")
+    ap.add_argument("--schemes", default="fp8,fp8-tensor,int4-g32,int4-g128,vision-fp8")
     args = ap.parse_args()
     torch.manual_seed(0)
     for scheme in args.schemes.split(","):
