@@ -266,25 +266,37 @@ Value dequantF32(OpBuilder &b, Location loc, Value w, sg::QuantType quant,
   return dequantInt4Groups(r, col, encoding == "INT4_G32" ? 1 : 4);
 }
 
-/// The bf16 pairs of the Q4_0 block that starts at element `col` (a
-/// multiple of 32): its 16 possible values bf16(d · (n − 8)), n = 0..15,
-/// rounded once into a table that one vpermw indexes with the 32 nibbles.
-/// Each value is the one dequantizing and rounding that weight gives (the
-/// same f32 product, the same rounding), for 5 instructions a block where
-/// 32 weights dequantized one by one take 14.
-Value q4_0PairsByTable(OpBuilder &b, Location loc, Value w, Value row,
-                       Value col) {
+/// The bf16 pairs of a run of 32 offset-coded nibbles in Q4_0's order
+/// (Q4_0, INT4_G32, INT4_G128) that starts at element `col` (a multiple of
+/// 32): its 16 possible values bf16(s · (n − 8)), n = 0..15, rounded once
+/// into a table that one vpermw indexes with the 32 nibbles. Each value is
+/// the one dequantizing and rounding that weight gives (the same f32
+/// product, the same rounding), for 5 instructions a block where 32 weights
+/// dequantized one by one take 14.
+Value nibblePairsByTable(OpBuilder &b, Location loc, Value w, Value row,
+                         Value col, StringRef encoding) {
   auto i8x16 = VectorType::get({16}, b.getI8Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i16x16 = VectorType::get({16}, b.getI16Type());
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   BlockReader r{b, loc, w, row, 16};
-  Value base = r.mul(r.div(col, 32), 18);
+  // The block's scale and the byte where the run's 16 bytes start.
+  Value scale, packedAt;
+  if (encoding == "Q4_0") {
+    Value base = r.mul(r.div(col, 32), 18);
+    scale = r.half(base);
+    packedAt = r.add(base, r.c(2));
+  } else {
+    int64_t runs = encoding == "INT4_G32" ? 1 : 4;
+    Value base = r.mul(r.div(col, 32 * runs), 4 + 16 * runs);
+    scale = r.single(base);
+    packedAt = r.add(base, r.add(r.c(4), r.mul(r.div(r.rem(col, 32 * runs), 32), 16)));
+  }
   SmallVector<float> levels;
   for (int n = 0; n < 16; ++n)
     levels.push_back(static_cast<float>(n - 8));
   Value table = arith::MulFOp::create(
-      b, loc, r.f32Lanes(r.half(base)),
+      b, loc, r.f32Lanes(scale),
       arith::ConstantOp::create(
           b, loc, f32x16, DenseElementsAttr::get(f32x16, ArrayRef(levels))));
   Value rounded = vector::BitCastOp::create(
@@ -301,7 +313,7 @@ Value q4_0PairsByTable(OpBuilder &b, Location loc, Value w, Value row,
       vector::ShuffleOp::create(b, loc, rounded, rounded, twice);
   // Elements 0-15 are the low nibbles of the block's 16 bytes, 16-31 the
   // high ones.
-  Value packed = r.bytes(r.add(base, r.c(2)));
+  Value packed = r.bytes(packedAt);
   Value mask = arith::ConstantOp::create(
       b, loc, i8x16, DenseElementsAttr::get(i8x16, static_cast<int8_t>(0xF)));
   Value four = arith::ConstantOp::create(
@@ -344,8 +356,9 @@ Value lowering::loadWeightPairsBF16(OpBuilder &b, Location loc, Value w,
   if (wType.isBF16())
     return emitRowLoad(b, loc, w, ValueRange{row}, col, 2 * kHalf);
   if (auto quant = dyn_cast<sg::QuantType>(wType);
-      quant && quant.getEncoding() == "Q4_0")
-    return q4_0PairsByTable(b, loc, w, row, col);
+      quant && llvm::is_contained({"Q4_0", "INT4_G32", "INT4_G128"},
+                                  quant.getEncoding()))
+    return nibblePairsByTable(b, loc, w, row, col, quant.getEncoding());
   // Two halves of 16 exact f32 values, each rounded by one vcvtneps2bf16
   // (the expanded integer rounding of arith.truncf costs 6 instructions a
   // vector more), then joined.
