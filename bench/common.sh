@@ -34,6 +34,23 @@ build_bw() { build_c "$BW" "$BENCH_SRC/bench/bandwidth/bw.c"; }
 # process (other load: CPUs other processes kept busy, bench/other_load.h).
 ref_bw() { "$BW" read-sum "$1" "${2:-1024}" 5 | awk '{ print $4, $6 }'; }
 
+# ref_case OUT THREADS: ref_bw on THREADS as KEY=VALUE lines (ref_gbs,
+# other_load) into OUT, as a harness writes its own.
+ref_case() {
+  local g o
+  read -r g o < <(ref_bw "$2")
+  printf 'ref_gbs=%s\nother_load=%s\n' "$g" "$o" >"$1"
+}
+
+# record_case OUT RESULTS FIELD...: OUT's KEY=VALUE lines appended to
+# RESULTS as "FIELD... KEY VALUE" (spaces in VALUE become _).
+record_case() {
+  local out=$1 results=$2 k v
+  shift 2
+  sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
+    while read -r k v; do echo "$* $k ${v// /_}"; done >>"$results"
+}
+
 # The same-run compute ceiling: builds bench/fma/fma.c once.
 FMA=$BENCH_WORK/bin/fma
 build_fma() { build_c "$FMA" "$BENCH_SRC/bench/fma/fma.c"; }

@@ -61,8 +61,7 @@ run_case() { # ROUND IMPL ENC THREADS
   local r=$1 impl=$2 enc=$3 t=$4 g o
   case $impl in
   ref)
-    read -r g o < <(ref_bw "$t")
-    printf 'ref_gbs=%s\nother_load=%s\n' "$g" "$o" >"$out"
+    ref_case "$out" "$t"
     ;;
   sgc) "$harness" "${so[$enc]}" "${file[$enc]}" "$t" $PROMPT "$SGC_STEPS" >"$out" ;;
   llama)
@@ -70,8 +69,7 @@ run_case() { # ROUND IMPL ENC THREADS
       -r "$LLAMA_REPS"
     ;;
   esac
-  sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
-    while read -r k v; do echo "$r $impl $enc $t $k ${v// /_}"; done >>"$results"
+  record_case "$out" "$results" $r $impl $enc $t
 }
 cases=("ref - 1" "ref - 2")
 for enc in Q8_0 Q4_0; do for t in 1 2; do cases+=("sgc $enc $t" "llama $enc $t"); done; done

@@ -52,13 +52,11 @@ trap 'rm -f "$results" "$out"' EXIT
 run_case() { # ROUND IMPL ENC THREADS
   local r=$1 impl=$2 enc=$3 t=$4 g o
   if [[ $impl == ref ]]; then
-    read -r g o < <(ref_bw "$t")
-    printf 'ref_gbs=%s\nother_load=%s\n' "$g" "$o" >"$out"
+    ref_case "$out" "$t"
   else
     "$harness" "${so[$enc]}" "${weights[$enc]}" "$t" $PROMPT "$SGC_STEPS" >"$out"
   fi
-  sed -n 's/^\([a-z_0-9]*\)=\(.*\)$/\1 \2/p' "$out" |
-    while read -r k v; do echo "$r $impl $enc $t $k ${v// /_}"; done >>"$results"
+  record_case "$out" "$results" $r $impl $enc $t
 }
 cases=("ref - 1" "ref - 2")
 for enc in $ENCODINGS; do for t in 1 2; do cases+=("sgc $enc $t"); done; done
