@@ -170,8 +170,9 @@ LogicalResult mlir::sgc::quantizeHfToFp8(MLIRContext *ctx, StringRef dir,
     weights[t.name] = Fp8Weight{entry, t.shape[0], t.shape[1], {}};
   }
   // Every other matrix (the vision tower's, the embedding) is named in
-  // `ignore`, so that a reader targeting every Linear leaves it alone.
-  std::vector<std::string> ignore = {"lm_head"};
+  // `ignore`, so that a reader targeting every Linear leaves it alone; the
+  // norms (no Linear modules) by one pattern, as the readers expect.
+  std::vector<std::string> ignore = {"lm_head", "re:.*norm[0-9]*$"};
   std::vector<::sgc::safetensors::tensor_source> sources;
   for (const auto &e : ckpt->tensors()) {
     const std::string &name = e.info->name;

@@ -88,6 +88,7 @@ check((a.get("num_bits"), a.get("type"), a.get("strategy"), a.get("dynamic"))
       == (8, "float", "token", True), "input_activations %r" % a)
 ignore = q.get("ignore", [])
 check("lm_head" in ignore, "lm_head is not ignored")
+check("re:.*norm[0-9]*$" in ignore, "the norms are not ignored")
 
 before, after = read(os.path.join(src, "model.safetensors")), read(os.path.join(out, "model.safetensors"))
 layers = [k for k in before if ".layers." in k and k.endswith("_proj.weight")]
