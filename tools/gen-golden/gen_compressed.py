@@ -21,6 +21,7 @@ to bf16 (bf16 run); every other tensor as stored (bf16).
 
 writes OUTROOT/tiny-gemma3-ct-{fp8,fp8-tensor,int4-g32,int4-g128}/: config.json (with its
 quantization_config), model.safetensors, golden.safetensors and meta.json; and
+OUTROOT/tiny-gemma4-ct-int4-g32/ (Google's W4A16 scheme on the tiny Gemma 4); and
 OUTROOT/tiny-gemma3-vision-ct-fp8/: gen_vision.py's tiny-gemma3-vision with an FP8 text decoder
 and its BF16 tower (ignored by the config), the golden on its image.png (pixel_values in the
 golden).
@@ -191,15 +192,17 @@ def add_logits(golden, r32, r16):
 
 
 def reference(spec, weights, dtype):
-    """Gemma3ForCausalLM (eager) made in `dtype` (RoPE tables f32), holding `weights`: f32
-    values cast to `dtype` by the copy."""
+    """Gemma3ForCausalLM / Gemma4ForCausalLM (eager) made in `dtype` (RoPE tables f32),
+    holding `weights`: f32 values cast to `dtype` by the copy (Gemma 4's layer scalars are
+    buffers)."""
     cfg_cls, model_cls = G.hf_classes(spec["family"])
     model = model_cls._from_config(cfg_cls(**G.hf_text_config_dict(spec)),
                                    attn_implementation="eager", dtype=dtype)
     missing, unexpected = model.load_state_dict(weights, strict=False)
     assert not unexpected and all(k == "lm_head.weight" for k in missing), (missing, unexpected)
     for name, t in weights.items():
-        assert torch.equal(model.get_parameter(name), t.to(dtype)), name
+        got = model.get_buffer(name) if name.endswith("layer_scalar") else model.get_parameter(name)
+        assert torch.equal(got, t.to(dtype)), name
     return model.eval()
 
 
@@ -210,21 +213,34 @@ def runs_for(spec, deq, seed):
     return ids, r, G.analyse(spec, r[torch.float32], r[torch.bfloat16])
 
 
+# Google's W4A16 checkpoints are Gemma 4: INT4 g32 on gen_golden's tiny Gemma 4 (every K a
+# multiple of 32), weight seed 24, with gen_vision's Gemma 4 margin factor 2, not 4: of prompt
+# seeds 170 and 0..59 with weight seed 4 none gives greedy tokens that change and clear 2; with
+# seed 24 the first tried (170) does (2.65).
+SPEC4 = dict(G.TINY["gemma4"], source_artifact="gemma-4-tiny-ct", weight_seed=24,
+             margin_factor=2.0)
+
+
 def build(scheme, outroot):
-    spec = SPEC
+    gemma4 = scheme.startswith("gemma4-")
+    spec = SPEC4 if gemma4 else SPEC
+    scheme = scheme[len("gemma4-"):] if gemma4 else scheme
     weights = G.make_weights(spec)
     stored, deq, kept = compress(weights, scheme)
-    # The spec's prompt seed, else the first from 0 that meets gen_golden's criterion on these weights and whose
-    # f32 greedy tokens switch (a repeated token would pass a head that only echoes the prompt).
+    factor = spec.get("margin_factor", G.MARGIN_FACTOR)
+    # The spec's prompt seed, else the first from 0 that meets gen_golden's criterion (with the
+    # spec's margin factor) on these weights and whose f32 greedy tokens switch (a repeated token
+    # would pass a head that only echoes the prompt).
     for seed in [spec["prompt_seed"]] + list(range(300)):
         ids, r, ana = runs_for(spec, deq, seed)
         toks = r[torch.float32]["dec_ids"] + [r[torch.float32]["next_id"]]
-        if G.acceptable(spec, ana, r[torch.float32]) and any(a != b for a, b in zip(toks, toks[1:])):
+        if (ana["same_tokens"] and ana["ratio"] > factor and not any(t in G.SPECIAL_IDS for t in toks)
+                and any(a != b for a, b in zip(toks, toks[1:]))):
             break
     else:
         raise SystemExit("%s: no prompt seed meets the margin criterion" % scheme)
     r32, r16 = r[torch.float32], r[torch.bfloat16]
-    d = os.path.join(outroot, "tiny-gemma3-ct-" + scheme)
+    d = os.path.join(outroot, "tiny-%s-ct-%s" % (spec["family"], scheme))
     os.makedirs(d, exist_ok=True)
     G.write_safetensors(os.path.join(d, "model.safetensors"), stored, {"format": "pt"})
     G.read_back_equal(os.path.join(d, "model.safetensors"), stored)
@@ -328,7 +344,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outroot", nargs="?", default=os.path.join(ROOT, "examples"))
-    ap.add_argument("--schemes", default="fp8,fp8-tensor,int4-g32,int4-g128,vision-fp8")
+    ap.add_argument("--schemes",
+                    default="fp8,fp8-tensor,int4-g32,int4-g128,vision-fp8,gemma4-int4-g32")
     args = ap.parse_args()
     torch.manual_seed(0)
     for scheme in args.schemes.split(","):
