@@ -251,12 +251,6 @@ LogicalResult mlir::sgc::import::hf::checkCompressedParts(
     std::vector<std::string> &parts) {
   std::string module = name.drop_back(strlen(".weight")).str();
   int64_t n = shape[0], k = shape[1];
-  auto shapeText = [](const std::vector<int64_t> &s) {
-    std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-      out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + "]";
-  };
   // Each part: present, and where the header is read, its dtype and shape.
   auto part = [&](StringRef suffix, ArrayRef<StringRef> dtypes,
                   const std::vector<int64_t> &want,
@@ -275,10 +269,10 @@ LogicalResult mlir::sgc::import::hf::checkCompressedParts(
     if (!llvm::is_contained(dtypes, StringRef(*l.dtype)) || l.shape != want)
       return emitError(UnknownLoc::get(ctx))
              << "tensor '" << partName << "' in '" << l.file << "' is "
-             << printable(*l.dtype) << " " << shapeText(l.shape)
+             << printable(*l.dtype) << " " << shapeString(l.shape)
              << "; " << what << " of " << encoding << " '" << name
-             << "' " << shapeText(shape.vec()) << " must be "
-             << llvm::join(dtypes, " or ") << " " << shapeText(want);
+             << "' " << shapeString(shape) << " must be "
+             << llvm::join(dtypes, " or ") << " " << shapeString(want);
     return success();
   };
   // What sgc does not read: zero points and act-order permutations.

@@ -35,12 +35,6 @@ InFlightDiagnostic fileError(MLIRContext *ctx, StringRef file) {
   return emitError(UnknownLoc::get(ctx));
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 /// Adds the tensors of one .safetensors header to `out`. With `expected`,
 /// the file must hold exactly those names (an index's view of the shard).
@@ -201,6 +195,13 @@ std::optional<std::string> findPrefix(const TensorListing &listing,
   return std::nullopt;
 }
 } // namespace
+
+std::string mlir::sgc::import::hf::shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 
 LogicalResult mlir::sgc::import::hf::applyListing(MLIRContext *ctx,
                                                   const TensorListing &listing,

@@ -38,6 +38,9 @@ struct TensorListing {
   std::map<std::string, ListedTensor> tensors;
 };
 
+/// "[4, 96]": a shape as the messages print it.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
 /// Reads `path` (an index JSON or a .safetensors file). Errors name the
 /// file and, where it applies, the tensor or JSON key.
 FailureOr<TensorListing> readTensorListing(MLIRContext *ctx,
