@@ -25,6 +25,22 @@ def ApproximateMathPass : Pass<"sgc-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def ExpandBf16RoundingPass
+    : Pass<"sgc-expand-bf16-rounding", "mlir::ModuleOp"> {
+  let summary = "Round f32 to bf16 in integer code with the NaN chosen on "
+                "the f32 lanes";
+  let description = [{
+    CPU target (and the CUDA target's host code). Every `arith.truncf` from
+    f32 (scalar or vector, round to nearest even) to bf16 becomes integer
+    arithmetic on the f32 bits: a NaN is first replaced by the quiet NaN
+    0x7fc00000, then 0x7fff plus bit 16 is added and the high half kept. The
+    bits are arith-expand's; the select stays on f32 lanes, which AVX2
+    vectorizes (compiler/Target/CPU/ExpandBf16Rounding.cpp says what the i16
+    select cost).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def GPUToEmulatorPass : Pass<"sgc-gpu-to-emu", "mlir::ModuleOp"> {
   let summary = "Copy every CUDA kernel as a host function of one emulated "
                 "GPU thread";

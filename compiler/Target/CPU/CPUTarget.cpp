@@ -50,7 +50,8 @@ public:
 void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
   // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
   // strided metadata and affine go before arith-to-llvm; bf16 truncation
-  // is expanded to integer code so no variant calls __truncsfbf2.
+  // is expanded to integer code so no variant calls __truncsfbf2, first by
+  // our own expansion (vectors on AVX2), arith-expand then has none left.
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -60,6 +61,7 @@ void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createExpandBf16RoundingPass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

@@ -20,14 +20,15 @@
 // CHECK-NEXT: 15-convert-sg-to-linalg.mlir
 // CHECK-NEXT: 16-convert-linalg-to-loops.mlir
 // CHECK:      19-sgc-approximate-math.mlir
-// CHECK:      32-canonicalize.mlir
-// CHECK-NOT:  33-
+// CHECK:      23-sgc-expand-bf16-rounding.mlir
+// CHECK:      33-canonicalize.mlir
+// CHECK-NOT:  34-
 
 // Each dump is a whole module that sgc-opt parses again, and the last dump is
 // the compiler's output.
 // RUN: sgc-opt %t/02-canonicalize.mlir -o /dev/null
 // RUN: sgc compile %examples/sg/tiny-decoder.mlir -o %t.final.mlir
-// RUN: diff %t/32-canonicalize.mlir %t.final.mlir
+// RUN: diff %t/33-canonicalize.mlir %t.final.mlir
 
 // Stopping early dumps only the phases that ran.
 // RUN: rm -rf %t.import && sgc compile %examples/sg/tiny-decoder.mlir --compile-to=import --dump-ir-after-each=%t.import -o /dev/null
