@@ -98,6 +98,10 @@ mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 grep -o '_mlir_ciface_sgc_dispatch_[A-Za-z0-9_]*' "$W/gemv.ll" | sort -u |
   sed 's/.*/void &(void *x, void *w, void *y) { (void)x; (void)w; (void)y; __builtin_trap(); }/' \
     >"$W/stubs.c"
+# The bf16 pair rows' prefetch distance, which the runtime sets for its host
+# (runtime/src/cpu/host_tuning.cc): SGC_ROW_PREFETCH_BYTES as the runtime
+# reads it, else the compiled default.
+echo "long long sgc_cpu_row_prefetch_bytes = ${SGC_ROW_PREFETCH_BYTES:-4096};" >>"$W/stubs.c"
 # The per-variant flag, defined as the object emitter defines it: an
 # internal constant, 1 where this host has AVX512-BF16 (clang compiles for
 # -march=native), so the branch folds and a host without it never sees the
@@ -191,7 +195,7 @@ maxerr() {
 machine_note
 echo "load average before/after the run: $load_before / $(cut -d' ' -f1-3 /proc/loadavg)"
 sgc_types=$(cut -d: -f3,4 <<<"$kernel_specs" | sort -u | sed 's/\(.*\):\(.*\)/x \1, y \2/' | paste -sd';')
-echo "GEMV, cold weights (1 GiB pool, round-robin), bf16 W; sgc: $sgc_types; c-fma(-pf): x f32, y bf16;" \
+echo "GEMV, cold weights (1 GiB pool, round-robin), bf16 W; sgc: $sgc_types, bf16 rows prefetch ${SGC_ROW_PREFETCH_BYTES:-4096} B ahead; c-fma(-pf): x f32, y bf16;" \
   "$ROUNDS rounds, fresh processes"
 fmt='| %-18s | %-8s | %-14s | %-13s | %-14s | %-13s | %-15s | %-5s | %-7s |\n'
 printf "$fmt" "shape (N x K)" variant "1t GB/s" "1t % read-1t" "2t GB/s" "2t % read-2t" "2t % read-1t" \

@@ -31,7 +31,7 @@ def ExpandBf16RoundingPass
                 "the f32 lanes";
   let description = [{
     CPU target (and the CUDA target's host code). Every `arith.truncf` from
-    f32 (scalar or vector, round to nearest even) to bf16 becomes integer
+    a vector of f32 (round to nearest even) to bf16 becomes integer
     arithmetic on the f32 bits: a NaN is first replaced by the quiet NaN
     0x7fc00000, then 0x7fff plus bit 16 is added and the high half kept. The
     bits are arith-expand's; the select stays on f32 lanes, which AVX2

@@ -555,6 +555,10 @@ const char *sgc_session_variant(const sgc_session_t *s) {
   return s ? s->impl->variant() : "";
 }
 
+const char *sgc_session_tuning(const sgc_session_t *s) {
+  return s ? s->impl->tuning() : "";
+}
+
 sgc_status_t *sgc_session_prefill(sgc_session_t *s, const int32_t *tokens,
                                   int64_t n, int64_t pos0, float *logits_out,
                                   int all_positions) {

@@ -76,6 +76,9 @@ public:
   }
 
   virtual const char *variant_name() const = 0;
+  /// The host-dependent parameters in effect and why (sgc-run -v); "" when
+  /// the variant has none.
+  virtual const char *tuning() const { return ""; }
   virtual uint64_t kv_cache_bytes() const = 0;
   virtual uint64_t workspace_bytes() const = 0;
   virtual int32_t num_threads() const = 0;

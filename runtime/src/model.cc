@@ -128,6 +128,10 @@ status model_library::open(const std::string &path,
   return status();
 }
 
+void *model_library::symbol(const char *name) const {
+  return dlsym(handle_, name);
+}
+
 status model_library::validate() {
   const sgc_model_v2_t &t = *table_;
   const std::string where = quote(path_) + ": invalid model table: ";

@@ -26,6 +26,8 @@ public:
 
   const std::string &path() const { return path_; }
   const sgc_model_v2_t &table() const { return *table_; }
+  /// The library's exported data or function |name|, or null.
+  void *symbol(const char *name) const;
   uint32_t abi_minor() const { return table_->header.version_minor; }
   /// The 2.2 emulator table, or null (absent, or a 2.0/2.1 table).
   const sgc_abi_cuda_emu_t *cuda_emu() const {

@@ -70,6 +70,7 @@ public:
   uint64_t workspace_bytes() const { return executor_->workspace_bytes(); }
   int32_t num_threads() const { return executor_->num_threads(); }
   const char *variant() const { return executor_->variant_name(); }
+  const char *tuning() const { return executor_->tuning(); }
   int64_t context() const { return context_; }
 
 private:

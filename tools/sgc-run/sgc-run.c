@@ -169,9 +169,11 @@ static void print_summary(FILE *out, sgc_model_t *model, sgc_weights_t *w,
           sgc_session_num_sequences(session) == 1 ? "" : "s");
   print_decode_batches(out, model);
   if (device == SGC_DEVICE_CPU)
-    fprintf(out, "cpu: variant '%s', %d threads\n",
+    fprintf(out, "cpu: variant '%s', %d threads%s%s\n",
             sgc_session_variant(session),
-            (int)sgc_session_num_threads(session));
+            (int)sgc_session_num_threads(session),
+            *sgc_session_tuning(session) ? "; " : "",
+            sgc_session_tuning(session));
   else
     fprintf(out, "%s: variant '%s'\n",
             device == SGC_DEVICE_CUDA ? "cuda" : "cuda-emu",

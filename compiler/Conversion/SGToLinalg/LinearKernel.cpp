@@ -103,10 +103,12 @@ SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
 /// model's decode has) add the same way but without the instruction's
 /// flushing of denormals. No other path needs these bits. f16 and
 /// block-encoded weights (`wType`) become their bf16 pairs in registers
-/// (loadWeightPairsBF16).
+/// (loadWeightPairsBF16). Plain bf16 rows prefetch `prefetchBytes` (an index:
+/// the runtime's choice for its host, 0 for none) ahead.
 SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
                                    Value w, Type wType, Value row,
-                                   ValueRange tokens, int64_t k) {
+                                   ValueRange tokens, int64_t k,
+                                   Value prefetchBytes) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value two = constIndex(b, loc, 2);
@@ -147,9 +149,19 @@ SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
                             quant.getRowBytes(stepElements), /*unit=*/1);
           return;
         }
-        // The cache lines a step reads, kPairPrefetchElements ahead.
-        emitPrefetchAhead(b, loc, w, row, col, kPairPrefetchElements,
-                          stepElements * 2);
+        // The cache lines a step reads, prefetchBytes ahead where that is
+        // not 0 (a branch the loop unswitching takes out of the loop).
+        Value zero = constIndex(b, loc, 0);
+        Value on = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         prefetchBytes, zero);
+        scf::IfOp::create(b, loc, on, [&](OpBuilder &b, Location loc) {
+          Value at = arith::AddIOp::create(
+              b, loc, col,
+              arith::DivUIOp::create(b, loc, prefetchBytes,
+                                     constIndex(b, loc, 2)));
+          emitPrefetchAhead(b, loc, w, row, at, 0, stepElements * 2);
+          scf::YieldOp::create(b, loc);
+        });
       });
 }
 using EpilogueFn =
@@ -250,6 +262,8 @@ struct TileBuffers {
   /// i1, the variant's bf16 dot flag: rows outside tiles (decode) take
   /// emitRowDotPairs where it is set; null in a kernel without xb.
   Value rowDot;
+  /// How far ahead the pair rows prefetch (index, bytes); set with rowDot.
+  Value rowPrefetch;
   /// The int8 activations' records and the variant's int8 flag (i1): rows
   /// outside tiles take emitRowDotsInt8 where it is set; null in a kernel
   /// without int8 rows.
@@ -286,7 +300,7 @@ SmallVector<Value> emitRowDotsBest(OpBuilder &b, Location loc,
     return choose(b, loc, bufs.rowDot,
                   [&](OpBuilder &b, Location loc) {
                     return emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n,
-                                           group, spec.k);
+                                           group, spec.k, bufs.rowPrefetch);
                   },
                   f32);
   };
@@ -638,6 +652,7 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   Value f32Tiles = useTiles;
   if (spec.bf16Dot) {
     bufs.rowDot = loadBf16DotFlag(b, loc, module);
+    bufs.rowPrefetch = loadRowPrefetchBytes(b, loc, module);
     if (spec.int8Dot)
       bufs.int8Dot = loadInt8DotFlag(b, loc, module);
     bufs.useDot = arith::AndIOp::create(b, loc, useTiles, bufs.rowDot);

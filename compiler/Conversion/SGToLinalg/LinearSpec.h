@@ -26,9 +26,10 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kAccumulators = 4;
 /// How far ahead the row kernel prefetches weights, in bf16 elements (1 KiB).
 constexpr int64_t kPrefetchElements = 512;
-/// The same for the bf16-pair rows (4 KiB): on the znver5 host B1 decode
-/// ran 5-12 % faster at 4 KiB than at 1 KiB in every round of an A/B on 1
-/// thread, 1-17 % (noisy) on 2; 2 KiB in between, 8 KiB no better.
+/// The same for the bf16-pair rows of a block encoding (4 KiB of bf16
+/// weights ahead). Plain bf16 pair rows read the distance at run time
+/// (kRowPrefetchGlobal, Lowering.h): on the znver5 host B1 decode ran 5-12 %
+/// faster at 4 KiB than at 1 KiB on 1 thread, on znver4 fastest without.
 constexpr int64_t kPairPrefetchElements = 2048;
 /// The register tile of the token path: tokens x output rows (one vector).
 constexpr int64_t kTileTokens = 6;

@@ -380,3 +380,20 @@ Value lowering::loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
 Value lowering::loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
   return loadCpuFlag(b, loc, module, kInt8DotFlag);
 }
+
+Value lowering::loadRowPrefetchBytes(OpBuilder &b, Location loc,
+                                     ModuleOp module) {
+  auto i64 = b.getI64Type();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(kRowPrefetchGlobal);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    // Not constant: the runtime writes it after loading the library.
+    global = LLVM::GlobalOp::create(b, loc, i64, /*isConstant=*/false,
+                                    LLVM::Linkage::External,
+                                    kRowPrefetchGlobal, Attribute());
+  }
+  Value bytes = LLVM::LoadOp::create(
+      b, loc, i64, LLVM::AddressOfOp::create(b, loc, global));
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), bytes);
+}

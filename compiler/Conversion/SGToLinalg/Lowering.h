@@ -227,6 +227,18 @@ Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module);
 constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
 Value loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module);
 
+/// The i64 global, one per model library and written by the runtime for its
+/// host (runtime/src/host_tuning.cc), of how many bytes ahead the bf16 pair
+/// rows prefetch their weight stream; 0: not at all. The object emitter
+/// defines it with kDefaultRowPrefetchBytes. Prefetching never changes a
+/// result, so any value is correct.
+constexpr llvm::StringLiteral kRowPrefetchGlobal = "sgc_cpu_row_prefetch_bytes";
+constexpr int64_t kDefaultRowPrefetchBytes = 4096;
+
+/// The value of kRowPrefetchGlobal as an index, declared in `module` on
+/// first use.
+Value loadRowPrefetchBytes(OpBuilder &b, Location loc, ModuleOp module);
+
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
 void emitRowChunks(OpBuilder &b, Location loc, int64_t width,

@@ -51,7 +51,8 @@ void mlir::sgc::buildHostCodegenPipeline(OpPassManager &pm, bool barePointers) {
   // Buffers and loops -> LLVM dialect. Order matters (CPU.md §5.11):
   // strided metadata and affine go before arith-to-llvm; bf16 truncation
   // is expanded to integer code so no variant calls __truncsfbf2, first by
-  // our own expansion (vectors on AVX2), arith-expand then has none left.
+  // our own expansion for vectors (AVX2 keeps them in vectors), then
+  // arith-expand for the scalars.
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

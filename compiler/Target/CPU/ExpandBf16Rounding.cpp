@@ -1,7 +1,7 @@
 //===- ExpandBf16Rounding.cpp - f32 -> bf16 as vector integer code -------===//
 //
-// Part of sgc. Every rounding of f32 to bf16 (arith.truncf, round to nearest
-// even) becomes integer arithmetic on the f32 bits, as arith-expand's bf16
+// Part of sgc. Every rounding of a vector of f32 to bf16 (arith.truncf,
+// round to nearest even) becomes integer arithmetic on the f32 bits, as arith-expand's bf16
 // expansion does, with one difference: a NaN is replaced by the quiet NaN
 // 0x7fc00000 *before* the rounding (a select on f32 lanes) instead of its
 // result by 0x7fc0 after it (a select on i16 lanes). The bits are the same:
@@ -31,20 +31,11 @@ using namespace mlir;
 
 namespace {
 
-/// `type` with element type `element` (a scalar or a vector shape).
-Type withElement(Type type, Type element) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return shaped.clone(element);
-  return element;
-}
-
-/// A constant of `type` (scalar or splat).
-Value constantOf(PatternRewriter &rewriter, Location loc, Type type,
-                 TypedAttr scalar) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(shaped, Attribute(scalar)));
-  return arith::ConstantOp::create(rewriter, loc, scalar);
+/// A splat constant of the vector type `type`.
+Value splatOf(PatternRewriter &rewriter, Location loc, VectorType type,
+              TypedAttr scalar) {
+  return arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(type, Attribute(scalar)));
 }
 
 struct ExpandTruncF32ToBf16 : OpRewritePattern<arith::TruncFOp> {
@@ -53,16 +44,20 @@ struct ExpandTruncF32ToBf16 : OpRewritePattern<arith::TruncFOp> {
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
     Type in = op.getIn().getType(), out = op.getType();
-    if (!getElementTypeOrSelf(in).isF32() || !getElementTypeOrSelf(out).isBF16())
+    // Vectors only: a scalar's i16 select is one cmov, while its f32 select
+    // became a masked vmovss whose result then crossed to an integer
+    // register, which stalled bench/gemv's row kernels 5x on znver4.
+    if (!isa<VectorType>(in) || !getElementTypeOrSelf(in).isF32() ||
+        !getElementTypeOrSelf(out).isBF16())
       return failure();
     if (op.getRoundingmodeAttr() &&
         *op.getRoundingmode() != arith::RoundingMode::to_nearest_even)
       return failure();
     Location loc = op.getLoc();
-    Type i32 = withElement(in, rewriter.getI32Type());
-    Type i16 = withElement(in, rewriter.getI16Type());
+    auto i32 = cast<VectorType>(in).clone(rewriter.getI32Type());
+    auto i16 = cast<VectorType>(in).clone(rewriter.getI16Type());
     auto i32Const = [&](int64_t v) {
-      return constantOf(rewriter, loc, i32, rewriter.getI32IntegerAttr(v));
+      return splatOf(rewriter, loc, i32, rewriter.getI32IntegerAttr(v));
     };
     Value x = op.getIn();
     Value isNan =

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/SGToLinalg/Lowering.h"
 #include "compiler/Target/ABI/PlanSerializer.h"
 #include "compiler/Target/CPU/CPULibrary.h"
 #include "dialects/SG/IR/SGDialect.h"
@@ -163,6 +164,10 @@ LogicalResult Glue::emit() {
        << variant.requiredFeatures << "ull, " << variant.prefix
        << "functions, 0, 0, 0},\n";
   os << "};\n\n";
+  // Read by the bf16 pair rows of every variant, set by the runtime for its
+  // host (sgc/abi.h).
+  os << "SGC_ABI_EXPORT int64_t sgc_cpu_row_prefetch_bytes = "
+     << mlir::sgc::lowering::kDefaultRowPrefetchBytes << ";\n\n";
   plan.writeModel(os, "cpu", "SGC_ABI_DEVICE_CPU", "sgc_variants",
                   variants.size());
   return success();

@@ -2,7 +2,8 @@
 //
 // Part of sgc. Writes the glue and one object per CPU variant to a scratch
 // directory and links them with the system C compiler into a shared library
-// that needs only libc and libm and exports only sgc_model_query.
+// that needs only libc and libm and exports only sgc_model_query and the
+// runtime's tuning knob (sgc/abi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,7 +133,8 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
   for (const LinkObject &object : objects)
     inputs.push_back(writeFile(loc, dir, object.name, object.bytes));
   std::string script = writeFile(loc, dir, "exports.map",
-                                 "{ global: sgc_model_query; local: *; };\n");
+                                 "{ global: sgc_model_query; "
+                                 "sgc_cpu_row_prefetch_bytes; local: *; };\n");
   for (const std::string &input : inputs)
     if (input.empty())
       return EmitResult::OutputError;

@@ -53,8 +53,12 @@ extern "C" {
 #define SGC_ABI_VERSION_MAJOR 2u
 #define SGC_ABI_VERSION_MINOR 9u
 
-/** The one symbol a compiled model exports (dlsym name). */
+/** The symbol every compiled model exports (dlsym name). A CPU model may also
+ *  export SGC_ABI_ROW_PREFETCH_SYMBOL, an int64_t the runtime sets before any
+ *  call where present: how many bytes ahead its bf16 rows prefetch (0: none).
+ *  No value changes a result. */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
+#define SGC_ABI_ROW_PREFETCH_SYMBOL "sgc_cpu_row_prefetch_bytes"
 
 /** Largest tensor rank the manifest can describe. */
 #define SGC_ABI_MAX_RANK 8
@@ -770,22 +774,17 @@ typedef struct sgc_model_v2_t {
 /** sizeof(sgc_model_v2_t) in ABI 2.0 and 2.1, which a runtime still reads
     (the 2.2 fields are then absent: treat them as zero). */
 #define SGC_ABI_MODEL_V2_1_SIZE offsetof(sgc_model_v2_t, cuda_emu)
-/** sizeof(sgc_model_v2_t) in ABI 2.2 (the 2.3 fields absent: zero). */
+/** sizeof(sgc_model_v2_t) in ABI 2.2, then in 2.3 (later fields: zero). */
 #define SGC_ABI_MODEL_V2_2_SIZE offsetof(sgc_model_v2_t, image)
-/** sizeof(sgc_model_v2_t) in ABI 2.3 (the 2.4 fields absent: zero). */
 #define SGC_ABI_MODEL_V2_3_SIZE offsetof(sgc_model_v2_t, phase_argmax)
 
 /**
  * What the compiler emits, in the generated C file:
- *
  *   static const sgc_model_v2_t model = {
  *       {SGC_ABI_MAGIC, SGC_ABI_VERSION_MAJOR, SGC_ABI_VERSION_MINOR,
  *        sizeof(sgc_model_v2_t)}, ...};
  *   SGC_ABI_EXPORT const sgc_abi_header_t *sgc_model_query(uint32_t major,
- *                                                          uint32_t minor) {
- *     (void)major; (void)minor;
- *     return &model.header;
- *   }
+ *       uint32_t minor) { (void)major; (void)minor; return &model.header; }
  */
 #if defined(_WIN32)
 #define SGC_ABI_EXPORT __declspec(dllexport)

@@ -10,6 +10,7 @@
 #include "lib/support/half.h"
 #include "runtime/src/cpu/cpu_features.h"
 #include "runtime/src/cpu/heap_settings.h"
+#include "runtime/src/cpu/host_tuning.h"
 #include "runtime/src/weights.h"
 
 #include <cstring>
@@ -75,6 +76,18 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
     return device_error(
         "the kernel refused AMX tile state, needed by variant " +
         quote(e->variant_->name));
+  // The library's host-dependent knob (sgc/abi.h), where it has one.
+  if (auto *bytes = static_cast<int64_t *>(
+          model->symbol(SGC_ABI_ROW_PREFETCH_SYMBOL))) {
+    row_prefetch_choice choice;
+    st = choose_row_prefetch(*bytes, &choice);
+    if (!st.ok())
+      return st;
+    *bytes = choice.bytes;
+    // What the library now holds, read back.
+    e->tuning_ = "row prefetch " + std::to_string(*bytes) + " B (" +
+                 choice.why + ")";
+  }
   keep_freed_blocks();
   e->model_ = std::move(model);
   e->pool_ = std::make_unique<thread_pool>(

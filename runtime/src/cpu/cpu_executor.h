@@ -50,6 +50,7 @@ public:
   }
 
   const char *variant_name() const override { return variant_->name; }
+  const char *tuning() const override { return tuning_.c_str(); }
   uint64_t kv_cache_bytes() const override { return kv_bytes_; }
   uint64_t workspace_bytes() const override { return workspace_.size(); }
   int32_t num_threads() const override { return pool_->size(); }
@@ -95,6 +96,8 @@ private:
   /// Per operand of the step being run: its descriptor and what it passes.
   std::vector<sgc_abi_memref_t> descriptors_;
   std::vector<void *> operands_;
+  /// What host_tuning.cc chose ("row prefetch 0 B (...)").
+  std::string tuning_;
 };
 
 } // namespace runtime

@@ -95,6 +95,8 @@ uint64_t sgc_session_workspace_bytes(const sgc_session_t *session);
 int32_t sgc_session_num_threads(const sgc_session_t *session);
 /** The variant in use. */
 const char *sgc_session_variant(const sgc_session_t *session);
+/** Its host-dependent parameters and why ("row prefetch 0 B (...)"), or "". */
+const char *sgc_session_tuning(const sgc_session_t *session);
 
 /**
  * One prefill call: tokens at positions pos0..pos0+n-1 (1 <= n <=

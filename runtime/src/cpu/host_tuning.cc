@@ -1,0 +1,97 @@
+/*
+ * host_tuning.cc - per-host parameters of compiled CPU code, by CPU model.
+ */
+#include "runtime/src/cpu/host_tuning.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define SGC_X86 1
+#endif
+
+namespace sgc {
+namespace runtime {
+
+namespace {
+
+/// A CPU model range and the row prefetch distance B1 decode measured
+/// fastest on it (bench/README.md, the host's table).
+struct model_entry {
+  const char *vendor;
+  unsigned family, model_lo, model_hi;
+  const char *name;
+  int64_t bytes;
+};
+
+constexpr model_entry kMeasured[] = {
+    // Zen 4 (Genoa, Raphael, Phoenix, Bergamo): the hardware prefetchers
+    // alone kept the bf16 rows fastest on 1 and 2 threads.
+    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4", 0},
+    {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4", 0},
+    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4", 0},
+    // Zen 5: 4 KiB ahead, 5-12 % faster than 1 KiB on 1 thread.
+    {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5", 4096},
+};
+
+struct cpu_model {
+  char vendor[13] = {};
+  unsigned family = 0, model = 0;
+};
+
+cpu_model read_cpu_model() {
+  cpu_model m;
+#ifdef SGC_X86
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+    return m;
+  std::memcpy(m.vendor, &ebx, 4);
+  std::memcpy(m.vendor + 4, &edx, 4);
+  std::memcpy(m.vendor + 8, &ecx, 4);
+  __cpuid(1, eax, ebx, ecx, edx);
+  unsigned base_family = (eax >> 8) & 0xf, base_model = (eax >> 4) & 0xf;
+  m.family = base_family + (base_family == 0xf ? (eax >> 20) & 0xff : 0);
+  m.model = base_model | ((base_family == 0xf || base_family == 0x6)
+                              ? ((eax >> 16) & 0xf) << 4
+                              : 0);
+#endif
+  return m;
+}
+
+std::string hex(unsigned v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%xh", v);
+  return text;
+}
+
+} // namespace
+
+status choose_row_prefetch(int64_t compiled_default, row_prefetch_choice *out) {
+  constexpr int64_t limit = int64_t(1) << 20;
+  if (const char *set = std::getenv("SGC_ROW_PREFETCH_BYTES")) {
+    char *end = nullptr;
+    long long v = std::strtoll(set, &end, 10);
+    if (!*set || *end || v < 0 || v > limit)
+      return usage_error(std::string("SGC_ROW_PREFETCH_BYTES='") + set +
+                         "' is not a byte count from 0 to " +
+                         std::to_string(limit));
+    *out = {v, "SGC_ROW_PREFETCH_BYTES"};
+    return status();
+  }
+  const cpu_model m = read_cpu_model();
+  const std::string model = std::string(m.vendor) + " family " +
+                            hex(m.family) + " model " + hex(m.model);
+  for (const model_entry &e : kMeasured)
+    if (!std::strcmp(e.vendor, m.vendor) && e.family == m.family &&
+        m.model >= e.model_lo && m.model <= e.model_hi) {
+      *out = {e.bytes, model + ": " + e.name};
+      return status();
+    }
+  *out = {compiled_default, model + ": the compiled default"};
+  return status();
+}
+
+} // namespace runtime
+} // namespace sgc
