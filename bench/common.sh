@@ -104,7 +104,25 @@ machine_note() {
   model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
   cpus=$(nproc)
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  echo "machine: $model, $cpus CPUs, load average $load, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "machine: $model ($(host_family)), $cpus CPUs, load average $load, $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+# host_family: "AuthenticAMD family 19h model 11h, znver4: avx2 avx512f ...":
+# the CPU's vendor, family and model (what the runtime's per-host choices
+# key on, runtime/src/cpu/host_tuning.cc), LLVM's name for it (sgc's host
+# variant) and the vector ISA extensions the kernels use where present.
+host_family() {
+  local vendor family model cpu isa f
+  vendor=$(sed -n 's/^vendor_id\s*: //p' /proc/cpuinfo | head -1)
+  family=$(sed -n 's/^cpu family\s*: //p' /proc/cpuinfo | head -1)
+  model=$(sed -n 's/^model\s*: //p' /proc/cpuinfo | head -1)
+  cpu=$(clang-22 -march=native -### -c -x c /dev/null 2>&1 |
+    grep -o '"-target-cpu" "[^"]*"' | cut -d'"' -f4)
+  isa=""
+  for f in avx2 fma avx512f avx512bw avx512_vnni avx512_bf16 avx512_fp16 amx_bf16; do
+    grep -qw "$f" /proc/cpuinfo && isa="$isa $f"
+  done
+  printf '%s family %xh model %xh, %s:%s\n' "$vendor" "$family" "$model" "${cpu:-unknown}" "$isa"
 }
 
 

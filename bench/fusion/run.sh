@@ -32,7 +32,7 @@ done
 
 stats() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {printf "%.1f/%.1f/%.1f", a[1], a[int((NR+1)/2)], a[NR]}'; }
 median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
+machine_note
 echo "B1 decode, bf16, 32-token prompt, 48 timed steps a process, $ROUNDS rounds"
 echo "| threads | fused ms/token | unfused ms/token | unfused / fused |"
 echo "|---------|----------------|------------------|-----------------|"

@@ -226,7 +226,11 @@ SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
           ArrayRef<int64_t>{0});
       Value xv = vector::BitCastOp::create(
           b, loc, vecPairs, vector::BroadcastOp::create(b, loc, wordsType, word));
-      accs[i] = x86vector::DotBF16Op::create(b, loc, vecF32, accs[i], xv, wv);
+      // The broadcast pair is the instruction's last source, the one that
+      // may be memory: it folds into the vdpbf16ps as an embedded broadcast
+      // ({1to16}) instead of a vbroadcastss of its own. Each lane's two
+      // products are the same either way round.
+      accs[i] = x86vector::DotBF16Op::create(b, loc, vecF32, accs[i], wv, xv);
     }
   };
   SmallVector<Value> inits(kDotTileTokens, zeroVec);
