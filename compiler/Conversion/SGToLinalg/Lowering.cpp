@@ -354,20 +354,28 @@ void lowering::emitRowChunks(
           [&](OpBuilder &b, Location loc, Value col) { body(b, loc, col, 1); });
 }
 
-/// i1: the i8 CPU flag `name`, declared in `module` on first use.
-static Value loadCpuFlag(OpBuilder &b, Location loc, ModuleOp module,
-                         StringRef name) {
-  auto i8 = b.getI8Type();
+/// The value of the external global `name` of type `type`, declared in
+/// `module` on first use (constant: a CPU variant's flag, which LLVM folds;
+/// not: a knob the runtime writes).
+static Value loadCpuGlobal(OpBuilder &b, Location loc, ModuleOp module,
+                           StringRef name, Type type, bool isConstant) {
   auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
   if (!global) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    global = LLVM::GlobalOp::create(b, loc, i8, /*isConstant=*/true,
+    global = LLVM::GlobalOp::create(b, loc, type, isConstant,
                                     LLVM::Linkage::External, name,
                                     Attribute());
   }
-  Value flag = LLVM::LoadOp::create(
-      b, loc, i8, LLVM::AddressOfOp::create(b, loc, global));
+  return LLVM::LoadOp::create(b, loc, type,
+                              LLVM::AddressOfOp::create(b, loc, global));
+}
+
+/// i1: the i8 CPU flag `name`.
+static Value loadCpuFlag(OpBuilder &b, Location loc, ModuleOp module,
+                         StringRef name) {
+  Value flag = loadCpuGlobal(b, loc, module, name, b.getI8Type(),
+                             /*isConstant=*/true);
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, flag,
       arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
@@ -383,17 +391,8 @@ Value lowering::loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module) {
 
 Value lowering::loadRowPrefetchBytes(OpBuilder &b, Location loc,
                                      ModuleOp module) {
-  auto i64 = b.getI64Type();
-  auto global = module.lookupSymbol<LLVM::GlobalOp>(kRowPrefetchGlobal);
-  if (!global) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    // Not constant: the runtime writes it after loading the library.
-    global = LLVM::GlobalOp::create(b, loc, i64, /*isConstant=*/false,
-                                    LLVM::Linkage::External,
-                                    kRowPrefetchGlobal, Attribute());
-  }
-  Value bytes = LLVM::LoadOp::create(
-      b, loc, i64, LLVM::AddressOfOp::create(b, loc, global));
+  // Not constant: the runtime writes it after loading the library.
+  Value bytes = loadCpuGlobal(b, loc, module, kRowPrefetchGlobal,
+                              b.getI64Type(), /*isConstant=*/false);
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), bytes);
 }
