@@ -10,6 +10,7 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOLINALG_LOWERING_H
 #define SGC_COMPILER_CONVERSION_SGTOLINALG_LOWERING_H
 
+#include "lib/abi/sgc/abi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -228,11 +229,12 @@ constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
 Value loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module);
 
 /// The i64 global, one per model library and written by the runtime for its
-/// host (runtime/src/host_tuning.cc), of how many bytes ahead the bf16 pair
-/// rows prefetch their weight stream; 0: not at all. The object emitter
-/// defines it with kDefaultRowPrefetchBytes. Prefetching never changes a
-/// result, so any value is correct.
-constexpr llvm::StringLiteral kRowPrefetchGlobal = "sgc_cpu_row_prefetch_bytes";
+/// host (runtime/src/cpu/host_tuning.cc), of how many bytes ahead the bf16
+/// pair rows prefetch their weight stream; 0: not at all. The CPU glue
+/// (compiler/Target/CPU/GlueEmitter.cpp) defines it with
+/// kDefaultRowPrefetchBytes. Prefetching never changes a result, so any
+/// value is correct.
+constexpr llvm::StringLiteral kRowPrefetchGlobal = SGC_ABI_ROW_PREFETCH_SYMBOL;
 constexpr int64_t kDefaultRowPrefetchBytes = 4096;
 
 /// The value of kRowPrefetchGlobal as an index, declared in `module` on

@@ -166,8 +166,8 @@ LogicalResult Glue::emit() {
   os << "};\n\n";
   // Read by the bf16 pair rows of every variant, set by the runtime for its
   // host (sgc/abi.h).
-  os << "SGC_ABI_EXPORT int64_t sgc_cpu_row_prefetch_bytes = "
-     << mlir::sgc::lowering::kDefaultRowPrefetchBytes << ";\n\n";
+  os << "SGC_ABI_EXPORT int64_t " << lowering::kRowPrefetchGlobal << " = "
+     << lowering::kDefaultRowPrefetchBytes << ";\n\n";
   plan.writeModel(os, "cpu", "SGC_ABI_DEVICE_CPU", "sgc_variants",
                   variants.size());
   return success();

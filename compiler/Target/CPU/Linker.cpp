@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPULibrary.h"
+#include "lib/abi/sgc/abi.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -132,9 +133,10 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
   inputs.push_back(writeFile(loc, dir, "glue.c", glue));
   for (const LinkObject &object : objects)
     inputs.push_back(writeFile(loc, dir, object.name, object.bytes));
-  std::string script = writeFile(loc, dir, "exports.map",
-                                 "{ global: sgc_model_query; "
-                                 "sgc_cpu_row_prefetch_bytes; local: *; };\n");
+  std::string script = writeFile(
+      loc, dir, "exports.map",
+      "{ global: " SGC_ABI_QUERY_SYMBOL "; " SGC_ABI_ROW_PREFETCH_SYMBOL
+      "; local: *; };\n");
   for (const std::string &input : inputs)
     if (input.empty())
       return EmitResult::OutputError;
