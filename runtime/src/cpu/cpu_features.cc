@@ -6,6 +6,7 @@
 #include <sgc/abi.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sched.h>
 #include <set>
@@ -117,7 +118,33 @@ const std::pair<uint64_t, const char *> feature_names[] = {
     {SGC_ABI_CPU_ARM_I8MM, "i8mm"},
 };
 
+cpu_identity read_identity() {
+  cpu_identity id;
+#ifdef SGC_X86
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+    return id;
+  char vendor[12];
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  id.vendor.assign(vendor, sizeof vendor);
+  __cpuid(1, eax, ebx, ecx, edx);
+  const unsigned base_family = (eax >> 8) & 0xf, base_model = (eax >> 4) & 0xf;
+  id.family = base_family + (base_family == 0xf ? (eax >> 20) & 0xff : 0);
+  id.model = base_model | ((base_family == 0xf || base_family == 0x6)
+                               ? ((eax >> 16) & 0xf) << 4
+                               : 0);
+#endif
+  return id;
+}
+
 } // namespace
+
+const cpu_identity &detect_cpu_identity() {
+  static const cpu_identity id = read_identity();
+  return id;
+}
 
 uint64_t detect_cpu_features() {
 #ifdef SGC_X86

@@ -15,6 +15,15 @@ namespace runtime {
 /// request_amx_permission() before running AMX code.
 uint64_t detect_cpu_features();
 
+/// Who made this CPU and which model it is (cpuid leaves 0 and 1), for the
+/// choices that depend on the model rather than its features
+/// (host_tuning.cc). Empty vendor and zeros off x86.
+struct cpu_identity {
+  std::string vendor; // "AuthenticAMD", "GenuineIntel"
+  unsigned family = 0, model = 0; // with the extended fields added in
+};
+const cpu_identity &detect_cpu_identity();
+
 /// "avx2 fma f16c" for the bits in |features| (unknown bits as "bitN").
 std::string cpu_feature_names(uint64_t features);
 

@@ -3,14 +3,10 @@
  */
 #include "runtime/src/cpu/host_tuning.h"
 
+#include "runtime/src/cpu/cpu_features.h"
+
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#define SGC_X86 1
-#endif
 
 namespace sgc {
 namespace runtime {
@@ -36,30 +32,6 @@ constexpr model_entry kMeasured[] = {
     {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5", 4096},
 };
 
-struct cpu_model {
-  char vendor[13] = {};
-  unsigned family = 0, model = 0;
-};
-
-cpu_model read_cpu_model() {
-  cpu_model m;
-#ifdef SGC_X86
-  unsigned eax, ebx, ecx, edx;
-  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
-    return m;
-  std::memcpy(m.vendor, &ebx, 4);
-  std::memcpy(m.vendor + 4, &edx, 4);
-  std::memcpy(m.vendor + 8, &ecx, 4);
-  __cpuid(1, eax, ebx, ecx, edx);
-  unsigned base_family = (eax >> 8) & 0xf, base_model = (eax >> 4) & 0xf;
-  m.family = base_family + (base_family == 0xf ? (eax >> 20) & 0xff : 0);
-  m.model = base_model | ((base_family == 0xf || base_family == 0x6)
-                              ? ((eax >> 16) & 0xf) << 4
-                              : 0);
-#endif
-  return m;
-}
-
 std::string hex(unsigned v) {
   char text[16];
   std::snprintf(text, sizeof text, "%xh", v);
@@ -80,11 +52,11 @@ status choose_row_prefetch(int64_t compiled_default, row_prefetch_choice *out) {
     *out = {v, "SGC_ROW_PREFETCH_BYTES"};
     return status();
   }
-  const cpu_model m = read_cpu_model();
-  const std::string model = std::string(m.vendor) + " family " +
-                            hex(m.family) + " model " + hex(m.model);
+  const cpu_identity &m = detect_cpu_identity();
+  const std::string model =
+      m.vendor + " family " + hex(m.family) + " model " + hex(m.model);
   for (const model_entry &e : kMeasured)
-    if (!std::strcmp(e.vendor, m.vendor) && e.family == m.family &&
+    if (m.vendor == e.vendor && e.family == m.family &&
         m.model >= e.model_lo && m.model <= e.model_hi) {
       *out = {e.bytes, model + ": " + e.name};
       return status();
