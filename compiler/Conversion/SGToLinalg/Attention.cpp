@@ -308,6 +308,46 @@ Value emitAheadMasked(OpBuilder &b, Location loc, Value blocks, Value bi,
       });
 }
 
+/// ceil(tokens / 2), the pairs of the chunk's rows.
+Value pairCountOf(OpBuilder &b, Location loc, Value tokens) {
+  return arith::DivUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, tokens, constIndex(b, loc, 1)),
+      constIndex(b, loc, 2));
+}
+
+/// The chunk's value rows v[tokens, hkv, dv] packed in pairs for the weighted
+/// sums' vdpbf16ps into `pairs` (PairedValues: the later row in the even
+/// halves); once a call, as long as reading v.
+void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
+                        Value pairs, int64_t hkv, int64_t dv) {
+  auto half = VectorType::get({kLanes}, b.getBF16Type());
+  Value one = constIndex(b, loc, 1), two = constIndex(b, loc, 2);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
+  emitFor(b, loc, constIndex(b, loc, 0), pairCountOf(b, loc, tokens),
+          [&](OpBuilder &b, Location loc, Value r) {
+    Value early = arith::MulIOp::create(b, loc, r, two);
+    Value late = arith::AddIOp::create(b, loc, early, one);
+    Value lateInChunk =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, late, tokens);
+    emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, hkv),
+            [&](OpBuilder &b, Location loc, Value g) {
+      for (int64_t c = 0; c < dv; c += kLanes) {
+        Value col = constIndex(b, loc, c);
+        Value e = vector::LoadOp::create(b, loc, half, v, ValueRange{early, g, col});
+        Value l = emitIfElse(
+            b, loc, half, lateInChunk,
+            [&](OpBuilder &b, Location loc) -> Value {
+              return vector::LoadOp::create(b, loc, half, v, ValueRange{late, g, col});
+            },
+            [&](OpBuilder &, Location) { return zeros; });
+        vector::StoreOp::create(b, loc, vector::InterleaveOp::create(b, loc, l, e),
+                                pairs, ValueRange{r, g, constIndex(b, loc, 2 * c)});
+      }
+    });
+  });
+}
+
 /// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], [blocks],
 /// out, head_begin, head_end)`: query heads [head_begin, head_end) of every
 /// token of the chunk; the glue spreads the heads over the threads.
@@ -393,6 +433,20 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   Value dotFlag;
   if (ct.isBF16() && spec.cacheType.isBF16() && spec.d % (2 * kLanes) == 0)
     dotFlag = loadBf16DotFlag(b, loc, module);
+  // The chunk's value rows in pairs where the sums take vdpbf16ps (a K/V
+  // cache; a V-only one sums a kv head's query heads together).
+  Value valuePairs;
+  if (dotFlag && !spec.keysFromValues && spec.dv % kLanes == 0) {
+    valuePairs = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
+                        b.getBF16Type()),
+        ValueRange{pairCountOf(b, loc, tokens)}, b.getI64IntegerAttr(64));
+    auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitPackValuePairs(b, loc, v, tokens, valuePairs, spec.hkv, spec.dv);
+  }
 
   // Query row i of head h, its scores in `scores`; with `cachedScored`
   // the cached keys' scores are there already.
@@ -542,9 +596,23 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
                        Value j = arith::AddIOp::create(b, loc, lo, t);
                        return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
                      }};
-      if (weightedSum)
+      if (!weightedSum)
+        return;
+      if (!valuePairs) {
         emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h,
                         ct);
+        return;
+      }
+      auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      PairedValues paired{
+          valuePairs, g, arith::SubIOp::create(b, loc, cacheEnd, pos0),
+          arith::SubIOp::create(b, loc, hi, Value(arith::AddIOp::create(b, loc, pos0, one))),
+          tCache};
+      emitWeightedSum(b, loc, spec.dv, scores, {cached}, out, i, h, ct, &paired);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
   };
   if (!spec.keysFromValues) {
     emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
@@ -603,6 +671,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
     memref::DeallocOp::create(b, loc, chunkKeys);
   }
   memref::DeallocOp::create(b, loc, qf);
+  if (valuePairs)
+    memref::DeallocOp::create(b, loc, valuePairs);
   if (scores)
     memref::DeallocOp::create(b, loc, scores);
   func::ReturnOp::create(b, loc);

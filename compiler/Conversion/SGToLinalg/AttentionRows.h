@@ -53,14 +53,25 @@ struct ValueRun {
   std::function<SmallVector<Value>(OpBuilder &, Location, Value)> rowOf;
 };
 
+/// A chunk's bf16 value rows packed in pairs for vdpbf16ps (emitPackValuePairs
+/// in Attention.cpp): pairs[r, g, 2c + 1] = v[2r, g, c] and pairs[r, g, 2c] =
+/// v[2r + 1, g, c], zeros past the chunk's last row. The weighted sum visits
+/// rows [rowBegin, rowLast] of kv head g, row rowBegin's probability at
+/// index tBegin (then in row order).
+struct PairedValues {
+  Value pairs, g, rowBegin, rowLast, tBegin;
+};
+
 /// out[i, h, :] = round(sum_t probs[t] · f32(v_t[:])) over the runs in
-/// order: per column block of kSumVectors x kLanes, the block's f32 sums stay
-/// in registers across every key (one FMA per value, exact products with bf16
-/// probabilities and values, in key order); columns past whole vectors one
-/// at a time.
+/// order, then (with `paired`) the paired rows: per column block of
+/// kSumVectors x kLanes, the block's f32 sums stay in registers across every
+/// key (one FMA per value, exact products with bf16 probabilities and
+/// values, in key order; a pair of paired rows one vdpbf16ps, which adds
+/// the earlier product first); columns past whole vectors one at a time (not
+/// with `paired`: dv a multiple of kLanes).
 void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
                      ArrayRef<ValueRun> runs, Value out, Value i, Value h,
-                     Type ct);
+                     Type ct, const PairedValues *paired = nullptr);
 
 /// The weighted sums of the query heads first + k, k in [0, group), of one
 /// query row together: per column block of kGroupSumVectors x kLanes every
