@@ -88,17 +88,21 @@ func.func @no_tiles(%xf: tensor<?x96xf32>, %xo: tensor<?x95xbf16>,
 // A 1-token chunk (decode) calls the same kernel as a prefill chunk: its
 // rows take the bf16 pairs from the bf16 copy, one vdpbf16ps per 32
 // weights in 4 chains, behind the variant's flag; the f32 chains otherwise.
+// K = 128 bf16 fill two 64-byte lines: the bf16 copy's rows are padded to
+// three (160 columns), so a tile's token rows sit in different L1 sets
+// (K = 96 above, three lines, is not padded).
 // CHECK-LABEL: func.func @decode(
-// CHECK: call @sgc_rows_128_bf16_b(
+// CHECK: %[[DXBA:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x160xbf16>
+// CHECK: call @sgc_rows_128_bf16_b(%{{.*}}, %{{.*}}, %[[DXBA]]) : (memref<?x128xbf16>, memref<?x128xf32>, memref<?x160xbf16>) -> ()
 // CHECK: call @sgc_dispatch_linear_64x128_bf16_bf16_dot(
 // CHECK-LABEL: func.func @sgc_linear_64x128_bf16_bf16_dot(
-// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %[[DXB:[a-z0-9]+]]: memref<?x128xbf16>, %[[DW:[a-z0-9]+]]: memref<64x128xbf16>
+// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %[[DXB:[a-z0-9]+]]: memref<?x160xbf16>, %[[DW:[a-z0-9]+]]: memref<64x128xbf16>
 // CHECK: %[[DON:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : i8
 // CHECK: arith.andi %{{.*}}, %[[DON]] : i1
 // CHECK: scf.if %[[DON]] -> (f32) {
 // CHECK-COUNT-4: memref.prefetch %[[DW]]
 // CHECK: %[[RW:.*]] = vector.load %[[DW]][%{{.*}}, %{{.*}}] : memref<64x128xbf16>, vector<32xbf16>
-// CHECK: %[[RX:.*]] = vector.load %[[DXB]][%{{.*}}, %{{.*}}] : memref<?x128xbf16>, vector<32xbf16>
+// CHECK: %[[RX:.*]] = vector.load %[[DXB]][%{{.*}}, %{{.*}}] : memref<?x160xbf16>, vector<32xbf16>
 // CHECK: x86vector.avx512.dot %{{.*}}, %[[RX]], %[[RW]] : vector<32xbf16> -> vector<16xf32>
 // CHECK-COUNT-3: x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
 // CHECK: vector.reduction <add>

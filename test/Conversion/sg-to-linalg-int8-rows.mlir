@@ -39,7 +39,7 @@
 // scales over 8 lanes each, the high digits' dot product shifted by 8 and
 // started at the records' starts, then the low digits', one f32 FMA.
 // CHECK-LABEL: func.func @sgc_linear_64x128_q4_0_bf16_dot_i8(
-// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %{{.*}}: memref<?x128xbf16>, %[[KREC:[a-z0-9]+]]: memref<?x512xi8>, %[[W:[a-z0-9]+]]: memref<64x72xi8>
+// CHECK-SAME: %{{.*}}: memref<?x128xf32>, %{{.*}}: memref<?x160xbf16>, %[[KREC:[a-z0-9]+]]: memref<?x512xi8>, %[[W:[a-z0-9]+]]: memref<64x72xi8>
 // CHECK: llvm.mlir.addressof @sgc_cpu_int8_dot : !llvm.ptr
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, {{.*}}, 31] : vector<16xi8>, vector<16xi8>
 // CHECK: arith.constant dense<[0, 0, 4, 4, 0, 0, 4, 4]> : vector<8xi64>

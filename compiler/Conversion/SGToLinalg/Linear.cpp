@@ -91,7 +91,7 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
     args.push_back(MemRefType::get({spec.k}, spec.normType));
   args.push_back(MemRefType::get({dyn, spec.k}, b.getF32Type()));
   if (spec.bf16Copy)
-    args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
+    args.push_back(bf16RowsType(b.getContext(), spec.k));
   OpBuilder::InsertionGuard guard(b);
   func::FuncOp func = createPrivateFunction(b, module, name, args);
   Block *entry = &func.getBody().front();
@@ -294,7 +294,9 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     if (type.isBF16() && !spec.bf16Dot)
       break;
     inputRows.push_back(memref::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic, input.k}, type),
+        b, loc,
+        type.isBF16() ? bf16RowsType(b.getContext(), input.k)
+                      : MemRefType::get({ShapedType::kDynamic, input.k}, type),
         ValueRange{padded}, b.getI64IntegerAttr(64)));
     state.allocated.push_back(inputRows.back());
   }

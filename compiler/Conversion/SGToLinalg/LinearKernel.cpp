@@ -617,7 +617,7 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
   if (spec.bf16Dot)
-    args.push_back(MemRefType::get({dyn, spec.k}, b.getBF16Type()));
+    args.push_back(bf16RowsType(b.getContext(), spec.k));
   if (spec.int8Dot)
     args.push_back(int8ActivationType(b.getContext(), spec.k));
   for (int64_t rows : spec.rows)

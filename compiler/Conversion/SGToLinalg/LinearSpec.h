@@ -45,6 +45,19 @@ constexpr int64_t kUnroll = 4;
 constexpr int64_t kDotTileTokens = 12;
 static_assert(kDotTileTokens % kTileTokens == 0, "xs pads to both tiles");
 
+/// The type of xb, the bf16 copy of the input rows the vdpbf16ps paths read:
+/// rows of K columns, padded by one 64-byte line where K columns fill an even
+/// number of lines. A bf16 tile reads its 12 token rows at the same column;
+/// rows 4 KiB apart (K = 2048) fall in one L1 set, 12 lines in 8 ways, and
+/// every broadcast missed L1 (znver4: the down projection ran at 61 % of the
+/// dot peak against 80 % for K = 640). An odd number of lines a row puts the
+/// 12 in different sets. Columns past K are never read.
+inline MemRefType bf16RowsType(MLIRContext *context, int64_t k) {
+  int64_t columns = (2 * k) % 128 == 0 ? k + 32 : k;
+  return MemRefType::get({ShapedType::kDynamic, columns},
+                         BFloat16Type::get(context));
+}
+
 using Epilogue = sg::ProjectionEpilogue;
 
 /// What the input rows need before the kernel: widening, maybe the norm.
