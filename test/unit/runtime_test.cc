@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -1108,6 +1109,60 @@ TEST(ThreadPool, NestedAndConcurrentCalls) {
   a.join();
   b.join();
   EXPECT_EQ(sum.load(), 2 * 200 * 64);
+}
+
+// argmax over vocabularies longer than its blocks of 16, against the plain
+// one-pass definition: the first index of the largest value that is not NaN
+// (0 when every value is NaN).
+TEST(Sampler, ArgmaxBlocksMatchTheDefinition) {
+  using sgc::runtime::sampler;
+  auto reference = [](const std::vector<float> &v) {
+    int32_t best = -1;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!std::isnan(v[i]) && (best < 0 || v[i] > v[best]))
+        best = static_cast<int32_t>(i);
+    return best < 0 ? 0 : best;
+  };
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  std::vector<std::vector<float>> cases;
+  std::vector<float> v(262144);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>((i * 2654435761u) % 100003) * 1e-3f;
+  cases.push_back(v);
+  v[262143] = 500.0f; // the last element, in the full last block
+  cases.push_back(v);
+  v[40] = 500.0f; // a tie in an earlier block: the first wins
+  v[41] = nan;
+  cases.push_back(v);
+  std::vector<float> tail(37, -1.0f);
+  tail[36] = 3.0f; // in the tail past whole blocks
+  tail[3] = nan;
+  cases.push_back(tail);
+  cases.push_back(std::vector<float>(40, nan));
+  std::vector<float> negInf(33, -inf);
+  negInf[0] = nan;
+  cases.push_back(negInf); // the first value that is not NaN
+  std::vector<float> zeros(20, 0.0f);
+  zeros[0] = -0.0f;
+  zeros[17] = nan;
+  cases.push_back(zeros); // -0 and +0 tie: index 0
+  std::vector<float> nanThenMax(64, 1.0f);
+  nanThenMax[5] = nan;
+  nanThenMax[21] = 2.0f; // the NaN's lane of a block holds the maximum later
+  cases.push_back(nanThenMax);
+  std::vector<float> withInf(50, 1.0f);
+  withInf[33] = inf;
+  withInf[18] = nan;
+  cases.push_back(withInf);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(sampler::argmax(cases[c].data(),
+                              static_cast<int64_t>(cases[c].size())),
+              reference(cases[c]));
+  }
+  EXPECT_EQ(sampler::argmax(v.data(), 262144), 40);
+  EXPECT_EQ(sampler::argmax(tail.data(), 37), 36);
+  EXPECT_EQ(sampler::argmax(negInf.data(), 33), 1);
 }
 
 TEST(Sampler, GreedyAndFilters) {
