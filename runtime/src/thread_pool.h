@@ -57,9 +57,11 @@ private:
   sgc_abi_range_fn_t fn_ = nullptr;
   void *ctx_ = nullptr;
   int64_t n_ = 0;
-  int64_t chunk_size_ = 0;
-  int64_t num_chunks_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
+  /// The smallest grab, and what grabs round up to (see run_chunks).
+  int64_t min_chunk_ = 1;
+  int64_t chunk_align_ = 1;
+  /// The first index no thread has taken yet.
+  std::atomic<int64_t> next_begin_{0};
   std::atomic<int> busy_workers_{0};
   std::atomic<uint64_t> generation_{0};
 

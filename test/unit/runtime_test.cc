@@ -1091,6 +1091,39 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
   }
 }
 
+// Guided ranges: the first a quarter of 2 threads' work, then shrinking to
+// 1/128 of it, each begin on a 16-row block, so neither thread waits long on
+// the other's last range.
+TEST(ThreadPool, RangesShrinkTowardTheEnd) {
+  sgc::runtime::thread_pool pool(2);
+  const int64_t n = 262144;
+  std::mutex m;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  pool.run(n, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    ranges.emplace_back(b, e);
+  });
+  std::sort(ranges.begin(), ranges.end());
+  ASSERT_GE(ranges.size(), 12u);
+  EXPECT_EQ(ranges.front(), std::make_pair(int64_t{0}, n / 4));
+  int64_t covered = 0;
+  for (auto [b, e] : ranges) {
+    EXPECT_EQ(b, covered);
+    EXPECT_EQ(b % 16, 0) << b;
+    EXPECT_LE(e - b, n / 4);
+    covered = e;
+  }
+  EXPECT_EQ(covered, n);
+  EXPECT_LE(ranges.back().second - ranges.back().first, n / 128);
+  // Few rows: one at a time once the shares round down to nothing.
+  ranges.clear();
+  pool.run(4, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    ranges.emplace_back(b, e);
+  });
+  EXPECT_EQ(ranges.size(), 4u);
+}
+
 TEST(ThreadPool, NestedAndConcurrentCalls) {
   sgc::runtime::thread_pool pool(3);
   std::atomic<int64_t> total{0};
