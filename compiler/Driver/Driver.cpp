@@ -87,8 +87,9 @@ struct Options {
       cl::value_desc("dir")};
   cl::opt<std::string> saveTemps{
       "save-temps",
-      cl::desc("Keep what the emit phase generates in DIR: the C glue and, "
-               "for CUDA, the PTX, the ptxas -v report and the cubin"),
+      cl::desc("Keep what the emit phase generates in DIR: the C glue, each "
+               "CPU variant's LLVM IR before optimization and, for CUDA, the "
+               "PTX, the ptxas -v report and the cubin"),
       cl::value_desc("dir")};
   cl::opt<std::string> kernelSpecs{
       "kernel-specs",

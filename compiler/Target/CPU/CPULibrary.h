@@ -51,8 +51,11 @@ FailureOr<std::string> emitCPUObject(ModuleOp module,
 
 /// The same for each of `variants`, their LLVM optimization and code
 /// generation on a thread each; the objects in the order of `variants`.
+/// With `irDir`, each variant's LLVM IR as it goes into optimization is
+/// written there too, as <prefix>model.ll.
 FailureOr<std::vector<std::string>>
-emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants);
+emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants,
+               StringRef irDir = "");
 
 /// Builds the model library at `options.outputPath` from an LLVM-dialect
 /// module (and writes the glue to `options.dumpDir` when given).

@@ -95,7 +95,7 @@ EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
   if (failed(glue))
     return EmitResult::BadModule;
   FailureOr<std::vector<std::string>> compiled =
-      emitCPUObjects(module, variants);
+      emitCPUObjects(module, variants, options.dumpDir);
   if (failed(compiled))
     return EmitResult::BadModule;
   std::vector<LinkObject> objects;
