@@ -41,7 +41,8 @@ struct ApproximateMathPass
       name.consume_front("math.");
       return name == "exp";
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     sgc::onlyRewrites())))
       signalPassFailure();
   }
 };

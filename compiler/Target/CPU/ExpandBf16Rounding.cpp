@@ -21,6 +21,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/bit.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_EXPANDBF16ROUNDINGPASS
@@ -59,22 +60,22 @@ struct ExpandTruncF32ToBf16 : OpRewritePattern<arith::TruncFOp> {
     auto i32Const = [&](int64_t v) {
       return splatOf(rewriter, loc, i32, rewriter.getI32IntegerAttr(v));
     };
+    // The constants first, together (no folding runs after this pattern).
+    Value quietNan = splatOf(
+        rewriter, loc, cast<VectorType>(in),
+        rewriter.getF32FloatAttr(llvm::bit_cast<float>(0x7fc00000u)));
+    Value bias = i32Const(0x7fff), one = i32Const(1), c16 = i32Const(16);
     Value x = op.getIn();
     Value isNan =
         arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
-    Value quietNan = arith::BitcastOp::create(rewriter, loc, in,
-                                              i32Const(0x7fc00000));
     x = arith::SelectOp::create(rewriter, loc, isNan, quietNan, x);
     // Round to nearest even: add 0x7fff plus bit 16, keep the high half; a
     // carry into the exponent is the rounding up, infinities stay.
     Value bits = arith::BitcastOp::create(rewriter, loc, i32, x);
-    Value c16 = i32Const(16);
     Value bit16 = arith::AndIOp::create(
-        rewriter, loc, arith::ShRUIOp::create(rewriter, loc, bits, c16),
-        i32Const(1));
+        rewriter, loc, arith::ShRUIOp::create(rewriter, loc, bits, c16), one);
     Value biased = arith::AddIOp::create(
-        rewriter, loc, bits,
-        arith::AddIOp::create(rewriter, loc, bit16, i32Const(0x7fff)));
+        rewriter, loc, bits, arith::AddIOp::create(rewriter, loc, bit16, bias));
     Value high = arith::TruncIOp::create(
         rewriter, loc, i16, arith::ShRUIOp::create(rewriter, loc, biased, c16));
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, out, high);
@@ -87,7 +88,8 @@ struct ExpandBf16RoundingPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandTruncF32ToBf16>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     sgc::onlyRewrites())))
       signalPassFailure();
   }
 };
