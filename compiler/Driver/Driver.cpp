@@ -512,7 +512,9 @@ int runCompile(int argc, char **argv) {
   bool specsWritten = opts.kernelSpecs.empty();
   for (Phase phase : allPhases()) {
     if (!(phase == Phase::Fusion && opts.disableFusion))
-      buildPhasePipeline(phase, pm, *target);
+      // Dumps need each pass over the whole module (and one thread).
+      buildPhasePipeline(phase, pm, *target,
+                         /*perFunction=*/opts.dumpDir.empty());
     if (phase == Phase::Lower && !specsWritten) {
       if (!target->addKernelSpecsWriter(pm, opts.kernelSpecs))
         return fail(kExitUsage,

@@ -74,7 +74,7 @@ void mlir::sgc::buildPlanPipeline(OpPassManager &pm) {
 void mlir::sgc::buildEmitPipeline(OpPassManager &) {}
 
 void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm,
-                                   const Target &target) {
+                                   const Target &target, bool perFunction) {
   switch (phase) {
   case Phase::Import:
     return buildImportPipeline(pm);
@@ -87,7 +87,7 @@ void mlir::sgc::buildPhasePipeline(Phase phase, OpPassManager &pm,
   case Phase::Lower:
     return target.buildLowerPipeline(pm);
   case Phase::Codegen:
-    return target.buildCodegenPipeline(pm);
+    return target.buildCodegenPipeline(pm, perFunction);
   case Phase::Emit:
     return buildEmitPipeline(pm);
   }

@@ -40,8 +40,9 @@ void buildPlanPipeline(OpPassManager &pm);
 void buildEmitPipeline(OpPassManager &pm);
 
 /// Appends the passes of `phase` to `pm`; `lower` and `codegen` are the
-/// target's.
-void buildPhasePipeline(Phase phase, OpPassManager &pm, const Target &target);
+/// target's (`perFunction`: see Target::buildCodegenPipeline).
+void buildPhasePipeline(Phase phase, OpPassManager &pm, const Target &target,
+                        bool perFunction = false);
 
 /// Registers every phase as the named pipeline `sgc-<phase>`.
 void registerPhasePipelines();

@@ -12,7 +12,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ApproximateMathPass : Pass<"sgc-approximate-math", "mlir::ModuleOp"> {
+def ApproximateMathPass : Pass<"sgc-approximate-math"> {
   let summary = "Expand f32 math.tanh and math.exp into MLIR's approximations";
   let description = [{
     CPU target. Every f32 `math.tanh` and `math.exp`, scalar or vector,
@@ -25,8 +25,7 @@ def ApproximateMathPass : Pass<"sgc-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
-def ExpandBf16RoundingPass
-    : Pass<"sgc-expand-bf16-rounding", "mlir::ModuleOp"> {
+def ExpandBf16RoundingPass : Pass<"sgc-expand-bf16-rounding"> {
   let summary = "Round f32 to bf16 in integer code with the NaN chosen on "
                 "the f32 lanes";
   let description = [{

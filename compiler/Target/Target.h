@@ -53,8 +53,13 @@ public:
   virtual bool lowersDecodeBatch() const { return false; }
   /// Plan IR + sg bodies -> the target's kernel IR.
   virtual void buildLowerPipeline(OpPassManager &pm) const = 0;
-  /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect).
-  virtual void buildCodegenPipeline(OpPassManager &pm) const = 0;
+  /// Kernel IR -> what the emitter translates (e.g. the LLVM dialect). With
+  /// `perFunction`, passes that see one function at a time may be nested
+  /// under the functions (the context's threads then run them in parallel);
+  /// without it the pipeline is flat, each pass over the whole module, as
+  /// --dump-ir-after-each needs. The IR comes out the same either way.
+  virtual void buildCodegenPipeline(OpPassManager &pm,
+                                    bool perFunction) const = 0;
   /// Adds, after the lower phase, a pass that writes the kernels' specs to
   /// `file` as JSON; false for a target whose kernels have none (the CPU's).
   virtual bool addKernelSpecsWriter(OpPassManager &pm, StringRef file) const {

@@ -18,7 +18,8 @@ const Target &getCPUTarget();
 /// Buffers and loops -> the LLVM dialect for the host CPU: the CPU target's
 /// codegen phase, also used for the host copies of CUDA kernels (with
 /// `barePointers`, static memrefs are passed as plain pointers).
-void buildHostCodegenPipeline(OpPassManager &pm, bool barePointers);
+void buildHostCodegenPipeline(OpPassManager &pm, bool barePointers,
+                              bool perFunction = false);
 
 } // namespace mlir::sgc
 

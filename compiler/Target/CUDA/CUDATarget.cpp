@@ -44,7 +44,8 @@ public:
     pm.addPass(createPlanMemoryPass());
   }
 
-  void buildCodegenPipeline(OpPassManager &pm) const override {
+  void buildCodegenPipeline(OpPassManager &pm,
+                            bool perFunction) const override {
     // The emulator's copies first, from the same kernel IR.
     pm.addPass(createGPUToEmulatorPass());
     // After the copies: the emulator runs launches one after another.
@@ -72,7 +73,7 @@ public:
     // libdevice (expf, rsqrtf, ...) is linked from the toolkit.
     binary.toolkitPath = findCUDAToolkit();
     pm.addPass(createGpuModuleToBinaryPass(binary));
-    buildHostCodegenPipeline(pm, /*barePointers=*/true);
+    buildHostCodegenPipeline(pm, /*barePointers=*/true, perFunction);
   }
 
   bool addKernelSpecsWriter(OpPassManager &pm,
