@@ -22,8 +22,8 @@
 // CHECK: scf.for %[[R:[a-z0-9]+]] = {{.*}} -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[PE:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
 // CHECK: %[[PL:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
-// CHECK: %[[LOW:.*]] = arith.shrui %[[PL]], %{{.*}} : i32
 // CHECK: %[[HIGH:.*]] = arith.andi %[[PE]], %{{.*}} : i32
+// CHECK: %[[LOW:.*]] = arith.shrui %[[PL]], %{{.*}} : i32
 // CHECK: %[[PAIR:.*]] = arith.ori %[[HIGH]], %[[LOW]] : i32
 // CHECK: %[[LANES:.*]] = vector.broadcast %[[PAIR]] : i32 to vector<16xi32>
 // CHECK: %[[P:.*]] = vector.bitcast %[[LANES]] : vector<16xi32> to vector<32xbf16>

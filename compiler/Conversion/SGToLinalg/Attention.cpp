@@ -324,7 +324,8 @@ void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
   Value one = constIndex(b, loc, 1), two = constIndex(b, loc, 2);
   Value zeros = arith::ConstantOp::create(
       b, loc, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
-  emitFor(b, loc, constIndex(b, loc, 0), pairCountOf(b, loc, tokens),
+  Value pairCount = pairCountOf(b, loc, tokens);
+  emitFor(b, loc, constIndex(b, loc, 0), pairCount,
           [&](OpBuilder &b, Location loc, Value r) {
     Value early = arith::MulIOp::create(b, loc, r, two);
     Value late = arith::AddIOp::create(b, loc, early, one);
@@ -341,8 +342,9 @@ void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
               return vector::LoadOp::create(b, loc, half, v, ValueRange{late, g, col});
             },
             [&](OpBuilder &, Location) { return zeros; });
-        vector::StoreOp::create(b, loc, vector::InterleaveOp::create(b, loc, l, e),
-                                pairs, ValueRange{r, g, constIndex(b, loc, 2 * c)});
+        Value interleaved = vector::InterleaveOp::create(b, loc, l, e);
+        vector::StoreOp::create(b, loc, interleaved, pairs,
+                                ValueRange{r, g, constIndex(b, loc, 2 * c)});
       }
     });
   });

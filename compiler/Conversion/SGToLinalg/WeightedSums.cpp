@@ -41,7 +41,7 @@ namespace {
 /// f32 lane, vdpbf16ps's order: the later key in the low (even) half, the
 /// earlier in the high (odd) half, which the instruction adds first. The
 /// probabilities are bf16 values held in f32, so their high halves are their
-/// bf16 bits; a row outside [rowBegin, rowEnd) weighs 0.
+/// bf16 bits; a row outside [rowBegin, rowLast] weighs 0.
 Value emitProbabilityPair(OpBuilder &b, Location loc, Value probs,
                           const PairedValues &paired, Value r) {
   Type i32 = b.getI32Type();
@@ -68,14 +68,15 @@ Value emitProbabilityPair(OpBuilder &b, Location loc, Value probs,
   Value lateBits = bitsOf(
       late, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, late,
                                   paired.rowLast));
-  Value pair = arith::OrIOp::create(
-      b, loc,
-      Value(arith::AndIOp::create(
-          b, loc, earlyBits,
-          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF0000)))),
-      Value(arith::ShRUIOp::create(
-          b, loc, lateBits,
-          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)))));
+  // One op a statement: the IR's order must not depend on the host
+  // compiler's order of evaluating arguments.
+  Value high = arith::AndIOp::create(
+      b, loc, earlyBits,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF0000)));
+  Value low = arith::ShRUIOp::create(
+      b, loc, lateBits,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  Value pair = arith::OrIOp::create(b, loc, high, low);
   Value lanes = vector::BroadcastOp::create(
       b, loc, VectorType::get({kLanes}, i32), pair);
   return vector::BitCastOp::create(
@@ -91,9 +92,8 @@ SmallVector<Value> emitPairedSums(OpBuilder &b, Location loc, Value probs,
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value two = constIndex(b, loc, 2);
   Value rBegin = arith::DivUIOp::create(b, loc, paired.rowBegin, two);
-  Value rEnd = arith::AddIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, paired.rowLast, two),
-      constIndex(b, loc, 1));
+  Value lastPair = arith::DivUIOp::create(b, loc, paired.rowLast, two);
+  Value rEnd = arith::AddIOp::create(b, loc, lastPair, constIndex(b, loc, 1));
   auto loop = scf::ForOp::create(
       b, loc, rBegin, rEnd, constIndex(b, loc, 1), accs,
       [&](OpBuilder &b, Location loc, Value r, ValueRange iter) {
