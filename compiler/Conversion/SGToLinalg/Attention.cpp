@@ -439,11 +439,14 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   // cache; a V-only one sums a kv head's query heads together).
   Value valuePairs;
   if (dotFlag && !spec.keysFromValues && spec.dv % kLanes == 0) {
+    // Empty in a variant without the dot (the flag folds per variant).
+    Value pairCount = arith::SelectOp::create(
+        b, loc, dotFlag, pairCountOf(b, loc, tokens), zero);
     valuePairs = memref::AllocOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
                         b.getBF16Type()),
-        ValueRange{pairCountOf(b, loc, tokens)}, b.getI64IntegerAttr(64));
+        ValueRange{pairCount}, b.getI64IntegerAttr(64));
     auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());

@@ -42,6 +42,11 @@ std::vector<CPUVariant> defaultCPUVariants();
 /// Generates the C glue for `module` (which must carry the plan and the
 /// lowered bodies) and `variants`. Fails with a diagnostic on a plan the
 /// glue cannot express.
+/// Writes `contents` to `dir/name` whole or not at all (a temporary renamed
+/// over it); returns the path or "" with a diagnostic at `loc`.
+std::string writeFileIn(Location loc, StringRef dir, StringRef name,
+                        StringRef contents);
+
 FailureOr<std::string> emitCPUGlue(ModuleOp module,
                                    ArrayRef<CPUVariant> variants);
 

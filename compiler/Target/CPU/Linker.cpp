@@ -70,10 +70,8 @@ std::vector<CPUVariant> mlir::sgc::defaultCPUVariants() {
   return variants;
 }
 
-/// Writes `contents` to `dir/name` whole or not at all (a temporary renamed
-/// over it); returns the path or "" with a diagnostic.
-static std::string writeFile(Location loc, StringRef dir, StringRef name,
-                             StringRef contents) {
+std::string mlir::sgc::writeFileIn(Location loc, StringRef dir,
+                                   StringRef name, StringRef contents) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
   if (llvm::Error error =
@@ -110,7 +108,7 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
                                        const EmitOptions &options) {
   Location loc = module.getLoc();
   if (!options.dumpDir.empty() &&
-      writeFile(loc, options.dumpDir, glueName, glue).empty())
+      writeFileIn(loc, options.dumpDir, glueName, glue).empty())
     return EmitResult::OutputError;
 
   llvm::SmallString<128> dir;
@@ -130,10 +128,10 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
   });
 
   std::vector<std::string> inputs;
-  inputs.push_back(writeFile(loc, dir, "glue.c", glue));
+  inputs.push_back(writeFileIn(loc, dir, "glue.c", glue));
   for (const LinkObject &object : objects)
-    inputs.push_back(writeFile(loc, dir, object.name, object.bytes));
-  std::string script = writeFile(
+    inputs.push_back(writeFileIn(loc, dir, object.name, object.bytes));
+  std::string script = writeFileIn(
       loc, dir, "exports.map",
       "{ global: " SGC_ABI_QUERY_SYMBOL "; " SGC_ABI_ROW_PREFETCH_SYMBOL
       "; local: *; };\n");

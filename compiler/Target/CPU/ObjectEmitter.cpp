@@ -23,7 +23,6 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -116,18 +115,12 @@ static void skipKernelsInLoopVectorizer(llvm::Module &module) {
   }
 }
 
-/// Writes `ir` as text to dir/name (for --save-temps).
-static LogicalResult writeModuleIR(Location loc, const llvm::Module &ir,
-                                   StringRef dir, StringRef name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  if (llvm::Error error =
-          llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-            ir.print(os, nullptr);
-            return llvm::Error::success();
-          }))
-    return emitError(loc, "cannot write ") << llvm::toString(std::move(error));
-  return success();
+/// `ir` as text (for --save-temps).
+static std::string printed(const llvm::Module &ir) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ir.print(os, nullptr);
+  return text;
 }
 
 namespace {
@@ -267,8 +260,9 @@ mlir::sgc::emitCPUObjects(ModuleOp module, ArrayRef<CPUVariant> variants,
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (failed(translateVariant(module, variants[i], jobs[i])) ||
         (!irDir.empty() &&
-         failed(writeModuleIR(module.getLoc(), *jobs[i].module, irDir,
-                              variants[i].prefix + "model.ll")))) {
+         writeFileIn(module.getLoc(), irDir, variants[i].prefix + "model.ll",
+                     printed(*jobs[i].module))
+             .empty())) {
       joinAll();
       return failure();
     }
