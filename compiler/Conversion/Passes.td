@@ -93,7 +93,7 @@ def ConvertSGToGPUPass : Pass<"convert-sg-to-gpu", "mlir::ModuleOp"> {
   let summary = "Replace the plan's sg-body steps by launches of specialized kernels";
   let description = [{
     For a GPU target: every `plan.call` of an sg body becomes one launch per
-    kernel the body needs, in program order, each a `plan.call` of a
+    kernel the body needs, in program order, each a `plan.launch` of a
     `gpu.func` in `gpu.module @sgc_kernels` with its grid and block. One
     kernel per distinct spec (family, static shapes, dtypes, fused prologue
     and epilogue, tuning knobs: `sg.kernel_spec` on the kernel), so layers

@@ -55,7 +55,7 @@ std::string describe(Value v, plan::EntryOp entry) {
 
 void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
   Block &block = entry.getBlock();
-  size_t steps = llvm::range_size(block.getOps<plan::CallOp>());
+  size_t steps = llvm::range_size(block.getOps<plan::StepOpInterface>());
   bool image = entry.getKind() == plan::EntryKind::encode_image;
   os << "\nentry " << entry.getSymName() << ": "
      << (image ? "" : "up to ") << withCommas(entry.getMaxTokens())
@@ -65,11 +65,11 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
      << (entry.getWorkspace() ? withCommas(*entry.getWorkspace()) : "?")
      << " B\n";
   size_t index = 0;
-  for (plan::CallOp call : block.getOps<plan::CallOp>()) {
+  for (plan::StepOpInterface call : block.getOps<plan::StepOpInterface>()) {
     os << "  step " << index++;
     if (call.getLayer())
       os << " (layer " << *call.getLayer() << ")";
-    os << ": " << call.getCallee().getLeafReference().getValue() << "(";
+    os << ": " << call.getCalleeAttr().getLeafReference().getValue() << "(";
     // Weights are many: name the first and count the rest.
     SmallVector<std::string> reads;
     size_t weights = 0;
@@ -94,7 +94,7 @@ void printEntry(plan::EntryOp entry, llvm::raw_ostream &os) {
                        (llvm::is_contained(call.getIns(), out) ? " (in place)"
                                                                : ""));
     os << llvm::join(writes, ", ");
-    if (call.getRowwise())
+    if (call.isRowwise())
       os << ", row-wise (only the last row when only its logits are wanted)";
     os << "\n";
   }

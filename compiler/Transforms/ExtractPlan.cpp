@@ -211,9 +211,7 @@ LogicalResult Extractor::extractVariant(func::FuncOp func) {
     }
     auto step = plan::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
                                      ins, outs, IntegerAttr(),
-                                     /*rowwise=*/false, DenseI64ArrayAttr(),
-                                     DenseI64ArrayAttr(), IntegerAttr(),
-                                     IntegerAttr());
+                                     /*rowwise=*/false);
     if (auto layer = layerAttr.getAttr(call))
       step.setLayerAttr(layer);
     if (isRowwise(callee, outs))

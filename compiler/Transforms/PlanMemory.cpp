@@ -46,7 +46,7 @@ int64_t alignUp(int64_t v) {
 /// `zeroed`) and records the workspace size.
 void planEntry(plan::EntryOp entry, SmallVectorImpl<plan::AllocOp> &zeroed) {
   Block &block = entry.getBlock();
-  int64_t numSteps = llvm::range_size(block.getOps<plan::CallOp>());
+  int64_t numSteps = llvm::range_size(block.getOps<plan::StepOpInterface>());
   SmallVector<Interval> intervals;
   llvm::DenseMap<Value, size_t> indexOf;
   sg::SGDialect::ZeroedAttrHelper zeroedTag(entry.getContext());
@@ -60,7 +60,7 @@ void planEntry(plan::EntryOp entry, SmallVectorImpl<plan::AllocOp> &zeroed) {
     intervals.push_back(Interval{alloc, numSteps, -1, bytes});
   }
   int64_t step = 0;
-  for (plan::CallOp call : block.getOps<plan::CallOp>()) {
+  for (plan::StepOpInterface call : block.getOps<plan::StepOpInterface>()) {
     for (Value v : call->getOperands())
       if (auto it = indexOf.find(v); it != indexOf.end()) {
         Interval &interval = intervals[it->second];

@@ -9,7 +9,7 @@
 // CHECK: sg.kv_write {{.*}}sg.selected_kernel = #sg.kernel<"kv_write">
 // CHECK: sg.kv_write {{.*}}sg.selected_kernel = #sg.kernel<"kv_write">
 
-// LAUNCH: plan.call @sgc_kernels::@attn_decode_mma_0(
+// LAUNCH: plan.launch @sgc_kernels::@attn_decode_mma_0(
 // LAUNCH: gpu.func @attn_decode_mma_0(
 // LAUNCH-SAME: mma = true
 

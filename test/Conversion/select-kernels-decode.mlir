@@ -46,23 +46,23 @@
 // The launches follow the records: a layer's projections take the chains
 // (gate/up reads the add's inputs; the second layer's QKV and the LM head
 // read the carried add's), and the LM head writes the argmax.
-// LAUNCH: plan.call @sgc_kernels::@embed_0
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_0(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@qknorm_rope_append_0(
-// LAUNCH: plan.call @sgc_kernels::@attn_decode_splitk_0(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_1(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_2(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_1(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_3(
-// LAUNCH-NOT: plan.call
-// LAUNCH: plan.call @sgc_kernels::@qknorm_rope_append_0(
-// LAUNCH: plan.call @sgc_kernels::@gemv_rows_4(
+// LAUNCH: plan.launch @sgc_kernels::@embed_0
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_0(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@qknorm_rope_append_0(
+// LAUNCH: plan.launch @sgc_kernels::@attn_decode_splitk_0(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_1(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_2(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_1(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_3(
+// LAUNCH-NOT: plan.launch
+// LAUNCH: plan.launch @sgc_kernels::@qknorm_rope_append_0(
+// LAUNCH: plan.launch @sgc_kernels::@gemv_rows_4(
 // LAUNCH: plan.return {{.*}} argmax
 // LAUNCH: gpu.func @gemv_rows_2(
 // LAUNCH-SAME: prologue = ["add"]

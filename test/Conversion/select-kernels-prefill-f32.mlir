@@ -9,8 +9,8 @@
 // CHECK: sg.linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_ffma">
 // CHECK: sg.norm_linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_ffma", {lm_head}>
 
-// LAUNCH: plan.call @sgc_kernels::@gemm_ffma_0(
-// LAUNCH: plan.call @sgc_kernels::@attention_0(
+// LAUNCH: plan.launch @sgc_kernels::@gemm_ffma_0(
+// LAUNCH: plan.launch @sgc_kernels::@attention_0(
 // LAUNCH: gpu.func @gemm_ffma_2(
 // LAUNCH-SAME: wanted_rows_only = true
 

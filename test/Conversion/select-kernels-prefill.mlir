@@ -16,15 +16,15 @@
 // CHECK: sg.norm_linear {{.*}}sg.selected_kernel = #sg.kernel<"gemm_mma", {lm_head}>
 // CHECK-NOT: carried_prologue
 
-// LAUNCH: plan.call @sgc_kernels::@embed_0
-// LAUNCH: plan.call @sgc_kernels::@gemm_mma_0(
-// LAUNCH: plan.call @sgc_kernels::@qknorm_rope_append_0(
-// LAUNCH: plan.call @sgc_kernels::@attn_prefill_0(
-// LAUNCH-NEXT: plan.call @sgc_kernels::@kv_write_0(
-// LAUNCH-NEXT: plan.call @sgc_kernels::@kv_write_0(
-// LAUNCH: plan.call @sgc_kernels::@gemm_mma_1(
-// LAUNCH: plan.call @sgc_kernels::@row_chain_0(
-// LAUNCH: plan.call @sgc_kernels::@gemm_mma_2(
+// LAUNCH: plan.launch @sgc_kernels::@embed_0
+// LAUNCH: plan.launch @sgc_kernels::@gemm_mma_0(
+// LAUNCH: plan.launch @sgc_kernels::@qknorm_rope_append_0(
+// LAUNCH: plan.launch @sgc_kernels::@attn_prefill_0(
+// LAUNCH-NEXT: plan.launch @sgc_kernels::@kv_write_0(
+// LAUNCH-NEXT: plan.launch @sgc_kernels::@kv_write_0(
+// LAUNCH: plan.launch @sgc_kernels::@gemm_mma_1(
+// LAUNCH: plan.launch @sgc_kernels::@row_chain_0(
+// LAUNCH: plan.launch @sgc_kernels::@gemm_mma_2(
 // LAUNCH: gpu.func @gemm_mma_2(
 // LAUNCH-SAME: wanted_rows_only = true
 

@@ -113,8 +113,8 @@ Value StepExpansion::scratchAlloc(plan::BufferType type) {
   return plan::AllocOp::create(b, call.getLoc(), type, IntegerAttr());
 }
 
-/// Creates the plan.call of `use` before `b`'s insertion point.
-static void createCall(OpBuilder &b, Location loc, const KernelUse &use,
+/// Creates the plan.launch of `use` before `b`'s insertion point.
+static void createLaunch(OpBuilder &b, Location loc, const KernelUse &use,
                        EmitContext &ctx, ValueRange ins, ValueRange outs,
                        Attribute layer) {
   gpu::GPUFuncOp kernel = use.kernel;
@@ -125,14 +125,11 @@ static void createCall(OpBuilder &b, Location loc, const KernelUse &use,
   IntegerAttr tokenDim;
   if (!ctx.oneToken() && use.tokenGridDim >= 0)
     tokenDim = b.getI64IntegerAttr(use.tokenGridDim);
-  plan::CallOp::create(b, loc, callee, ins, outs,
-                       dyn_cast_or_null<IntegerAttr>(layer),
-                       /*rowwise=*/false, b.getDenseI64ArrayAttr(use.grid),
-                       b.getDenseI64ArrayAttr(use.block),
-                       use.dynamicShared
-                           ? b.getI64IntegerAttr(use.dynamicShared)
-                           : IntegerAttr(),
-                       tokenDim);
+  plan::LaunchOp::create(b, loc, callee, ins, outs,
+                         dyn_cast_or_null<IntegerAttr>(layer),
+                         b.getDenseI64ArrayAttr(use.grid),
+                         b.getDenseI64ArrayAttr(use.block),
+                         b.getI64IntegerAttr(use.dynamicShared), tokenDim);
 }
 
 LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
@@ -178,7 +175,7 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
         IntegerAttr());
     outs.push_back(state.argmax);
   }
-  createCall(b, op->getLoc(), use, ctx, ins, outs,
+  createLaunch(b, op->getLoc(), use, ctx, ins, outs,
              layer ? layer : call.getLayerAttr());
   return success();
 }
@@ -193,7 +190,7 @@ LogicalResult StepExpansion::launchCarried(const CarriedChain &carried,
   OpBuilder b(at);
   SmallVector<Value> ins = {entry.getPosition()};
   llvm::append_range(ins, carried.ins);
-  createCall(b, first->getLoc(), *use, ctx, ins, ValueRange{carried.out},
+  createLaunch(b, first->getLoc(), *use, ctx, ins, ValueRange{carried.out},
              carried.layer);
   return success();
 }

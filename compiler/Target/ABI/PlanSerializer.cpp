@@ -184,25 +184,26 @@ LogicalResult PlanSerializer::readEntries() {
     return kind;
   };
 
-  auto stepFlags = [](plan::CallOp call) {
+  auto stepFlags = [](plan::StepOpInterface call, plan::LaunchOp launch) {
     std::string flags;
     auto add = [&](StringRef flag) {
       flags += (flags.empty() ? "" : " | ") + flag.str();
     };
-    if (call.getRowwise())
+    if (call.isRowwise())
       add("SGC_ABI_STEP_ROWWISE");
-    if (std::optional<uint64_t> dim = call.getTokenGridDim())
+    if (std::optional<uint64_t> dim =
+            launch ? launch.getTokenGridDim() : std::nullopt)
       add(*dim == 0 ? "SGC_ABI_STEP_GRID_TOKENS_X"
                     : "SGC_ABI_STEP_GRID_TOKENS_Y");
     return flags.empty() ? std::string("0") : flags;
   };
   // A launch's grid or block as a C initializer; zeros for a function call.
-  auto dims = [](std::optional<ArrayRef<int64_t>> d) {
+  auto dims = [](ArrayRef<int64_t> d) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "{";
     for (int i = 0; i < 3; ++i)
-      os << (i ? ", " : "") << (d && d->size() == 3 ? (*d)[i] : 0);
+      os << (i ? ", " : "") << (d.size() == 3 ? d[i] : 0);
     os << "}";
     return s;
   };
@@ -214,13 +215,15 @@ LogicalResult PlanSerializer::readEntries() {
     if (entry.getKind() == plan::EntryKind::prefill)
       maxPrefillChunk = static_cast<int64_t>(entry.getMaxTokens());
     size_t firstStep = numSteps;
-    for (plan::CallOp call : entry.getBlock().getOps<plan::CallOp>()) {
+    for (plan::StepOpInterface call :
+         entry.getBlock().getOps<plan::StepOpInterface>()) {
+      auto launch = dyn_cast<plan::LaunchOp>(call.getOperation());
       // The operands: the inputs, then the outputs not updated in place.
       SmallVector<Value> values(call.getIns());
       for (Value out : call.getOuts())
         if (!llvm::is_contained(call.getIns(), out))
           values.push_back(out);
-      PlanFunction fn{call.getCallee().getLeafReference().str(), {}};
+      PlanFunction fn{call.getCalleeAttr().getLeafReference().str(), {}};
       size_t firstOperand = numOperands;
       for (Value v : values) {
         ops << "  ";
@@ -254,9 +257,10 @@ LogicalResult PlanSerializer::readEntries() {
       sts << "  {" << function << ", " << firstOperand << ", " << values.size()
           << ", "
           << (call.getLayer() ? static_cast<int64_t>(*call.getLayer()) : -1)
-          << ", " << dims(call.getGrid()) << ", " << dims(call.getBlock())
-          << ", " << call.getDynamicShared().value_or(0) << ", "
-          << stepFlags(call) << "},\n";
+          << ", " << dims(launch ? launch.getGrid() : ArrayRef<int64_t>())
+          << ", " << dims(launch ? launch.getBlock() : ArrayRef<int64_t>())
+          << ", " << (launch ? launch.getDynamicShared() : 0) << ", "
+          << stepFlags(call, launch) << "},\n";
       ++numSteps;
     }
     auto ret = cast<plan::ReturnOp>(entry.getBlock().getTerminator());

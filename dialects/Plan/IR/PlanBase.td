@@ -27,7 +27,8 @@ def Plan_Dialect : Dialect {
     - one `plan.kv_layer` per decoder layer (the KV-cache plan),
     - one `plan.entry` per entry point (`decode`, `prefill`), whose single
       block names buffers (`plan.weight`, `plan.kv_cache`, `plan.alloc`) and
-      calls compiled functions on them in order (`plan.call`), and returns the
+      runs its steps on them in order (`plan.call` of a compiled function,
+      `plan.launch` of a GPU kernel), and returns the
       buffer that holds the logits.
 
     Buffers are `!plan.buffer<...>` values: a name for memory, not a value

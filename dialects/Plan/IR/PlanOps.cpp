@@ -15,6 +15,8 @@ using namespace mlir;
 using mlir::sgc::shapeStr;
 using namespace mlir::sgc::plan;
 
+#include "dialects/Plan/IR/PlanInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Plan/IR/PlanOps.cpp.inc"
 
@@ -185,7 +187,7 @@ LogicalResult EntryOp::verifyBuffers() {
     ranges.push_back({alloc});
   }
   int64_t step = 0;
-  for (CallOp call : block.getOps<CallOp>()) {
+  for (StepOpInterface call : block.getOps<StepOpInterface>()) {
     // entry_c3
     for (Value in : call.getIns()) {
       auto it = rangeOf.find(in);
@@ -310,38 +312,62 @@ LogicalResult KVCacheOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 //===----------------------------------------------------------------------===//
-// CallOp, ReturnOp
+// CallOp, LaunchOp, ReturnOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  // call_c1: a function, or a kernel of a kernel module (`@module::@kernel`;
-  // once the module is compiled to a binary its kernels are no symbols).
-  SymbolRefAttr ref = getCalleeAttr();
+namespace {
+/// What a step's callee resolves to.
+struct ResolvedCallee {
+  /// The function or kernel; the `gpu.binary` once kernels are compiled.
+  Operation *op = nullptr;
+  /// `@module::@kernel` of a `gpu.module` or `gpu.binary`.
+  bool isKernel = false;
+};
+} // namespace
+
+static ResolvedCallee resolveCallee(Operation *step, SymbolRefAttr ref,
+                                    SymbolTableCollection &symbols) {
+  // Once the module is compiled to a binary its kernels are no symbols.
   Operation *root = symbols.lookupNearestSymbolFrom(
-      *this, FlatSymbolRefAttr::get(ref.getRootReference()));
-  bool isKernel = root && !ref.getNestedReferences().empty() &&
-                  (root->getName().getStringRef() == "gpu.module" ||
-                   root->getName().getStringRef() == "gpu.binary");
-  Operation *callee = root && root->getName().getStringRef() == "gpu.binary"
-                          ? root
-                          : symbols.lookupNearestSymbolFrom(*this, ref);
-  if (!callee)
-    return emitOpError("calls an unknown function ") << getCalleeAttr();
-  // call_c7
-  auto geometryOk = [](std::optional<ArrayRef<int64_t>> dims) {
-    return dims && dims->size() == 3 &&
-           llvm::all_of(*dims, [](int64_t d) { return d > 0; });
+      step, FlatSymbolRefAttr::get(ref.getRootReference()));
+  auto named = [&](StringRef name) {
+    return root && root->getName().getStringRef() == name;
   };
-  if (isKernel && (!geometryOk(getGrid()) || !geometryOk(getBlock())))
-    return emitOpError("launches ")
-           << getCalleeAttr() << " without a grid and a block of three "
-           << "positive sizes each";
-  if (!isKernel && (getGrid() || getBlock() || getDynamicShared()))
-    return emitOpError("calls the function ")
-           << getCalleeAttr() << " with a launch geometry";
+  ResolvedCallee r;
+  r.isKernel = !ref.getNestedReferences().empty() &&
+               (named("gpu.module") || named("gpu.binary"));
+  r.op = named("gpu.binary") ? root : symbols.lookupNearestSymbolFrom(step, ref);
+  return r;
+}
+
+/// call_c4, call_c5 and launch_c4, launch_c5: the outputs of a step.
+static LogicalResult verifyStepOutputs(StepOpInterface step) {
+  for (auto [i, out] : llvm::enumerate(step.getOuts())) {
+    Operation *def = out.getDefiningOp();
+    if (!isa_and_nonnull<AllocOp, KVCacheOp>(def))
+      return step->emitOpError("output ")
+             << i << " must be a plan.alloc or a plan.kv_cache buffer";
+    if (isa<KVCacheOp>(def) && !llvm::is_contained(step.getIns(), out))
+      return step->emitOpError("output ")
+             << i << " is a KV cache that is not also an input (caches are "
+                     "updated in place)";
+  }
+  return success();
+}
+
+bool CallOp::isRowwise() { return getRowwise(); }
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  ResolvedCallee callee = resolveCallee(*this, getCalleeAttr(), symbols);
+  // call_c1
+  if (!callee.op)
+    return emitOpError("calls an unknown function ") << getCalleeAttr();
+  if (callee.isKernel)
+    return emitOpError("calls the kernel ")
+           << getCalleeAttr() << " (a kernel is launched by plan.launch)";
   // Lowered bodies take buffers in the target's convention; only the sg
   // form has types to compare.
-  auto func = dyn_cast<func::FuncOp>(callee);
+  auto func = dyn_cast<func::FuncOp>(callee.op);
   if (!func || func.getNumResults() == 0)
     return success();
   FunctionType type = func.getFunctionType();
@@ -373,30 +399,52 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult CallOp::verify() {
+  if (failed(verifyStepOutputs(*this)))
+    return failure();
+  if (!getRowwise())
+    return success();
+  // call_c6
   for (auto [i, out] : llvm::enumerate(getOuts())) {
-    Operation *def = out.getDefiningOp();
-    // call_c4
-    if (!isa_and_nonnull<AllocOp, KVCacheOp>(def))
-      return emitOpError("output ")
-             << i << " must be a plan.alloc or a plan.kv_cache buffer";
-    // call_c5
-    if (isa<KVCacheOp>(def) && !llvm::is_contained(getIns(), out))
-      return emitOpError("output ")
-             << i << " is a KV cache that is not also an input (caches are "
-                     "updated in place)";
-    // call_c6
     ArrayRef<int64_t> shape = cast<BufferType>(out.getType()).getShape();
-    if (getRowwise() && (shape.empty() || !ShapedType::isDynamic(shape[0])))
+    if (shape.empty() || !ShapedType::isDynamic(shape[0]))
       return emitOpError("is rowwise but output ")
              << i << " has no token dimension first: " << out.getType();
   }
-  // call_c6
-  if (getRowwise())
-    for (auto [i, in] : llvm::enumerate(getIns()))
-      if (!isa<BufferType>(in.getType()) || in.getDefiningOp<KVCacheOp>())
-        return emitOpError("is rowwise but input ")
-               << i << " is the position or a KV cache";
+  for (auto [i, in] : llvm::enumerate(getIns()))
+    if (!isa<BufferType>(in.getType()) || in.getDefiningOp<KVCacheOp>())
+      return emitOpError("is rowwise but input ")
+             << i << " is the position or a KV cache";
   return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  ResolvedCallee callee = resolveCallee(*this, getCalleeAttr(), symbols);
+  // launch_c1
+  if (!callee.op || !callee.isKernel)
+    return emitOpError("launches ")
+           << getCalleeAttr() << ", which is no kernel of a gpu.module or "
+           << "gpu.binary";
+  return success();
+}
+
+LogicalResult LaunchOp::verify() {
+  // launch_c2
+  auto positive = [](ArrayRef<int64_t> dims) {
+    return dims.size() == 3 && llvm::all_of(dims, [](int64_t d) { return d > 0; });
+  };
+  if (!positive(getGrid()) || !positive(getBlock()))
+    return emitOpError("needs a grid and a block of three positive sizes "
+                       "each, got grid ")
+           << shapeStr(getGrid()) << " and block " << shapeStr(getBlock());
+  // (I64Attr accessors return the value unsigned.)
+  if (int64_t bytes = getDynamicSharedAttr().getInt(); bytes < 0)
+    return emitOpError("needs dynamic_shared >= 0, got ") << bytes;
+  // launch_c3
+  if (IntegerAttr dim = getTokenGridDimAttr();
+      dim && dim.getInt() != 0 && dim.getInt() != 1)
+    return emitOpError("has token_grid_dim ")
+           << dim.getInt() << "; the tokens run along grid x (0) or y (1)";
+  return verifyStepOutputs(*this);
 }
 
 LogicalResult ReturnOp::verify() {

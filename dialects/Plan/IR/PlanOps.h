@@ -16,6 +16,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/Plan/IR/PlanInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Plan/IR/PlanOps.h.inc"
 

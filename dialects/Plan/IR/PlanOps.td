@@ -9,6 +9,7 @@
 #define SGC_DIALECTS_PLAN_IR_PLANOPS_TD
 
 include "dialects/Plan/IR/PlanBase.td"
+include "dialects/Plan/IR/PlanInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -212,25 +213,20 @@ def Plan_AllocOp : Plan_Op<"alloc", [HasParent<"EntryOp">,
 }
 
 def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<Plan_StepOpInterface, ["isRowwise"]>]> {
   let summary = "One step: a compiled function on buffers";
   let description = [{
     Calls `callee` with `ins` (buffers and the i64 position) and writes its
     results into `outs`, one buffer per result. `layer` is the decoder layer
-    the step belongs to, for diagnostics and profiles. On a GPU target the
-    callee is a kernel (`@sgc_kernels::@name`, a `gpu.func`) and the step is
-    one launch of `grid` x `block` threads with `dynamic_shared` bytes of
-    dynamic shared memory (`token_grid_dim`: the grid dimension that has
-    one block per token, sized for the most tokens a call takes); the
-    kernel takes the step's operands (the ins,
-    then the outs not updated in place), the position as the address of the
-    step state. `rowwise` says that
+    the step belongs to, for diagnostics and profiles. `rowwise` says that
     each output row (along the token dimension) depends only on the same
     row of the inputs, so a target may run the step on the last row alone
-    when only the last position's logits are asked for.
+    when only the last position's logits are asked for. A GPU kernel is
+    launched by `plan.launch` instead.
 
     Constraints:
-    - C1: `callee` names a function.
+    - C1: `callee` names a function, not a GPU kernel.
     - C2: while the callee is an sg function on tensors, it takes one
       argument per input and returns one result per output.
     - C3: ... and each buffer holds the corresponding tensor type.
@@ -238,20 +234,48 @@ def Plan_CallOp : Plan_Op<"call", [HasParent<"EntryOp">, AttrSizedOperandSegment
     - C5: a KV cache that is an output is also an input (updated in place).
     - C6: a `rowwise` step takes neither the position nor a KV cache, and
       every buffer it writes has the token dimension first.
-    - C7: a launch (a callee inside a `gpu.module`, or a `gpu.binary`
-      compiled from one) has `grid` and `block`, three positive sizes each;
-      a function call has neither.
   }];
   let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$ins,
                        Variadic<Plan_AnyBuffer>:$outs,
-                       OptionalAttr<I64Attr>:$layer, UnitAttr:$rowwise,
-                       OptionalAttr<DenseI64ArrayAttr>:$grid,
-                       OptionalAttr<DenseI64ArrayAttr>:$block,
-                       OptionalAttr<I64Attr>:$dynamic_shared,
-                       OptionalAttr<I64Attr>:$token_grid_dim);
+                       OptionalAttr<I64Attr>:$layer, UnitAttr:$rowwise);
   let assemblyFormat = [{
     $callee `(` $ins `)` `->` `(` $outs `)` attr-dict `:`
     `(` type($ins) `)` `->` `(` type($outs) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+def Plan_LaunchOp : Plan_Op<"launch", [HasParent<"EntryOp">,
+    AttrSizedOperandSegments, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    Plan_StepOpInterface]> {
+  let summary = "One step: a GPU kernel launch on buffers";
+  let description = [{
+    Launches `callee` (`@module::@kernel`, a `gpu.func` of a `gpu.module`, or
+    a kernel of the `gpu.binary` compiled from it) on `grid` x `block`
+    threads with `dynamic_shared` bytes of dynamic shared memory. The kernel
+    takes the step's operands: the ins, then the outs not among the ins, the
+    position as the address of the step state. `token_grid_dim` is the grid
+    dimension that has one block per token, sized for the most tokens a call
+    takes (a target shrinks it to the call's tokens). `layer` is the decoder
+    layer the step belongs to.
+
+    Constraints:
+    - C1: `callee` names a kernel of a `gpu.module` or a `gpu.binary`.
+    - C2: `grid` and `block` have three positive sizes each;
+      `dynamic_shared` is not negative.
+    - C3: `token_grid_dim` is 0 (x) or 1 (y).
+    - C4: an output is an alloc or a KV cache, never a weight or the tokens.
+    - C5: a KV cache that is an output is also an input (updated in place).
+  }];
+  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$ins,
+                       Variadic<Plan_AnyBuffer>:$outs,
+                       OptionalAttr<I64Attr>:$layer,
+                       DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
+                       DefaultValuedAttr<I64Attr, "0">:$dynamic_shared,
+                       OptionalAttr<I64Attr>:$token_grid_dim);
+  let assemblyFormat = [{
+    $callee `(` $ins `)` `->` `(` $outs `)` `grid` $grid `block` $block
+    attr-dict `:` `(` type($ins) `)` `->` `(` type($outs) `)`
   }];
   let hasVerifier = 1;
 }

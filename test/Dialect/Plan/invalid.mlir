@@ -342,6 +342,96 @@ plan.entry @prefill prefill max_tokens(4) {
 }
 
 // -----
+// call_c1: a kernel is launched, not called.
+gpu.module @kernels {
+  gpu.func @k(%t: memref<1xi32>, %l: memref<1x8xf32>) kernel {
+    gpu.return
+  }
+}
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{calls the kernel @kernels::@k (a kernel is launched by plan.launch)}}
+  plan.call @kernels::@k(%tokens) -> (%l) : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c1: the callee is a kernel of a kernel module.
+func.func private @f(memref<1xi32>)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{launches @f, which is no kernel of a gpu.module or gpu.binary}}
+  plan.launch @f(%tokens) -> (%l) grid [1, 1, 1] block [32, 1, 1] : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c2: three positive sizes in the grid and in the block.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{needs a grid and a block of three positive sizes each, got grid [4, 0, 1] and block [32, 1, 1]}}
+  plan.launch @kernels::@k(%tokens) -> (%l) grid [4, 0, 1] block [32, 1, 1] : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c2: three sizes in the block.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{needs a grid and a block of three positive sizes each, got grid [4, 1, 1] and block [32, 1]}}
+  plan.launch @kernels::@k(%tokens) -> (%l) grid [4, 1, 1] block [32, 1] : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c2: dynamic shared memory is not negative.
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{needs dynamic_shared >= 0, got -16}}
+  plan.launch @kernels::@k(%tokens) -> (%l) grid [4, 1, 1] block [32, 1, 1] {dynamic_shared = -16 : i64} : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c3: tokens run along grid x or y.
+plan.entry @prefill prefill max_tokens(4) {
+^bb0(%tokens: !plan.buffer<?xi32>, %pos: i64):
+  %l = plan.alloc : !plan.buffer<?x8xf32>
+  // expected-error @+1 {{has token_grid_dim 2; the tokens run along grid x (0) or y (1)}}
+  plan.launch @kernels::@k(%tokens) -> (%l) grid [4, 1, 4] block [32, 1, 1] {token_grid_dim = 2 : i64} : (!plan.buffer<?xi32>) -> (!plan.buffer<?x8xf32>)
+  plan.return %l : !plan.buffer<?x8xf32>
+}
+
+// -----
+// launch_c4: outputs are allocs or caches, never weights.
+plan.tensor @w : tensor<1x8xf32> fill(random)
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %w = plan.weight @w : !plan.buffer<1x8xf32>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{output 0 must be a plan.alloc or a plan.kv_cache buffer}}
+  plan.launch @kernels::@k(%tokens) -> (%w, %l) grid [1, 1, 1] block [32, 1, 1] : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<1x8xf32>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
+// launch_c5: a cache is updated in place.
+plan.kv_layer @kv0 ring layer(0) slots(4) kv_heads(2) head_dim(16, 16) : bf16
+plan.entry @decode decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %k = plan.kv_cache @kv0 key : !plan.buffer<4x2x16xbf16>
+  %l = plan.alloc : !plan.buffer<1x8xf32>
+  // expected-error @+1 {{output 1 is a KV cache that is not also an input (caches are updated in place)}}
+  plan.launch @kernels::@k(%tokens) -> (%l, %k) grid [1, 1, 1] block [32, 1, 1] : (!plan.buffer<1xi32>) -> (!plan.buffer<1x8xf32>, !plan.buffer<4x2x16xbf16>)
+  plan.return %l : !plan.buffer<1x8xf32>
+}
+
+// -----
 // return_c1: the logits are a [tokens, vocab] alloc.
 plan.tensor @w : tensor<8xf32> fill(random)
 plan.entry @decode decode max_tokens(1) {

@@ -74,3 +74,27 @@ plan.entry @encode_image encode_image max_tokens(16) workspace(768) {
   plan.call @tower(%pixels, %patch_pos) -> (%s) : (!plan.buffer<16x48xf32>, !plan.buffer<16x2xi32>) -> (!plan.buffer<4x96xbf16>)
   plan.return %s : !plan.buffer<4x96xbf16>
 }
+
+// A GPU plan: each step launches a kernel of the kernel module on its grid;
+// the position goes in as the step state's address. A launch with no dynamic
+// shared memory and no token grid dimension prints neither.
+gpu.module @kernels {
+  gpu.func @embed(%pos: !llvm.ptr, %tokens: memref<?xi32>, %e: memref<512x96xbf16>, %h: memref<?x96xbf16>) kernel {
+    gpu.return
+  }
+  gpu.func @head(%h: memref<?x96xbf16>, %e: memref<512x96xbf16>, %l: memref<1x512xbf16>) kernel {
+    gpu.return
+  }
+}
+// CHECK-LABEL: plan.entry @decode_gpu decode max_tokens(1) {
+// CHECK: plan.launch @kernels::@embed(%{{.*}}, %{{.*}}, %{{.*}}) -> (%[[H:.*]]) grid [8, 1, 1] block [128, 1, 1] {dynamic_shared = 4096 : i64, layer = 0 : i64, token_grid_dim = 0 : i64} :
+// CHECK: plan.launch @kernels::@head(%[[H]], %{{.*}}) -> (%{{.*}}) grid [4, 2, 1] block [256, 1, 1] :
+plan.entry @decode_gpu decode max_tokens(1) {
+^bb0(%tokens: !plan.buffer<1xi32>, %pos: i64):
+  %e = plan.weight @"model.embed.weight" : !plan.buffer<512x96xbf16>
+  %h = plan.alloc : !plan.buffer<1x96xbf16>
+  plan.launch @kernels::@embed(%pos, %tokens, %e) -> (%h) grid [8, 1, 1] block [128, 1, 1] {dynamic_shared = 4096 : i64, layer = 0 : i64, token_grid_dim = 0 : i64} : (i64, !plan.buffer<1xi32>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<1x96xbf16>)
+  %l = plan.alloc : !plan.buffer<1x512xbf16>
+  plan.launch @kernels::@head(%h, %e) -> (%l) grid [4, 2, 1] block [256, 1, 1] : (!plan.buffer<1x96xbf16>, !plan.buffer<512x96xbf16>) -> (!plan.buffer<1x512xbf16>)
+  plan.return %l : !plan.buffer<1x512xbf16>
+}
