@@ -20,7 +20,7 @@
  *              row_begin, row_end), the f32 rows and their bf16 copy (the
  *              kernels with bf16 dot paths; x holds bf16 values); XT
  *              "dot8": the same plus the int8 rows' activation records
- *              after xb (compiler/Conversion/SGToLinalg/Int8Dot.h), which
+ *              after xb (compiler/Conversion/SGToCPU/Int8Dot.h), which
  *              this file quantizes as that header says (the kernels of
  *              Q4_0 weights where they have int8 rows: Q4_0's group
  *              records where K is a multiple of 256). The C
@@ -98,7 +98,7 @@ static float block_amax(const float *x) {
 }
 
 /* x's int8 activations for weights whose zero point is `zero` (Q4_0: 8),
- * as compiler/Conversion/SGToLinalg/Int8Dot.h lays them out: per block of
+ * as compiler/Conversion/SGToCPU/Int8Dot.h lays them out: per block of
  * 32, t = x * 127 / max|x|, high = rint(t), low = min(rint(256 (t - high)),
  * 127); one 256-byte record a pair of blocks: high digits, low digits, the
  * starts (-zero * sum(256 high + low) in each block's first of 8 i32
@@ -127,7 +127,7 @@ static void quantize_int8(const float *x, long K, int zero, uint8_t *records) {
 }
 
 /* Q4_0's group records where K is a multiple of 256
- * (compiler/Conversion/SGToLinalg/Int8Dot.h, kQ4GroupRecordBytes): per
+ * (compiler/Conversion/SGToCPU/Int8Dot.h, kQ4GroupRecordBytes): per
  * block, q = rint(x * 32767 / max|x|); per group of 8 blocks 576 bytes:
  * each pair's x_lo (i16 q of elements 0-15 of both blocks) and x_hi
  * (16-31), then the blocks' sa = max / 32767 and -8 * sa * sum(q). */

@@ -4,7 +4,7 @@
 // benefit among the families that serve the same op, whether it applies to
 // an op in a context (the target's), and how it is emitted. A target keeps
 // its families in one registry (CUDA: SGToGPU/KernelFamilies.cpp; CPU:
-// SGToLinalg/CpuFamilies.cpp); sg-select-kernels records the chosen one on
+// SGToCPU/CpuFamilies.cpp); sg-select-kernels records the chosen one on
 // each op, the target's lowering emits what the record names. A new family
 // is its own .cpp plus one registration line.
 //

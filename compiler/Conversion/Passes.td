@@ -9,8 +9,10 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertSGToLinalgPass : Pass<"convert-sg-to-linalg", "mlir::ModuleOp"> {
-  let summary = "Lower sg bodies to linalg, scf, vector and memref on buffers";
+def ConvertSGToCPUPass : Pass<"convert-sg-to-cpu", "mlir::ModuleOp"> {
+  let summary = "Lower sg bodies to CPU kernels on buffers: hand-tiled scf + "
+                "vector (+ x86vector) loops behind dispatchers, linalg.generic "
+                "for elementwise ops";
   let description = [{
     Rewrites every function that holds sg ops (the bodies sg-outline-layers
     made) from tensors to buffers, op by op in program order, each with the
@@ -63,7 +65,7 @@ def SelectKernelsPass : Pass<"sg-select-kernels", "mlir::ModuleOp"> {
   let summary = "Choose the kernel family of every op of the plan's sg bodies";
   let description = [{
     With `target=cpu`: records on every sg op of a function body its CPU
-    family (CpuFamilies.cpp), which convert-sg-to-linalg lowers it with.
+    family (CpuFamilies.cpp), which convert-sg-to-cpu lowers it with.
 
     For a CUDA build: records on each op of every sg body a plan step calls
     what convert-sg-to-gpu will make of it, `sg.selected_kernel =

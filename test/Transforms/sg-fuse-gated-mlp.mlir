@@ -1,5 +1,5 @@
 // RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-gated-mlp | FileCheck %s
-// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-gated-mlp -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s --check-prefix=LOWERED
+// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-gated-mlp -sg-select-kernels=target=cpu -convert-sg-to-cpu | FileCheck %s --check-prefix=LOWERED
 
 // pre_feedforward_layernorm -> gate/up -> gelu_tanh(gate) * up: one op; the
 // gelu'd projection is the gate whichever side of the mul it is on.

@@ -1,5 +1,5 @@
 // RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul | FileCheck %s
-// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s --check-prefix=LOWERED
+// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-select-kernels=target=cpu -convert-sg-to-cpu | FileCheck %s --check-prefix=LOWERED
 
 // q/k/v after input_layernorm: one op, the norm's attributes, every weight,
 // the block tags kept for outlining.

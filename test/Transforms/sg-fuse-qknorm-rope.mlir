@@ -1,5 +1,5 @@
 // RUN: sgc-opt %s -split-input-file -sg-fuse-qknorm-rope | FileCheck %s
-// RUN: sgc-opt %s -split-input-file -sg-fuse-qknorm-rope -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s --check-prefix=LOWERED
+// RUN: sgc-opt %s -split-input-file -sg-fuse-qknorm-rope -sg-select-kernels=target=cpu -convert-sg-to-cpu | FileCheck %s --check-prefix=LOWERED
 
 // A sliding layer of one decode token: q norm + RoPE; k norm + RoPE + the
 // ring write; Gemma 4's weightless V norm + its write. Attention keeps

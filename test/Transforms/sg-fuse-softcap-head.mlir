@@ -1,5 +1,5 @@
 // RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-softcap-head | FileCheck %s
-// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-softcap-head -sg-select-kernels=target=cpu -convert-sg-to-linalg | FileCheck %s --check-prefix=LOWERED
+// RUN: sgc-opt %s -split-input-file -sg-fuse-norm-matmul -sg-fuse-softcap-head -sg-select-kernels=target=cpu -convert-sg-to-cpu | FileCheck %s --check-prefix=LOWERED
 
 // Final norm -> tied LM head -> softcap 30: one op with the cap.
 // CHECK-LABEL: func.func @head

@@ -13,7 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -1,7 +1,7 @@
 //===- Attention.cpp - attention of each query over its keys --------------===//
 //
 // Part of sgc. The first attention kernel: one warp per (query, q head),
-// the semantics of the CPU path exactly (Conversion/SGToLinalg/Attention.cpp):
+// the semantics of the CPU path exactly (Conversion/SGToCPU/Attention.cpp):
 // query i of the call sits at p = pos0 + i and sees keys j in [lo, p], lo =
 // max(0, p - window + 1) on sliding layers, those before the call from the
 // cache as it was (ring slot j mod window, or slot j), the rest from the
@@ -16,7 +16,8 @@
 
 #include "compiler/Conversion/SGToGPU/Kernels.h"
 #include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -29,7 +29,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/AttnDecode.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

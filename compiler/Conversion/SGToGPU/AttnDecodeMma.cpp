@@ -26,7 +26,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/AttnDecode.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -9,8 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
-#include "compiler/Conversion/SGToLinalg/AttentionRows.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/KeyRotation.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -3,7 +3,7 @@
 // Part of sgc. An `sg.full_attn ... keys_from_values(%w_k)` caches V only
 // (SERVE.md §3, Gemma 4's full layers): every attention kernel rebuilds the
 // key of each position it reads, RoPE_j(round(V_j · w_k)), with the CPU
-// path's formula and roundings (SGToLinalg/RebuiltKeys.cpp: cos and sin by
+// path's formula and roundings (SGToCPU/RebuiltKeys.cpp: cos and sin by
 // attention::emitCosSin), so both targets build the same key bits.
 //
 // The kernels that read keys in chunks of n consecutive elements (a 16-byte

@@ -12,7 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/SGToGPU/KernelFamilies.h"
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/Common/ReferenceMath.h"
+#include "compiler/Conversion/Common/RowAccess.h"
 #include "dialects/SG/IR/SGOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

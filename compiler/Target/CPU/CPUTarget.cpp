@@ -33,7 +33,7 @@ public:
     SelectKernelsPassOptions select;
     select.target = "cpu";
     pm.addPass(createSelectKernelsPass(select));
-    pm.addPass(createConvertSGToLinalgPass());
+    pm.addPass(createConvertSGToCPUPass());
   }
 
   void buildCodegenPipeline(OpPassManager &pm,

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToLinalg/Lowering.h"
+#include "compiler/Conversion/SGToCPU/Lowering.h"
 #include "compiler/Target/ABI/PlanSerializer.h"
 #include "compiler/Target/CPU/CPULibrary.h"
 #include "dialects/SG/IR/SGDialect.h"

@@ -74,7 +74,7 @@ static bool hasFeature(const CPUVariant &variant, StringRef name) {
   return llvm::is_contained(features, ("+" + name).str());
 }
 
-/// The kernels' feature flags (compiler/Conversion/SGToLinalg/Lowering.h):
+/// The kernels' feature flags (compiler/Conversion/SGToCPU/Lowering.h):
 /// internal constants, 1 where the variant has the features, so O3 keeps
 /// only the paths the variant can run. bf16: the bf16 tiles and pair rows
 /// (vdpbf16ps); int8: the int8 decode rows (512-bit vpdpbusd).

@@ -76,16 +76,16 @@ def SG_Dialect : Dialect {
     "::mlir::ArrayAttr":$kv_plan,
     // sg-plan-kv-cache, on an entry function: the context the plan covers.
     "::mlir::IntegerAttr":$kv_context_length,
-    // convert-sg-to-linalg, on a kernel function: the name of its spec.
+    // convert-sg-to-cpu, on a kernel function: the name of its spec.
     "::mlir::StringAttr":$kernel,
-    // convert-sg-to-linalg, on a dispatcher: the kernel it runs by rows.
+    // convert-sg-to-cpu, on a dispatcher: the kernel it runs by rows.
     "::mlir::FlatSymbolRefAttr":$dispatch,
-    // convert-sg-to-linalg, on a dispatcher: the rows it spreads.
+    // convert-sg-to-cpu, on a dispatcher: the rows it spreads.
     "::mlir::IntegerAttr":$rows,
-    // convert-sg-to-linalg, on a dispatcher: the fewest rows worth spreading
+    // convert-sg-to-cpu, on a dispatcher: the fewest rows worth spreading
     // over the threads (64 when absent: a linear's rows are short work).
     "::mlir::IntegerAttr":$parallel_rows,
-    // convert-sg-to-linalg, on a lowered body: per result, the argument it
+    // convert-sg-to-cpu, on a lowered body: per result, the argument it
     // updates in place (a KV cache), or -1 for an output buffer of its own.
     "::mlir::ArrayAttr":$result_slots,
     // Fusion passes: a fusion remark's data (diagnostic metadata, no op's).

@@ -46,7 +46,7 @@ def host_flags():
 
 
 # The decode rows the host's best variant runs for these weights
-# (compiler/Conversion/SGToLinalg/Int8Dot.h): int8 activations where the
+# (compiler/Conversion/SGToCPU/Int8Dot.h): int8 activations where the
 # CPU has AVX512-VNNI, else the bf16 pairs (AVX512-BF16) or f32.
 flags = host_flags()
 # BF16 and F16 weights are a weight-only path: their rows never quantize

@@ -3,7 +3,7 @@
  * the sampled CTAs' rows, xs the input row or its RMSNorm (the prologue:
  * x * rsqrt(mean(x^2) + eps) * (offset + w), rounded to the compute dtype),
  * the epilogue softcap (the LM head) or GELU(gate) x up, each with the
- * rounding points of the CPU path (Conversion/SGToLinalg/Linear.cpp).
+ * rounding points of the CPU path (Conversion/SGToCPU/Linear.cpp).
  *
  * With a "prologue" (decode: the row chain before the projection fused into
  * it), the input row is that chain's result: the first block stores it (the

@@ -29,4 +29,4 @@
 // CHECK-DAG: --sg-fuse-softcap-head
 // CHECK-DAG: --sg-plan-memory
 // CHECK-DAG: --sg-select-kernels
-// CHECK-DAG: --convert-sg-to-linalg
+// CHECK-DAG: --convert-sg-to-cpu

@@ -17,7 +17,7 @@
 // CHECK-NEXT: 12-sg-extract-plan.mlir
 // CHECK-NEXT: 13-sg-plan-memory.mlir
 // CHECK-NEXT: 14-sg-select-kernels.mlir
-// CHECK-NEXT: 15-convert-sg-to-linalg.mlir
+// CHECK-NEXT: 15-convert-sg-to-cpu.mlir
 // CHECK-NEXT: 16-convert-linalg-to-loops.mlir
 // CHECK:      19-sgc-approximate-math.mlir
 // CHECK:      23-sgc-expand-bf16-rounding.mlir

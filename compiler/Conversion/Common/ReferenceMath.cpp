@@ -1,0 +1,174 @@
+//===- ReferenceMath.cpp - the reference's numerics as IR -----------------===//
+//
+// Part of sgc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Common/ReferenceMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+
+/// `type` with its element type (or itself, a scalar) replaced by `element`.
+Type lowering::withElementType(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
+Value lowering::toF32(OpBuilder &b, Location loc, Value v) {
+  if (getElementTypeOrSelf(v.getType()).isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc,
+                               withElementType(v.getType(), b.getF32Type()), v);
+}
+
+Value lowering::roundTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type == getElementTypeOrSelf(v.getType()))
+    return v;
+  return arith::TruncFOp::create(b, loc, withElementType(v.getType(), type), v);
+}
+
+Value lowering::widenWeight(OpBuilder &b, Location loc, Value w, Type ct) {
+  Value wide = toF32(b, loc, w);
+  if (!getElementTypeOrSelf(w.getType()).isF16() || !ct.isBF16())
+    return wide;
+  return toF32(b, loc, roundTo(b, loc, wide, ct));
+}
+
+Value lowering::constF32(OpBuilder &b, Location loc, float value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Value lowering::constLike(OpBuilder &b, Location loc, TypedAttr scalar,
+                          Type like) {
+  auto vector = dyn_cast<VectorType>(like);
+  if (!vector)
+    return arith::ConstantOp::create(b, loc, scalar);
+  auto type = vector.clone(scalar.getType());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, scalar));
+}
+
+Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
+                             Type like) {
+  return constLike(b, loc, b.getF32FloatAttr(value), like);
+}
+
+Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value lowering::emitNormalize(OpBuilder &b, Location loc, Value x, Value r,
+                              Value w, bool plusOne, Type ct) {
+  Value xf = toF32(b, loc, x);
+  if (auto vec = dyn_cast<VectorType>(xf.getType()))
+    r = vector::BroadcastOp::create(b, loc, vec, r);
+  Value v = arith::MulFOp::create(b, loc, xf, r);
+  if (w) {
+    Value wf = toF32(b, loc, w);
+    if (plusOne)
+      wf = arith::AddFOp::create(b, loc, constF32Like(b, loc, 1.0f, wf.getType()),
+                                 wf);
+    v = arith::MulFOp::create(b, loc, v, wf);
+  }
+  return roundTo(b, loc, v, ct);
+}
+
+/// The inverse frequencies as the reference computes them in f32:
+/// inv[k] = 1 / theta^(f32(2k) / basis) for k < rotated, 0 beyond, each
+/// divided by `factor` (linear scaling).
+SmallVector<float> lowering::inverseFrequencies(int64_t half, int64_t rotated,
+                                               int64_t basis, double theta,
+                                               double factor) {
+  SmallVector<float> inv(half, 0.0f);
+  for (int64_t k = 0; k < rotated; ++k) {
+    float exponent = static_cast<float>(2 * k) / static_cast<float>(basis);
+    float p = std::pow(static_cast<float>(theta), exponent);
+    inv[k] = (1.0f / p) / static_cast<float>(factor);
+  }
+  return inv;
+}
+
+std::string lowering::getOrCreateInvFreqGlobal(OpBuilder &b,
+                                               Operation *symbolTable,
+                                               Location loc,
+                                               ArrayRef<float> inv) {
+  int64_t half = inv.size();
+  // Named by an FNV-1a hash of the exact bits (stable across runs), so equal
+  // tables are shared.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (float f : inv) {
+    hash ^= llvm::bit_cast<uint32_t>(f);
+    hash *= 0x100000001b3ull;
+  }
+  std::string name = "sgc_rope_inv_freq_" + std::to_string(half) + "_" +
+                     llvm::utohexstr(hash);
+  if (!SymbolTable::lookupSymbolIn(symbolTable, name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+    auto values = DenseElementsAttr::get(
+        RankedTensorType::get({half}, b.getF32Type()), inv);
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                             MemRefType::get({half}, b.getF32Type()), values,
+                             /*constant=*/true, /*alignment=*/IntegerAttr());
+  }
+  return name;
+}
+
+std::pair<Value, Value> lowering::emitRopeCosSin(OpBuilder &b, Location loc,
+                                                Value pf, Value table, Value k,
+                                                Type ct) {
+  Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
+  Value angle = arith::MulFOp::create(b, loc, pf, f);
+  Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
+  Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+  return {c, sn};
+}
+
+std::pair<Value, Value> lowering::emitRotatePair(OpBuilder &b, Location loc,
+                                                Value lo, Value hi, Value c,
+                                                Value sn, Type ct) {
+  auto term = [&](Value a, Value t) {
+    return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
+  };
+  // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s.
+  Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
+  Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
+  return {roundTo(b, loc, yLo, ct), roundTo(b, loc, yHi, ct)};
+}
+
+Value lowering::emitGeluTanh(OpBuilder &b, Location loc, Value z) {
+  auto c = [&](float value) { return constF32Like(b, loc, value, z.getType()); };
+  Value cube = arith::MulFOp::create(
+      b, loc, Value(arith::MulFOp::create(b, loc, z, z)), z);
+  Value inner = arith::AddFOp::create(
+      b, loc, z, Value(arith::MulFOp::create(b, loc, c(0.044715f), cube)));
+  const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+  Value t = math::TanhOp::create(
+      b, loc, Value(arith::MulFOp::create(b, loc, c(beta), inner)));
+  Value onePlus = arith::AddFOp::create(b, loc, c(1.0f), t);
+  Value half = arith::MulFOp::create(b, loc, c(0.5f), z);
+  return arith::MulFOp::create(b, loc, half, onePlus);
+}
+
+Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
+  Type type = getElementTypeOrSelf(v.getType());
+  Value cap = constF32Like(b, loc, static_cast<float>(capValue), v.getType());
+  Value t1 = toF32(b, loc, roundTo(b, loc,
+      arith::DivFOp::create(b, loc, toF32(b, loc, v), cap), type));
+  Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), type));
+  return roundTo(b, loc, arith::MulFOp::create(b, loc, t2, cap), type);
+}

@@ -1,0 +1,764 @@
+//===- Attention.cpp - attention over a KV cache --------------------------===//
+//
+// Part of sgc. Query i of a chunk sits at p = pos0 + i. It sees the keys at
+// positions j in [lo, p] with lo = max(0, p - window + 1) on sliding layers
+// (0 on full layers): those before the chunk from the cache as it was before
+// the chunk (ring slot j mod window, or slot j), the rest from the chunk.
+// Masked keys contribute exp(-inf) = 0 in the reference, so visiting only the
+// visible ones computes the same sums. With image-block ids a query of a
+// block also visits the chunk's keys up to the chunk's end, and a predicate
+// masks those ahead of it outside its block (score -inf, probability 0).
+//
+// A cache that holds V only (keys_from_values) has its keys rebuilt
+// (RebuiltKeys.cpp): the chunk's once a call, the cached ones once per kv
+// head and block of query rows, each scored against that kv head's query
+// heads in range, which then weigh each value row together.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToCPU/AttentionRows.h"
+#include "dialects/SG/IR/SGOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::attention;
+
+void attention::storeRoundedRow(OpBuilder &b, Location loc, Value zero,
+                                Value acc, Value out, Value i, Value h,
+                                int64_t dv, Type ct) {
+  emitFor(b, loc, zero, constIndex(b, loc, dv),
+          [&](OpBuilder &b, Location loc, Value dd) {
+            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
+            memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
+                                    ValueRange{i, h, dd});
+          });
+}
+
+namespace {
+using attention::kLanes;
+
+/// What distinguishes the two attention ops.
+/// Everything that distinguishes one attention kernel from another.
+struct AttnSpec {
+  int64_t hq, hkv, d, dv, slots, window;
+  double scale;
+  Type ct, cacheType;
+  /// Whether the kernel takes image-block ids (a kernel of its own, so the
+  /// text kernels keep their names and code).
+  bool blocks;
+  /// The cache holds V only: the kernel takes k_norm's weight (of
+  /// `keyWeightType`) and rebuilds cached keys with this rotation.
+  bool keysFromValues = false;
+  Type keyWeightType;
+  double keyTheta = 0;
+  int64_t keyRotated = 0, keyBasis = 0;
+
+  std::string name() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "attn_" << (window ? "w" + std::to_string(window) : "full") << "_"
+       << hq << "x" << hkv << "x" << d << "x" << dv << "_s" << slots << "_"
+       << ct << "_" << cacheType << (blocks ? "_blocks" : "") << "_"
+       << llvm::utohexstr(llvm::bit_cast<uint64_t>(scale));
+    if (keysFromValues)
+      os << "_kfv" << keyRotated << "b" << keyBasis << "_" << keyWeightType
+         << "_" << llvm::utohexstr(llvm::bit_cast<uint64_t>(keyTheta));
+    return s;
+  }
+};
+
+} // namespace
+
+Value attention::emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+              ValueRange aIdx, Value bBuf, ValueRange bIdx) {
+  return emitChainedSum(
+      b, loc, n, kLanes, /*chains=*/1,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value prod = arith::MulFOp::create(
+            b, loc, toF32(b, loc, emitRowLoad(b, loc, aBuf, aIdx, col, lanes)),
+            toF32(b, loc, emitRowLoad(b, loc, bBuf, bIdx, col, lanes)));
+        return arith::AddFOp::create(b, loc, acc, prod);
+      });
+}
+
+/// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
+/// element: the order over keys is the caller's).
+void attention::emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+              Value vBuf, ValueRange vIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Type elem = cast<MemRefType>(vBuf.getType()).getElementType();
+  Value pv = vector::BroadcastOp::create(b, loc, vecF32, p);
+  int64_t nVec = n - n % kLanes;
+  auto indices = [&](Value col) {
+    SmallVector<Value> idx(vIdx);
+    idx.push_back(col);
+    return idx;
+  };
+  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, nVec / kLanes),
+          [&](OpBuilder &b, Location loc, Value blk) {
+            Value col = arith::MulIOp::create(b, loc, blk, constIndex(b, loc, kLanes));
+            Value v = toF32(b, loc, vector::LoadOp::create(
+                                        b, loc, VectorType::get({kLanes}, elem),
+                                        vBuf, indices(col)));
+            Value a = vector::LoadOp::create(b, loc, vecF32, acc, ValueRange{col});
+            Value sum = arith::AddFOp::create(
+                b, loc, a, Value(arith::MulFOp::create(b, loc, pv, v)));
+            vector::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+          });
+  emitFor(b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
+          [&](OpBuilder &b, Location loc, Value col) {
+            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, vBuf, indices(col)));
+            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{col});
+            Value sum = arith::AddFOp::create(
+                b, loc, a, Value(arith::MulFOp::create(b, loc, p, v)));
+            memref::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+          });
+}
+
+namespace {
+
+/// Independent accumulators of a score's dot product.
+constexpr int64_t kDotChains = 4;
+
+/// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
+void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
+                  ValueRange idx, Value dst) {
+  emitRowChunks(b, loc, n,
+                [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
+                  emitRowStore(b, loc,
+                               toF32(b, loc, emitRowLoad(b, loc, src, idx, col, lanes)),
+                               dst, ValueRange{}, col);
+                });
+}
+
+/// sum_d f32(q[qIdx..., d]) · f32(k[kIdx..., d]) over d in [0, n):
+/// kDotChains 16-lane FMA chains along d (a query row against one key
+/// without waiting on one chain's latency), summed as emitChainedSum does.
+/// With bf16 rows every product is exact in f32.
+Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qBuf,
+                      ValueRange qIdx, Value kBuf, ValueRange kIdx) {
+  return emitChainedSum(
+      b, loc, n, kLanes, kDotChains,
+      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+        Value kv = toF32(b, loc, emitRowLoad(b, loc, kBuf, kIdx, col, lanes));
+        Value qv = toF32(b, loc, emitRowLoad(b, loc, qBuf, qIdx, col, lanes));
+        if (lanes == 1)
+          return math::FmaOp::create(b, loc, qv, kv, acc);
+        return vector::FMAOp::create(b, loc, qv, kv, acc);
+      });
+}
+
+/// The query row as the bf16 dot product reads it: n / 32 vectors of 32
+/// bf16 (16 pairs), loaded once per query and head, before its keys.
+SmallVector<Value> loadQueryPairs(OpBuilder &b, Location loc, int64_t n,
+                                  Value qBuf, ValueRange qIdx) {
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  SmallVector<Value> pairs;
+  for (int64_t col = 0; col < n; col += 2 * kLanes) {
+    SmallVector<Value> indices(qIdx);
+    indices.push_back(constIndex(b, loc, col));
+    pairs.push_back(vector::LoadOp::create(b, loc, vecPairs, qBuf, indices));
+  }
+  return pairs;
+}
+
+/// The same score from bf16 rows with vdpbf16ps (x86vector.avx512.dot):
+/// q · k[kIdx..., :] with the query's pairs in registers, one dot product
+/// per 32 columns into kDotChains chains of 16 f32 lanes (unrolled: a head
+/// has a few hundred columns), no widening. Exact products, so only the
+/// order of the f32 sum differs from emitQueryKeyDot.
+Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, ArrayRef<Value> qPairs,
+                          Value kBuf, ValueRange kIdx) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> accs(kDotChains, zeroVec);
+  for (auto [step, q] : llvm::enumerate(qPairs)) {
+    SmallVector<Value> indices(kIdx);
+    indices.push_back(constIndex(b, loc, step * 2 * kLanes));
+    Value kv = vector::LoadOp::create(b, loc, vecPairs, kBuf, indices);
+    Value &acc = accs[step % kDotChains];
+    acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, q, kv);
+  }
+  Value acc = accs[0];
+  for (int64_t c = 1; c < kDotChains; ++c)
+    acc = arith::AddFOp::create(b, loc, acc, accs[c]);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, acc,
+                                     arith::FastMathFlags::reassoc);
+}
+
+/// Calls `body(t, lanes)` for t in [0, n), kLanes keys at a time (lanes =
+/// kLanes) and then the rest one at a time (lanes = 1).
+void emitKeyChunks(OpBuilder &b, Location loc, Value n,
+                   llvm::function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
+  Value lanes = constIndex(b, loc, kLanes);
+  Value nVec = arith::SubIOp::create(b, loc, n,
+                                     arith::RemUIOp::create(b, loc, n, lanes));
+  scf::ForOp::create(b, loc, constIndex(b, loc, 0), nVec, lanes, ValueRange{},
+                     [&](OpBuilder &b, Location loc, Value t, ValueRange) {
+                       body(b, loc, t, kLanes);
+                       scf::YieldOp::create(b, loc);
+                     });
+  emitFor(b, loc, nVec, n,
+          [&](OpBuilder &b, Location loc, Value t) { body(b, loc, t, 1); });
+}
+
+/// The `kind` reduction over t in [0, n) of `term(t, lanes)` (a vector of
+/// kLanes terms, or one): kLanes lanes folded into a vector accumulator,
+/// its horizontal reduction, then the rest one at a time; `init` is the
+/// identity.
+Value emitKeyReduction(OpBuilder &b, Location loc, Value n, float init,
+                       vector::CombiningKind kind,
+                       llvm::function_ref<Value(OpBuilder &, Location, Value,
+                                                int64_t)>
+                           term) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto combine = [&](OpBuilder &b, Location loc, Value a, Value x) -> Value {
+    if (kind == vector::CombiningKind::ADD)
+      return arith::AddFOp::create(b, loc, a, x);
+    return arith::MaximumFOp::create(b, loc, a, x);
+  };
+  Value lanes = constIndex(b, loc, kLanes);
+  Value nVec = arith::SubIOp::create(b, loc, n,
+                                     arith::RemUIOp::create(b, loc, n, lanes));
+  auto vec = scf::ForOp::create(
+      b, loc, constIndex(b, loc, 0), nVec, lanes,
+      ValueRange{arith::ConstantOp::create(b, loc, vecF32,
+                                           DenseElementsAttr::get(vecF32, init))},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, loc,
+                             combine(b, loc, acc[0], term(b, loc, t, kLanes)));
+      });
+  Value folded = vector::ReductionOp::create(b, loc, kind, vec.getResult(0),
+                                             arith::FastMathFlags::reassoc);
+  auto tail = scf::ForOp::create(
+      b, loc, nVec, n, constIndex(b, loc, 1), ValueRange{folded},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, loc, combine(b, loc, acc[0], term(b, loc, t, 1)));
+      });
+  return tail.getResult(0);
+}
+
+/// scores[t .. t + lanes) as a vector (or the scalar for lanes 1).
+Value loadScores(OpBuilder &b, Location loc, Value scores, Value t,
+                 int64_t lanes) {
+  if (lanes == 1)
+    return memref::LoadOp::create(b, loc, scores, ValueRange{t});
+  return vector::LoadOp::create(
+      b, loc, VectorType::get({lanes}, b.getF32Type()), scores, ValueRange{t});
+}
+
+void storeScores(OpBuilder &b, Location loc, Value v, Value scores, Value t) {
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, scores, ValueRange{t});
+  else
+    memref::StoreOp::create(b, loc, v, scores, ValueRange{t});
+}
+
+} // namespace
+
+Value attention::emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
+                 llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
+                 llvm::function_ref<Value(OpBuilder &, Location)> elseFn) {
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, cond,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, thenFn(b, loc));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, elseFn(b, loc));
+  return ifOp.getResult(0);
+}
+
+namespace {
+
+/// Whether key `j` (a position of the chunk, j > p) is masked for query row
+/// `i`: it lies outside the query's image block, `bi = blocks[i]`. Keys at
+/// or before the query are never masked by this predicate (the window's
+/// lower bound is the loop's).
+Value emitAheadMasked(OpBuilder &b, Location loc, Value blocks, Value bi,
+                      Value j, Value p, Value pos0) {
+  Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, p);
+  return emitIfElse(
+      b, loc, b.getI1Type(), ahead,
+      [&](OpBuilder &b, Location loc) -> Value {
+        Value row = arith::SubIOp::create(b, loc, j, pos0);
+        Value bj = memref::LoadOp::create(b, loc, blocks, ValueRange{row});
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bj, bi);
+      },
+      [&](OpBuilder &b, Location loc) -> Value {
+        return arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+      });
+}
+
+/// ceil(tokens / 2), the pairs of the chunk's rows.
+Value pairCountOf(OpBuilder &b, Location loc, Value tokens) {
+  return arith::DivUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, tokens, constIndex(b, loc, 1)),
+      constIndex(b, loc, 2));
+}
+
+/// The chunk's value rows v[tokens, hkv, dv] packed in pairs for the weighted
+/// sums' vdpbf16ps into `pairs` (PairedValues: the later row in the even
+/// halves); once a call, as long as reading v.
+void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
+                        Value pairs, int64_t hkv, int64_t dv) {
+  auto half = VectorType::get({kLanes}, b.getBF16Type());
+  Value one = constIndex(b, loc, 1), two = constIndex(b, loc, 2);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
+  Value pairCount = pairCountOf(b, loc, tokens);
+  emitFor(b, loc, constIndex(b, loc, 0), pairCount,
+          [&](OpBuilder &b, Location loc, Value r) {
+    Value early = arith::MulIOp::create(b, loc, r, two);
+    Value late = arith::AddIOp::create(b, loc, early, one);
+    Value lateInChunk =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, late, tokens);
+    emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, hkv),
+            [&](OpBuilder &b, Location loc, Value g) {
+      for (int64_t c = 0; c < dv; c += kLanes) {
+        Value col = constIndex(b, loc, c);
+        Value e = vector::LoadOp::create(b, loc, half, v, ValueRange{early, g, col});
+        Value l = emitIfElse(
+            b, loc, half, lateInChunk,
+            [&](OpBuilder &b, Location loc) -> Value {
+              return vector::LoadOp::create(b, loc, half, v, ValueRange{late, g, col});
+            },
+            [&](OpBuilder &, Location) { return zeros; });
+        Value interleaved = vector::InterleaveOp::create(b, loc, l, e);
+        vector::StoreOp::create(b, loc, interleaved, pairs,
+                                ValueRange{r, g, constIndex(b, loc, 2 * c)});
+      }
+    });
+  });
+}
+
+/// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], [blocks],
+/// out, head_begin, head_end)`: query heads [head_begin, head_end) of every
+/// token of the chunk; the glue spreads the heads over the threads.
+func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
+                             const AttnSpec &spec, StringRef name) {
+  Location loc = module.getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<Type> args = {
+      MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
+      MemRefType::get({dyn, spec.hkv, spec.d}, spec.ct),
+      MemRefType::get({dyn, spec.hkv, spec.dv}, spec.ct),
+      MemRefType::get({spec.slots, spec.hkv, spec.d}, spec.cacheType),
+      MemRefType::get({spec.slots, spec.hkv, spec.dv}, spec.cacheType),
+      MemRefType::get({1}, b.getI64Type())};
+  if (spec.blocks)
+    args.push_back(MemRefType::get({dyn}, b.getI32Type()));
+  if (spec.keysFromValues)
+    args.push_back(MemRefType::get({spec.d}, spec.keyWeightType));
+  args.append({MemRefType::get({dyn, spec.hq, spec.dv}, spec.ct),
+               b.getIndexType(), b.getIndexType()});
+  OpBuilder::InsertionGuard guard(b);
+  func::FuncOp func =
+      createKernelFunction(b, module, name, args, spec.name());
+  Block *entry = &func.getBody().front();
+  Value q = entry->getArgument(0), k = entry->getArgument(1);
+  Value v = entry->getArgument(2), kc = entry->getArgument(3);
+  Value vc = entry->getArgument(4), posBuf = entry->getArgument(5);
+  unsigned next = 6;
+  Value blocks = spec.blocks ? entry->getArgument(next++) : Value();
+  RebuiltKeys rebuilt;
+  if (spec.keysFromValues) {
+    rebuilt.weight = entry->getArgument(next++);
+    SmallVector<float> inv = inverseFrequencies(
+        spec.d / 2, spec.keyRotated, spec.keyBasis, spec.keyTheta, 1.0);
+    rebuilt.invFreq = memref::GetGlobalOp::create(
+        b, loc, MemRefType::get({spec.d / 2}, b.getF32Type()),
+        getOrCreateInvFreqGlobal(b, module, loc, inv));
+    rebuilt.rotated = spec.keyRotated;
+  }
+  Value out = entry->getArgument(next++);
+  Value headBegin = entry->getArgument(next++), headEnd = entry->getArgument(next++);
+  Type ct = spec.ct;
+  int64_t group = spec.hq / spec.hkv;
+  bool ring = spec.window > 0;
+
+  // Scores of one (query, head): at most the cached span plus the chunk.
+  Value tokens = dimOf(b, loc, q, 0);
+  Value capacity = arith::AddIOp::create(
+      b, loc, constIndex(b, loc, ring ? spec.window : spec.slots), tokens);
+  // (A V-only cache's scores live in emitRebuiltKeyScores' blocks.)
+  auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  Value scores = spec.keysFromValues
+                     ? Value()
+                     : Value(memref::AllocOp::create(b, loc, scoresType,
+                                                     ValueRange{capacity},
+                                                     b.getI64IntegerAttr(64)));
+  Value qf = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, b.getF32Type()),
+                                     ValueRange{}, b.getI64IntegerAttr(64));
+
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  Value pos0 = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      Value(memref::LoadOp::create(b, loc, posBuf, ValueRange{zero})));
+  // The chunk's keys rebuilt from its values once, as cached keys are.
+  Value chunkKeys;
+  if (spec.keysFromValues) {
+    chunkKeys = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, spec.hkv, spec.d}, ct),
+        ValueRange{tokens}, b.getI64IntegerAttr(64));
+    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value t) {
+      Value p = arith::AddIOp::create(b, loc, pos0, t);
+      emitFor(b, loc, zero, constIndex(b, loc, spec.hkv),
+              [&](OpBuilder &b, Location loc, Value g) {
+                emitRebuiltKey(b, loc, rebuilt, spec.d, v, ValueRange{t, g}, p,
+                               chunkKeys, ValueRange{t, g}, ct);
+              });
+    });
+    k = chunkKeys;
+  }
+  Value scale = constF32(b, loc, static_cast<float>(spec.scale));
+  Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
+  Value windowIdx = constIndex(b, loc, spec.window);
+  Value dotFlag;
+  if (ct.isBF16() && spec.cacheType.isBF16() && spec.d % (2 * kLanes) == 0)
+    dotFlag = loadBf16DotFlag(b, loc, module);
+  // The chunk's value rows in pairs where the sums take vdpbf16ps (a K/V
+  // cache; a V-only one sums a kv head's query heads together).
+  Value valuePairs;
+  if (dotFlag && !spec.keysFromValues && spec.dv % kLanes == 0) {
+    // Empty in a variant without the dot (the flag folds per variant).
+    Value pairCount = arith::SelectOp::create(
+        b, loc, dotFlag, pairCountOf(b, loc, tokens), zero);
+    valuePairs = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
+                        b.getBF16Type()),
+        ValueRange{pairCount}, b.getI64IntegerAttr(64));
+    auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitPackValuePairs(b, loc, v, tokens, valuePairs, spec.hkv, spec.dv);
+  }
+
+  // Query row i of head h, its scores in `scores`; with `cachedScored`
+  // the cached keys' scores are there already.
+  auto attendRow = [&](OpBuilder &b, Location loc, Value h, Value i,
+                       Value scores, bool cachedScored,
+                       bool weightedSum = true) {
+      Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
+      Value p = arith::AddIOp::create(b, loc, pos0, i);
+      // lo = max(0, p - window + 1) on sliding layers.
+      Value lo = zero;
+      if (ring) {
+        Value start = arith::SubIOp::create(
+            b, loc, Value(arith::AddIOp::create(b, loc, p, one)), windowIdx);
+        Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                               start, zero);
+        lo = arith::SelectOp::create(b, loc, positive, start, zero);
+      }
+      // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
+      // a query of an image block looks on to the chunk's end.
+      Value hi = arith::AddIOp::create(b, loc, p, one);
+      Value bi;
+      if (blocks) {
+        bi = memref::LoadOp::create(b, loc, blocks, ValueRange{i});
+        Value inBlock = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, bi,
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+        hi = arith::SelectOp::create(
+            b, loc, inBlock, Value(arith::AddIOp::create(b, loc, pos0, tokens)), hi);
+      }
+      Value numKeys = arith::SubIOp::create(b, loc, hi, lo);
+      auto slotOf = [&](OpBuilder &b, Location loc, Value j) -> Value {
+        return ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
+      };
+      // Keys [lo, cacheEnd) come from the cache, [cacheEnd, hi) from the
+      // chunk; score t belongs to key lo + t.
+      Value cacheEnd = arith::MaxSIOp::create(
+          b, loc, lo, Value(arith::MinSIOp::create(b, loc, hi, pos0)));
+      Value tCache = arith::SubIOp::create(b, loc, cacheEnd, lo);
+      emitRowToF32(b, loc, spec.d, q, ValueRange{i, h}, qf);
+      // q·k of one key: vdpbf16ps where the variant has it (bf16 rows; the
+      // query's pairs are loaded either way, a variant without it drops
+      // them).
+      SmallVector<Value> qPairs;
+      if (dotFlag)
+        qPairs = loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h});
+      auto queryKey = [&](OpBuilder &b, Location loc, Value keys,
+                          ValueRange keyIdx) -> Value {
+        if (!dotFlag)
+          return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+                                   keyIdx);
+        return emitIfElse(
+            b, loc, b.getF32Type(), dotFlag,
+            [&](OpBuilder &b, Location loc) {
+              return emitQueryKeyDotBf16(b, loc, qPairs, keys, keyIdx);
+            },
+            [&](OpBuilder &b, Location loc) {
+              return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+                                   keyIdx);
+            });
+      };
+      // Pass 1: the dot products, the cached keys then the chunk's.
+      if (!cachedScored)
+        emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
+          Value j = arith::AddIOp::create(b, loc, lo, t);
+          Value s = queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g});
+          memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+        });
+      emitFor(b, loc, tCache, numKeys, [&](OpBuilder &b, Location loc, Value t) {
+            Value j = arith::AddIOp::create(b, loc, lo, t);
+            auto score = [&](OpBuilder &b, Location loc) -> Value {
+              Value row = arith::SubIOp::create(b, loc, j, pos0);
+              return queryKey(b, loc, k, ValueRange{row, g});
+            };
+            Value s;
+            if (blocks) {
+              Value masked = emitAheadMasked(b, loc, blocks, bi, j, p, pos0);
+              s = emitIfElse(b, loc, b.getF32Type(), masked,
+                             [&](OpBuilder &, Location) { return negInf; }, score);
+            } else {
+              s = score(b, loc);
+            }
+            memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+          });
+      // The scores, 16 keys at a time: the reference rounds q·k and the
+      // scaled score to its dtype (a masked key's -inf stays -inf); their
+      // maximum.
+      Value maxScore = emitKeyReduction(
+          b, loc, numKeys, -std::numeric_limits<float>::infinity(),
+          vector::CombiningKind::MAXIMUMF,
+          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+            Value qk = loadScores(b, loc, scores, t, lanes);
+            Value sc = lanes > 1 ? Value(vector::BroadcastOp::create(
+                                       b, loc, qk.getType(), scale))
+                                 : scale;
+            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+            s = toF32(b, loc,
+                      roundTo(b, loc, arith::MulFOp::create(b, loc, s, sc), ct));
+            storeScores(b, loc, s, scores, t);
+            return s;
+          });
+      // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
+      // time.
+      Value sum = emitKeyReduction(
+          b, loc, numKeys, 0.0f, vector::CombiningKind::ADD,
+          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+            Value s = loadScores(b, loc, scores, t, lanes);
+            Value m = maxScore;
+            if (lanes > 1)
+              m = vector::BroadcastOp::create(b, loc, s.getType(), maxScore);
+            Value e = math::ExpOp::create(b, loc,
+                                          Value(arith::SubFOp::create(b, loc, s, m)));
+            // A masked key weighs exactly 0 (the query's own key is never
+            // masked, so the maximum is finite).
+            if (blocks)
+              e = arith::SelectOp::create(
+                  b, loc,
+                  Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s,
+                                              constF32Like(b, loc, -INFINITY,
+                                                           s.getType()))),
+                  constF32Like(b, loc, 0.0f, s.getType()), e);
+            storeScores(b, loc, e, scores, t);
+            return e;
+          });
+      Value inv = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), sum);
+      // The probabilities, rounded to the dtype as the reference's are.
+      emitKeyChunks(b, loc, numKeys,
+                    [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
+                      Value e = loadScores(b, loc, scores, t, lanes);
+                      Value invV = inv;
+                      if (lanes > 1)
+                        invV = vector::BroadcastOp::create(b, loc, e.getType(), inv);
+                      storeScores(b, loc,
+                                  toF32(b, loc,
+                                        roundTo(b, loc,
+                                                arith::MulFOp::create(b, loc, e, invV),
+                                                ct)),
+                                  scores, t);
+                    });
+      // Pass 3: out = round(sum_t p_t · v_t), keys in order.
+      ValueRun cached{zero, tCache, vc,
+                      [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                        Value j = arith::AddIOp::create(b, loc, lo, t);
+                        return {slotOf(b, loc, j), g};
+                      }};
+      ValueRun fresh{tCache, numKeys, v,
+                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                       Value j = arith::AddIOp::create(b, loc, lo, t);
+                       return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
+                     }};
+      if (!weightedSum)
+        return;
+      if (!valuePairs) {
+        emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h,
+                        ct);
+        return;
+      }
+      auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      PairedValues paired{
+          valuePairs, g, arith::SubIOp::create(b, loc, cacheEnd, pos0),
+          arith::SubIOp::create(b, loc, hi, Value(arith::AddIOp::create(b, loc, pos0, one))),
+          tCache};
+      emitWeightedSum(b, loc, spec.dv, scores, {cached}, out, i, h, ct, &paired);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
+  };
+  if (!spec.keysFromValues) {
+    emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
+      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
+        attendRow(b, loc, h, i, scores, /*cachedScored=*/false);
+      });
+    });
+  } else {
+    // The kv head's query heads score each rebuilt key.
+    auto score = [&](OpBuilder &b, Location loc, Value i, Value h,
+                     Value key) -> Value {
+      auto plain = [&](OpBuilder &b, Location loc) {
+        return emitQueryKeyDot(b, loc, spec.d, q, ValueRange{i, h}, key,
+                               ValueRange{});
+      };
+      if (!dotFlag)
+        return plain(b, loc);
+      return emitIfElse(
+          b, loc, b.getF32Type(), dotFlag,
+          [&](OpBuilder &b, Location loc) {
+            return emitQueryKeyDotBf16(
+                b, loc, loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h}),
+                key, ValueRange{});
+          },
+          plain);
+    };
+    // The kv head's query heads weigh each value row together (causal, no
+    // image blocks: row i sees keys [0, pos0 + i]).
+    bool groupSum = !spec.blocks && spec.dv % kLanes == 0;
+    auto sumRow = [&](OpBuilder &b, Location loc, Value i, Value g,
+                      Value first, Value hLo, Value hHi,
+                      llvm::function_ref<Value(OpBuilder &, Location, int64_t)>
+                          rowOf) {
+      Value numKeys = arith::AddIOp::create(
+          b, loc, pos0, Value(arith::AddIOp::create(b, loc, i, one)));
+      ValueRun cached{zero, pos0, vc,
+                      [&](OpBuilder &, Location, Value t) -> SmallVector<Value> {
+                        return {t, g};
+                      }};
+      ValueRun fresh{pos0, numKeys, v,
+                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
+                       return {Value(arith::SubIOp::create(b, loc, t, pos0)), g};
+                     }};
+      emitGroupWeightedSum(b, loc, spec.dv, group, rowOf, {cached, fresh}, out,
+                           i, first, hLo, hHi, ct);
+    };
+    emitRebuiltKeyScores(
+        b, loc, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
+                          headBegin, headEnd},
+        score,
+        [&](OpBuilder &b, Location loc, Value i, Value h, Value row) {
+          attendRow(b, loc, h, i, row, /*cachedScored=*/true,
+                    /*weightedSum=*/!groupSum);
+        },
+        groupSum ? RowSumFn(sumRow) : RowSumFn());
+    memref::DeallocOp::create(b, loc, chunkKeys);
+  }
+  memref::DeallocOp::create(b, loc, qf);
+  if (valuePairs)
+    memref::DeallocOp::create(b, loc, valuePairs);
+  if (scores)
+    memref::DeallocOp::create(b, loc, scores);
+  func::ReturnOp::create(b, loc);
+  return func;
+}
+
+/// The dispatcher of the attention kernel for `spec` (defined by the glue,
+/// which spreads the query heads over the threads).
+func::FuncOp getOrCreateAttnDispatcher(OpBuilder &b, ModuleOp module,
+                                       const AttnSpec &spec) {
+  std::string name = "sgc_dispatch_" + spec.name();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  func::FuncOp kernel = buildAttnKernel(b, module, spec, "sgc_" + spec.name());
+  // A head is long work: two are worth two threads.
+  return declareDispatcher(b, module, kernel, name, spec.hq,
+                           /*parallelRows=*/2);
+}
+
+} // namespace
+
+static LogicalResult lowerAttention(Operation *op,
+                                    const sg::AttentionParts &params,
+                                    FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op->getLoc();
+  Value q = state.lookup(params.q), k = state.lookup(params.k);
+  Value v = state.lookup(params.v);
+  Value kc = state.lookup(params.kCache), vc = state.lookup(params.vCache);
+  Value out = state.bufferFor(loc, op->getResult(0));
+  auto qType = cast<MemRefType>(q.getType());
+  auto kcType = cast<MemRefType>(kc.getType());
+  auto vType = cast<MemRefType>(v.getType());
+  Value blocks = params.blocks ? state.lookup(params.blocks) : Value();
+  AttnSpec spec{qType.getDimSize(1), kcType.getDimSize(1), qType.getDimSize(2),
+                vType.getDimSize(2), kcType.getDimSize(0), params.window,
+                params.scale, cast<MemRefType>(out.getType()).getElementType(),
+                kcType.getElementType(), static_cast<bool>(blocks)};
+  Value keyWeight;
+  if (auto full = dyn_cast<sg::FullAttnOp>(op); full && full.keysFromValues()) {
+    keyWeight = state.lookup(full.getKeyWeight());
+    spec.keysFromValues = true;
+    spec.keyWeightType = cast<MemRefType>(keyWeight.getType()).getElementType();
+    KeyRotation rotation = keyRotationOf(full);
+    spec.keyTheta = rotation.theta;
+    spec.keyRotated = rotation.rotated;
+    spec.keyBasis = rotation.basis;
+    // emitCosSin reduces angles below 2^30 (position x inv_freq <= position).
+    if (spec.slots >= (int64_t(1) << 30))
+      return op->emitError("convert-sg-to-cpu: keys_from_values rebuilds "
+                           "keys at positions below 2^30; this cache has ")
+             << spec.slots << " slots";
+  }
+  if (cast<MemRefType>(vc.getType()).getElementType() != spec.cacheType ||
+      cast<MemRefType>(vc.getType()).getDimSize(2) != spec.dv)
+    return op->emitError("convert-sg-to-cpu: the V cache must match the "
+                         "K cache's element type and the values' width");
+  // The position travels as a one-element buffer (dispatchers pass buffers).
+  Value posBuf = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
+  memref::StoreOp::create(b, loc, state.lookup(params.position), posBuf,
+                          ValueRange{constIndex(b, loc, 0)});
+  SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
+                             withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v),
+                             kc, vc, posBuf};
+  if (blocks)
+    args.push_back(withDynamicTokens(b, loc, blocks));
+  if (keyWeight)
+    args.push_back(keyWeight);
+  args.push_back(withDynamicTokens(b, loc, out));
+  func::CallOp::create(b, loc, getOrCreateAttnDispatcher(b, state.module, spec), args);
+  state.buffers.map(op->getResult(0), out);
+  return success();
+}
+
+LogicalResult lowering::lowerAttentionFamily(Operation *op,
+                                             FunctionLowering &state) {
+  if (auto attn = dyn_cast<sg::AttentionOpInterface>(op))
+    return lowerAttention(op, attn.getAttention(), state);
+  if (auto attn = dyn_cast<sg::EncoderAttnOp>(op))
+    return lowerEncoderAttention(attn, state);
+  if (auto write = dyn_cast<sg::KVWriteOp>(op))
+    return lowerKVWrite(write, state);
+  return op->emitError("not an attention-family op");
+}

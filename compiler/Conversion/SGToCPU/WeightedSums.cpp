@@ -1,0 +1,229 @@
+//===- WeightedSums.cpp - attention's sums of probability x value ---------===//
+//
+// Part of sgc. The last pass of the CPU attention kernels: each query head's
+// output is the sum over its keys of probability x value row, the f32 sums
+// of a column block kept in registers across every key, one FMA a value in
+// key order (exact products with bf16 operands). The kv head's query heads
+// can share each value load (emitGroupWeightedSum): the same FMAs in the
+// same order, so the same bits. Where the chunk's value rows come packed in
+// pairs (PairedValues), its keys take one vdpbf16ps per 16 columns and two
+// keys instead of a widening and an FMA per key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/SGToCPU/AttentionRows.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::sgc;
+using namespace mlir::sgc::lowering;
+using namespace mlir::sgc::lowering::attention;
+
+namespace {
+/// Vectors of kLanes values the weighted sum over values keeps in registers
+/// while it walks the keys (8 x 16 f32: 8 independent FMA chains).
+constexpr int64_t kSumVectors = 8;
+/// Vectors of kLanes columns a group's weighted sums keep per head (8 heads
+/// x 2 vectors of sums in registers).
+constexpr int64_t kGroupSumVectors = 2;
+} // namespace
+
+namespace {
+/// The probabilities of chunk rows 2r and 2r + 1 as the bf16 pair of one
+/// f32 lane, vdpbf16ps's order: the later key in the low (even) half, the
+/// earlier in the high (odd) half, which the instruction adds first. The
+/// probabilities are bf16 values held in f32, so their high halves are their
+/// bf16 bits; a row outside [rowBegin, rowLast] weighs 0.
+Value emitProbabilityPair(OpBuilder &b, Location loc, Value probs,
+                          const PairedValues &paired, Value r) {
+  Type i32 = b.getI32Type();
+  Value early = arith::MulIOp::create(b, loc, r, constIndex(b, loc, 2));
+  Value late = arith::AddIOp::create(b, loc, early, constIndex(b, loc, 1));
+  auto bitsOf = [&](Value row, Value valid) -> Value {
+    // Clamped into the scores row before the load; the select drops it.
+    Value t = arith::SubIOp::create(
+        b, loc,
+        Value(arith::MaxUIOp::create(
+            b, loc, arith::MinUIOp::create(b, loc, row, paired.rowLast),
+            paired.rowBegin)),
+        paired.rowBegin);
+    t = arith::AddIOp::create(b, loc, t, paired.tBegin);
+    Value p = memref::LoadOp::create(b, loc, probs, ValueRange{t});
+    Value bits = arith::BitcastOp::create(b, loc, i32, p);
+    return arith::SelectOp::create(
+        b, loc, valid, bits,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+  };
+  Value earlyBits = bitsOf(
+      early, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, early,
+                                   paired.rowBegin));
+  Value lateBits = bitsOf(
+      late, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, late,
+                                  paired.rowLast));
+  // One op a statement: the IR's order must not depend on the host
+  // compiler's order of evaluating arguments.
+  Value high = arith::AndIOp::create(
+      b, loc, earlyBits,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF0000)));
+  Value low = arith::ShRUIOp::create(
+      b, loc, lateBits,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  Value pair = arith::OrIOp::create(b, loc, high, low);
+  Value lanes = vector::BroadcastOp::create(
+      b, loc, VectorType::get({kLanes}, i32), pair);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({2 * kLanes}, b.getBF16Type()), lanes);
+}
+
+/// The column block [c0, c0 + vectors x kLanes) of the paired rows' sums
+/// added to `accs`, a pair of rows at a time.
+SmallVector<Value> emitPairedSums(OpBuilder &b, Location loc, Value probs,
+                                  const PairedValues &paired, int64_t c0,
+                                  ValueRange accs) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+  Value two = constIndex(b, loc, 2);
+  Value rBegin = arith::DivUIOp::create(b, loc, paired.rowBegin, two);
+  Value lastPair = arith::DivUIOp::create(b, loc, paired.rowLast, two);
+  Value rEnd = arith::AddIOp::create(b, loc, lastPair, constIndex(b, loc, 1));
+  auto loop = scf::ForOp::create(
+      b, loc, rBegin, rEnd, constIndex(b, loc, 1), accs,
+      [&](OpBuilder &b, Location loc, Value r, ValueRange iter) {
+        Value p = emitProbabilityPair(b, loc, probs, paired, r);
+        SmallVector<Value> next;
+        for (auto [v, acc] : llvm::enumerate(iter)) {
+          Value col = constIndex(b, loc, 2 * (c0 + int64_t(v) * kLanes));
+          Value vv = vector::LoadOp::create(b, loc, vecPairs, paired.pairs,
+                                            ValueRange{r, paired.g, col});
+          next.push_back(x86vector::DotBF16Op::create(b, loc, vecF32, acc, p, vv));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+} // namespace
+
+void attention::emitWeightedSum(OpBuilder &b, Location loc, int64_t dv,
+                                Value probs, ArrayRef<ValueRun> runs,
+                                Value out, Value i, Value h, Type ct,
+                                const PairedValues *paired) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  int64_t dVec = dv - dv % kLanes;
+  assert((!paired || dVec == dv) && "paired rows need whole vectors");
+  for (int64_t c0 = 0; c0 < dVec; c0 += kSumVectors * kLanes) {
+    int64_t vectors = std::min(kSumVectors, (dVec - c0) / kLanes);
+    SmallVector<Value> accs(vectors, zeroVec);
+    for (const ValueRun &run : runs) {
+      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            Value pv = vector::BroadcastOp::create(
+                b, loc, vecF32, memref::LoadOp::create(b, loc, probs, ValueRange{t}));
+            SmallVector<Value> row = run.rowOf(b, loc, t);
+            SmallVector<Value> next;
+            for (int64_t v = 0; v < vectors; ++v) {
+              SmallVector<Value> idx(row);
+              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
+              Value vv = toF32(b, loc, vector::LoadOp::create(
+                                           b, loc, VectorType::get({kLanes}, elem),
+                                           run.vBuf, idx));
+              next.push_back(vector::FMAOp::create(b, loc, pv, vv, iter[v]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      accs.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    if (paired)
+      accs = emitPairedSums(b, loc, probs, *paired, c0, accs);
+    for (int64_t v = 0; v < vectors; ++v)
+      vector::StoreOp::create(
+          b, loc, roundTo(b, loc, accs[v], ct), out,
+          ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+  }
+  for (int64_t col = dVec; col < dv; ++col) {
+    Value sum = constF32(b, loc, 0.0f);
+    for (const ValueRun &run : runs) {
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), ValueRange{sum},
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            Value pt = memref::LoadOp::create(b, loc, probs, ValueRange{t});
+            SmallVector<Value> idx = run.rowOf(b, loc, t);
+            idx.push_back(constIndex(b, loc, col));
+            Value vv = toF32(b, loc, memref::LoadOp::create(b, loc, run.vBuf, idx));
+            scf::YieldOp::create(b, loc,
+                                 Value(math::FmaOp::create(b, loc, pt, vv, iter[0])));
+          });
+      sum = loop.getResult(0);
+    }
+    memref::StoreOp::create(b, loc, roundTo(b, loc, sum, ct), out,
+                            ValueRange{i, h, constIndex(b, loc, col)});
+  }
+}
+
+void attention::emitGroupWeightedSum(
+    OpBuilder &b, Location loc, int64_t dv, int64_t group,
+    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
+    ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
+    Value hHi, Type ct) {
+  auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+                                            DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> probs;
+  for (int64_t k = 0; k < group; ++k)
+    probs.push_back(probsOf(b, loc, k));
+  for (int64_t c0 = 0; c0 < dv; c0 += kGroupSumVectors * kLanes) {
+    int64_t vectors = std::min(kGroupSumVectors, (dv - c0) / kLanes);
+    SmallVector<Value> accs(group * vectors, zeroVec);
+    for (const ValueRun &run : runs) {
+      Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
+      auto loop = scf::ForOp::create(
+          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
+          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+            SmallVector<Value> row = run.rowOf(b, loc, t), vv;
+            for (int64_t v = 0; v < vectors; ++v) {
+              SmallVector<Value> idx(row);
+              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
+              vv.push_back(toF32(b, loc, vector::LoadOp::create(
+                                             b, loc, VectorType::get({kLanes}, elem),
+                                             run.vBuf, idx)));
+            }
+            SmallVector<Value> next;
+            for (int64_t k = 0; k < group; ++k) {
+              Value pv = vector::BroadcastOp::create(
+                  b, loc, vecF32,
+                  memref::LoadOp::create(b, loc, probs[k], ValueRange{t}));
+              for (int64_t v = 0; v < vectors; ++v)
+                next.push_back(vector::FMAOp::create(b, loc, pv, vv[v],
+                                                     iter[k * vectors + v]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      accs.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    for (int64_t k = 0; k < group; ++k) {
+      Value h = arith::AddIOp::create(b, loc, first, constIndex(b, loc, k));
+      Value inRange = arith::AndIOp::create(
+          b, loc,
+          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, hLo)),
+          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, h, hHi)));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t v = 0; v < vectors; ++v)
+        vector::StoreOp::create(
+            b, loc, roundTo(b, loc, accs[k * vectors + v], ct), out,
+            ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+    }
+  }
+}
