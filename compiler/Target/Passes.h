@@ -1,6 +1,6 @@
 //===- Passes.h - the targets' own passes -----------------------*- C++ -*-===//
 //
-// Part of sgc. Declared in Passes.td; defined in compiler/Target/CPU and
+// Part of sgc. Declared in Passes.td; defined in compiler/Target/Host and
 // compiler/Target/CUDA.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- Passes.td - the targets' own passes -----------------*- tablegen -*-===//
 //
 // Part of sgc. The passes the CPU and CUDA targets add to their pipelines
-// (compiler/Target/CPU/CPUTarget.cpp, compiler/Target/CUDA/CUDATarget.cpp),
+// (compiler/Target/Host/HostPipeline.cpp, compiler/Target/CUDA/CUDATarget.cpp),
 // declared here so that they have a summary in `sgc-opt --help` and the
 // generated pass documentation, and can be replayed with sgc-opt.
 //
@@ -18,7 +18,7 @@ def ApproximateMathPass : Pass<"sgc-approximate-math"> {
     CPU target. Every f32 `math.tanh` and `math.exp`, scalar or vector,
     becomes MLIR's polynomial approximation (plain arithmetic), so GELU and
     the softmax stay in vector registers instead of calling libm once per
-    lane (compiler/Target/CPU/ApproximateMath.cpp says what it costs).
+    lane (compiler/Target/Host/ApproximateMath.cpp says what it costs).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
@@ -34,7 +34,7 @@ def ExpandBf16RoundingPass : Pass<"sgc-expand-bf16-rounding"> {
     arithmetic on the f32 bits: a NaN is first replaced by the quiet NaN
     0x7fc00000, then 0x7fff plus bit 16 is added and the high half kept. The
     bits are arith-expand's; the select stays on f32 lanes, which AVX2
-    vectorizes (compiler/Target/CPU/ExpandBf16Rounding.cpp says what the i16
+    vectorizes (compiler/Target/Host/ExpandBf16Rounding.cpp says what the i16
     select cost).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];

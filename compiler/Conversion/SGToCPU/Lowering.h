@@ -161,7 +161,7 @@ Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
                    RowLoadFn load);
 
 /// The i8 global, defined per CPU variant by the object emitter
-/// (compiler/Target/CPU/ObjectEmitter.cpp), that is 1 where the CPU has
+/// (compiler/Target/Host/ObjectEmitter.cpp), that is 1 where the CPU has
 /// AVX512-BF16, so kernels may use x86vector.avx512.dot (vdpbf16ps).
 constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
 

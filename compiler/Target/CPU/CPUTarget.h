@@ -11,15 +11,9 @@
 
 namespace mlir::sgc {
 
-/// sg bodies -> linalg/scf/vector on buffers -> the LLVM dialect -> one
+/// sg bodies -> CPU kernels on buffers -> the LLVM dialect -> one
 /// object per CPU variant, linked with the C glue into a .so.
 const Target &getCPUTarget();
-
-/// Buffers and loops -> the LLVM dialect for the host CPU: the CPU target's
-/// codegen phase, also used for the host copies of CUDA kernels (with
-/// `barePointers`, static memrefs are passed as plain pointers).
-void buildHostCodegenPipeline(OpPassManager &pm, bool barePointers,
-                              bool perFunction = false);
 
 } // namespace mlir::sgc
 

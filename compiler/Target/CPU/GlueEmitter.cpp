@@ -24,7 +24,7 @@ using namespace mlir::sgc;
 namespace {
 
 const char *const kAbiHeader =
-#include "compiler/Target/CPU/AbiHeader.inc"
+#include "compiler/Target/ABI/AbiHeader.inc"
     ;
 
 /// The model-independent part: the row dispatcher.

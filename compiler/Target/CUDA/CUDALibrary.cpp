@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/ABI/PlanSerializer.h"
-#include "compiler/Target/CPU/CPULibrary.h"
+#include "compiler/Target/Host/HostLibrary.h"
 #include "compiler/Target/CUDA/CUDATarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
 #include "compiler/Target/CUDA/ProgrammaticLaunch.h"
@@ -32,7 +32,7 @@ using namespace mlir::sgc;
 namespace {
 
 const char *const kAbiHeader =
-#include "compiler/Target/CPU/AbiHeader.inc"
+#include "compiler/Target/ABI/AbiHeader.inc"
     ;
 
 /// What the host copies call: thin wrappers over the emulator's ops table

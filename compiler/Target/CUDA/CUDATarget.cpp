@@ -9,8 +9,8 @@
 
 #include "compiler/Target/CUDA/CUDATarget.h"
 #include "compiler/Conversion/Passes.h"
-#include "compiler/Target/CPU/CPUTarget.h"
 #include "compiler/Target/CUDA/EmulatorKernels.h"
+#include "compiler/Target/Host/HostPipeline.h"
 #include "compiler/Target/Passes.h"
 #include "compiler/Target/CUDA/ProgrammaticLaunch.h"
 #include "compiler/Transforms/Passes.h"

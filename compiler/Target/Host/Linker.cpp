@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/CPULibrary.h"
+#include "compiler/Target/Host/HostLibrary.h"
 #include "lib/abi/sgc/abi.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -84,22 +84,6 @@ std::string mlir::sgc::writeFileIn(Location loc, StringRef dir,
     return "";
   }
   return std::string(path);
-}
-
-EmitResult mlir::sgc::emitCPULibrary(ModuleOp module,
-                                     const EmitOptions &options) {
-  std::vector<CPUVariant> variants = defaultCPUVariants();
-  FailureOr<std::string> glue = emitCPUGlue(module, variants);
-  if (failed(glue))
-    return EmitResult::BadModule;
-  FailureOr<std::vector<std::string>> compiled =
-      emitCPUObjects(module, variants, options.dumpDir);
-  if (failed(compiled))
-    return EmitResult::BadModule;
-  std::vector<LinkObject> objects;
-  for (auto [variant, object] : llvm::zip_equal(variants, *compiled))
-    objects.push_back({variant.prefix + "model.o", std::move(object)});
-  return linkModelLibrary(module, "cpu-glue.c", *glue, objects, options);
 }
 
 EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
