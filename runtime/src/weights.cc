@@ -62,6 +62,9 @@ constexpr uint64_t copy_piece = uint64_t{2} << 20;
 /// AUTO copies checkpoints of at least this many bytes (smaller ones gain
 /// little from huge pages and stay zero copy).
 constexpr uint64_t auto_copy_min_bytes = uint64_t{64} << 20;
+/// A checkpoint that does not fit the model: notes per kind (missing,
+/// mismatched) before the rest is counted.
+constexpr size_t notes_per_kind = 10;
 
 } // namespace
 
@@ -180,10 +183,18 @@ status bound_weights::bind_checkpoint(const std::string &path,
         mismatch_error("checkpoint " + quote(path) + " does not fit model " +
                        quote(t.model_id) + ": " + counts + " of " +
                        std::to_string(t.num_tensors) + " tensors");
-    for (std::string &s : missing)
-      err.note(std::move(s));
-    for (std::string &s : mismatched)
-      err.note(std::move(s));
+    // The first few of each kind say what is wrong; a checkpoint of another
+    // model would otherwise print hundreds of lines.
+    auto add_notes = [&](std::vector<std::string> &lines, const char *kind) {
+      for (size_t i = 0; i < lines.size() && i < notes_per_kind; ++i)
+        err.note(std::move(lines[i]));
+      if (lines.size() > notes_per_kind)
+        err.note("... and " + std::to_string(lines.size() - notes_per_kind) +
+                 " more " + kind + " tensors (sgc-run --inspect-weights " +
+                 quote(path) + " lists what the checkpoint holds)");
+    };
+    add_notes(missing, "missing");
+    add_notes(mismatched, "mismatched");
     return err;
   }
 
