@@ -15,8 +15,10 @@ def ConvertSGToCPUPass : Pass<"convert-sg-to-cpu", "mlir::ModuleOp"> {
                 "for elementwise ops";
   let description = [{
     Rewrites every function that holds sg ops (the bodies sg-outline-layers
-    made) from tensors to buffers, op by op in program order, each with the
-    CPU family `sg-select-kernels=target=cpu` recorded on it:
+    made) from tensors to buffers: the new signature first, then the dialect
+    conversion driver lowers the body's ops in program order, each sg op by
+    a pattern running the CPU family `sg-select-kernels=target=cpu` recorded
+    on it:
 
     - elementwise ops, RMSNorm and type casts become `linalg.generic` on
       memrefs (the norm as a reduction into an f32 buffer, then one

@@ -1,8 +1,10 @@
 //===- SGToCPU.cpp - sg functions -> CPU kernels on buffers --------------===//
 //
 // Part of sgc. The pass driver: rebuilds each function that holds sg ops with
-// the buffer calling convention (see Passes.td) and hands each op to its
-// family's lowering.
+// the buffer calling convention (see Passes.td); the dialect conversion
+// driver then lowers its ops in program order, an sg op by its pattern
+// (the family sg-select-kernels recorded), a call of a lowered body and the
+// return by theirs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <algorithm>
 
@@ -117,7 +120,145 @@ static LogicalResult lowerCall(func::CallOp call, FunctionLowering &state) {
   return success();
 }
 
-/// Rebuilds `func` on buffers; the new function replaces it.
+namespace {
+
+/// What the patterns of one body share: the lowering state, built on the
+/// conversion's rewriter at the body's first op from what the rebuild set
+/// up (the arguments' buffers, the token count, the execution context, the
+/// destinations).
+class BodyConversion {
+public:
+  BodyConversion(FunctionLowering &&setup) : setup(std::move(setup)) {}
+
+  FunctionLowering &stateFor(ConversionPatternRewriter &rewriter) {
+    if (!live) {
+      live.emplace(rewriter, setup.module);
+      live->buffers = std::move(setup.buffers);
+      live->tokens = setup.tokens;
+      live->exec = setup.exec;
+      live->destinations = std::move(setup.destinations);
+    }
+    return *live;
+  }
+
+  /// The buffer of a value of the body (mapped by the rebuild or by a
+  /// lowering).
+  Value bufferOf(Value v) const {
+    return live ? live->buffers.lookup(v) : setup.buffers.lookup(v);
+  }
+
+  /// The rebuilt function's argument `buffer` stands for `tensor`.
+  void mapArgument(Value tensor, Value buffer) {
+    setup.buffers.map(tensor, buffer);
+  }
+
+  /// Per output argument: the result index it returns, and the argument.
+  SmallVector<std::pair<unsigned, Value>> outputs;
+  /// Set once the body's return is rewritten (the new return is legal).
+  bool returned = false;
+
+private:
+  FunctionLowering setup;
+  std::optional<FunctionLowering> live;
+};
+
+/// Lowers one op of a body with `lower`: the operands' buffers, the lowering
+/// at the op's place, the results replaced by the buffers the lowering
+/// mapped them to, then the code that waited for this op (a cache write
+/// after the cache's last reader).
+static LogicalResult
+lowerBodyOp(Operation *op, BodyConversion &body,
+            ConversionPatternRewriter &rewriter,
+            llvm::function_ref<LogicalResult(FunctionLowering &)> lower) {
+  FunctionLowering &state = body.stateFor(rewriter);
+  if (failed(lower(state)))
+    return failure();
+  SmallVector<Value> buffers;
+  for (Value result : op->getResults())
+    buffers.push_back(state.lookup(result));
+  for (auto &[after, emit] : state.deferred)
+    if (after == op)
+      emit();
+  rewriter.replaceOp(op, buffers);
+  return success();
+}
+
+/// Any sg op: the CPU family sg-select-kernels recorded on it.
+class SGOpLowering : public ConversionPattern {
+public:
+  SGOpLowering(const TypeConverter &converter, MLIRContext *ctx,
+               BodyConversion &body)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        body(body) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value>,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<sg::SGDialect>(op->getDialect()))
+      return failure();
+    return lowerBodyOp(op, body, rewriter, [&](FunctionLowering &state) {
+      return lowerOp(op, state);
+    });
+  }
+
+private:
+  BodyConversion &body;
+};
+
+/// A call of another, already lowered, body.
+class BodyCallLowering : public OpConversionPattern<func::CallOp> {
+public:
+  BodyCallLowering(const TypeConverter &converter, MLIRContext *ctx,
+                   BodyConversion &body)
+      : OpConversionPattern(converter, ctx), body(body) {}
+
+  LogicalResult
+  matchAndRewrite(func::CallOp call, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return lowerBodyOp(call, body, rewriter, [&](FunctionLowering &state) {
+      return lowerCall(call, state);
+    });
+  }
+
+private:
+  BodyConversion &body;
+};
+
+/// The body's end: results computed elsewhere than in their output buffer
+/// are copied there, temporaries freed, and the function returns nothing.
+class BodyReturnLowering : public OpConversionPattern<func::ReturnOp> {
+public:
+  BodyReturnLowering(const TypeConverter &converter, MLIRContext *ctx,
+                     BodyConversion &body)
+      : OpConversionPattern(converter, ctx), body(body) {}
+
+  LogicalResult
+  matchAndRewrite(func::ReturnOp ret, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FunctionLowering &state = body.stateFor(rewriter);
+    for (auto [index, out] : body.outputs) {
+      Value buffer = body.bufferOf(ret.getOperand(index));
+      if (buffer != out)
+        linalg::CopyOp::create(rewriter, ret.getLoc(), buffer, out);
+    }
+    for (Value buffer : state.allocated)
+      memref::DeallocOp::create(rewriter, ret.getLoc(), buffer);
+    body.returned = true;
+    rewriter.replaceOpWithNewOp<func::ReturnOp>(ret);
+    return success();
+  }
+
+private:
+  BodyConversion &body;
+};
+
+} // namespace
+
+/// Rebuilds `func` on buffers; the new function replaces it. The new
+/// signature is the calling convention (Passes.td); the body's ops move
+/// into it and the dialect conversion driver lowers them in program order,
+/// each by its pattern (a tensor value's buffer is a memref of its
+/// storage: `bufferType`).
 static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   Block &oldBody = func.getBody().front();
   auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
@@ -142,48 +283,69 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   Block *entry = lowered.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  FunctionLowering state(b, module);
-  state.exec = entry->getArgument(0);
-  for (BlockArgument arg : oldBody.getArguments())
-    state.buffers.map(arg, entry->getArgument(1 + arg.getArgNumber()));
+  FunctionLowering setup(b, module);
+  setup.exec = entry->getArgument(0);
   // The token count: the leading dimension of the first dynamic argument.
   for (BlockArgument arg : entry->getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (type && type.getRank() > 0 && type.isDynamicDim(0)) {
-      state.tokens = dimOf(b, func.getLoc(), arg, 0);
+      setup.tokens = dimOf(b, func.getLoc(), arg, 0);
       break;
     }
   }
   // Each returned value with an output argument, in result order; the op
   // that computes it writes there directly when it can.
-  SmallVector<std::pair<Value, Value>> outputs;
+  SmallVector<std::pair<unsigned, Value>> outputs;
   unsigned nextOut = 1 + oldBody.getNumArguments();
-  for (auto [slot, v] : llvm::zip_equal(slots, ret.getOperands()))
-    if (slot < 0)
-      outputs.push_back({v, entry->getArgument(nextOut++)});
-  for (auto [v, out] : outputs)
+  for (auto [index, slot, v] :
+       llvm::enumerate(slots, ret.getOperands())) {
+    if (slot >= 0)
+      continue;
+    Value out = entry->getArgument(nextOut++);
+    outputs.push_back({static_cast<unsigned>(index), out});
     if (!isa<BlockArgument>(v))
-      state.destinations.try_emplace(v, out);
-
-  for (Operation &op : oldBody.without_terminator()) {
-    auto call = dyn_cast<func::CallOp>(op);
-    if (failed(call ? lowerCall(call, state) : lowerOp(&op, state)))
-      return failure();
-    for (auto &[after, emit] : state.deferred)
-      if (after == &op)
-        emit();
+      setup.destinations.try_emplace(v, out);
   }
+  BodyConversion body(std::move(setup));
+  body.outputs = std::move(outputs);
 
-  // Results computed elsewhere than in their output buffer are copied there.
-  for (auto [v, out] : outputs) {
-    Value buffer = state.lookup(v);
-    if (buffer != out)
-      linalg::CopyOp::create(b, ret.getLoc(), buffer, out);
+  // The body's ops move over. They keep reading tensors (their lowerings
+  // read the tensor types): each argument as a cast of its buffer, which
+  // dies with the last of them.
+  SmallVector<Operation *> argCasts;
+  for (BlockArgument arg : oldBody.getArguments()) {
+    Value buffer = entry->getArgument(1 + arg.getArgNumber());
+    auto cast = UnrealizedConversionCastOp::create(b, func.getLoc(),
+                                                   arg.getType(), buffer);
+    arg.replaceAllUsesWith(cast.getResult(0));
+    body.mapArgument(cast.getResult(0), buffer);
+    argCasts.push_back(cast);
   }
-  for (Value buffer : state.allocated)
-    memref::DeallocOp::create(b, ret.getLoc(), buffer);
-  func::ReturnOp::create(b, ret.getLoc());
+  entry->getOperations().splice(entry->end(), oldBody.getOperations());
   func.erase();
+
+  MLIRContext *ctx = module.getContext();
+  TypeConverter converter;
+  converter.addConversion([](Type type) { return bufferType(type); });
+  ConversionTarget target(*ctx);
+  auto onBuffers = [](Operation *op) {
+    auto isTensor = [](Type t) { return isa<TensorType>(t); };
+    return llvm::none_of(op->getOperandTypes(), isTensor) &&
+           llvm::none_of(op->getResultTypes(), isTensor);
+  };
+  target.markUnknownOpDynamicallyLegal(onBuffers);
+  target.addLegalOp<UnrealizedConversionCastOp>();
+  target.addIllegalDialect<sg::SGDialect>();
+  target.addDynamicallyLegalOp<func::ReturnOp>([&](func::ReturnOp op) {
+    return op->getParentOp() != lowered || body.returned;
+  });
+  RewritePatternSet patterns(ctx);
+  patterns.add<SGOpLowering, BodyCallLowering, BodyReturnLowering>(
+      converter, ctx, body);
+  if (failed(applyPartialConversion(lowered, target, std::move(patterns))))
+    return failure();
+  for (Operation *cast : argCasts)
+    cast->erase();
   return success();
 }
 
