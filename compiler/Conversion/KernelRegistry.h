@@ -19,8 +19,8 @@
 
 namespace mlir::sgc {
 
-/// `Family` has `StringRef name`, `unsigned benefit` and
-/// `bool (*applies)(Operation *, const Context &)`.
+/// `Family` has `StringRef name`, `unsigned benefit` and `applies(Operation *,
+/// const Context &)` (a function pointer member or a member function).
 template <typename Family, typename Context>
 class KernelRegistry {
 public:

@@ -752,13 +752,16 @@ static LogicalResult lowerAttention(Operation *op,
   return success();
 }
 
-LogicalResult lowering::lowerAttentionFamily(Operation *op,
-                                             FunctionLowering &state) {
-  if (auto attn = dyn_cast<sg::AttentionOpInterface>(op))
-    return lowerAttention(op, attn.getAttention(), state);
-  if (auto attn = dyn_cast<sg::EncoderAttnOp>(op))
-    return lowerEncoderAttention(attn, state);
-  if (auto write = dyn_cast<sg::KVWriteOp>(op))
-    return lowerKVWrite(write, state);
-  return op->emitError("not an attention-family op");
+/// sliding_attn and full_attn, through their interface.
+template <typename OpT>
+static LogicalResult lowerDecoderAttention(OpT op, FunctionLowering &state) {
+  return lowerAttention(op, op.getAttention(), state);
+}
+
+ArrayRef<OpLowering> lowering::attentionLowerings() {
+  static const OpLowering table[] = {
+      loweringOf<sg::SlidingAttnOp, lowerDecoderAttention<sg::SlidingAttnOp>>(),
+      loweringOf<sg::FullAttnOp, lowerDecoderAttention<sg::FullAttnOp>>(),
+      loweringOf<sg::EncoderAttnOp, lowerEncoderAttention>()};
+  return table;
 }

@@ -11,34 +11,32 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-namespace {
-template <typename... Ops>
-bool isOneOf(Operation *op, const CpuContext &) {
-  return isa<Ops...>(op);
+const OpLowering *CpuKernelFamily::find(Operation *op) const {
+  TypeID kind = op->getName().getTypeID();
+  const OpLowering *it = llvm::find_if(
+      ops, [&](const OpLowering &entry) { return entry.op == kind; });
+  return it == ops.end() ? nullptr : it;
 }
 
+LogicalResult CpuKernelFamily::lower(Operation *op,
+                                     FunctionLowering &state) const {
+  // The driver checked the record (SGToCPU.cpp).
+  const OpLowering *entry = find(op);
+  assert(entry && "a family lowers only the kinds it lists");
+  return entry->lower(op, state);
+}
+
+namespace {
 CpuKernelFamilySet buildCpuFamilies() {
   CpuKernelFamilySet set;
   // Projections: a rows kernel over the widened (and normalized) input and
   // a dispatcher the glue spreads over the threads (Linear.cpp).
-  set.add({"cpu_projection", 1, isOneOf<sg::ProjectionOpInterface>,
-           lowerLinear});
-  set.add({"cpu_norm_rope", 1, isOneOf<sg::NormRopeOp>, lowerNormRope});
-  set.add({"cpu_attention", 1,
-           isOneOf<sg::AttentionOpInterface, sg::EncoderAttnOp>,
-           lowerAttentionFamily});
-  set.add({"cpu_kv_write", 1, isOneOf<sg::KVWriteOp>, lowerAttentionFamily});
-  set.add({"cpu_vision", 1,
-           isOneOf<sg::LayerNormOp, sg::AffineOp, sg::StandardizeOp,
-                   sg::AxialRopeOp, sg::AddPositionEmbeddingOp,
-                   sg::AvgPool2DOp, sg::PositionPoolOp, sg::MergeImageRowsOp>,
-           lowerVisionFamily});
-  set.add({"cpu_elementwise", 1,
-           isOneOf<sg::EmbedOp, sg::RMSNormOp, sg::SplitHeadsOp,
-                   sg::MergeHeadsOp, sg::TakeRowOp, sg::StackRowsOp, sg::RopeOp, sg::PartialRopeOp,
-                   sg::GeluTanhOp, sg::MulOp, sg::AddOp, sg::LayerScalarOp,
-                   sg::SoftcapOp>,
-           lowerElementwiseFamily});
+  set.add({"cpu_projection", 1, projectionLowerings()});
+  set.add({"cpu_norm_rope", 1, normRopeLowerings()});
+  set.add({"cpu_attention", 1, attentionLowerings()});
+  set.add({"cpu_kv_write", 1, kvWriteLowerings()});
+  set.add({"cpu_vision", 1, visionLowerings()});
+  set.add({"cpu_elementwise", 1, elementwiseLowerings()});
   return set;
 }
 } // namespace

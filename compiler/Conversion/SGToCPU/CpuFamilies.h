@@ -20,11 +20,17 @@ namespace mlir::sgc::lowering {
 /// instruction sets are chosen at run time, inside the families' kernels).
 struct CpuContext {};
 
+/// A family: the op kinds it lowers, each by its own lowering (looked up by
+/// the op's TypeID, as a pattern by its root).
 struct CpuKernelFamily {
   StringRef name;
   unsigned benefit;
-  bool (*applies)(Operation *op, const CpuContext &ctx);
-  LogicalResult (*lower)(Operation *op, FunctionLowering &state);
+  ArrayRef<OpLowering> ops;
+
+  /// The lowering of `op`'s kind, or null.
+  const OpLowering *find(Operation *op) const;
+  bool applies(Operation *op, const CpuContext &) const { return find(op); }
+  LogicalResult lower(Operation *op, FunctionLowering &state) const;
 };
 
 using CpuKernelFamilySet = KernelRegistry<CpuKernelFamily, CpuContext>;

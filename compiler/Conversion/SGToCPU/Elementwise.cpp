@@ -288,61 +288,68 @@ static LogicalResult lowerPointwise(
   return success();
 }
 
-LogicalResult lowering::lowerElementwiseFamily(Operation *op,
-                                               FunctionLowering &state) {
+static LogicalResult lowerGeluTanh(sg::GeluTanhOp op, FunctionLowering &state) {
+  return lowerPointwise(op, op.getX(), state,
+                        [](OpBuilder &b, Location loc, ValueRange v) {
+                          return emitGeluTanh(b, loc, v[0]);
+                        });
+}
+
+static LogicalResult lowerMul(sg::MulOp op, FunctionLowering &state) {
+  return lowerPointwise(op, {op.getLhs(), op.getRhs()}, state,
+                        [](OpBuilder &b, Location loc, ValueRange v) {
+                          return Value(arith::MulFOp::create(b, loc, v[0], v[1]));
+                        });
+}
+
+static LogicalResult lowerAdd(sg::AddOp op, FunctionLowering &state) {
+  return lowerPointwise(op, {op.getLhs(), op.getRhs()}, state,
+                        [](OpBuilder &b, Location loc, ValueRange v) {
+                          return Value(arith::AddFOp::create(b, loc, v[0], v[1]));
+                        });
+}
+
+static LogicalResult lowerLayerScalar(sg::LayerScalarOp op,
+                                      FunctionLowering &state) {
   OpBuilder &b = state.b;
-  if (auto embed = dyn_cast<sg::EmbedOp>(op))
-    return lowerEmbed(embed, state);
-  if (auto norm = dyn_cast<sg::RMSNormOp>(op))
-    return lowerRMSNorm(norm, state);
-  if (auto split = dyn_cast<sg::SplitHeadsOp>(op))
-    return lowerSplitHeads(split, state);
-  if (auto merge = dyn_cast<sg::MergeHeadsOp>(op))
-    return lowerMergeHeads(merge, state);
-  if (auto take = dyn_cast<sg::TakeRowOp>(op))
-    return lowerTakeRow(take, state);
-  if (auto stack = dyn_cast<sg::StackRowsOp>(op))
-    return lowerStackRows(stack, state);
-  if (auto rope = dyn_cast<sg::RopeOp>(op))
-    return lowerRope(rope, state);
-  if (auto rope = dyn_cast<sg::PartialRopeOp>(op))
-    return lowerPartialRope(rope, state);
-  if (auto gelu = dyn_cast<sg::GeluTanhOp>(op))
-    return lowerPointwise(op, gelu.getX(), state,
-                          [](OpBuilder &b, Location loc, ValueRange v) {
-                            return emitGeluTanh(b, loc, v[0]);
-                          });
-  if (auto mul = dyn_cast<sg::MulOp>(op))
-    return lowerPointwise(op, {mul.getLhs(), mul.getRhs()}, state,
-                          [](OpBuilder &b, Location loc, ValueRange v) {
-                            return Value(arith::MulFOp::create(b, loc, v[0], v[1]));
-                          });
-  if (auto add = dyn_cast<sg::AddOp>(op))
-    return lowerPointwise(op, {add.getLhs(), add.getRhs()}, state,
-                          [](OpBuilder &b, Location loc, ValueRange v) {
-                            return Value(arith::AddFOp::create(b, loc, v[0], v[1]));
-                          });
-  if (auto scalarOp = dyn_cast<sg::LayerScalarOp>(op)) {
-    Location loc = op->getLoc();
-    Value buffer = state.lookup(scalarOp.getScalar());
-    auto type = cast<MemRefType>(buffer.getType());
-    SmallVector<Value> zeros(type.getRank(), constIndex(b, loc, 0));
-    Value s = toF32(b, loc, memref::LoadOp::create(b, loc, buffer, zeros));
-    return lowerPointwise(op, scalarOp.getX(), state,
-                          [&](OpBuilder &b, Location loc, ValueRange v) {
-                            return Value(arith::MulFOp::create(b, loc, v[0], s));
-                          });
-  }
-  if (auto softcap = dyn_cast<sg::SoftcapOp>(op)) {
-    Location loc = op->getLoc();
-    Value x = state.lookup(softcap.getX());
-    Value out = state.bufferFor(loc, op->getResult(0));
-    double cap = softcap.getCap().convertToDouble();
-    emitElementwise(b, loc, x, out, [&](OpBuilder &b, Location loc, ValueRange v) {
-      return emitSoftcap(b, loc, v[0], cap);
-    });
-    state.buffers.map(op->getResult(0), out);
-    return success();
-  }
-  return op->emitError("not an elementwise-family op");
+  Location loc = op->getLoc();
+  Value buffer = state.lookup(op.getScalar());
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> zeros(type.getRank(), constIndex(b, loc, 0));
+  Value s = toF32(b, loc, memref::LoadOp::create(b, loc, buffer, zeros));
+  return lowerPointwise(op, op.getX(), state,
+                        [&](OpBuilder &b, Location loc, ValueRange v) {
+                          return Value(arith::MulFOp::create(b, loc, v[0], s));
+                        });
+}
+
+static LogicalResult lowerSoftcap(sg::SoftcapOp op, FunctionLowering &state) {
+  OpBuilder &b = state.b;
+  Location loc = op->getLoc();
+  Value x = state.lookup(op.getX());
+  Value out = state.bufferFor(loc, op->getResult(0));
+  double cap = op.getCap().convertToDouble();
+  emitElementwise(b, loc, x, out, [&](OpBuilder &b, Location loc, ValueRange v) {
+    return emitSoftcap(b, loc, v[0], cap);
+  });
+  state.buffers.map(op->getResult(0), out);
+  return success();
+}
+
+ArrayRef<OpLowering> lowering::elementwiseLowerings() {
+  static const OpLowering table[] = {
+      loweringOf<sg::EmbedOp, lowerEmbed>(),
+      loweringOf<sg::RMSNormOp, lowerRMSNorm>(),
+      loweringOf<sg::SplitHeadsOp, lowerSplitHeads>(),
+      loweringOf<sg::MergeHeadsOp, lowerMergeHeads>(),
+      loweringOf<sg::TakeRowOp, lowerTakeRow>(),
+      loweringOf<sg::StackRowsOp, lowerStackRows>(),
+      loweringOf<sg::RopeOp, lowerRope>(),
+      loweringOf<sg::PartialRopeOp, lowerPartialRope>(),
+      loweringOf<sg::GeluTanhOp, lowerGeluTanh>(),
+      loweringOf<sg::MulOp, lowerMul>(),
+      loweringOf<sg::AddOp, lowerAdd>(),
+      loweringOf<sg::LayerScalarOp, lowerLayerScalar>(),
+      loweringOf<sg::SoftcapOp, lowerSoftcap>()};
+  return table;
 }

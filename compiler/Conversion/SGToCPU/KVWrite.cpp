@@ -54,3 +54,8 @@ LogicalResult lowering::lowerKVWrite(sg::KVWriteOp op,
   state.buffers.map(op.getResult(), cache);
   return success();
 }
+
+ArrayRef<OpLowering> lowering::kvWriteLowerings() {
+  static const OpLowering table[] = {loweringOf<sg::KVWriteOp, lowerKVWrite>()};
+  return table;
+}

@@ -175,7 +175,7 @@ Value emitInt8Activations(OpBuilder &b, Location loc, FunctionLowering &state,
 
 } // namespace
 
-LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
+static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op->getLoc();
   InputSpec input;
@@ -330,4 +330,13 @@ LogicalResult lowering::lowerLinear(Operation *op, FunctionLowering &state) {
     first = end;
   }
   return success();
+}
+
+ArrayRef<OpLowering> lowering::projectionLowerings() {
+  // One lowering for every projection, through their interface.
+  static const OpLowering table[] = {
+      {TypeID::get<sg::LinearOp>(), lowerLinear},
+      {TypeID::get<sg::NormLinearOp>(), lowerLinear},
+      {TypeID::get<sg::GatedMLPOp>(), lowerLinear}};
+  return table;
 }

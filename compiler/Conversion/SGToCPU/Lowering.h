@@ -198,22 +198,40 @@ void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
              llvm::function_ref<void(OpBuilder &, Location, Value)> body);
 
 //===----------------------------------------------------------------------===//
-// Op families (one .cpp each). Each lowers `op` at the builder's insertion
-// point and maps its results; failure means a diagnostic was emitted.
+// Op families (one .cpp each): per op kind, how it lowers. Each lowering
+// emits at the builder's insertion point and maps the op's results; failure
+// means a diagnostic was emitted.
 //===----------------------------------------------------------------------===//
 
-/// Elementwise.cpp: embed, rms_norm, split/merge heads, rope, partial_rope,
-/// gelu_tanh, mul, add, layer_scalar, softcap.
-LogicalResult lowerElementwiseFamily(Operation *op, FunctionLowering &state);
+/// One op kind a family lowers, by its TypeID (as a pattern's root).
+struct OpLowering {
+  TypeID op;
+  LogicalResult (*lower)(Operation *op, FunctionLowering &state);
+};
+
+/// The entry of ops of type OpT, lowered by `Fn`.
+template <typename OpT, LogicalResult (*Fn)(OpT, FunctionLowering &)>
+OpLowering loweringOf() {
+  return {TypeID::get<OpT>(), [](Operation *op, FunctionLowering &state) {
+            return Fn(cast<OpT>(op), state);
+          }};
+}
+
+/// Elementwise.cpp: embed, rms_norm, split/merge heads, take_row,
+/// stack_rows, rope, partial_rope, gelu_tanh, mul, add, layer_scalar,
+/// softcap.
+ArrayRef<OpLowering> elementwiseLowerings();
 /// NormRope.cpp: norm_rope.
-LogicalResult lowerNormRope(Operation *op, FunctionLowering &state);
-/// Attention.cpp: sliding_attn, full_attn, encoder_attn, kv_write.
-LogicalResult lowerAttentionFamily(Operation *op, FunctionLowering &state);
-/// Vision.cpp: layer_norm, affine, standardize, axial_rope,
-/// add_position_embedding, avg_pool_2d, position_pool.
-LogicalResult lowerVisionFamily(Operation *op, FunctionLowering &state);
+ArrayRef<OpLowering> normRopeLowerings();
+/// Attention.cpp: sliding_attn, full_attn, encoder_attn.
+ArrayRef<OpLowering> attentionLowerings();
+/// KVWrite.cpp: kv_write.
+ArrayRef<OpLowering> kvWriteLowerings();
+/// Vision.cpp: merge_image_rows, layer_norm, affine, standardize,
+/// axial_rope, add_position_embedding, avg_pool_2d, position_pool.
+ArrayRef<OpLowering> visionLowerings();
 /// Linear.cpp: linear, norm_linear, gated_mlp (kernel + dispatcher call).
-LogicalResult lowerLinear(Operation *op, FunctionLowering &state);
+ArrayRef<OpLowering> projectionLowerings();
 
 } // namespace mlir::sgc::lowering
 

@@ -25,9 +25,8 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-LogicalResult lowering::lowerNormRope(Operation *operation,
-                                      FunctionLowering &state) {
-  auto op = cast<sg::NormRopeOp>(operation);
+static LogicalResult lowerNormRope(sg::NormRopeOp op,
+                                   FunctionLowering &state) {
   OpBuilder &b = state.b;
   Location loc = op.getLoc();
   Value x = state.lookup(op.getX());
@@ -139,4 +138,10 @@ LogicalResult lowering::lowerNormRope(Operation *operation,
   else
     state.deferred.push_back({last, write});
   return success();
+}
+
+ArrayRef<OpLowering> lowering::normRopeLowerings() {
+  static const OpLowering table[] = {
+      loweringOf<sg::NormRopeOp, lowerNormRope>()};
+  return table;
 }

@@ -78,19 +78,35 @@ static SmallVector<int64_t> resultSlots(func::FuncOp func) {
   return slots;
 }
 
-/// Lowers `op` with the CPU family sg-select-kernels recorded on it.
-static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
+/// The CPU family sg-select-kernels recorded on `op`, which lowers its kind;
+/// null after an error at `op`.
+static const CpuKernelFamily *recordedFamily(Operation *op) {
   sg::KernelAttr choice =
       sg::SGDialect::SelectedKernelAttrHelper(op->getContext()).getAttr(op);
-  if (!choice)
-    return op->emitError("convert-sg-to-cpu: no kernel was selected for "
-                         "this op (sg-select-kernels=target=cpu runs first)");
+  if (!choice) {
+    op->emitError("convert-sg-to-cpu: no kernel was selected for this op "
+                  "(sg-select-kernels=target=cpu runs first)");
+    return nullptr;
+  }
   const CpuKernelFamily *family =
       cpuKernelFamilies().lookup(choice.getFamily().getValue());
-  if (!family)
-    return op->emitError("convert-sg-to-cpu: no CPU kernel family '")
-           << choice.getFamily().getValue() << "'";
-  return family->lower(op, state);
+  if (!family) {
+    op->emitError("convert-sg-to-cpu: no CPU kernel family '")
+        << choice.getFamily().getValue() << "'";
+    return nullptr;
+  }
+  if (!family->find(op)) {
+    op->emitError("convert-sg-to-cpu: the CPU kernel family '")
+        << family->name << "' does not lower '" << op->getName() << "'";
+    return nullptr;
+  }
+  return family;
+}
+
+/// Lowers `op` with the CPU family sg-select-kernels recorded on it.
+static LogicalResult lowerOp(Operation *op, FunctionLowering &state) {
+  const CpuKernelFamily *family = recordedFamily(op);
+  return family ? family->lower(op, state) : failure();
 }
 
 /// A call of another body (a batched decode step's row function, lowered
@@ -262,6 +278,14 @@ private:
 static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   Block &oldBody = func.getBody().front();
   auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
+  // Every op's record first: an op no family lowers is refused here, with
+  // one error, before the conversion starts.
+  bool recorded = true;
+  for (Operation &op : oldBody.without_terminator())
+    if (isa<sg::SGDialect>(op.getDialect()))
+      recorded &= recordedFamily(&op) != nullptr;
+  if (!recorded)
+    return failure();
   SmallVector<int64_t> slots = resultSlots(func);
 
   // The execution context first, then the body's arguments and outputs.

@@ -384,22 +384,15 @@ static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
   return success();
 }
 
-LogicalResult lowering::lowerVisionFamily(Operation *op, FunctionLowering &state) {
-  if (auto merge = dyn_cast<sg::MergeImageRowsOp>(op))
-    return lowerMergeImageRows(merge, state);
-  if (auto norm = dyn_cast<sg::LayerNormOp>(op))
-    return lowerLayerNorm(norm, state);
-  if (auto affine = dyn_cast<sg::AffineOp>(op))
-    return lowerAffine(affine, state);
-  if (auto standardize = dyn_cast<sg::StandardizeOp>(op))
-    return lowerStandardize(standardize, state);
-  if (auto rope = dyn_cast<sg::AxialRopeOp>(op))
-    return lowerAxialRope(rope, state);
-  if (auto add = dyn_cast<sg::AddPositionEmbeddingOp>(op))
-    return lowerAddPositionEmbedding(add, state);
-  if (auto pool = dyn_cast<sg::AvgPool2DOp>(op))
-    return lowerAvgPool2D(pool, state);
-  if (auto pool = dyn_cast<sg::PositionPoolOp>(op))
-    return lowerPositionPool(pool, state);
-  return op->emitError("not a vision-family op");
+ArrayRef<OpLowering> lowering::visionLowerings() {
+  static const OpLowering table[] = {
+      loweringOf<sg::MergeImageRowsOp, lowerMergeImageRows>(),
+      loweringOf<sg::LayerNormOp, lowerLayerNorm>(),
+      loweringOf<sg::AffineOp, lowerAffine>(),
+      loweringOf<sg::StandardizeOp, lowerStandardize>(),
+      loweringOf<sg::AxialRopeOp, lowerAxialRope>(),
+      loweringOf<sg::AddPositionEmbeddingOp, lowerAddPositionEmbedding>(),
+      loweringOf<sg::AvgPool2DOp, lowerAvgPool2D>(),
+      loweringOf<sg::PositionPoolOp, lowerPositionPool>()};
+  return table;
 }
