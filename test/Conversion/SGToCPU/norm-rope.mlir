@@ -39,15 +39,23 @@
 // rounded.
 // CHECK: %[[LO:.*]] = memref.load %[[XN]][%[[J:.*]]] : memref<16xf32>
 // CHECK-NEXT: %[[HI:.*]] = memref.load %[[XN]][%[[J2:.*]]] : memref<16xf32>
-// CHECK-NEXT: %[[HS:.*]] = arith.mulf %[[HI]], %[[SIN:.*]] : f32
-// CHECK-NEXT: arith.truncf %[[HS]] : f32 to bf16
-// CHECK: %[[LC:.*]] = arith.mulf %[[LO]], %[[COS:.*]] : f32
-// CHECK-NEXT: arith.truncf %[[LC]] : f32 to bf16
-// CHECK: %[[Y0:.*]] = arith.subf
-// CHECK: %[[Y1:.*]] = arith.addf
-// CHECK-NEXT: %[[Y0R:.*]] = arith.truncf %[[Y0]] : f32 to bf16
-// CHECK-NEXT: %[[Y1R:.*]] = arith.truncf %[[Y1]] : f32 to bf16
-// CHECK-NEXT: memref.store %[[Y0R]], %arg5[%{{.*}}, %{{.*}}, %[[J]]]
+// CHECK-DAG: %[[HS:.*]] = arith.mulf %[[HI]], %[[SIN:.*]] : f32
+// CHECK-DAG: %[[LC:.*]] = arith.mulf %[[LO]], %[[COS:.*]] : f32
+// CHECK-DAG: %[[LS:.*]] = arith.mulf %[[LO]], %[[SIN]] : f32
+// CHECK-DAG: %[[HC:.*]] = arith.mulf %[[HI]], %[[COS]] : f32
+// CHECK-DAG: %[[HSR:.*]] = arith.truncf %[[HS]] : f32 to bf16
+// CHECK-DAG: %[[LCR:.*]] = arith.truncf %[[LC]] : f32 to bf16
+// CHECK-DAG: %[[LSR:.*]] = arith.truncf %[[LS]] : f32 to bf16
+// CHECK-DAG: %[[HCR:.*]] = arith.truncf %[[HC]] : f32 to bf16
+// CHECK-DAG: %[[HSF:.*]] = arith.extf %[[HSR]] : bf16 to f32
+// CHECK-DAG: %[[LCF:.*]] = arith.extf %[[LCR]] : bf16 to f32
+// CHECK-DAG: %[[LSF:.*]] = arith.extf %[[LSR]] : bf16 to f32
+// CHECK-DAG: %[[HCF:.*]] = arith.extf %[[HCR]] : bf16 to f32
+// CHECK-DAG: %[[Y0:.*]] = arith.subf %[[LCF]], %[[HSF]] : f32
+// CHECK-DAG: %[[Y1:.*]] = arith.addf %[[HCF]], %[[LSF]] : f32
+// CHECK-DAG: %[[Y0R:.*]] = arith.truncf %[[Y0]] : f32 to bf16
+// CHECK-DAG: %[[Y1R:.*]] = arith.truncf %[[Y1]] : f32 to bf16
+// CHECK: memref.store %[[Y0R]], %arg5[%{{.*}}, %{{.*}}, %[[J]]]
 // CHECK-NEXT: memref.store %[[Y1R]], %arg5[%{{.*}}, %{{.*}}, %[[J2]]]
 // The ring write after the nest: tokens [max(0, n - 8), n) to slot
 // (pos + t) mod 8.

@@ -9,17 +9,14 @@
 // CHECK: %[[TOK:.*]] = gpu.block_id  x
 // CHECK: %[[ID32:.*]] = memref.load %arg1[%[[TOK]]] : memref<1xi32>
 // CHECK: %[[ID:.*]] = arith.index_cast %[[ID32]] : i32 to index
-// CHECK: %[[C128:.*]] = arith.constant 128 : index
-// CHECK: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ID]], %[[C128]] : index
-// CHECK: %[[ROW:.*]] = arith.select %[[IN]], %[[ID]], %[[C0]] : index
-// CHECK: %[[STRIDE:.*]] = arith.constant 128 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ID]], %c128{{(_[0-9]+)?}} : index
+// CHECK: %[[ROW:.*]] = arith.select %[[IN]], %[[ID]], %c0{{(_[0-9]+)?}} : index
 // CHECK: %[[TID:.*]] = gpu.thread_id  x
-// CHECK: scf.for %[[COL:.*]] = %[[TID]] to %{{.*}} step %[[STRIDE]] {
+// CHECK: scf.for %[[COL:.*]] = %[[TID]] to %c32{{(_[0-9]+)?}} step %c128{{(_[0-9]+)?}} {
 // CHECK-NEXT: %[[W:.*]] = memref.load %arg2[%[[ROW]], %[[COL]]] : memref<128x32xbf16>
-// CHECK-NEXT: %[[S:.*]] = arith.constant 2.000000e+00 : f32
-// CHECK-NEXT: %[[WF:.*]] = arith.extf %[[W]] : bf16 to f32
-// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[WF]], %[[S]] : f32
+// CHECK-DAG: %[[S:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[WF:.*]] = arith.extf %[[W]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[WF]], %[[S]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[P]] : f32 to bf16
 // CHECK-NEXT: memref.store %[[R]], %arg3[%[[TOK]], %[[COL]]] : memref<1x32xbf16>
 plan.tensor @e : tensor<128x32xbf16> fill(random)
