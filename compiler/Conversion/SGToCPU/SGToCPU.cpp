@@ -157,12 +157,6 @@ public:
     return *live;
   }
 
-  /// The buffer of a value of the body (mapped by the rebuild or by a
-  /// lowering).
-  Value bufferOf(Value v) const {
-    return live ? live->buffers.lookup(v) : setup.buffers.lookup(v);
-  }
-
   /// The rebuilt function's argument `buffer` stands for `tensor`.
   void mapArgument(Value tensor, Value buffer) {
     setup.buffers.map(tensor, buffer);
@@ -253,7 +247,7 @@ public:
                   ConversionPatternRewriter &rewriter) const override {
     FunctionLowering &state = body.stateFor(rewriter);
     for (auto [index, out] : body.outputs) {
-      Value buffer = body.bufferOf(ret.getOperand(index));
+      Value buffer = state.lookup(ret.getOperand(index));
       if (buffer != out)
         linalg::CopyOp::create(rewriter, ret.getLoc(), buffer, out);
     }
