@@ -11,11 +11,6 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::gpu_kernels;
 
-bool gpu_kernels::isRowChainOp(Operation *op) {
-  return isa<sg::RMSNormOp, sg::AddOp, sg::MulOp, sg::LayerScalarOp,
-             sg::SoftcapOp, sg::GeluTanhOp>(op);
-}
-
 bool gpu_kernels::isViewOp(Operation *op) {
   return isa<sg::SplitHeadsOp, sg::MergeHeadsOp>(op);
 }
@@ -49,6 +44,13 @@ bool isOneOf(Operation *op, const TargetContext &) {
 /// without a bias, with an [out, in] weight of rank 2).
 bool isProjection(Operation *op, const TargetContext &) {
   return succeeded(matchProjection(op));
+}
+
+/// The per-query kernel is causal only: attention with image-block ids
+/// (a prefill with an image) has no CUDA kernel yet.
+bool isCausalAttention(Operation *op, const TargetContext &) {
+  auto attn = dyn_cast<sg::AttentionOpInterface>(op);
+  return attn && !attn.getAttention().blocks;
 }
 
 bool isRowChain(Operation *op, const TargetContext &) {
@@ -98,7 +100,7 @@ KernelFamilySet buildCudaFamilies() {
            [](const LaunchRequest &r, EmitContext &c) {
              return emitAttnPrefill(r.op(), c);
            }});
-  set.add({"attention", 1, isOneOf<sg::AttentionOpInterface>,
+  set.add({"attention", 1, isCausalAttention,
            [](const LaunchRequest &r, EmitContext &c) {
              return emitAttention(r.op(), c);
            }});

@@ -57,7 +57,68 @@ std::string describe(Operation *op) {
     s += "(" + std::to_string(cap.getCap().convertToDouble()) + ")";
   return s;
 }
+
+/// One chain op applied to a chunk: `v`, the chain's value so far (in the
+/// compute dtype `ct`), `side()` the chunk of its side input (null when it
+/// has none: x + x reads the chain value twice), `scale` the row's RMSNorm
+/// scale.
+struct RowStep {
+  OpBuilder &b;
+  Location loc;
+  Operation *op;
+  Value v;
+  llvm::function_ref<Value()> side;
+  Value scale;
+  Type ct;
+};
+using RowStepFn = Value (*)(const RowStep &);
+
+/// f32(v) op f32(side), rounded once.
+template <typename FloatOp>
+Value binaryStep(const RowStep &s) {
+  Value vf = toF32(s.b, s.loc, s.v);
+  Value other = s.side ? toF32(s.b, s.loc, s.side()) : vf;
+  Value y = FloatOp::create(s.b, s.loc, vf, other);
+  return roundTo(s.b, s.loc, y, s.ct);
+}
+
+Value geluStep(const RowStep &s) {
+  Value y = lowering::emitGeluTanh(s.b, s.loc, toF32(s.b, s.loc, s.v));
+  return roundTo(s.b, s.loc, y, s.ct);
+}
+
+Value softcapStep(const RowStep &s) {
+  auto cap = cast<sg::SoftcapOp>(s.op);
+  return lowering::emitSoftcap(s.b, s.loc, s.v,
+                               cap.getCap().convertToDouble());
+}
+
+Value normalizeStep(const RowStep &s) {
+  auto norm = cast<sg::RMSNormOp>(s.op);
+  Value w = s.side ? s.side() : Value();
+  return lowering::emitNormalize(s.b, s.loc, s.v, s.scale, w,
+                                 norm.getWeightOffsetAttr().getInt() == 1,
+                                 s.ct);
+}
+
+/// The ops a row chain is made of, by TypeID, with what each does to a
+/// chunk.
+const llvm::DenseMap<TypeID, RowStepFn> &rowSteps() {
+  static const llvm::DenseMap<TypeID, RowStepFn> steps = {
+      {TypeID::get<sg::RMSNormOp>(), normalizeStep},
+      {TypeID::get<sg::AddOp>(), binaryStep<arith::AddFOp>},
+      {TypeID::get<sg::MulOp>(), binaryStep<arith::MulFOp>},
+      {TypeID::get<sg::LayerScalarOp>(), binaryStep<arith::MulFOp>},
+      {TypeID::get<sg::GeluTanhOp>(), geluStep},
+      {TypeID::get<sg::SoftcapOp>(), softcapStep},
+  };
+  return steps;
+}
 } // namespace
+
+bool gpu_kernels::isRowChainOp(Operation *op) {
+  return rowSteps().contains(op->getName().getTypeID());
+}
 
 FailureOr<RowChain> gpu_kernels::matchRowChain(Operation *first) {
   if (!isRowChainOp(first))
@@ -174,27 +235,12 @@ void gpu_kernels::emitRowChainRow(
   k.forRowChunks(width, n, threads, [&](Value c) {
     Value v = load(0, c);
     for (auto [op, side] : llvm::zip_equal(chain.ops, chain.sideParams)) {
-      if (auto rms = dyn_cast<sg::RMSNormOp>(op)) {
-        Value w = side.empty() ? Value() : load(side[0], c);
-        v = lowering::emitNormalize(
-            b, loc, v, r, w, rms.getWeightOffsetAttr().getInt() == 1, ct);
-        continue;
-      }
-      Value vf = toF32(b, loc, v);
-      // x op x reads the chain value for its missing side input.
-      Value other = side.empty() ? vf : toF32(b, loc, load(side[0], c));
-      Value y;
-      if (isa<sg::AddOp>(op))
-        y = arith::AddFOp::create(b, loc, vf, other);
-      else if (isa<sg::MulOp, sg::LayerScalarOp>(op))
-        y = arith::MulFOp::create(b, loc, vf, other);
-      else if (isa<sg::GeluTanhOp>(op))
-        y = lowering::emitGeluTanh(b, loc, vf);
-      if (auto cap = dyn_cast<sg::SoftcapOp>(op)) {
-        v = lowering::emitSoftcap(b, loc, v, cap.getCap().convertToDouble());
-        continue;
-      }
-      v = roundTo(b, loc, y, ct);
+      auto loadSide = [&, &side = side] { return load(side[0], c); };
+      llvm::function_ref<Value()> sideChunk;
+      if (!side.empty())
+        sideChunk = loadSide;
+      RowStep step{b, loc, op, v, sideChunk, r, ct};
+      v = rowSteps().at(op->getName().getTypeID())(step);
     }
     store(c, v);
   });

@@ -1,7 +1,8 @@
 //===- SGToGPU.cpp - plan steps that call sg bodies -> kernel launches ----===//
 //
-// Part of sgc. The pass driver: every `plan.call` of an sg body becomes the
-// launches of the body's ops in program order (the view ops split_heads and
+// Part of sgc. The pass: per entry, the dialect conversion driver replaces
+// every `plan.call` of an sg body, in program order, by the launches of the
+// body's ops in program order (the view ops split_heads and
 // merge_heads launch nothing: they alias their input), each an instance of
 // the kernel family sg-select-kernels recorded on the op (SelectKernels.cpp),
 // deduplicated by spec into `gpu.module @sgc_kernels`.
@@ -27,6 +28,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::sgc {
 #define GEN_PASS_DEF_CONVERTSGTOGPUPASS
@@ -54,21 +56,23 @@ struct EntryState {
   /// The buffer the LM head writes the argmax of the logits row to, or
   /// null.
   plan::AllocOp argmax;
+  /// Set once the entry's return is rewritten (the last pattern to run).
+  bool returned = false;
 };
 
-/// Expands one step of an entry.
+/// Expands one step of an entry: its launches go before the call, at `b`'s
+/// insertion point.
 class StepExpansion {
 public:
   StepExpansion(plan::EntryOp entry, plan::CallOp call, func::FuncOp body,
-                EmitContext &ctx, EntryState &state)
-      : entry(entry), call(call), body(body), ctx(ctx), state(state),
-        b(call) {}
+                EmitContext &ctx, EntryState &state, OpBuilder &b)
+      : entry(entry), call(call), body(body), ctx(ctx), state(state), b(b) {}
 
   LogicalResult run();
 
-  /// Launches a carried chain on its own before `at`.
+  /// Launches a carried chain on its own at `b`'s insertion point.
   static LogicalResult launchCarried(const CarriedChain &carried,
-                                     plan::EntryOp entry, Operation *at,
+                                     plan::EntryOp entry, OpBuilder &b,
                                      EmitContext &ctx);
 
 private:
@@ -84,7 +88,7 @@ private:
   func::FuncOp body;
   EmitContext &ctx;
   EntryState &state;
-  OpBuilder b;
+  OpBuilder &b;
   /// Values of other steps' bodies -> their buffers (a carried chain's).
   llvm::DenseMap<Value, Value> resolved;
   /// sg values -> plan values (buffers, or the position).
@@ -181,13 +185,12 @@ LogicalResult StepExpansion::launch(Operation *op, const KernelUse &use,
 }
 
 LogicalResult StepExpansion::launchCarried(const CarriedChain &carried,
-                                           plan::EntryOp entry, Operation *at,
+                                           plan::EntryOp entry, OpBuilder &b,
                                            EmitContext &ctx) {
   Operation *first = carried.chain.ops.front();
   FailureOr<KernelUse> use = emitRowChain(first, ctx);
   if (failed(use))
     return failure();
-  OpBuilder b(at);
   SmallVector<Value> ins = {entry.getPosition()};
   llvm::append_range(ins, carried.ins);
   createLaunch(b, first->getLoc(), *use, ctx, ins, ValueRange{carried.out},
@@ -227,7 +230,7 @@ LogicalResult StepExpansion::run() {
       for (auto [v, buffer] : llvm::zip_equal(carried->chain.ins, carried->ins))
         resolved[v] = buffer;
       resolved[carried->chain.result] = carried->out;
-    } else if (failed(launchCarried(*carried, entry, call, ctx))) {
+    } else if (failed(launchCarried(*carried, entry, b, ctx))) {
       return failure();
     }
   }
@@ -334,22 +337,89 @@ LogicalResult StepExpansion::run() {
     return pending->ops.front()->emitError(
         "convert-sg-to-gpu: a row chain was kept for a projection that did "
         "not come");
-  call.erase();
   return success();
 }
 
 namespace {
+/// What the patterns of one entry share.
+struct EntryLowering {
+  plan::EntryOp entry;
+  EmitContext &ctx;
+  EntryState &state;
+  /// The bodies the steps called (erased after the conversion).
+  llvm::SetVector<func::FuncOp> &bodies;
+};
+
+/// A step that calls an sg body: the body's launches in its place.
+class StepLowering : public OpConversionPattern<plan::CallOp> {
+public:
+  StepLowering(MLIRContext *ctx, EntryLowering &lowering)
+      : OpConversionPattern(ctx), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(plan::CallOp call, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto module = call->getParentOfType<ModuleOp>();
+    auto body = module.lookupSymbol<func::FuncOp>(
+        call.getCallee().getLeafReference());
+    if (!body || body.isExternal())
+      return call.emitError("convert-sg-to-gpu: the step calls no sg body");
+    lowering.bodies.insert(body);
+    rewriter.setInsertionPoint(call);
+    StepExpansion step(lowering.entry, call, body, lowering.ctx,
+                       lowering.state, rewriter);
+    if (failed(step.run()))
+      return failure();
+    rewriter.eraseOp(call);
+    return success();
+  }
+
+private:
+  EntryLowering &lowering;
+};
+
+/// The entry's end, after its last step: a chain carried past that step
+/// runs on its own, and the return hands the LM head's argmax buffer to the
+/// runtime.
+class EntryReturnLowering : public OpConversionPattern<plan::ReturnOp> {
+public:
+  EntryReturnLowering(MLIRContext *ctx, EntryLowering &lowering)
+      : OpConversionPattern(ctx), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(plan::ReturnOp ret, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    EntryState &state = lowering.state;
+    rewriter.setInsertionPoint(ret);
+    if (state.carried &&
+        failed(StepExpansion::launchCarried(*state.carried, lowering.entry,
+                                            rewriter, lowering.ctx)))
+      return failure();
+    state.carried.reset();
+    rewriter.modifyOpInPlace(ret, [&] {
+      if (state.argmax)
+        ret.getArgmaxMutable().assign(state.argmax);
+    });
+    state.returned = true;
+    return success();
+  }
+
+private:
+  EntryLowering &lowering;
+};
+
 struct ConvertSGToGPUPass
     : public sgc::impl::ConvertSGToGPUPassBase<ConvertSGToGPUPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    MLIRContext *mctx = module.getContext();
     const CudaChip *cudaChip = CudaChip::lookup(chip);
     if (!cudaChip) {
       module.emitError("convert-sg-to-gpu: no CUDA chip '") << chip << "'";
       return signalPassFailure();
     }
-    OpBuilder b(module.getContext());
+    OpBuilder b(mctx);
     b.setInsertionPointToEnd(module.getBody());
     auto kernelModule =
         gpu::GPUModuleOp::create(b, module.getLoc(), "sgc_kernels");
@@ -359,28 +429,18 @@ struct ConvertSGToGPUPass
       EmitContext ctx(kernels, static_cast<int64_t>(entry.getMaxTokens()),
                       *cudaChip);
       EntryState state;
-      for (plan::CallOp call :
-           llvm::make_early_inc_range(entry.getBlock().getOps<plan::CallOp>())) {
-        auto body = module.lookupSymbol<func::FuncOp>(
-            call.getCallee().getLeafReference());
-        if (!body || body.isExternal()) {
-          call.emitError("convert-sg-to-gpu: the step calls no sg body");
-          return signalPassFailure();
-        }
-        bodies.insert(body);
-        StepExpansion step(entry, call, body, ctx, state);
-        if (failed(step.run()))
-          return signalPassFailure();
-      }
-      // A chain carried past the last step runs on its own at the end.
-      if (state.carried &&
-          failed(StepExpansion::launchCarried(
-              *state.carried, entry, entry.getBlock().getTerminator(), ctx)))
+      EntryLowering lowering{entry, ctx, state, bodies};
+      // Every step becomes launches; the steps' state flows in program
+      // order (a carried chain, the argmax), which the driver keeps.
+      ConversionTarget target(*mctx);
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      target.addIllegalOp<plan::CallOp>();
+      target.addDynamicallyLegalOp<plan::ReturnOp>(
+          [&](plan::ReturnOp) { return state.returned; });
+      RewritePatternSet patterns(mctx);
+      patterns.add<StepLowering, EntryReturnLowering>(mctx, lowering);
+      if (failed(applyPartialConversion(entry, target, std::move(patterns))))
         return signalPassFailure();
-      if (state.argmax)
-        cast<plan::ReturnOp>(entry.getBlock().getTerminator())
-            .getArgmaxMutable()
-            .assign(state.argmax);
       // The steps' placement does not hold for the launches: sg-plan-memory
       // places every buffer again.
       for (plan::AllocOp alloc : entry.getBlock().getOps<plan::AllocOp>())

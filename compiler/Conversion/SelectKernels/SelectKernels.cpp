@@ -192,6 +192,11 @@ LogicalResult EntrySelection::selectCall(plan::CallOp call,
         return op.emitError("sg-select-kernels: 'sg.linear' with a bias, an "
                             "[in, out] or a rank > 2 weight has no CUDA "
                             "kernel yet");
+      if (auto attn = dyn_cast<sg::AttentionOpInterface>(op);
+          attn && attn.getAttention().blocks)
+        return op.emitError("sg-select-kernels: '")
+               << op.getName()
+               << "' with image-block ids (blocks) has no CUDA kernel yet";
       return op.emitError("sg-select-kernels: '")
              << op.getName() << "' has no CUDA kernel yet";
     }

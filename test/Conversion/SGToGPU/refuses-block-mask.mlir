@@ -1,7 +1,8 @@
 // RUN: not sgc-opt %s -split-input-file -sg-select-kernels -convert-sg-to-gpu 2>&1 | FileCheck %s
 // The CUDA attention kernel is causal only: an attention op with image-block
-// ids (a prefill with an image) is refused by name, not run unmasked. (The
-// prompt's token ids stand in for the block ids here.)
+// ids (a prefill with an image) is refused by name when kernels are
+// selected, not run unmasked. (The prompt's token ids stand in for the block
+// ids here.)
 
 plan.tensor @e : tensor<512x32xbf16> fill(random)
 plan.tensor @kc : tensor<4x4x8xbf16> fill(random)
@@ -13,7 +14,7 @@ func.func @embed(%ids: tensor<?xi32>, %t: tensor<512x32xbf16>) -> tensor<?x32xbf
 
 func.func @body(%x: tensor<?x32xbf16>, %kc: tensor<4x4x8xbf16>, %pos: i64, %blocks: tensor<?xi32>) -> tensor<?x32xbf16> {
   %q = sg.split_heads %x : tensor<?x32xbf16> -> tensor<?x4x8xbf16>
-  // CHECK: error: convert-sg-to-gpu: 'sg.sliding_attn' with image-block ids (blocks) has no CUDA kernel yet
+  // CHECK: error: sg-select-kernels: 'sg.sliding_attn' with image-block ids (blocks) has no CUDA kernel yet
   %a = sg.sliding_attn %q, %q, %q cache(%kc, %kc) at %pos blocks(%blocks) {window = 4 : i64, scale = 1.0 : f64}
       : (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<4x4x8xbf16>, tensor<4x4x8xbf16>, i64, tensor<?xi32>) -> tensor<?x4x8xbf16>
   %m = sg.merge_heads %a : tensor<?x4x8xbf16> -> tensor<?x32xbf16>
@@ -43,7 +44,7 @@ func.func @embed(%ids: tensor<?xi32>, %t: tensor<512x32xbf16>) -> tensor<?x32xbf
 
 func.func @body(%x: tensor<?x32xbf16>, %kc: tensor<4x4x8xbf16>, %pos: i64, %blocks: tensor<?xi32>) -> tensor<?x32xbf16> {
   %q = sg.split_heads %x : tensor<?x32xbf16> -> tensor<?x4x8xbf16>
-  // CHECK: error: convert-sg-to-gpu: 'sg.full_attn' with image-block ids (blocks) has no CUDA kernel yet
+  // CHECK: error: sg-select-kernels: 'sg.full_attn' with image-block ids (blocks) has no CUDA kernel yet
   %a = sg.full_attn %q, %q, %q cache(%kc, %kc) at %pos blocks(%blocks) {scale = 1.0 : f64}
       : (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<4x4x8xbf16>, tensor<4x4x8xbf16>, i64, tensor<?xi32>) -> tensor<?x4x8xbf16>
   %m = sg.merge_heads %a : tensor<?x4x8xbf16> -> tensor<?x32xbf16>
@@ -60,3 +61,4 @@ plan.entry @prefill prefill max_tokens(8) workspace(4096) {
   plan.call @body(%x, %kc, %pos, %tokens) -> (%y) : (!plan.buffer<?x32xbf16>, !plan.buffer<4x4x8xbf16>, i64, !plan.buffer<?xi32>) -> (!plan.buffer<?x32xbf16>)
   plan.return %y : !plan.buffer<?x32xbf16>
 }
+// CHECK-NOT: convert-sg-to-gpu
