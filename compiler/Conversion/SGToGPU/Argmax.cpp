@@ -35,29 +35,28 @@ struct Candidate {
 /// The better of `x` and `y`: `y` when `x` is NaN, or `y` is larger, or
 /// equal with a lower id (a NaN `y` is neither, so it never beats a number;
 /// of two NaNs either will do: a NaN best becomes id 0 at the end).
-Candidate better(OpBuilder &b, Location loc, Candidate x, Candidate y) {
+Candidate better(ImplicitLocOpBuilder &b, Candidate x, Candidate y) {
   using P = arith::CmpFPredicate;
   auto cmp = [&](P p, Value l, Value r) -> Value {
-    return arith::CmpFOp::create(b, loc, p, l, r);
+    return arith::CmpFOp::create(b, p, l, r);
   };
   Value xNaN = cmp(P::UNO, x.value, x.value);
   Value larger = cmp(P::OGT, y.value, x.value);
   // One statement each: argument order would differ between compilers.
   Value lowerId =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y.id, x.id);
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, y.id, x.id);
   Value equal = cmp(P::OEQ, y.value, x.value);
-  Value lowerTie = arith::AndIOp::create(b, loc, equal, lowerId);
+  Value lowerTie = arith::AndIOp::create(b, equal, lowerId);
   Value wins = arith::OrIOp::create(
-      b, loc, xNaN,
-      arith::OrIOp::create(b, loc, larger, lowerTie).getResult());
-  return {arith::SelectOp::create(b, loc, wins, y.value, x.value),
-          arith::SelectOp::create(b, loc, wins, y.id, x.id)};
+      b, xNaN, arith::OrIOp::create(b, larger, lowerTie).getResult());
+  return {arith::SelectOp::create(b, wins, y.value, x.value),
+          arith::SelectOp::create(b, wins, y.id, x.id)};
 }
 
 /// What a thread without rows holds: loses to every candidate.
 Candidate nothing(KernelBody &k) {
   return {k.f32(std::numeric_limits<float>::quiet_NaN()),
-          arith::ConstantIntOp::create(k.b, k.loc, k.b.getI32Type(),
+          arith::ConstantIntOp::create(k.b, k.b.getI32Type(),
                                        std::numeric_limits<int32_t>::max())};
 }
 
@@ -66,46 +65,44 @@ Candidate nothing(KernelBody &k) {
 Candidate scan(KernelBody &k, Value start, Value end, Value step,
                llvm::function_ref<Candidate(Value)> load) {
   Candidate none = nothing(k);
-  auto loop = scf::ForOp::create(
-      k.b, k.loc, start, end, step, ValueRange{none.value, none.id},
-      [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
-        Candidate c = better(b, loc, {acc[0], acc[1]}, load(i));
-        scf::YieldOp::create(b, loc, ValueRange{c.value, c.id});
-      });
+  auto loop =
+      scf::ForOp::create(k.b, start, end, step, ValueRange{none.value, none.id},
+                         [&](OpBuilder &, Location, Value i, ValueRange acc) {
+                           Candidate c = better(k.b, {acc[0], acc[1]}, load(i));
+                           scf::YieldOp::create(k.b, ValueRange{c.value, c.id});
+                         });
   return {loop.getResult(0), loop.getResult(1)};
 }
 
 /// The block's best candidate, in every thread: a shuffle tree in each
 /// warp, then every thread scans the warps' bests. Two barriers.
 Candidate blockBest(KernelBody &k, Candidate c, int64_t threads) {
-  OpBuilder &b = k.b;
-  Location loc = k.loc;
+  ImplicitLocOpBuilder &b = k.b;
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
     auto shuffle = [&](Value v) -> Value {
-      return gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                    gpu::ShuffleMode::XOR)
+      return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
           .getShuffleResult();
     };
-    c = better(b, loc, c, {shuffle(c.value), shuffle(c.id)});
+    c = better(b, c, {shuffle(c.value), shuffle(c.id)});
   }
   int64_t warps = threads / kWarp;
   Value values = k.sharedBuffer({warps}, b.getF32Type());
   Value ids = k.sharedBuffer({warps}, b.getI32Type());
   Value tid = k.threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-  Value lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
-  k.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                 k.index(0)),
+  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+  Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  k.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, k.index(0)),
            [&] {
-             memref::StoreOp::create(b, loc, c.value, values, ValueRange{warp});
-             memref::StoreOp::create(b, loc, c.id, ids, ValueRange{warp});
+             memref::StoreOp::create(b, c.value, values, ValueRange{warp});
+             memref::StoreOp::create(b, c.id, ids, ValueRange{warp});
            });
-  gpu::BarrierOp::create(b, loc);
-  Candidate best = scan(k, k.index(0), k.index(warps), k.index(1), [&](Value w) {
-    return Candidate{memref::LoadOp::create(b, loc, values, ValueRange{w}),
-                     memref::LoadOp::create(b, loc, ids, ValueRange{w})};
-  });
-  gpu::BarrierOp::create(b, loc);
+  gpu::BarrierOp::create(b);
+  Candidate best =
+      scan(k, k.index(0), k.index(warps), k.index(1), [&](Value w) {
+        return Candidate{memref::LoadOp::create(b, values, ValueRange{w}),
+                         memref::LoadOp::create(b, ids, ValueRange{w})};
+      });
+  gpu::BarrierOp::create(b);
   return best;
 }
 } // namespace
@@ -113,45 +110,43 @@ Candidate blockBest(KernelBody &k, Candidate c, int64_t threads) {
 void gpu_kernels::emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a,
                                      Value t, Value rowBegin, Value rowEnd,
                                      int64_t blocks, int64_t threads) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   Value tid = k.threadId(gpu::Dimension::x);
   Value step = k.index(threads);
   Value zero = k.index(0);
   auto toId = [&](Value i) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), i);
+    return arith::IndexCastOp::create(b, b.getI32Type(), i);
   };
   // The block's logits stores are visible to its threads after a barrier.
-  gpu::BarrierOp::create(b, loc);
-  Value first = arith::AddIOp::create(b, loc, rowBegin, tid);
+  gpu::BarrierOp::create(b);
+  Value first = arith::AddIOp::create(b, rowBegin, tid);
   Candidate mine = scan(k, first, rowEnd, step, [&](Value row) {
-    Value v = memref::LoadOp::create(b, loc, a.logits, ValueRange{t, row});
+    Value v = memref::LoadOp::create(b, a.logits, ValueRange{t, row});
     return Candidate{lowering::toF32(b, loc, v), toId(row)};
   });
   Candidate block = blockBest(k, mine, threads);
   Value bx = k.blockId(gpu::Dimension::x);
-  Value tid0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+  Value tid0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, zero);
   k.ifThen(tid0, [&] {
-    memref::StoreOp::create(b, loc, block.value, a.partialValues,
-                            ValueRange{bx});
-    memref::StoreOp::create(b, loc, block.id, a.partialIds, ValueRange{bx});
+    memref::StoreOp::create(b, block.value, a.partialValues, ValueRange{bx});
+    memref::StoreOp::create(b, block.id, a.partialIds, ValueRange{bx});
   });
   k.ifLastBlock(a.counter, zero, blocks, [&] {
     Candidate part = scan(k, tid, k.index(blocks), step, [&](Value p) {
       return Candidate{
-          memref::LoadOp::create(b, loc, a.partialValues, ValueRange{p}),
-          memref::LoadOp::create(b, loc, a.partialIds, ValueRange{p})};
+          memref::LoadOp::create(b, a.partialValues, ValueRange{p}),
+          memref::LoadOp::create(b, a.partialIds, ValueRange{p})};
     });
     Candidate best = blockBest(k, part, threads);
     k.ifThen(tid0, [&] {
       // A row of NaN only: id 0, as on the host.
-      Value allNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+      Value allNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO,
                                            best.value, best.value);
       Value id = arith::SelectOp::create(
-          b, loc, allNaN,
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0), best.id);
-      memref::StoreOp::create(b, loc, id, a.token, ValueRange{zero});
+          b, allNaN, arith::ConstantIntOp::create(b, b.getI32Type(), 0),
+          best.id);
+      memref::StoreOp::create(b, id, a.token, ValueRange{zero});
     });
   });
 }

@@ -84,7 +84,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
   use.kernel = km.getOrCreate(
       "attention", spec, params, {kWarp, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
-        OpBuilder &b = k.b;
+        ImplicitLocOpBuilder &b = k.b;
         Location loc = k.loc;
         Value qb = k.params[0], kb = k.params[1], vb = k.params[2];
         Value kc = k.params[3], vc = k.params[4];
@@ -95,113 +95,111 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
         Value i = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
         Value lane = k.threadId(gpu::Dimension::x);
-        Value g = arith::DivUIOp::create(b, loc, h, k.index(group));
+        Value g = arith::DivUIOp::create(b, h, k.index(group));
         Value zero = k.index(0), one = k.index(1), warp = k.index(kWarp);
         Value scale = k.f32(static_cast<float>(scaleValue));
         k.ifThen(k.lessThan(i, k.numTokens), [&] {
           Value pos0 = k.position();
-          Value p = arith::AddIOp::create(b, loc, pos0, i);
+          Value p = arith::AddIOp::create(b, pos0, i);
           Value lo = zero;
           if (window > 0) {
             Value start = arith::SubIOp::create(
-                b, loc, Value(arith::AddIOp::create(b, loc, p, one)),
-                k.index(window));
-            Value positive = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::sgt, start, zero);
-            lo = arith::SelectOp::create(b, loc, positive, start, zero);
+                b, Value(arith::AddIOp::create(b, p, one)), k.index(window));
+            Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                                   start, zero);
+            lo = arith::SelectOp::create(b, positive, start, zero);
           }
-          Value end = arith::AddIOp::create(b, loc, p, one);
+          Value end = arith::AddIOp::create(b, p, one);
           // Key j's row: (buffer, row index) from the cache or the chunk.
           auto keyRow = [&](Value j, Value cacheBuf, Value chunkBuf,
                             llvm::function_ref<void(Value, Value)> use) {
             Value fromCache = k.lessThan(j, pos0);
-            auto ifOp = scf::IfOp::create(b, loc, fromCache,
+            auto ifOp = scf::IfOp::create(b, fromCache,
                                           /*withElseRegion=*/true);
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(ifOp.thenBlock());
             use(cacheBuf, k.cacheSlot(j, window));
             b.setInsertionPointToStart(ifOp.elseBlock());
-            use(chunkBuf, arith::SubIOp::create(b, loc, j, pos0));
+            use(chunkBuf, arith::SubIOp::create(b, j, pos0));
           };
           // The score of key j, the same in every lane.
           auto score = [&](Value j) -> Value {
             auto partial = memref::AllocaOp::create(
-                b, loc, MemRefType::get({1}, b.getF32Type()));
+                b, MemRefType::get({1}, b.getF32Type()));
             // A V-only cache: the key rebuilt from V's row, one element.
-            keyRow(j, keys ? vc : kc, keys ? vb : kb, [&](Value buf, Value row) {
-              auto dot = scf::ForOp::create(
-                  b, loc, lane, k.index(d), warp, ValueRange{k.f32(0.0f)},
-                  [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-                    Value qv = toF32(b, loc, memref::LoadOp::create(
-                                                 b, loc, qb, ValueRange{i, h, c}));
-                    auto loadAt = [&](Value col) -> Value {
-                      return memref::LoadOp::create(b, loc, buf,
-                                                    ValueRange{row, g, col});
-                    };
-                    Value kv = toF32(
-                        b, loc,
-                        keys ? emitRebuiltKeyChunk(k, *keys, j, c, 1, loadAt)
-                             : loadAt(c));
-                    scf::YieldOp::create(b, loc,
-                                         Value(math::FmaOp::create(b, loc, qv, kv,
-                                                                   acc[0])));
-                  });
-              memref::StoreOp::create(b, loc, dot.getResult(0), partial,
-                                      ValueRange{zero});
-            });
-            Value qk = k.warpSum(
-                memref::LoadOp::create(b, loc, partial, ValueRange{zero}));
+            keyRow(
+                j, keys ? vc : kc, keys ? vb : kb, [&](Value buf, Value row) {
+                  auto dot = scf::ForOp::create(
+                      b, lane, k.index(d), warp, ValueRange{k.f32(0.0f)},
+                      [&](OpBuilder &, Location, Value c, ValueRange acc) {
+                        Value qv = toF32(
+                            b, loc,
+                            memref::LoadOp::create(b, qb, ValueRange{i, h, c}));
+                        auto loadAt = [&](Value col) -> Value {
+                          return memref::LoadOp::create(
+                              b, buf, ValueRange{row, g, col});
+                        };
+                        Value kv = toF32(b, loc,
+                                         keys ? emitRebuiltKeyChunk(
+                                                    k, *keys, j, c, 1, loadAt)
+                                              : loadAt(c));
+                        scf::YieldOp::create(
+                            b, Value(math::FmaOp::create(b, qv, kv, acc[0])));
+                      });
+                  memref::StoreOp::create(b, dot.getResult(0), partial,
+                                          ValueRange{zero});
+                });
+            Value qk =
+                k.warpSum(memref::LoadOp::create(b, partial, ValueRange{zero}));
             Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-            return toF32(b, loc,
-                         roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale),
-                                 ct));
+            return toF32(
+                b, loc,
+                roundTo(b, loc, arith::MulFOp::create(b, s, scale), ct));
           };
           float negInf = -std::numeric_limits<float>::infinity();
           auto maxLoop = scf::ForOp::create(
-              b, loc, lo, end, one, ValueRange{k.f32(negInf)},
-              [&](OpBuilder &b, Location loc, Value j, ValueRange acc) {
+              b, lo, end, one, ValueRange{k.f32(negInf)},
+              [&](OpBuilder &, Location, Value j, ValueRange acc) {
                 scf::YieldOp::create(
-                    b, loc,
-                    Value(arith::MaximumFOp::create(b, loc, acc[0], score(j))));
+                    b, Value(arith::MaximumFOp::create(b, acc[0], score(j))));
               });
           Value maxScore = maxLoop.getResult(0);
           auto sumLoop = scf::ForOp::create(
-              b, loc, lo, end, one, ValueRange{k.f32(0.0f)},
-              [&](OpBuilder &b, Location loc, Value j, ValueRange acc) {
+              b, lo, end, one, ValueRange{k.f32(0.0f)},
+              [&](OpBuilder &, Location, Value j, ValueRange acc) {
                 Value e = math::ExpOp::create(
-                    b, loc,
-                    Value(arith::SubFOp::create(b, loc, score(j), maxScore)));
+                    b, Value(arith::SubFOp::create(b, score(j), maxScore)));
                 scf::YieldOp::create(
-                    b, loc, Value(arith::AddFOp::create(b, loc, acc[0], e)));
+                    b, Value(arith::AddFOp::create(b, acc[0], e)));
               });
-          Value inv = arith::DivFOp::create(b, loc, k.f32(1.0f),
-                                            sumLoop.getResult(0));
+          Value inv =
+              arith::DivFOp::create(b, k.f32(1.0f), sumLoop.getResult(0));
           // Each lane's output dimensions: lane + 32 * s, s < perLane.
           auto acc = memref::AllocaOp::create(
-              b, loc, MemRefType::get({perLane}, b.getF32Type()));
+              b, MemRefType::get({perLane}, b.getF32Type()));
           for (int64_t s = 0; s < perLane; ++s)
-            memref::StoreOp::create(b, loc, k.f32(0.0f), acc,
+            memref::StoreOp::create(b, k.f32(0.0f), acc,
                                     ValueRange{k.index(s)});
           auto dimOf = [&](int64_t s) {
-            return arith::AddIOp::create(b, loc, lane, k.index(s * kWarp));
+            return arith::AddIOp::create(b, lane, k.index(s * kWarp));
           };
           k.forRange(lo, end, one, [&](Value j) {
             Value e = math::ExpOp::create(
-                b, loc, Value(arith::SubFOp::create(b, loc, score(j), maxScore)));
+                b, Value(arith::SubFOp::create(b, score(j), maxScore)));
             Value pt = toF32(
-                b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
+                b, loc, roundTo(b, loc, arith::MulFOp::create(b, e, inv), ct));
             keyRow(j, vc, vb, [&](Value buf, Value row) {
               for (int64_t s = 0; s < perLane; ++s) {
                 Value dd = dimOf(s);
                 k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
-                  Value v = toF32(b, loc, memref::LoadOp::create(
-                                              b, loc, buf, ValueRange{row, g, dd}));
-                  Value old = memref::LoadOp::create(b, loc, acc,
-                                                     ValueRange{k.index(s)});
+                  Value v = toF32(
+                      b, loc,
+                      memref::LoadOp::create(b, buf, ValueRange{row, g, dd}));
+                  Value old =
+                      memref::LoadOp::create(b, acc, ValueRange{k.index(s)});
                   Value sum = arith::AddFOp::create(
-                      b, loc, old, Value(arith::MulFOp::create(b, loc, pt, v)));
-                  memref::StoreOp::create(b, loc, sum, acc,
-                                          ValueRange{k.index(s)});
+                      b, old, Value(arith::MulFOp::create(b, pt, v)));
+                  memref::StoreOp::create(b, sum, acc, ValueRange{k.index(s)});
                 });
               }
             });
@@ -209,9 +207,8 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
           for (int64_t s = 0; s < perLane; ++s) {
             Value dd = dimOf(s);
             k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
-              Value v = memref::LoadOp::create(b, loc, acc,
-                                               ValueRange{k.index(s)});
-              memref::StoreOp::create(b, loc, roundTo(b, loc, v, ct), out,
+              Value v = memref::LoadOp::create(b, acc, ValueRange{k.index(s)});
+              memref::StoreOp::create(b, roundTo(b, loc, v, ct), out,
                                       ValueRange{i, h, dd});
             });
           }

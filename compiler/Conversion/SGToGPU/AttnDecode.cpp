@@ -134,7 +134,7 @@ private:
   void lastBlockCombines();
   void combine(Value tid);
 
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
 };
 
@@ -142,11 +142,10 @@ Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
                                    int64_t width, int64_t c, Value keyAt) {
   auto type = VectorType::get({kChunk}, s.ct);
   Value col = arith::AddIOp::create(
-      b, loc, Value(arith::MulIOp::create(b, loc, lane, k.index(kChunk))),
+      b, Value(arith::MulIOp::create(b, lane, k.index(kChunk))),
       k.index(c * kSpan));
   auto loadAt = [&](Value at) -> Value {
-    auto v = vector::LoadOp::create(b, loc, type, buf,
-                                    ValueRange{row, head, at});
+    auto v = vector::LoadOp::create(b, type, buf, ValueRange{row, head, at});
     v.setAlignment(16);
     return v;
   };
@@ -159,17 +158,16 @@ Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
   if ((c + 1) * kSpan <= width)
     return load();
   auto f32Type = VectorType::get({kChunk}, b.getF32Type());
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32Type},
-                                k.lessThan(col, k.index(width)),
-                                /*withElseRegion=*/true);
+  auto ifOp =
+      scf::IfOp::create(b, TypeRange{f32Type}, k.lessThan(col, k.index(width)),
+                        /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, loc, load());
+  scf::YieldOp::create(b, load());
   b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, loc,
+  scf::YieldOp::create(b,
                        Value(arith::ConstantOp::create(
-                           b, loc, f32Type,
-                           DenseElementsAttr::get(f32Type, 0.0f))));
+                           b, f32Type, DenseElementsAttr::get(f32Type, 0.0f))));
   return ifOp.getResult(0);
 }
 
@@ -179,16 +177,16 @@ Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
   Value keyAt = isK && keys ? j : nullptr;
   bool fromK = isK && !keys;
   auto f32Type = VectorType::get({kChunk}, b.getF32Type());
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32Type},
-                                k.lessThan(j, pos0), /*withElseRegion=*/true);
+  auto ifOp = scf::IfOp::create(b, TypeRange{f32Type}, k.lessThan(j, pos0),
+                                /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value slot = k.cacheSlot(j, s.window);
   scf::YieldOp::create(
-      b, loc, loadChunk(fromK ? kCache : vCache, slot, g, width, c, keyAt));
+      b, loadChunk(fromK ? kCache : vCache, slot, g, width, c, keyAt));
   b.setInsertionPointToStart(ifOp.elseBlock());
-  Value row = arith::SubIOp::create(b, loc, j, pos0);
-  scf::YieldOp::create(b, loc,
+  Value row = arith::SubIOp::create(b, j, pos0);
+  scf::YieldOp::create(b,
                        loadChunk(fromK ? kNew : vNew, row, g, width, c, keyAt));
   return ifOp.getResult(0);
 }
@@ -204,28 +202,28 @@ void AttnDecodeBuilder::build() {
   g = k.blockId(gpu::Dimension::x);
   split = k.blockId(gpu::Dimension::y);
   tid = k.threadId(gpu::Dimension::x);
-  warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
+  warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
   pos0 = k.position();
   Value zero = k.index(0), one = k.index(1);
 
   // The live keys [lo, p] and this block's even share of them.
-  Value end = arith::AddIOp::create(b, loc, pos0, one);
+  Value end = arith::AddIOp::create(b, pos0, one);
   Value lo = zero;
   if (s.window > 0) {
-    Value start = arith::SubIOp::create(b, loc, end, k.index(s.window));
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                           start, zero);
-    lo = arith::SelectOp::create(b, loc, positive, start, zero);
+    Value start = arith::SubIOp::create(b, end, k.index(s.window));
+    Value positive =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+    lo = arith::SelectOp::create(b, positive, start, zero);
   }
-  Value live = arith::SubIOp::create(b, loc, end, lo);
+  Value live = arith::SubIOp::create(b, end, lo);
   Value per = arith::DivUIOp::create(
-      b, loc, Value(arith::AddIOp::create(b, loc, live, k.index(s.splits - 1))),
+      b, Value(arith::AddIOp::create(b, live, k.index(s.splits - 1))),
       k.index(s.splits));
-  begin = arith::AddIOp::create(
-      b, loc, lo, Value(arith::MulIOp::create(b, loc, split, per)));
-  stop = arith::MinUIOp::create(
-      b, loc, end, Value(arith::AddIOp::create(b, loc, begin, per)));
+  begin =
+      arith::AddIOp::create(b, lo, Value(arith::MulIOp::create(b, split, per)));
+  stop = arith::MinUIOp::create(b, end,
+                                Value(arith::AddIOp::create(b, begin, per)));
 
   if (s.mma)
     emitMmaParts(*this);
@@ -240,16 +238,15 @@ void AttnDecodeBuilder::build() {
 void AttnDecodeBuilder::emitWarpParts() {
   Value zero = k.index(0);
   // This warp's heads (the first is head0 of the group) and key group.
-  Value headGroup = arith::DivUIOp::create(b, loc, warp, k.index(s.keyGroups));
-  Value keyGroup = arith::RemUIOp::create(b, loc, warp, k.index(s.keyGroups));
+  Value headGroup = arith::DivUIOp::create(b, warp, k.index(s.keyGroups));
+  Value keyGroup = arith::RemUIOp::create(b, warp, k.index(s.keyGroups));
   Value head0 = arith::AddIOp::create(
-      b, loc, Value(arith::MulIOp::create(b, loc, g, k.index(s.group))),
-      Value(arith::MulIOp::create(b, loc, headGroup,
-                                  k.index(s.headsPerWarp))));
+      b, Value(arith::MulIOp::create(b, g, k.index(s.group))),
+      Value(arith::MulIOp::create(b, headGroup, k.index(s.headsPerWarp))));
   int64_t cq = chunks(s.d), cv = chunks(s.dv);
   SmallVector<Value> qv;
   for (int64_t i = 0; i < s.headsPerWarp; ++i) {
-    Value h = arith::AddIOp::create(b, loc, head0, k.index(i));
+    Value h = arith::AddIOp::create(b, head0, k.index(i));
     for (int64_t c = 0; c < cq; ++c)
       qv.push_back(loadChunk(q, zero, h, s.d, c));
   }
@@ -257,7 +254,7 @@ void AttnDecodeBuilder::emitWarpParts() {
   // Online softmax per head: m, l, then the o chunks.
   auto f32Vec = VectorType::get({kChunk}, b.getF32Type());
   Value zeroVec = arith::ConstantOp::create(
-      b, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
+      b, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
   float negInf = -std::numeric_limits<float>::infinity();
   SmallVector<Value> init;
   for (int64_t i = 0; i < s.headsPerWarp; ++i) {
@@ -267,10 +264,10 @@ void AttnDecodeBuilder::emitWarpParts() {
       init.push_back(zeroVec);
   }
   int64_t stride = 2 + cv;
-  Value first = arith::AddIOp::create(b, loc, begin, keyGroup);
+  Value first = arith::AddIOp::create(b, begin, keyGroup);
   Value scale = k.f32(static_cast<float>(s.scale));
   auto loop = scf::ForOp::create(
-      b, loc, first, stop, k.index(s.keyGroups), init,
+      b, first, stop, k.index(s.keyGroups), init,
       [&](OpBuilder &, Location, Value j, ValueRange iter) {
         SmallVector<Value> kc, vc;
         for (int64_t c = 0; c < cq; ++c)
@@ -281,63 +278,61 @@ void AttnDecodeBuilder::emitWarpParts() {
         for (int64_t i = 0; i < s.headsPerWarp; ++i) {
           Value dot = zeroVec;
           for (int64_t c = 0; c < cq; ++c)
-            dot = vector::FMAOp::create(b, loc, qv[i * cq + c], kc[c], dot);
-          Value partial = vector::ReductionOp::create(
-              b, loc, vector::CombiningKind::ADD, dot);
+            dot = vector::FMAOp::create(b, qv[i * cq + c], kc[c], dot);
+          Value partial =
+              vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot);
           Value qk = toF32(b, loc, roundTo(b, loc, k.warpSum(partial), s.ct));
-          Value score = toF32(
-              b, loc,
-              roundTo(b, loc, arith::MulFOp::create(b, loc, qk, scale), s.ct));
+          Value score =
+              toF32(b, loc,
+                    roundTo(b, loc, arith::MulFOp::create(b, qk, scale), s.ct));
           Value m = iter[i * stride], l = iter[i * stride + 1];
-          Value mNew = arith::MaximumFOp::create(b, loc, m, score);
-          Value corr = math::ExpOp::create(
-              b, loc, Value(arith::SubFOp::create(b, loc, m, mNew)));
+          Value mNew = arith::MaximumFOp::create(b, m, score);
+          Value corr =
+              math::ExpOp::create(b, Value(arith::SubFOp::create(b, m, mNew)));
           Value p = math::ExpOp::create(
-              b, loc, Value(arith::SubFOp::create(b, loc, score, mNew)));
+              b, Value(arith::SubFOp::create(b, score, mNew)));
           next.push_back(mNew);
           next.push_back(arith::AddFOp::create(
-              b, loc, Value(arith::MulFOp::create(b, loc, l, corr)), p));
-          Value corrVec = vector::BroadcastOp::create(b, loc, f32Vec, corr);
-          Value pVec = vector::BroadcastOp::create(b, loc, f32Vec, p);
+              b, Value(arith::MulFOp::create(b, l, corr)), p));
+          Value corrVec = vector::BroadcastOp::create(b, f32Vec, corr);
+          Value pVec = vector::BroadcastOp::create(b, f32Vec, p);
           for (int64_t c = 0; c < cv; ++c) {
-            Value o = arith::MulFOp::create(b, loc, iter[i * stride + 2 + c],
-                                            corrVec);
-            next.push_back(vector::FMAOp::create(b, loc, pVec, vc[c], o));
+            Value o =
+                arith::MulFOp::create(b, iter[i * stride + 2 + c], corrVec);
+            next.push_back(vector::FMAOp::create(b, pVec, vc[c], o));
           }
         }
-        scf::YieldOp::create(b, loc, next);
+        scf::YieldOp::create(b, next);
       });
 
   // This warp's part: (o, m, l) per head at part split * keyGroups +
   // keyGroup of kv head g (rows of dv + 4 floats: 16-byte aligned).
   Value part = arith::AddIOp::create(
-      b, loc, Value(arith::MulIOp::create(b, loc, split, k.index(s.keyGroups))),
+      b, Value(arith::MulIOp::create(b, split, k.index(s.keyGroups))),
       keyGroup);
-  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                      zero);
+  Value lane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, zero);
   for (int64_t i = 0; i < s.headsPerWarp; ++i) {
     Value hl = arith::AddIOp::create(
-        b, loc,
-        Value(arith::MulIOp::create(b, loc, headGroup, k.index(s.headsPerWarp))),
+        b, Value(arith::MulIOp::create(b, headGroup, k.index(s.headsPerWarp))),
         k.index(i));
     SmallVector<Value> at = {g, part, hl};
     k.ifThen(lane0, [&] {
       for (int64_t e = 0; e < 2; ++e) {
         SmallVector<Value> idx(at);
         idx.push_back(k.index(s.dv + e));
-        memref::StoreOp::create(b, loc, loop.getResult(i * stride + e),
-                                partials, idx);
+        memref::StoreOp::create(b, loop.getResult(i * stride + e), partials,
+                                idx);
       }
     });
     for (int64_t c = 0; c < cv; ++c) {
       Value col = arith::AddIOp::create(
-          b, loc, Value(arith::MulIOp::create(b, loc, lane, k.index(kChunk))),
+          b, Value(arith::MulIOp::create(b, lane, k.index(kChunk))),
           k.index(c * kSpan));
       auto store = [&] {
         SmallVector<Value> idx(at);
         idx.push_back(col);
-        auto st = vector::StoreOp::create(
-            b, loc, loop.getResult(i * stride + 2 + c), partials, idx);
+        auto st = vector::StoreOp::create(b, loop.getResult(i * stride + 2 + c),
+                                          partials, idx);
         st.setAlignment(16);
       };
       if ((c + 1) * kSpan <= s.dv)
@@ -360,52 +355,49 @@ void AttnDecodeBuilder::combine(Value tid) {
   float negInf = -std::numeric_limits<float>::infinity();
   k.forRange(zero, k.index(s.group), one, [&](Value hl) {
     auto load = [&](Value p, int64_t e) -> Value {
-      return memref::LoadOp::create(b, loc, partials,
+      return memref::LoadOp::create(b, partials,
                                     ValueRange{g, p, hl, k.index(s.dv + e)});
     };
     // Every thread scans the parts in the same order: the same M and L.
     auto maxLoop = scf::ForOp::create(
-        b, loc, zero, k.index(parts), one, ValueRange{k.f32(negInf)},
+        b, zero, k.index(parts), one, ValueRange{k.f32(negInf)},
         [&](OpBuilder &, Location, Value p, ValueRange acc) {
           scf::YieldOp::create(
-              b, loc, Value(arith::MaximumFOp::create(b, loc, acc[0],
-                                                       load(p, 0))));
+              b, Value(arith::MaximumFOp::create(b, acc[0], load(p, 0))));
         });
     Value m = maxLoop.getResult(0);
     k.forRange(tid, k.index(parts), threads, [&](Value p) {
       Value w = math::ExpOp::create(
-          b, loc, Value(arith::SubFOp::create(b, loc, load(p, 0), m)));
-      memref::StoreOp::create(b, loc, w, weights, ValueRange{p});
+          b, Value(arith::SubFOp::create(b, load(p, 0), m)));
+      memref::StoreOp::create(b, w, weights, ValueRange{p});
     });
-    gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b);
     auto sumLoop = scf::ForOp::create(
-        b, loc, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+        b, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
         [&](OpBuilder &, Location, Value p, ValueRange acc) {
-          Value w = memref::LoadOp::create(b, loc, weights, ValueRange{p});
+          Value w = memref::LoadOp::create(b, weights, ValueRange{p});
           scf::YieldOp::create(
-              b, loc,
-              Value(math::FmaOp::create(b, loc, load(p, 1), w, acc[0])));
+              b, Value(math::FmaOp::create(b, load(p, 1), w, acc[0])));
         });
-    Value inv = arith::DivFOp::create(b, loc, k.f32(1.0f),
-                                      sumLoop.getResult(0));
+    Value inv = arith::DivFOp::create(b, k.f32(1.0f), sumLoop.getResult(0));
     Value h = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, g, k.index(s.group))), hl);
+        b, Value(arith::MulIOp::create(b, g, k.index(s.group))), hl);
     k.forRange(tid, k.index(s.dv), threads, [&](Value e) {
       auto acc = scf::ForOp::create(
-          b, loc, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+          b, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
           [&](OpBuilder &, Location, Value p, ValueRange acc) {
-            Value w = memref::LoadOp::create(b, loc, weights, ValueRange{p});
-            Value o = memref::LoadOp::create(b, loc, partials,
-                                             ValueRange{g, p, hl, e});
-            scf::YieldOp::create(
-                b, loc, Value(math::FmaOp::create(b, loc, o, w, acc[0])));
+            Value w = memref::LoadOp::create(b, weights, ValueRange{p});
+            Value o =
+                memref::LoadOp::create(b, partials, ValueRange{g, p, hl, e});
+            scf::YieldOp::create(b,
+                                 Value(math::FmaOp::create(b, o, w, acc[0])));
           });
-      Value v = arith::MulFOp::create(b, loc, acc.getResult(0), inv);
-      memref::StoreOp::create(b, loc, roundTo(b, loc, v, s.ct), out,
+      Value v = arith::MulFOp::create(b, acc.getResult(0), inv);
+      memref::StoreOp::create(b, roundTo(b, loc, v, s.ct), out,
                               ValueRange{zero, h, e});
     });
     // The weights are rewritten for the next head.
-    gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b);
   });
 }
 } // namespace

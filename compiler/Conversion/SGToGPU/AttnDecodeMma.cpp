@@ -73,7 +73,7 @@ bool gpu_kernels::mmaPartsApply(const AttnShape &s, const CudaChip &chip) {
 
 void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   KernelBody &k = a.k;
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   const AttnShape &s = a.s;
   int64_t d = s.d, slice = d / kAttnDecodeWarps;
@@ -85,35 +85,33 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   Value ks = k.sharedBuffer({kKeyTile, d + kPad}, bf16);
   Value vs = k.sharedBuffer({kKeyTile, d + kPad}, bf16);
   Value partS = k.sharedBuffer({kAttnDecodeWarps, kHeadRows, kKeyTile}, f32);
-  Value group = arith::DivUIOp::create(b, loc, a.lane, k.index(4));
-  Value quad = arith::RemUIOp::create(b, loc, a.lane, k.index(4));
-  Value col2 = arith::MulIOp::create(b, loc, quad, k.index(2));
-  Value zeroI32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-  Value sliceStart = arith::MulIOp::create(b, loc, a.warp, k.index(slice));
+  Value group = arith::DivUIOp::create(b, a.lane, k.index(4));
+  Value quad = arith::RemUIOp::create(b, a.lane, k.index(4));
+  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
+  Value zeroI32 = arith::ConstantIntOp::create(b, b.getI32Type(), 0);
+  Value sliceStart = arith::MulIOp::create(b, a.warp, k.index(slice));
 
   // Chunk c of this thread's share of a [rows, d] tile: its row and column.
   auto chunkPlace = [&](int64_t c) -> std::pair<Value, Value> {
-    Value linear = arith::AddIOp::create(b, loc, a.tid, k.index(c * kThreads));
-    Value row = arith::DivUIOp::create(b, loc, linear, k.index(d / kChunk));
+    Value linear = arith::AddIOp::create(b, a.tid, k.index(c * kThreads));
+    Value row = arith::DivUIOp::create(b, linear, k.index(d / kChunk));
     Value col = arith::MulIOp::create(
-        b, loc,
-        Value(arith::RemUIOp::create(b, loc, linear, k.index(d / kChunk))),
+        b, Value(arith::RemUIOp::create(b, linear, k.index(d / kChunk))),
         k.index(kChunk));
     return {row, col};
   };
   auto store = [&](Value v, Value tile, Value row, Value col) {
-    auto st = vector::StoreOp::create(b, loc, v, tile, ValueRange{row, col});
+    auto st = vector::StoreOp::create(b, v, tile, ValueRange{row, col});
     st.setAlignment(16);
   };
 
   // The group's q rows.
-  Value head0 = arith::MulIOp::create(b, loc, a.g, k.index(s.group));
+  Value head0 = arith::MulIOp::create(b, a.g, k.index(s.group));
   for (int64_t c = 0; c < kHeadRows * d / kChunk / kThreads; ++c) {
     auto [row, col] = chunkPlace(c);
     auto v = vector::LoadOp::create(
-        b, loc, chunkType, a.q,
-        ValueRange{zero, Value(arith::AddIOp::create(b, loc, head0, row)),
-                   col});
+        b, chunkType, a.q,
+        ValueRange{zero, Value(arith::AddIOp::create(b, head0, row)), col});
     v.setAlignment(16);
     store(v, qs, row, col);
   }
@@ -125,36 +123,36 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
                       bool rebuilt) -> Value {
     auto loadRow = [&](Value buf, Value row) -> Value {
       auto loadAt = [&](Value at) -> Value {
-        auto v = vector::LoadOp::create(b, loc, chunkType, buf,
-                                        ValueRange{row, a.g, at});
+        auto v =
+            vector::LoadOp::create(b, chunkType, buf, ValueRange{row, a.g, at});
         v.setAlignment(16);
         return v;
       };
       return rebuilt ? emitNormedKeyChunk(k, *a.keys, col, kChunk, loadAt(col))
                      : loadAt(col);
     };
-    auto ifLive = scf::IfOp::create(b, loc, TypeRange{chunkType},
-                                    k.lessThan(j, a.stop),
-                                    /*withElseRegion=*/true);
+    auto ifLive =
+        scf::IfOp::create(b, TypeRange{chunkType}, k.lessThan(j, a.stop),
+                          /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifLive.thenBlock());
-    auto ifCached = scf::IfOp::create(b, loc, TypeRange{chunkType},
-                                      k.lessThan(j, a.pos0),
-                                      /*withElseRegion=*/true);
+    auto ifCached =
+        scf::IfOp::create(b, TypeRange{chunkType}, k.lessThan(j, a.pos0),
+                          /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(ifCached.thenBlock());
-      scf::YieldOp::create(b, loc, loadRow(cache, k.cacheSlot(j, s.window)));
+      scf::YieldOp::create(b, loadRow(cache, k.cacheSlot(j, s.window)));
       b.setInsertionPointToStart(ifCached.elseBlock());
-      scf::YieldOp::create(
-          b, loc, loadRow(own, arith::SubIOp::create(b, loc, j, a.pos0)));
+      scf::YieldOp::create(b,
+                           loadRow(own, arith::SubIOp::create(b, j, a.pos0)));
     }
-    scf::YieldOp::create(b, loc, ifCached.getResult(0));
+    scf::YieldOp::create(b, ifCached.getResult(0));
     b.setInsertionPointToStart(ifLive.elseBlock());
-    scf::YieldOp::create(b, loc,
-                         Value(arith::ConstantOp::create(
-                             b, loc, chunkType,
-                             DenseElementsAttr::get(chunkType, APFloat(0.0f)))));
+    scf::YieldOp::create(
+        b,
+        Value(arith::ConstantOp::create(
+            b, chunkType, DenseElementsAttr::get(chunkType, APFloat(0.0f)))));
     return ifLive.getResult(0);
   };
 
@@ -163,39 +161,37 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   init.append(nTiles * 4, k.f32(0.0f));
   Value scale = k.f32(static_cast<float>(s.scale));
   auto loop = scf::ForOp::create(
-      b, loc, a.begin, a.stop, k.index(kKeyTile), init,
+      b, a.begin, a.stop, k.index(kKeyTile), init,
       [&](OpBuilder &, Location, Value kt, ValueRange iter) {
         Value m = iter[0], l = iter[1];
         SmallVector<Value> o(iter.drop_front(2));
         // Stage the tile's K and V rows.
         for (int64_t c = 0; c < kKeyTile * d / kChunk / kThreads; ++c) {
           auto [row, col] = chunkPlace(c);
-          Value j = arith::AddIOp::create(b, loc, kt, row);
+          Value j = arith::AddIOp::create(b, kt, row);
           bool rebuilt = a.keys.has_value();
           store(keyChunk(rebuilt ? a.vCache : a.kCache,
                          rebuilt ? a.vNew : a.kNew, j, col, rebuilt),
                 ks, row, col);
           store(keyChunk(a.vCache, a.vNew, j, col, false), vs, row, col);
         }
-        gpu::BarrierOp::create(b, loc);
+        gpu::BarrierOp::create(b);
         if (a.keys) {
           emitRotateKeyTile(k, *a.keys, ks, kKeyTile, kt, a.tid, kThreads);
-          gpu::BarrierOp::create(b, loc);
+          gpu::BarrierOp::create(b);
         }
 
         // This warp's slice of S for both 8-key halves.
         Value rowG = group;
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> acc(4, k.f32(0.0f));
-          Value keyRow = arith::AddIOp::create(b, loc, group,
-                                               k.index(8 * half));
+          Value keyRow = arith::AddIOp::create(b, group, k.index(8 * half));
           for (int64_t st = 0; st < kSteps; ++st) {
             Value c0 = arith::AddIOp::create(
-                b, loc,
-                Value(arith::AddIOp::create(b, loc, sliceStart,
-                                            k.index(16 * st))),
+                b,
+                Value(arith::AddIOp::create(b, sliceStart, k.index(16 * st))),
                 col2);
-            Value c8 = arith::AddIOp::create(b, loc, c0, k.index(8));
+            Value c8 = arith::AddIOp::create(b, c0, k.index(8));
             SmallVector<Value> aFrag = {k.bf16Pair(qs, ValueRange{rowG}, c0),
                                         zeroI32,
                                         k.bf16Pair(qs, ValueRange{rowG}, c8),
@@ -207,87 +203,84 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
           // Rows 0-7 (acc 0, 1) are the heads; rows 8-15 are zero.
           for (int64_t e = 0; e < 2; ++e)
             memref::StoreOp::create(
-                b, loc, acc[e], partS,
+                b, acc[e], partS,
                 ValueRange{a.warp, group,
                            Value(arith::AddIOp::create(
-                               b, loc, col2, k.index(8 * half + e)))});
+                               b, col2, k.index(8 * half + e)))});
         }
-        gpu::BarrierOp::create(b, loc);
+        gpu::BarrierOp::create(b);
 
         // The scores of this lane's head (row `group`) at keys 2q, 2q + 1,
         // 2q + 8, 2q + 9 of the tile, rounded and masked.
         SmallVector<Value> scores;
         Value tileMax = k.f32(negInf);
         for (int64_t e : {0, 1, 8, 9}) {
-          Value key = arith::AddIOp::create(b, loc, col2, k.index(e));
+          Value key = arith::AddIOp::create(b, col2, k.index(e));
           Value sum = k.f32(0.0f);
           for (int64_t w = 0; w < kAttnDecodeWarps; ++w)
             sum = arith::AddFOp::create(
-                b, loc, sum,
-                Value(memref::LoadOp::create(b, loc, partS,
-                                             ValueRange{k.index(w), group,
-                                                        key})));
+                b, sum,
+                Value(memref::LoadOp::create(
+                    b, partS, ValueRange{k.index(w), group, key})));
           Value qk = toF32(b, loc, roundTo(b, loc, sum, s.ct));
-          Value sc = toF32(
-              b, loc,
-              roundTo(b, loc, arith::MulFOp::create(b, loc, qk, scale), s.ct));
-          Value live = k.lessThan(arith::AddIOp::create(b, loc, kt, key),
-                                  a.stop);
-          sc = arith::SelectOp::create(b, loc, live, sc, k.f32(negInf));
+          Value sc =
+              toF32(b, loc,
+                    roundTo(b, loc, arith::MulFOp::create(b, qk, scale), s.ct));
+          Value live = k.lessThan(arith::AddIOp::create(b, kt, key), a.stop);
+          sc = arith::SelectOp::create(b, live, sc, k.f32(negInf));
           scores.push_back(sc);
-          tileMax = arith::MaximumFOp::create(b, loc, tileMax, sc);
+          tileMax = arith::MaximumFOp::create(b, tileMax, sc);
         }
         // The row's 16 keys are spread over the 4 lanes of its quad.
         for (int32_t offset : {1, 2}) {
-          auto other = gpu::ShuffleOp::create(b, loc, tileMax, offset, kWarp,
+          auto other = gpu::ShuffleOp::create(b, tileMax, offset, kWarp,
                                               gpu::ShuffleMode::XOR);
-          tileMax = arith::MaximumFOp::create(b, loc, tileMax,
-                                              other.getShuffleResult());
+          tileMax =
+              arith::MaximumFOp::create(b, tileMax, other.getShuffleResult());
         }
-        Value mNew = arith::MaximumFOp::create(b, loc, m, tileMax);
-        Value corr = math::ExpOp::create(
-            b, loc, Value(arith::SubFOp::create(b, loc, m, mNew)));
+        Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+        Value corr =
+            math::ExpOp::create(b, Value(arith::SubFOp::create(b, m, mNew)));
         SmallVector<Value> p;
         Value rowSum = k.f32(0.0f);
         for (Value sc : scores) {
           p.push_back(math::ExpOp::create(
-              b, loc, Value(arith::SubFOp::create(b, loc, sc, mNew))));
-          rowSum = arith::AddFOp::create(b, loc, rowSum, p.back());
+              b, Value(arith::SubFOp::create(b, sc, mNew))));
+          rowSum = arith::AddFOp::create(b, rowSum, p.back());
         }
         for (int32_t offset : {1, 2}) {
-          auto other = gpu::ShuffleOp::create(b, loc, rowSum, offset, kWarp,
+          auto other = gpu::ShuffleOp::create(b, rowSum, offset, kWarp,
                                               gpu::ShuffleMode::XOR);
-          rowSum = arith::AddFOp::create(b, loc, rowSum,
-                                         other.getShuffleResult());
+          rowSum = arith::AddFOp::create(b, rowSum, other.getShuffleResult());
         }
         Value lNew = arith::AddFOp::create(
-            b, loc, Value(arith::MulFOp::create(b, loc, l, corr)), rowSum);
+            b, Value(arith::MulFOp::create(b, l, corr)), rowSum);
 
         // O = O corr + P V over this warp's columns.
         SmallVector<Value> pFrag = {k.packBf16(p[0], p[1]), zeroI32,
                                     k.packBf16(p[2], p[3]), zeroI32};
         Value k0 = col2;
-        Value k1 = arith::AddIOp::create(b, loc, col2, k.index(1));
-        Value k8 = arith::AddIOp::create(b, loc, col2, k.index(8));
-        Value k9 = arith::AddIOp::create(b, loc, col2, k.index(9));
+        Value k1 = arith::AddIOp::create(b, col2, k.index(1));
+        Value k8 = arith::AddIOp::create(b, col2, k.index(8));
+        Value k9 = arith::AddIOp::create(b, col2, k.index(9));
         SmallVector<Value> next = {mNew, lNew};
         for (int64_t n = 0; n < nTiles; ++n) {
           Value col = arith::AddIOp::create(
-              b, loc, sliceStart,
-              Value(arith::AddIOp::create(b, loc, group, k.index(8 * n))));
+              b, sliceStart,
+              Value(arith::AddIOp::create(b, group, k.index(8 * n))));
           auto v = [&](Value key) -> Value {
-            return memref::LoadOp::create(b, loc, vs, ValueRange{key, col});
+            return memref::LoadOp::create(b, vs, ValueRange{key, col});
           };
           SmallVector<Value> bFrag = {k.packBf16(v(k0), v(k1)),
                                       k.packBf16(v(k8), v(k9))};
           SmallVector<Value> c(o.begin() + 4 * n, o.begin() + 4 * n + 4);
-          c[0] = arith::MulFOp::create(b, loc, c[0], corr);
-          c[1] = arith::MulFOp::create(b, loc, c[1], corr);
+          c[0] = arith::MulFOp::create(b, c[0], corr);
+          c[1] = arith::MulFOp::create(b, c[1], corr);
           llvm::append_range(next, k.mmaBf16(pFrag, bFrag, c));
         }
         // The next tile overwrites the staged rows and the partial scores.
-        gpu::BarrierOp::create(b, loc);
-        scf::YieldOp::create(b, loc, next);
+        gpu::BarrierOp::create(b);
+        scf::YieldOp::create(b, next);
       });
 
   // The block's part: head `group`'s o at this warp's columns 8n + 2q and
@@ -295,22 +288,20 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   Value h = group;
   for (int64_t n = 0; n < nTiles; ++n) {
     Value col = arith::AddIOp::create(
-        b, loc, sliceStart,
-        Value(arith::AddIOp::create(b, loc, col2, k.index(8 * n))));
+        b, sliceStart, Value(arith::AddIOp::create(b, col2, k.index(8 * n))));
     Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, f32),
+        b, VectorType::get({2}, f32),
         ValueRange{loop.getResult(2 + 4 * n), loop.getResult(3 + 4 * n)});
-    auto st = vector::StoreOp::create(b, loc, pair, a.partials,
+    auto st = vector::StoreOp::create(b, pair, a.partials,
                                       ValueRange{a.g, a.split, h, col});
     st.setAlignment(8);
   }
   Value writesStats = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a.warp, zero),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quad, zero));
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, a.warp, zero),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, zero));
   k.ifThen(writesStats, [&] {
     for (int64_t e = 0; e < 2; ++e)
-      memref::StoreOp::create(b, loc, loop.getResult(e), a.partials,
+      memref::StoreOp::create(b, loop.getResult(e), a.partials,
                               ValueRange{a.g, a.split, h, k.index(d + e)});
   });
 }

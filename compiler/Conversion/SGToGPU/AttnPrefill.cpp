@@ -196,7 +196,7 @@ private:
   Value quadReduce(Value v, bool max);
 
   KernelBody &k;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   const PrefillShape &s;
   Value q, kNew, vNew, kCache, vCache, out, ks, vs, sx;
@@ -214,42 +214,38 @@ AttnPrefillBuilder::Row AttnPrefillBuilder::rowOf(Value m) {
   Row r;
   Value groupSize = k.index(s.group);
   r.token = arith::AddIOp::create(
-      b, loc, t0, Value(arith::DivUIOp::create(b, loc, m, groupSize)));
-  r.head = arith::AddIOp::create(
-      b, loc, Value(arith::MulIOp::create(b, loc, g, groupSize)),
-      Value(arith::RemUIOp::create(b, loc, m, groupSize)));
-  r.position = arith::AddIOp::create(b, loc, pos0, r.token);
+      b, t0, Value(arith::DivUIOp::create(b, m, groupSize)));
+  r.head =
+      arith::AddIOp::create(b, Value(arith::MulIOp::create(b, g, groupSize)),
+                            Value(arith::RemUIOp::create(b, m, groupSize)));
+  r.position = arith::AddIOp::create(b, pos0, r.token);
   r.live = k.lessThan(r.token, k.numTokens);
   r.lo = k.index(0);
   if (s.window > 0) {
     Value start = arith::SubIOp::create(
-        b, loc, Value(arith::AddIOp::create(b, loc, r.position, k.index(1))),
+        b, Value(arith::AddIOp::create(b, r.position, k.index(1))),
         k.index(s.window));
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                           start, k.index(0));
-    r.lo = arith::SelectOp::create(b, loc, positive, start, k.index(0));
+    Value positive =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, k.index(0));
+    r.lo = arith::SelectOp::create(b, positive, start, k.index(0));
   }
   return r;
 }
 
 Value AttnPrefillBuilder::queryPair(const Row &r, Value col) {
   Type i32 = b.getI32Type();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, r.live,
+  auto ifOp = scf::IfOp::create(b, TypeRange{i32}, r.live,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  auto v = vector::LoadOp::create(b, loc,
-                                  VectorType::get({2}, b.getBF16Type()), q,
+  auto v = vector::LoadOp::create(b, VectorType::get({2}, b.getBF16Type()), q,
                                   ValueRange{r.token, r.head, col});
   v.setAlignment(4);
-  Value bits =
-      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+  Value bits = vector::BitCastOp::create(b, VectorType::get({1}, i32), v);
   scf::YieldOp::create(
-      b, loc, Value(vector::ExtractOp::create(b, loc, bits,
-                                              ArrayRef<int64_t>{0})));
+      b, Value(vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0})));
   b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(
-      b, loc, Value(arith::ConstantIntOp::create(b, loc, i32, 0)));
+  scf::YieldOp::create(b, Value(arith::ConstantIntOp::create(b, i32, 0)));
   return ifOp.getResult(0);
 }
 
@@ -260,36 +256,32 @@ Value AttnPrefillBuilder::keyChunk(bool isK, Value j, Value col, Value end) {
   bool rebuilt = isK && keys;
   auto load = [&](Value buf, Value row) -> Value {
     auto loadAt = [&](Value at) -> Value {
-      auto v =
-          vector::LoadOp::create(b, loc, type, buf, ValueRange{row, g, at});
+      auto v = vector::LoadOp::create(b, type, buf, ValueRange{row, g, at});
       v.setAlignment(16);
       return v;
     };
     return rebuilt ? emitNormedKeyChunk(k, *keys, col, kChunk, loadAt(col))
                    : loadAt(col);
   };
-  auto inside = scf::IfOp::create(b, loc, TypeRange{type}, k.lessThan(j, end),
+  auto inside = scf::IfOp::create(b, TypeRange{type}, k.lessThan(j, end),
                                   /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(inside.thenBlock());
-  auto source = scf::IfOp::create(b, loc, TypeRange{type}, k.lessThan(j, pos0),
+  auto source = scf::IfOp::create(b, TypeRange{type}, k.lessThan(j, pos0),
                                   /*withElseRegion=*/true);
-  scf::YieldOp::create(b, loc, source.getResults());
+  scf::YieldOp::create(b, source.getResults());
   b.setInsertionPointToStart(source.thenBlock());
   Value slot = k.cacheSlot(j, s.window);
-  scf::YieldOp::create(b, loc, load(isK && !rebuilt ? kCache : vCache, slot));
+  scf::YieldOp::create(b, load(isK && !rebuilt ? kCache : vCache, slot));
   b.setInsertionPointToStart(source.elseBlock());
-  scf::YieldOp::create(
-      b, loc,
-      load(isK && !rebuilt ? kNew : vNew,
-           arith::SubIOp::create(b, loc, j, pos0)));
+  scf::YieldOp::create(b, load(isK && !rebuilt ? kNew : vNew,
+                               arith::SubIOp::create(b, j, pos0)));
   // Keys past the block's last one: zeros, so masked probabilities (0)
   // never meet a NaN.
   b.setInsertionPointToStart(inside.elseBlock());
-  scf::YieldOp::create(b, loc,
-                       Value(arith::ConstantOp::create(
-                           b, loc, type,
-                           DenseElementsAttr::get(type, APFloat(0.0f)))));
+  scf::YieldOp::create(
+      b, Value(arith::ConstantOp::create(
+             b, type, DenseElementsAttr::get(type, APFloat(0.0f)))));
   return inside.getResult(0);
 }
 
@@ -310,26 +302,23 @@ void AttnPrefillBuilder::stageTile(Value kb, Value end, bool withV) {
       SmallVector<Value> chunks;
       int64_t stop = std::min(rounds, first + kInFlight);
       for (int64_t c = first; c < stop; ++c) {
-        Value linear =
-            arith::AddIOp::create(b, loc, tid, k.index(c * threads));
-        Value row = arith::DivUIOp::create(b, loc, linear, k.index(perRow));
+        Value linear = arith::AddIOp::create(b, tid, k.index(c * threads));
+        Value row = arith::DivUIOp::create(b, linear, k.index(perRow));
         Value col = arith::MulIOp::create(
-            b, loc,
-            Value(arith::RemUIOp::create(b, loc, linear, k.index(perRow))),
+            b, Value(arith::RemUIOp::create(b, linear, k.index(perRow))),
             k.index(kChunk));
         // A last round that not every thread takes reads nothing past the
         // tile: its rows are clamped, then not stored.
         if ((c + 1) * threads > total)
-          row = arith::MinUIOp::create(b, loc, row, k.index(s.tileKeys - 1));
+          row = arith::MinUIOp::create(b, row, k.index(s.tileKeys - 1));
         places.push_back({row, col});
         chunks.push_back(
-            keyChunk(isK, arith::AddIOp::create(b, loc, kb, row), col, end));
+            keyChunk(isK, arith::AddIOp::create(b, kb, row), col, end));
       }
       for (int64_t c = first; c < stop; ++c) {
         auto store = [&] {
           auto [row, col] = places[c - first];
-          auto st = vector::StoreOp::create(b, loc, chunks[c - first],
-                                            isK ? ks : vs,
+          auto st = vector::StoreOp::create(b, chunks[c - first], isK ? ks : vs,
                                             ValueRange{row, col});
           st.setAlignment(16);
         };
@@ -345,15 +334,14 @@ void AttnPrefillBuilder::stageTile(Value kb, Value end, bool withV) {
 SmallVector<Value> AttnPrefillBuilder::ldmatrix(Value tile, Value row,
                                                 Value col, bool trans) {
   auto type = VectorType::get({4, 2}, b.getBF16Type());
-  Value m = nvgpu::LdMatrixOp::create(b, loc, type, tile, ValueRange{row, col},
-                                      trans, 4);
+  Value m =
+      nvgpu::LdMatrixOp::create(b, type, tile, ValueRange{row, col}, trans, 4);
   SmallVector<Value> regs;
   for (int64_t i = 0; i < 4; ++i) {
-    Value pair = vector::ExtractOp::create(b, loc, m, ArrayRef<int64_t>{i});
+    Value pair = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i});
     Value bits = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, b.getI32Type()), pair);
-    regs.push_back(
-        vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0}));
+        b, VectorType::get({1}, b.getI32Type()), pair);
+    regs.push_back(vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0}));
   }
   return regs;
 }
@@ -365,35 +353,34 @@ SmallVector<Value> AttnPrefillBuilder::mma(ArrayRef<Value> a,
   auto result =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   auto op = NVVM::MmaOp::create(
-      b, loc, result, a, bFrag, acc, ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      b, result, a, bFrag, acc, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> d;
   for (int64_t i = 0; i < 4; ++i)
-    d.push_back(LLVM::ExtractValueOp::create(b, loc, op, i));
+    d.push_back(LLVM::ExtractValueOp::create(b, op, i));
   return d;
 }
 
 Value AttnPrefillBuilder::pack(Value lo, Value hi) {
   Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
+      b, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
   Value rounded = roundTo(b, loc, pair, b.getBF16Type());
   Value bits = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), rounded);
-  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+      b, VectorType::get({1}, b.getI32Type()), rounded);
+  return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
 }
 
 Value AttnPrefillBuilder::quadReduce(Value v, bool max) {
   // A row's columns are spread over the 4 lanes of its quad.
   for (int32_t offset : {1, 2}) {
-    Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    v = max ? Value(arith::MaximumFOp::create(b, loc, v, other))
-            : Value(arith::AddFOp::create(b, loc, v, other));
+    Value other =
+        gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = max ? Value(arith::MaximumFOp::create(b, v, other))
+            : Value(arith::AddFOp::create(b, v, other));
   }
   return v;
 }
@@ -402,11 +389,11 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
                                                   bool withV) {
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
   stageTile(kb, end, withV);
-  gpu::BarrierOp::create(b, loc);
+  gpu::BarrierOp::create(b);
   if (keys) {
     emitRotateKeyTile(k, *keys, ks, s.tileKeys, kb,
                       k.threadId(gpu::Dimension::x), s.threads());
-    gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b);
   }
 
   // S = Q K^T over this warp's dims.
@@ -414,8 +401,8 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   for (int64_t st = 0; st < qCols / 16; ++st)
     for (int64_t nt = 0; nt < sTiles; nt += 2) {
       SmallVector<Value> r =
-          ldmatrix(ks, arith::AddIOp::create(b, loc, kRow, k.index(8 * nt)),
-                   arith::AddIOp::create(b, loc, kCol, k.index(16 * st)),
+          ldmatrix(ks, arith::AddIOp::create(b, kRow, k.index(8 * nt)),
+                   arith::AddIOp::create(b, kCol, k.index(16 * st)),
                    /*trans=*/false);
       for (int64_t h = 0; h < 2; ++h) {
         SmallVector<Value> d = mma(qa[st], {r[2 * h], r[2 * h + 1]},
@@ -429,26 +416,25 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
     auto v4 = VectorType::get({4}, f32);
     for (int64_t nt = 0; nt < sTiles; ++nt) {
       Value part = vector::FromElementsOp::create(
-          b, loc, v4, ArrayRef<Value>(acc).slice(nt * 4, 4));
+          b, v4, ArrayRef<Value>(acc).slice(nt * 4, 4));
       auto st = vector::StoreOp::create(
-          b, loc, part, sx,
+          b, part, sx,
           ValueRange{rowGroup, colSplit, k.index(nt), lane, k.index(0)});
       st.setAlignment(16);
     }
-    gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b);
     for (int64_t nt = 0; nt < sTiles; ++nt) {
       Value sum;
       for (int64_t c = 0; c < s.colSplits; ++c) {
         auto part = vector::LoadOp::create(
-            b, loc, v4, sx,
+            b, v4, sx,
             ValueRange{rowGroup, k.index(c), k.index(nt), lane, k.index(0)});
         part.setAlignment(16);
-        sum = c == 0 ? Value(part)
-                     : Value(arith::AddFOp::create(b, loc, sum, part));
+        sum = c == 0 ? Value(part) : Value(arith::AddFOp::create(b, sum, part));
       }
       for (int64_t e = 0; e < 4; ++e)
         acc[nt * 4 + e] =
-            vector::ExtractOp::create(b, loc, sum, ArrayRef<int64_t>{e});
+            vector::ExtractOp::create(b, sum, ArrayRef<int64_t>{e});
     }
   }
 
@@ -459,14 +445,14 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   Value scale = k.f32(static_cast<float>(s.scale));
   Type i32 = b.getI32Type();
   auto narrow = [&](Value v) -> Value {
-    return arith::IndexCastOp::create(b, loc, i32, v);
+    return arith::IndexCastOp::create(b, i32, v);
   };
-  Value base = narrow(arith::AddIOp::create(b, loc, kb, col2));
+  Value base = narrow(arith::AddIOp::create(b, kb, col2));
   std::array<Value, 2> first, last;
   for (int64_t h = 0; h < 2; ++h) {
-    last[h] = arith::SubIOp::create(b, loc, narrow(rows[h].position), base);
+    last[h] = arith::SubIOp::create(b, narrow(rows[h].position), base);
     if (s.window > 0)
-      first[h] = arith::SubIOp::create(b, loc, narrow(rows[h].lo), base);
+      first[h] = arith::SubIOp::create(b, narrow(rows[h].lo), base);
   }
   SmallVector<Value> score(sTiles * 4);
   for (int64_t nt = 0; nt < sTiles; ++nt)
@@ -474,19 +460,16 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
       Value v = toF32(b, loc, roundTo(b, loc, acc[nt * 4 + e], bf16));
       if (s.scale != 1.0)
         v = toF32(b, loc,
-                  roundTo(b, loc, arith::MulFOp::create(b, loc, v, scale),
-                          bf16));
-      Value offset =
-          arith::ConstantIntOp::create(b, loc, i32, 8 * nt + e % 2);
-      Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                  roundTo(b, loc, arith::MulFOp::create(b, v, scale), bf16));
+      Value offset = arith::ConstantIntOp::create(b, i32, 8 * nt + e % 2);
+      Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
                                             offset, last[e / 2]);
       if (s.window > 0)
         visible = arith::AndIOp::create(
-            b, loc, visible,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset,
+            b, visible,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, offset,
                                   first[e / 2]));
-      score[nt * 4 + e] =
-          arith::SelectOp::create(b, loc, visible, v, k.f32(negInf));
+      score[nt * 4 + e] = arith::SelectOp::create(b, visible, v, k.f32(negInf));
     }
   return score;
 }
@@ -515,89 +498,83 @@ void AttnPrefillBuilder::build() {
     sx = k.sharedBuffer({s.rowGroups, s.colSplits, sTiles, kWarp, 4}, f32);
 
   g = k.blockId(gpu::Dimension::x);
-  t0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::y),
+  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y),
                              k.index(s.tileQueries()));
   Value tid = k.threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
-  rowGroup = arith::DivUIOp::create(b, loc, warp, k.index(s.colSplits));
-  colSplit = arith::RemUIOp::create(b, loc, warp, k.index(s.colSplits));
-  group = arith::DivUIOp::create(b, loc, lane, k.index(4));
-  quad = arith::RemUIOp::create(b, loc, lane, k.index(4));
-  col2 = arith::MulIOp::create(b, loc, quad, k.index(2));
+  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  rowGroup = arith::DivUIOp::create(b, warp, k.index(s.colSplits));
+  colSplit = arith::RemUIOp::create(b, warp, k.index(s.colSplits));
+  group = arith::DivUIOp::create(b, lane, k.index(4));
+  quad = arith::RemUIOp::create(b, lane, k.index(4));
+  col2 = arith::MulIOp::create(b, quad, k.index(2));
 
   // Blocks past the call's tokens have nothing to do (the same in every
   // thread of a block, so the barriers inside are uniform).
   k.ifThen(k.lessThan(t0, k.numTokens), [&] {
     pos0 = k.position();
     Value m0 = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, rowGroup, k.index(16))),
-        group);
-    rows = {rowOf(m0), rowOf(arith::AddIOp::create(b, loc, m0, k.index(8)))};
+        b, Value(arith::MulIOp::create(b, rowGroup, k.index(16))), group);
+    rows = {rowOf(m0), rowOf(arith::AddIOp::create(b, m0, k.index(8)))};
 
     // This warp's Q fragments: its slice of the head dims, k16 steps.
     Value qBase = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, colSplit, k.index(qCols))),
-        col2);
+        b, Value(arith::MulIOp::create(b, colSplit, k.index(qCols))), col2);
     for (int64_t st = 0; st < qCols / 16; ++st) {
-      Value c0 = arith::AddIOp::create(b, loc, qBase, k.index(16 * st));
-      Value c8 = arith::AddIOp::create(b, loc, c0, k.index(8));
+      Value c0 = arith::AddIOp::create(b, qBase, k.index(16 * st));
+      Value c8 = arith::AddIOp::create(b, c0, k.index(8));
       qa.push_back({queryPair(rows[0], c0), queryPair(rows[1], c0),
                     queryPair(rows[0], c8), queryPair(rows[1], c8)});
     }
 
     // The block's keys: from the first query's lo to the last live query.
     Value last = arith::MinUIOp::create(
-        b, loc,
-        Value(arith::AddIOp::create(b, loc, t0, k.index(s.tileQueries()))),
+        b, Value(arith::AddIOp::create(b, t0, k.index(s.tileQueries()))),
         k.numTokens);
-    Value end = arith::AddIOp::create(b, loc, pos0, last);
+    Value end = arith::AddIOp::create(b, pos0, last);
     Value begin = k.index(0);
     if (s.window > 0) {
       Value start = arith::SubIOp::create(
-          b, loc,
+          b,
           Value(arith::AddIOp::create(
-              b, loc, pos0,
-              Value(arith::AddIOp::create(b, loc, t0, k.index(1))))),
+              b, pos0, Value(arith::AddIOp::create(b, t0, k.index(1))))),
           k.index(s.window));
-      Value positive = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::sgt, start, k.index(0));
-      begin = arith::SelectOp::create(b, loc, positive, start, k.index(0));
+      Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                             start, k.index(0));
+      begin = arith::SelectOp::create(b, positive, start, k.index(0));
     }
     // Tiles at multiples of tile_keys: a query meets its keys in the same
     // tiles and lanes whatever block (and chunk) it is in, so chunked
     // prefill gives the bits of a single chunk (masked tiles change
     // nothing).
     begin = arith::MulIOp::create(
-        b, loc,
-        Value(arith::DivUIOp::create(b, loc, begin, k.index(s.tileKeys))),
+        b, Value(arith::DivUIOp::create(b, begin, k.index(s.tileKeys))),
         k.index(s.tileKeys));
 
     // ldmatrix row addresses. K (x4): matrices (keys 0-7, dims 0-7), (0-7,
     // 8-15), (8-15, 0-7), (8-15, 8-15), giving b0, b1 of two 8-key tiles.
     // V (x4.trans): (keys 0-7, dims 0-7), (8-15, 0-7), (0-7, 8-15), (8-15,
     // 8-15), giving b0, b1 of two 8-dim tiles.
-    Value l8 = arith::RemUIOp::create(b, loc, lane, k.index(8));
+    Value l8 = arith::RemUIOp::create(b, lane, k.index(8));
     Value bit3 = arith::RemUIOp::create(
-        b, loc, Value(arith::DivUIOp::create(b, loc, lane, k.index(8))),
-        k.index(2));
-    Value bit4 = arith::DivUIOp::create(b, loc, lane, k.index(16));
+        b, Value(arith::DivUIOp::create(b, lane, k.index(8))), k.index(2));
+    Value bit4 = arith::DivUIOp::create(b, lane, k.index(16));
     kRow = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, bit4, k.index(8))), l8);
+        b, Value(arith::MulIOp::create(b, bit4, k.index(8))), l8);
     kCol = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, colSplit, k.index(qCols))),
-        Value(arith::MulIOp::create(b, loc, bit3, k.index(8))));
+        b, Value(arith::MulIOp::create(b, colSplit, k.index(qCols))),
+        Value(arith::MulIOp::create(b, bit3, k.index(8))));
     vRow = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, bit3, k.index(8))), l8);
+        b, Value(arith::MulIOp::create(b, bit3, k.index(8))), l8);
     vCol = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, colSplit, k.index(oCols))),
-        Value(arith::MulIOp::create(b, loc, bit4, k.index(8))));
+        b, Value(arith::MulIOp::create(b, colSplit, k.index(oCols))),
+        Value(arith::MulIOp::create(b, bit4, k.index(8))));
 
     // Pass 1: each row's max and sum (an online softmax: running max m,
     // the sum l rescaled when m grows; l is this lane's part).
     float negInf = -std::numeric_limits<float>::infinity();
     auto stats = scf::ForOp::create(
-        b, loc, begin, end, k.index(s.tileKeys),
+        b, begin, end, k.index(s.tileKeys),
         ValueRange{k.f32(negInf), k.f32(negInf), k.f32(0.0f), k.f32(0.0f)},
         [&](OpBuilder &, Location, Value kb, ValueRange iter) {
           SmallVector<Value> score = tileScores(kb, end, /*withV=*/false);
@@ -606,40 +583,38 @@ void AttnPrefillBuilder::build() {
             Value mx = iter[h];
             for (int64_t nt = 0; nt < sTiles; ++nt)
               for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
-                mx = arith::MaximumFOp::create(b, loc, mx, score[nt * 4 + e]);
+                mx = arith::MaximumFOp::create(b, mx, score[nt * 4 + e]);
             mx = quadReduce(mx, /*max=*/true);
             // A row with no key yet keeps -inf and exponentiates against
             // 0: 0s, not NaNs.
-            Value none = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, mx, k.f32(negInf));
-            Value ref = arith::SelectOp::create(b, loc, none, k.f32(0.0f), mx);
+            Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx,
+                                               k.f32(negInf));
+            Value ref = arith::SelectOp::create(b, none, k.f32(0.0f), mx);
             Value sum = arith::MulFOp::create(
-                b, loc, iter[2 + h],
+                b, iter[2 + h],
                 Value(math::ExpOp::create(
-                    b, loc,
-                    Value(arith::SubFOp::create(b, loc, iter[h], ref)))));
+                    b, Value(arith::SubFOp::create(b, iter[h], ref)))));
             for (int64_t nt = 0; nt < sTiles; ++nt)
               for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
                 sum = arith::AddFOp::create(
-                    b, loc, sum,
+                    b, sum,
                     Value(math::ExpOp::create(
-                        b, loc,
-                        Value(arith::SubFOp::create(b, loc, score[nt * 4 + e],
-                                                    ref)))));
+                        b, Value(arith::SubFOp::create(b, score[nt * 4 + e],
+                                                       ref)))));
             next[h] = mx;
             next[2 + h] = sum;
           }
           // Nobody may read the K tile the next step overwrites (with
           // column splits the exchange's barrier saw every read).
           if (s.colSplits == 1)
-            gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, next);
+            gpu::BarrierOp::create(b);
+          scf::YieldOp::create(b, next);
         });
     std::array<Value, 2> rowMax, inv;
     for (int64_t h = 0; h < 2; ++h) {
       rowMax[h] = stats.getResult(h);
-      inv[h] = arith::DivFOp::create(
-          b, loc, k.f32(1.0f), quadReduce(stats.getResult(2 + h), false));
+      inv[h] = arith::DivFOp::create(b, k.f32(1.0f),
+                                     quadReduce(stats.getResult(2 + h), false));
     }
 
     // Pass 2: P = bf16(exp(s - max) / sum) as the reference rounds it, the
@@ -647,18 +622,16 @@ void AttnPrefillBuilder::build() {
     // tiles 2 kt and 2 kt + 1 are k16 step kt).
     SmallVector<Value> init(oTiles * 4, k.f32(0.0f));
     auto loop = scf::ForOp::create(
-        b, loc, begin, end, k.index(s.tileKeys), init,
+        b, begin, end, k.index(s.tileKeys), init,
         [&](OpBuilder &, Location, Value kb, ValueRange iter) {
           SmallVector<Value> score = tileScores(kb, end, /*withV=*/true);
           SmallVector<Value> p(score.size());
           for (size_t i = 0; i < score.size(); ++i) {
             int64_t h = (i % 4) / 2;
             p[i] = arith::MulFOp::create(
-                b, loc,
+                b,
                 Value(math::ExpOp::create(
-                    b, loc,
-                    Value(arith::SubFOp::create(b, loc, score[i],
-                                                rowMax[h])))),
+                    b, Value(arith::SubFOp::create(b, score[i], rowMax[h])))),
                 inv[h]);
           }
           SmallVector<Value> o(iter);
@@ -669,10 +642,10 @@ void AttnPrefillBuilder::build() {
                 pack(p[8 * kt + 4], p[8 * kt + 5]),
                 pack(p[8 * kt + 6], p[8 * kt + 7])};
             for (int64_t nt = 0; nt < oTiles; nt += 2) {
-              SmallVector<Value> r = ldmatrix(
-                  vs, arith::AddIOp::create(b, loc, vRow, k.index(16 * kt)),
-                  arith::AddIOp::create(b, loc, vCol, k.index(8 * nt)),
-                  /*trans=*/true);
+              SmallVector<Value> r =
+                  ldmatrix(vs, arith::AddIOp::create(b, vRow, k.index(16 * kt)),
+                           arith::AddIOp::create(b, vCol, k.index(8 * nt)),
+                           /*trans=*/true);
               for (int64_t h = 0; h < 2; ++h) {
                 SmallVector<Value> d =
                     mma(a, {r[2 * h], r[2 * h + 1]},
@@ -682,27 +655,26 @@ void AttnPrefillBuilder::build() {
             }
           }
           // Nobody may read the tiles the next step overwrites.
-          gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, o);
+          gpu::BarrierOp::create(b);
+          scf::YieldOp::create(b, o);
         });
 
     // The rounded output, bf16 pairs of the live rows.
     Value oBase = arith::AddIOp::create(
-        b, loc, Value(arith::MulIOp::create(b, loc, colSplit, k.index(oCols))),
-        col2);
+        b, Value(arith::MulIOp::create(b, colSplit, k.index(oCols))), col2);
     for (int64_t h = 0; h < 2; ++h) {
       const Row &r = rows[h];
       k.ifThen(r.live, [&] {
         for (int64_t nt = 0; nt < oTiles; ++nt) {
-          Value pair = roundTo(
-              b, loc,
-              vector::FromElementsOp::create(
-                  b, loc, VectorType::get({2}, f32),
-                  ValueRange{loop.getResult(nt * 4 + 2 * h),
-                             loop.getResult(nt * 4 + 2 * h + 1)}),
-              bf16);
-          Value col = arith::AddIOp::create(b, loc, oBase, k.index(8 * nt));
-          auto st = vector::StoreOp::create(b, loc, pair, out,
+          Value pair =
+              roundTo(b, loc,
+                      vector::FromElementsOp::create(
+                          b, VectorType::get({2}, f32),
+                          ValueRange{loop.getResult(nt * 4 + 2 * h),
+                                     loop.getResult(nt * 4 + 2 * h + 1)}),
+                      bf16);
+          Value col = arith::AddIOp::create(b, oBase, k.index(8 * nt));
+          auto st = vector::StoreOp::create(b, pair, out,
                                             ValueRange{r.token, r.head, col});
           st.setAlignment(4);
         }

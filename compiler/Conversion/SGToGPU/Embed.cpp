@@ -36,31 +36,28 @@ FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
   use.kernel = km.getOrCreate(
       "embed", spec, {idsType, tableType, outType}, {kThreads, 1, 1},
       ctx.oneToken(), [&](KernelBody &k) {
-        OpBuilder &b = k.b;
+        ImplicitLocOpBuilder &b = k.b;
         Location loc = k.loc;
         Value ids = k.params[0], table = k.params[1], out = k.params[2];
         Value t = k.blockId(gpu::Dimension::x);
         k.ifThen(k.lessThan(t, k.numTokens), [&] {
-          Value id = memref::LoadOp::create(b, loc, ids, ValueRange{t});
-          Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+          Value id = memref::LoadOp::create(b, ids, ValueRange{t});
+          Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
           // Ids outside the table read row 0 instead of stray memory; the
           // runtime rejects them before calling.
           Value vocab = k.index(tableType.getDimSize(0));
-          row = arith::SelectOp::create(b, loc, k.lessThan(row, vocab), row,
+          row = arith::SelectOp::create(b, k.lessThan(row, vocab), row,
                                         k.index(0));
           Type ct = outType.getElementType();
-          k.forRange(k.threadId(gpu::Dimension::x),
-                     k.index(outType.getDimSize(1)), k.index(kThreads),
-                     [&](Value h) {
-                       Value e = memref::LoadOp::create(b, loc, table,
-                                                        ValueRange{row, h});
-                       Value y = arith::MulFOp::create(
-                           b, loc, lowering::widenWeight(b, loc, e, ct),
-                           k.f32(scale));
-                       memref::StoreOp::create(
-                           b, loc, lowering::roundTo(b, loc, y, ct), out,
-                           ValueRange{t, h});
-                     });
+          k.forRange(
+              k.threadId(gpu::Dimension::x), k.index(outType.getDimSize(1)),
+              k.index(kThreads), [&](Value h) {
+                Value e = memref::LoadOp::create(b, table, ValueRange{row, h});
+                Value y = arith::MulFOp::create(
+                    b, lowering::widenWeight(b, loc, e, ct), k.f32(scale));
+                memref::StoreOp::create(b, lowering::roundTo(b, loc, y, ct),
+                                        out, ValueRange{t, h});
+              });
         });
       });
   use.ins = {op.getIds(), op.getTable()};

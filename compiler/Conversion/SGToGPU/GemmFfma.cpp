@@ -79,11 +79,11 @@ private:
   void buildForWeight(int w, Value rowBase);
   void storeResults(ArrayRef<Value> acc, int w, Value rowBase);
   Value add(Value a, int64_t c) {
-    return arith::AddIOp::create(b, loc, a, k.index(c));
+    return arith::AddIOp::create(b, a, k.index(c));
   }
 
   KernelBody &k;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   const Projection &g;
   int64_t tileN, width;
@@ -97,8 +97,8 @@ private:
 void FfmaBuilder::computeNormScales() {
   // Warp w the scales of 8 tokens, its lanes over the columns (one warp
   // sum per token, as gemm_mma).
-  Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-  Value lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
+  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+  Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
   emitProjectionNormScales(k, g, x, width, t0, warp, lane,
                            kTileM / (kThreads / kWarp), scales);
 }
@@ -106,38 +106,37 @@ void FfmaBuilder::computeNormScales() {
 void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
   Type f32 = b.getF32Type();
   // Thread i loads 4 consecutive columns of tile row i / 4.
-  Value r = arith::DivUIOp::create(b, loc, tid, k.index(kTileK / kLoad));
+  Value r = arith::DivUIOp::create(b, tid, k.index(kTileK / kLoad));
   Value c = arith::MulIOp::create(
-      b, loc,
-      Value(arith::RemUIOp::create(b, loc, tid, k.index(kTileK / kLoad))),
+      b, Value(arith::RemUIOp::create(b, tid, k.index(kTileK / kLoad))),
       k.index(kLoad));
-  Value col = arith::AddIOp::create(b, loc, kb, c);
+  Value col = arith::AddIOp::create(b, kb, c);
   // Tiles are column-major: element (row, c + e) at tile[c + e][row].
   auto storeRow = [&](Value tile, Value row, Value v) {
     for (int64_t e = 0; e < kLoad; ++e) {
-      Value s = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
-      memref::StoreOp::create(b, loc, s, tile, ValueRange{add(c, e), row});
+      Value s = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e});
+      memref::StoreOp::create(b, s, tile, ValueRange{add(c, e), row});
     }
   };
   // X: 64 tokens x 16 columns, one 16-byte load a thread; zeros past the
   // call's tokens, the norm applied as the row enters.
   auto xVec = VectorType::get({kLoad}, f32);
-  Value token = arith::AddIOp::create(b, loc, t0, r);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{xVec},
-                                k.lessThan(token, k.numTokens),
-                                /*withElseRegion=*/true);
+  Value token = arith::AddIOp::create(b, t0, r);
+  auto ifOp =
+      scf::IfOp::create(b, TypeRange{xVec}, k.lessThan(token, k.numTokens),
+                        /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    auto v = vector::LoadOp::create(b, loc, xVec, x, ValueRange{token, col});
+    auto v = vector::LoadOp::create(b, xVec, x, ValueRange{token, col});
     v.setAlignment(16);
     Value row = v;
     if (g.norm) {
-      Value scale = memref::LoadOp::create(b, loc, scales, ValueRange{r});
+      Value scale = memref::LoadOp::create(b, scales, ValueRange{r});
       Value nw;
       if (normWeight) {
         Type wt = cast<MemRefType>(normWeight.getType()).getElementType();
-        auto wv = vector::LoadOp::create(b, loc, VectorType::get({kLoad}, wt),
+        auto wv = vector::LoadOp::create(b, VectorType::get({kLoad}, wt),
                                          normWeight, ValueRange{col});
         wv.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
         nw = wv;
@@ -145,11 +144,11 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
       row = lowering::emitNormalize(b, loc, row, scale, nw, g.normOffset == 1,
                                     f32);
     }
-    scf::YieldOp::create(b, loc, row);
+    scf::YieldOp::create(b, row);
     b.setInsertionPointToStart(ifOp.elseBlock());
     Value zero = arith::ConstantOp::create(
-        b, loc, xVec, DenseElementsAttr::get(xVec, APFloat(0.0f)));
-    scf::YieldOp::create(b, loc, zero);
+        b, xVec, DenseElementsAttr::get(xVec, APFloat(0.0f)));
+    scf::YieldOp::create(b, zero);
   }
   storeRow(xs, r, ifOp.getResult(0));
   // W: tileN rows x 16 columns of each set, 8-byte loads (read-only).
@@ -159,9 +158,9 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
     Type wt = cast<MemRefType>(weight.getType()).getElementType();
     // The threads of the first tileN tile rows (all of them at 64).
     auto load = [&] {
-      Value row = arith::AddIOp::create(b, loc, rowBase, r);
-      auto v = vector::LoadOp::create(b, loc, VectorType::get({kLoad}, wt),
-                                      weight, ValueRange{row, col});
+      Value row = arith::AddIOp::create(b, rowBase, r);
+      auto v = vector::LoadOp::create(b, VectorType::get({kLoad}, wt), weight,
+                                      ValueRange{row, col});
       v.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
       storeRow(ws[s], r, toF32(b, loc, v));
     };
@@ -177,23 +176,22 @@ void FfmaBuilder::buildForWeight(int w, Value rowBase) {
   int64_t perSet = kTokensPerThread * tn;
   SmallVector<Value> init(sets() * perSet, k.f32(0.0f));
   auto loop = scf::ForOp::create(
-      b, loc, k.index(0), k.index(width), k.index(kTileK), init,
+      b, k.index(0), k.index(width), k.index(kTileK), init,
       [&](OpBuilder &, Location, Value kb, ValueRange iter) {
         SmallVector<Value> acc(iter);
         stage(kb, w, rowBase);
-        gpu::BarrierOp::create(b, loc);
-        Value m0 = arith::MulIOp::create(b, loc, ty, k.index(kTokensPerThread));
-        Value n0 = arith::MulIOp::create(b, loc, tx, k.index(tn));
+        gpu::BarrierOp::create(b);
+        Value m0 = arith::MulIOp::create(b, ty, k.index(kTokensPerThread));
+        Value n0 = arith::MulIOp::create(b, tx, k.index(tn));
         // The thread's elements of a column of a tile, one vector load.
         auto column = [&](Value tile, Value col, Value at, int64_t n) {
-          auto v = vector::LoadOp::create(
-              b, loc, VectorType::get({n}, b.getF32Type()), tile,
-              ValueRange{col, at});
+          auto v =
+              vector::LoadOp::create(b, VectorType::get({n}, b.getF32Type()),
+                                     tile, ValueRange{col, at});
           v.setAlignment(4 * n);
           SmallVector<Value> e;
           for (int64_t i = 0; i < n; ++i)
-            e.push_back(
-                vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}));
+            e.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
           return e;
         };
         for (int64_t kk = 0; kk < kTileK; ++kk) {
@@ -205,12 +203,12 @@ void FfmaBuilder::buildForWeight(int w, Value rowBase) {
             for (int64_t i = 0; i < kTokensPerThread; ++i)
               for (int64_t j = 0; j < tn; ++j) {
                 Value &a = acc[s * perSet + i * tn + j];
-                a = math::FmaOp::create(b, loc, xv[i], wv[s * tn + j], a);
+                a = math::FmaOp::create(b, xv[i], wv[s * tn + j], a);
               }
         }
         // Nobody may read the tiles the next step overwrites.
-        gpu::BarrierOp::create(b, loc);
-        scf::YieldOp::create(b, loc, acc);
+        gpu::BarrierOp::create(b);
+        scf::YieldOp::create(b, acc);
       });
   storeResults(SmallVector<Value>(loop.getResults()), w, rowBase);
 }
@@ -221,15 +219,14 @@ void FfmaBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
   Value out = outs[g.gated() ? 0 : w];
   Type yType = cast<MemRefType>(out.getType()).getElementType();
   auto finish = [&](Value v, Value up) {
-    return emitProjectionEpilogue(b, loc, g, v, up, yType);
+    return emitProjectionEpilogue(b, g, v, up, yType);
   };
-  Value m0 = arith::MulIOp::create(b, loc, ty, k.index(kTokensPerThread));
+  Value m0 = arith::MulIOp::create(b, ty, k.index(kTokensPerThread));
   Value n = arith::AddIOp::create(
-      b, loc, rowBase,
-      Value(arith::MulIOp::create(b, loc, tx, k.index(tn))));
+      b, rowBase, Value(arith::MulIOp::create(b, tx, k.index(tn))));
   // A token's tn consecutive rows, one vector store.
   for (int64_t i = 0; i < kTokensPerThread; ++i) {
-    Value token = arith::AddIOp::create(b, loc, t0, add(m0, i));
+    Value token = arith::AddIOp::create(b, t0, add(m0, i));
     k.ifThen(k.lessThan(token, k.numTokens), [&] {
       SmallVector<Value> ys;
       for (int64_t j = 0; j < tn; ++j) {
@@ -237,9 +234,9 @@ void FfmaBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
         Value up = g.gated() ? acc[perSet + at] : Value();
         ys.push_back(finish(acc[at], up));
       }
-      Value v = vector::FromElementsOp::create(
-          b, loc, VectorType::get({tn}, yType), ys);
-      auto st = vector::StoreOp::create(b, loc, v, out, ValueRange{token, n});
+      Value v =
+          vector::FromElementsOp::create(b, VectorType::get({tn}, yType), ys);
+      auto st = vector::StoreOp::create(b, v, out, ValueRange{token, n});
       st.setAlignment(tn * yType.getIntOrFloatBitWidth() / 8);
     });
   }
@@ -264,12 +261,11 @@ void FfmaBuilder::build() {
     scales = k.sharedBuffer({kTileM}, f32);
 
   tid = k.threadId(gpu::Dimension::x);
-  ty = arith::DivUIOp::create(b, loc, tid, k.index(kSide));
-  tx = arith::RemUIOp::create(b, loc, tid, k.index(kSide));
-  t0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::y),
-                             k.index(kTileM));
-  Value n0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
-                                   k.index(tileN));
+  ty = arith::DivUIOp::create(b, tid, k.index(kSide));
+  tx = arith::RemUIOp::create(b, tid, k.index(kSide));
+  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y), k.index(kTileM));
+  Value n0 =
+      arith::MulIOp::create(b, k.blockId(gpu::Dimension::x), k.index(tileN));
   emitProjectionBlock(
       k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });

@@ -106,7 +106,7 @@ private:
   void storeResults(ArrayRef<Value> acc, int w, Value rowBase);
 
   KernelBody &k;
-  OpBuilder &b;
+  ImplicitLocOpBuilder &b;
   Location loc;
   const Projection &g;
   Tiles t;
@@ -119,11 +119,11 @@ private:
 };
 
 std::pair<Value, Value> GemmBuilder::chunkPlace(int64_t c) {
-  Value linear = arith::AddIOp::create(b, loc, tid, k.index(c * kThreads));
+  Value linear = arith::AddIOp::create(b, tid, k.index(c * kThreads));
   int64_t perRow = t.k / kChunk;
-  Value row = arith::DivUIOp::create(b, loc, linear, k.index(perRow));
+  Value row = arith::DivUIOp::create(b, linear, k.index(perRow));
   Value col = arith::MulIOp::create(
-      b, loc, Value(arith::RemUIOp::create(b, loc, linear, k.index(perRow))),
+      b, Value(arith::RemUIOp::create(b, linear, k.index(perRow))),
       k.index(kChunk));
   return {row, col};
 }
@@ -131,21 +131,21 @@ std::pair<Value, Value> GemmBuilder::chunkPlace(int64_t c) {
 Value GemmBuilder::loadX(Value m, Value col, Value kb) {
   Type ct = b.getBF16Type();
   auto chunkType = VectorType::get({kChunk}, ct);
-  Value token = arith::AddIOp::create(b, loc, t0, m);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{chunkType},
-                                k.lessThan(token, k.numTokens),
-                                /*withElseRegion=*/true);
+  Value token = arith::AddIOp::create(b, t0, m);
+  auto ifOp =
+      scf::IfOp::create(b, TypeRange{chunkType}, k.lessThan(token, k.numTokens),
+                        /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value c = arith::AddIOp::create(b, loc, kb, col);
-    auto v = vector::LoadOp::create(b, loc, chunkType, x, ValueRange{token, c});
+    Value c = arith::AddIOp::create(b, kb, col);
+    auto v = vector::LoadOp::create(b, chunkType, x, ValueRange{token, c});
     v.setAlignment(16);
-    scf::YieldOp::create(b, loc, Value(v));
+    scf::YieldOp::create(b, Value(v));
     b.setInsertionPointToStart(ifOp.elseBlock());
     Value zero = arith::ConstantOp::create(
-        b, loc, chunkType, DenseElementsAttr::get(chunkType, APFloat(0.0f)));
-    scf::YieldOp::create(b, loc, zero);
+        b, chunkType, DenseElementsAttr::get(chunkType, APFloat(0.0f)));
+    scf::YieldOp::create(b, zero);
   }
   return ifOp.getResult(0);
 }
@@ -153,23 +153,22 @@ Value GemmBuilder::loadX(Value m, Value col, Value kb) {
 void GemmBuilder::storeX(Value m, Value col, Value kb, Value chunk) {
   // The norm applies at the store: the scales are in shared memory by then.
   if (g.norm) {
-    Value r = memref::LoadOp::create(b, loc, scales, ValueRange{m});
+    Value r = memref::LoadOp::create(b, scales, ValueRange{m});
     Value w;
     if (normWeight) {
       auto wv = vector::LoadOp::create(
-          b, loc,
-          VectorType::get({kChunk},
-                          cast<MemRefType>(normWeight.getType())
-                              .getElementType()),
-          normWeight,
-          ValueRange{Value(arith::AddIOp::create(b, loc, kb, col))});
+          b,
+          VectorType::get(
+              {kChunk},
+              cast<MemRefType>(normWeight.getType()).getElementType()),
+          normWeight, ValueRange{Value(arith::AddIOp::create(b, kb, col))});
       wv.setAlignment(16);
       w = wv;
     }
     chunk = lowering::emitNormalize(b, loc, chunk, r, w, g.normOffset == 1,
                                     b.getBF16Type());
   }
-  auto st = vector::StoreOp::create(b, loc, chunk, xs, ValueRange{m, col});
+  auto st = vector::StoreOp::create(b, chunk, xs, ValueRange{m, col});
   st.setAlignment(16);
 }
 
@@ -187,10 +186,10 @@ SmallVector<Value> GemmBuilder::loadTile(Value kb, int w, Value rowBase) {
       auto chunkType = VectorType::get(
           {kChunk}, cast<MemRefType>(weights[i].getType()).getElementType());
       auto [n, col] = chunkPlace(c);
-      Value row = arith::AddIOp::create(b, loc, rowBase, n);
-      Value kc = arith::AddIOp::create(b, loc, kb, col);
-      auto v = vector::LoadOp::create(b, loc, chunkType, weights[i],
-                                      ValueRange{row, kc});
+      Value row = arith::AddIOp::create(b, rowBase, n);
+      Value kc = arith::AddIOp::create(b, kb, col);
+      auto v =
+          vector::LoadOp::create(b, chunkType, weights[i], ValueRange{row, kc});
       v.setAlignment(16);
       regs.push_back(v);
     }
@@ -211,8 +210,7 @@ void GemmBuilder::storeTile(ArrayRef<Value> regs, Value kb) {
       if (getElementTypeOrSelf(chunk.getType()).isF16())
         chunk = lowering::roundTo(b, loc, lowering::toF32(b, loc, chunk),
                                   b.getBF16Type());
-      auto st = vector::StoreOp::create(b, loc, chunk, tile,
-                                        ValueRange{n, col});
+      auto st = vector::StoreOp::create(b, chunk, tile, ValueRange{n, col});
       st.setAlignment(16);
     }
 }
@@ -233,41 +231,41 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
   SmallVector<Value> first = loadTile(k.index(0), w, rowBase);
   size_t numRegs = first.size();
   llvm::append_range(init, first);
-  Value warpRow = arith::MulIOp::create(b, loc, warp, k.index(16));
-  Value rowA = arith::AddIOp::create(b, loc, warpRow, group);
-  Value rowA8 = arith::AddIOp::create(b, loc, rowA, k.index(8));
-  Value col2 = arith::MulIOp::create(b, loc, quad, k.index(2));
+  Value warpRow = arith::MulIOp::create(b, warp, k.index(16));
+  Value rowA = arith::AddIOp::create(b, warpRow, group);
+  Value rowA8 = arith::AddIOp::create(b, rowA, k.index(8));
+  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
   auto loop = scf::ForOp::create(
-      b, loc, k.index(0), k.index(width), k.index(t.k), init,
+      b, k.index(0), k.index(width), k.index(t.k), init,
       [&](OpBuilder &, Location, Value kb, ValueRange iter) {
         size_t numAcc = iter.size() - numRegs;
         SmallVector<Value> acc(iter.take_front(numAcc));
         SmallVector<Value> regs(iter.drop_front(numAcc));
         storeTile(regs, kb);
-        gpu::BarrierOp::create(b, loc);
+        gpu::BarrierOp::create(b);
         // The next step's loads, in flight during this step's mma.sync.
-        Value next = arith::AddIOp::create(b, loc, kb, k.index(t.k));
+        Value next = arith::AddIOp::create(b, kb, k.index(t.k));
         SmallVector<Type> regTypes;
         for (Value r : regs)
           regTypes.push_back(r.getType());
-        auto prefetch = scf::IfOp::create(b, loc, regTypes,
-                                          k.lessThan(next, k.index(width)),
-                                          /*withElseRegion=*/true);
+        auto prefetch =
+            scf::IfOp::create(b, regTypes, k.lessThan(next, k.index(width)),
+                              /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(prefetch.thenBlock());
-          scf::YieldOp::create(b, loc, loadTile(next, w, rowBase));
+          scf::YieldOp::create(b, loadTile(next, w, rowBase));
           b.setInsertionPointToStart(prefetch.elseBlock());
-          scf::YieldOp::create(b, loc, regs);
+          scf::YieldOp::create(b, regs);
         }
         for (int64_t kk = 0; kk < t.k; kk += 16) {
-          Value c0 = arith::AddIOp::create(b, loc, col2, k.index(kk));
-          Value c8 = arith::AddIOp::create(b, loc, c0, k.index(8));
+          Value c0 = arith::AddIOp::create(b, col2, k.index(kk));
+          Value c8 = arith::AddIOp::create(b, c0, k.index(8));
           SmallVector<Value> a = {pair(xs, rowA, c0), pair(xs, rowA8, c0),
                                   pair(xs, rowA, c8), pair(xs, rowA8, c8)};
           for (int s = 0; s < sets; ++s)
             for (int64_t j = 0; j < nTiles; ++j) {
-              Value n = arith::AddIOp::create(b, loc, group, k.index(8 * j));
+              Value n = arith::AddIOp::create(b, group, k.index(8 * j));
               SmallVector<Value> bFrag = {pair(ws[s], n, c0),
                                           pair(ws[s], n, c8)};
               size_t at = (s * nTiles + j) * 4;
@@ -277,10 +275,10 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
             }
         }
         // Nobody may read the tiles the next step overwrites.
-        gpu::BarrierOp::create(b, loc);
+        gpu::BarrierOp::create(b);
         SmallVector<Value> yielded(acc);
         llvm::append_range(yielded, prefetch.getResults());
-        scf::YieldOp::create(b, loc, yielded);
+        scf::YieldOp::create(b, yielded);
       });
   SmallVector<Value> acc(
       loop.getResults().take_front(loop.getNumResults() - numRegs));
@@ -293,16 +291,15 @@ void GemmBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
   int64_t nTiles = t.n / 8;
   Value out = outs[g.gated() ? 0 : w];
   Type yType = cast<MemRefType>(out.getType()).getElementType();
-  Value warpRow = arith::MulIOp::create(b, loc, warp, k.index(16));
-  Value col2 = arith::MulIOp::create(b, loc, quad, k.index(2));
+  Value warpRow = arith::MulIOp::create(b, warp, k.index(16));
+  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
   auto finish = [&](Value v, Value up) {
-    return emitProjectionEpilogue(b, loc, g, v, up, yType);
+    return emitProjectionEpilogue(b, g, v, up, yType);
   };
   for (int64_t half = 0; half < 2; ++half) {
     Value m = arith::AddIOp::create(
-        b, loc, warpRow,
-        Value(arith::AddIOp::create(b, loc, group, k.index(8 * half))));
-    Value token = arith::AddIOp::create(b, loc, t0, m);
+        b, warpRow, Value(arith::AddIOp::create(b, group, k.index(8 * half))));
+    Value token = arith::AddIOp::create(b, t0, m);
     k.ifThen(k.lessThan(token, k.numTokens), [&] {
       for (int64_t j = 0; j < nTiles; ++j) {
         SmallVector<Value> pairValues;
@@ -312,11 +309,10 @@ void GemmBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
           pairValues.push_back(finish(acc[at], up));
         }
         auto pairType = VectorType::get({2}, yType);
-        Value v = vector::FromElementsOp::create(b, loc, pairType, pairValues);
+        Value v = vector::FromElementsOp::create(b, pairType, pairValues);
         Value n = arith::AddIOp::create(
-            b, loc, rowBase,
-            Value(arith::AddIOp::create(b, loc, col2, k.index(8 * j))));
-        auto st = vector::StoreOp::create(b, loc, v, out, ValueRange{token, n});
+            b, rowBase, Value(arith::AddIOp::create(b, col2, k.index(8 * j))));
+        auto st = vector::StoreOp::create(b, v, out, ValueRange{token, n});
         st.setAlignment(yType.getIntOrFloatBitWidth() / 4);
       }
     });
@@ -342,14 +338,13 @@ void GemmBuilder::build() {
     scales = k.sharedBuffer({kTileM}, b.getF32Type());
 
   tid = k.threadId(gpu::Dimension::x);
-  warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
-  group = arith::DivUIOp::create(b, loc, lane, k.index(4));
-  quad = arith::RemUIOp::create(b, loc, lane, k.index(4));
-  t0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::y),
-                             k.index(kTileM));
-  Value n0 = arith::MulIOp::create(b, loc, k.blockId(gpu::Dimension::x),
-                                   k.index(t.n));
+  warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  group = arith::DivUIOp::create(b, lane, k.index(4));
+  quad = arith::RemUIOp::create(b, lane, k.index(4));
+  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y), k.index(kTileM));
+  Value n0 =
+      arith::MulIOp::create(b, k.blockId(gpu::Dimension::x), k.index(t.n));
   emitProjectionBlock(
       k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });

@@ -81,7 +81,7 @@ GemvGrid gemvGrid(int64_t totalRows, int64_t sharedBytes,
 /// as activations of type `ct` read them.
 Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
                   Value lane, Type ct) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   Type wType = cast<MemRefType>(w.getType()).getElementType();
   Type xType = cast<MemRefType>(xs.getType()).getElementType();
@@ -89,38 +89,37 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
   if (width % kVector == 0) {
     auto vecF32 = VectorType::get({kVector}, b.getF32Type());
     Value zero = arith::ConstantOp::create(
-        b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
-    Value start = arith::MulIOp::create(b, loc, lane, k.index(kVector));
+        b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+    Value start = arith::MulIOp::create(b, lane, k.index(kVector));
     auto loop = scf::ForOp::create(
-        b, loc, start, k.index(width), k.index(kVector * kWarp),
-        ValueRange{zero},
-        [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+        b, start, k.index(width), k.index(kVector * kWarp), ValueRange{zero},
+        [&](OpBuilder &, Location, Value c, ValueRange acc) {
           // 16-byte aligned (CUDA.md §3.1): rows are multiples of kVector.
-          auto wv = vector::LoadOp::create(
-              b, loc, VectorType::get({kVector}, wType), w, ValueRange{row, c});
+          auto wv = vector::LoadOp::create(b, VectorType::get({kVector}, wType),
+                                           w, ValueRange{row, c});
           wv.setAlignment(16);
-          auto xv = vector::LoadOp::create(
-              b, loc, VectorType::get({kVector}, xType), xs, ValueRange{c});
+          auto xv = vector::LoadOp::create(b, VectorType::get({kVector}, xType),
+                                           xs, ValueRange{c});
           xv.setAlignment(16);
           // Operands built one statement each: the IR's op order must not
           // depend on the host compiler's argument evaluation order.
           Value x = toF32(b, loc, xv);
           Value w = lowering::widenWeight(b, loc, wv, ct);
-          Value sum = vector::FMAOp::create(b, loc, w, x, acc[0]);
-          scf::YieldOp::create(b, loc, sum);
+          Value sum = vector::FMAOp::create(b, w, x, acc[0]);
+          scf::YieldOp::create(b, sum);
         });
-    partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+    partial = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
                                           loop.getResult(0));
   } else {
     auto loop = scf::ForOp::create(
-        b, loc, lane, k.index(width), k.index(kWarp), ValueRange{k.f32(0.0f)},
-        [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
-          Value wv = memref::LoadOp::create(b, loc, w, ValueRange{row, c});
-          Value xv = memref::LoadOp::create(b, loc, xs, ValueRange{c});
+        b, lane, k.index(width), k.index(kWarp), ValueRange{k.f32(0.0f)},
+        [&](OpBuilder &, Location, Value c, ValueRange acc) {
+          Value wv = memref::LoadOp::create(b, w, ValueRange{row, c});
+          Value xv = memref::LoadOp::create(b, xs, ValueRange{c});
           Value x = toF32(b, loc, xv);
           Value w = lowering::widenWeight(b, loc, wv, ct);
-          Value sum = math::FmaOp::create(b, loc, w, x, acc[0]);
-          scf::YieldOp::create(b, loc, sum);
+          Value sum = math::FmaOp::create(b, w, x, acc[0]);
+          scf::YieldOp::create(b, sum);
         });
     partial = loop.getResult(0);
   }
@@ -228,7 +227,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
   use.kernel = km.getOrCreate(
       "gemv_rows", a.getDictionaryAttr(specAttrs), params, {threads, 1, 1},
       ctx.oneToken(), [&](KernelBody &k) {
-        OpBuilder &b = k.b;
+        ImplicitLocOpBuilder &b = k.b;
         Location loc = k.loc;
         unsigned p = 0;
         ArrayRef<Value> inputs = ArrayRef<Value>(k.params).take_front(numInputs);
@@ -254,7 +253,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
         Value tid = k.threadId(gpu::Dimension::x);
         Value live = k.lessThan(t, k.numTokens);
         if (g.wantedRowsOnly)
-          live = arith::AndIOp::create(b, loc, live, k.rowsWanted(t, 1));
+          live = arith::AndIOp::create(b, live, k.rowsWanted(t, 1));
         k.ifThen(live, [&] {
           // Prologue: the token's row into shared memory, in chunks of 8
           // columns a thread (16-byte loads: KernelBody::forRowChunks).
@@ -268,9 +267,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           };
           Value sum;
           if (prologue) {
-            Value first = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq,
-                k.blockId(gpu::Dimension::x), k.index(0));
+            Value first =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                      k.blockId(gpu::Dimension::x), k.index(0));
             emitRowChainRow(k, *prologue, inputs, t, threads, scratch,
                             [&](Value c, Value v) {
                               k.storeChunk(v, xs, ValueRange{}, c);
@@ -303,30 +302,29 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
                            xs, ValueRange{}, c);
             });
           }
-          gpu::BarrierOp::create(b, loc);
+          gpu::BarrierOp::create(b);
 
           // Each warp its run of rowsPerWarp consecutive output rows.
-          Value warp = arith::DivUIOp::create(b, loc, tid, k.index(kWarp));
-          Value lane = arith::RemUIOp::create(b, loc, tid, k.index(kWarp));
+          Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
+          Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
           Value firstRow = arith::MulIOp::create(
-              b, loc,
+              b,
               Value(arith::AddIOp::create(
-                  b, loc,
-                  Value(arith::MulIOp::create(
-                      b, loc, k.blockId(gpu::Dimension::x), k.index(kWarps))),
+                  b,
+                  Value(arith::MulIOp::create(b, k.blockId(gpu::Dimension::x),
+                                              k.index(kWarps))),
                   warp)),
               k.index(rowsPerWarp));
-          Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              lane, k.index(0));
+          Value lane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
+                                              k.index(0));
           Type yType = cast<MemRefType>(outs.front().getType()).getElementType();
           Value lastRow =
-              arith::AddIOp::create(b, loc, firstRow, k.index(rowsPerWarp));
+              arith::AddIOp::create(b, firstRow, k.index(rowsPerWarp));
           // The warp's rows of [lo, hi), one at a time.
           auto forRows = [&](int64_t lo, int64_t hi,
                              llvm::function_ref<void(Value)> body) {
-            Value start =
-                arith::MaxUIOp::create(b, loc, firstRow, k.index(lo));
-            Value stop = arith::MinUIOp::create(b, loc, lastRow, k.index(hi));
+            Value start = arith::MaxUIOp::create(b, firstRow, k.index(lo));
+            Value stop = arith::MinUIOp::create(b, lastRow, k.index(hi));
             k.forRange(start, stop, k.index(1), body);
           };
           if (g.epilogue == Epilogue::GatedGelu) {
@@ -335,8 +333,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
               Value up = emitWarpDot(k, weights[1], row, xs, width, lane, yType);
               k.ifThen(lane0, [&] {
                 memref::StoreOp::create(
-                    b, loc, emitProjectionEpilogue(b, loc, g, gate, up, yType),
-                    outs[0], ValueRange{t, row});
+                    b, emitProjectionEpilogue(b, g, gate, up, yType), outs[0],
+                    ValueRange{t, row});
               });
             });
             return;
@@ -346,24 +344,23 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           for (auto [i, n] : llvm::enumerate(rows)) {
             Value lo = k.index(offset);
             forRows(offset, offset + n, [&](Value row) {
-              Value local = arith::SubIOp::create(b, loc, row, lo);
+              Value local = arith::SubIOp::create(b, row, lo);
               Value dot = emitWarpDot(k, weights[i], local, xs, width,
                                       lane, yType);
               k.ifThen(lane0, [&] {
                 memref::StoreOp::create(
-                    b, loc, emitProjectionEpilogue(b, loc, g, dot, Value(), yType),
+                    b, emitProjectionEpilogue(b, g, dot, Value(), yType),
                     outs[i], ValueRange{t, local});
               });
             });
             offset += n;
           }
           if (argmax) {
-            Value begin = arith::MulIOp::create(
-                b, loc, k.blockId(gpu::Dimension::x), k.index(rowsPerBlock));
+            Value begin = arith::MulIOp::create(b, k.blockId(gpu::Dimension::x),
+                                                k.index(rowsPerBlock));
             Value end = arith::MinUIOp::create(
-                b, loc,
-                Value(arith::AddIOp::create(b, loc, begin,
-                                            k.index(rowsPerBlock))),
+                b,
+                Value(arith::AddIOp::create(b, begin, k.index(rowsPerBlock))),
                 k.index(totalRows));
             emitArgmaxEpilogue(k, best, t, begin, end, blocks, threads);
           }

@@ -32,8 +32,7 @@ FailureOr<KernelUse> gpu_kernels::emitKVWrite(Location loc, Value values,
   use.kernel = km.getOrCreate(
       "kv_write", spec, {vType, cType}, {kWarp, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
-        OpBuilder &b = k.b;
-        Location loc = k.loc;
+        ImplicitLocOpBuilder &b = k.b;
         Value in = k.params[0], out = k.params[1];
         Value t = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
@@ -41,20 +40,19 @@ FailureOr<KernelUse> gpu_kernels::emitKVWrite(Location loc, Value values,
         if (window > 0) {
           // t >= n - window, written as t + window >= n.
           Value late = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::uge,
-              arith::AddIOp::create(b, loc, t, k.index(window)), k.numTokens);
-          live = arith::AndIOp::create(b, loc, live, late);
+              b, arith::CmpIPredicate::uge,
+              arith::AddIOp::create(b, t, k.index(window)), k.numTokens);
+          live = arith::AndIOp::create(b, live, late);
         }
         k.ifThen(live, [&] {
-          Value slot = arith::AddIOp::create(b, loc, k.position(), t);
+          Value slot = arith::AddIOp::create(b, k.position(), t);
           slot = k.cacheSlot(slot, window);
-          k.forRange(k.threadId(gpu::Dimension::x), k.index(d),
-                     k.index(kWarp), [&](Value c) {
-                       Value v = memref::LoadOp::create(b, loc, in,
-                                                        ValueRange{t, h, c});
-                       memref::StoreOp::create(b, loc, v, out,
-                                               ValueRange{slot, h, c});
-                     });
+          k.forRange(
+              k.threadId(gpu::Dimension::x), k.index(d), k.index(kWarp),
+              [&](Value c) {
+                Value v = memref::LoadOp::create(b, in, ValueRange{t, h, c});
+                memref::StoreOp::create(b, v, out, ValueRange{slot, h, c});
+              });
         });
       });
   (void)cType;

@@ -23,8 +23,9 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::gpu_kernels;
 
-KernelBody::KernelBody(OpBuilder &b, gpu::GPUFuncOp func, bool oneToken)
-    : b(b), loc(func.getLoc()), func(func) {
+KernelBody::KernelBody(const OpBuilder &outer, gpu::GPUFuncOp func,
+                       bool oneToken)
+    : b(func.getLoc(), outer), loc(func.getLoc()), func(func) {
   Block &entry = func.getBody().front();
   state = entry.getArgument(0);
   for (unsigned i = 1; i < func.getNumArguments(); ++i)
@@ -33,40 +34,39 @@ KernelBody::KernelBody(OpBuilder &b, gpu::GPUFuncOp func, bool oneToken)
   if (oneToken) {
     numTokens = index(1);
   } else {
-    Value n = memref::LoadOp::create(b, loc, state, ValueRange{index(1)});
-    numTokens = arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+    Value n = memref::LoadOp::create(b, state, ValueRange{index(1)});
+    numTokens = arith::IndexCastOp::create(b, b.getIndexType(), n);
   }
 }
 
-Value KernelBody::position() const {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value p = memref::LoadOp::create(b, loc, state, ValueRange{zero});
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
+Value KernelBody::position() {
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value p = memref::LoadOp::create(b, state, ValueRange{zero});
+  return arith::IndexCastOp::create(b, b.getIndexType(), p);
 }
 
 Value KernelBody::rowsWanted(Value t0, int64_t rows) {
   // One statement each: argument order would differ between compilers.
-  Value end = arith::AddIOp::create(b, loc, t0, index(rows));
-  Value r = memref::LoadOp::create(b, loc, state, ValueRange{index(3)});
-  Value first = arith::IndexCastOp::create(b, loc, b.getIndexType(), r);
+  Value end = arith::AddIOp::create(b, t0, index(rows));
+  Value r = memref::LoadOp::create(b, state, ValueRange{index(3)});
+  Value first = arith::IndexCastOp::create(b, b.getIndexType(), r);
   return lessThan(first, end);
 }
 
 Value KernelBody::threadId(gpu::Dimension d) {
-  return gpu::ThreadIdOp::create(b, loc, d);
+  return gpu::ThreadIdOp::create(b, d);
 }
 
 Value KernelBody::blockId(gpu::Dimension d) {
-  return gpu::BlockIdOp::create(b, loc, d);
+  return gpu::BlockIdOp::create(b, d);
 }
 
 Value KernelBody::index(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
+  return arith::ConstantIndexOp::create(b, v);
 }
 
 Value KernelBody::f32(float v) {
-  return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                        APFloat(v));
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v));
 }
 
 void KernelBody::markReadOnly(unsigned param) {
@@ -100,56 +100,55 @@ Value KernelBody::dynamicSharedBuffer(ArrayRef<int64_t> shape, Type element) {
   func->setAttr(kDynamicSharedAttr, b.getI64IntegerAttr(bytes));
   // The NVVM lowering aligns the extern array to 16 bytes (128-bit loads).
   Value raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), space));
-  return memref::ViewOp::create(b, loc, type, raw, index(0), ValueRange{});
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), space));
+  return memref::ViewOp::create(b, type, raw, index(0), ValueRange{});
 }
 
 void KernelBody::ifLastBlock(Value counters, Value slot, int64_t blocks,
                              llvm::function_ref<void()> body) {
   Value zero = index(0);
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  gpu::BarrierOp::create(b, loc);
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  gpu::BarrierOp::create(b);
   Value flag = sharedBuffer({1}, b.getI32Type());
-  Value tid0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+  Value tid0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                      threadId(gpu::Dimension::x), zero);
   ifThen(tid0, [&] {
     Value old = memref::AtomicRMWOp::create(
-        b, loc, arith::AtomicRMWKind::addi,
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), counters,
+        b, arith::AtomicRMWKind::addi,
+        arith::ConstantIntOp::create(b, b.getI32Type(), 1), counters,
         ValueRange{slot});
-    memref::StoreOp::create(b, loc, old, flag, ValueRange{zero});
+    memref::StoreOp::create(b, old, flag, ValueRange{zero});
   });
-  gpu::BarrierOp::create(b, loc);
-  Value seen = memref::LoadOp::create(b, loc, flag, ValueRange{zero});
+  gpu::BarrierOp::create(b);
+  Value seen = memref::LoadOp::create(b, flag, ValueRange{zero});
   Value last = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, seen,
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), blocks - 1));
+      b, arith::CmpIPredicate::eq, seen,
+      arith::ConstantIntOp::create(b, b.getI32Type(), blocks - 1));
   ifThen(last, [&] {
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
     body();
     ifThen(tid0, [&] {
       memref::StoreOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0),
-          counters, ValueRange{slot});
+          b, arith::ConstantIntOp::create(b, b.getI32Type(), 0), counters,
+          ValueRange{slot});
     });
   });
 }
 
-static Value shuffleReduce(OpBuilder &b, Location loc, Value v, bool max) {
+static Value shuffleReduce(ImplicitLocOpBuilder &b, Value v, bool max) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                          gpu::ShuffleMode::XOR);
+    auto shuffle =
+        gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR);
     Value other = shuffle.getShuffleResult();
-    v = max ? Value(arith::MaximumFOp::create(b, loc, v, other))
-            : Value(arith::AddFOp::create(b, loc, v, other));
+    v = max ? Value(arith::MaximumFOp::create(b, v, other))
+            : Value(arith::AddFOp::create(b, v, other));
   }
   return v;
 }
 
-Value KernelBody::warpSum(Value v) { return shuffleReduce(b, loc, v, false); }
-Value KernelBody::warpMax(Value v) { return shuffleReduce(b, loc, v, true); }
+Value KernelBody::warpSum(Value v) { return shuffleReduce(b, v, false); }
+Value KernelBody::warpMax(Value v) { return shuffleReduce(b, v, true); }
 
 Value KernelBody::blockSum(Value v, int64_t threads, Value scratch) {
   Value sum = warpSum(v);
@@ -157,44 +156,42 @@ Value KernelBody::blockSum(Value v, int64_t threads, Value scratch) {
   if (warps == 1)
     return sum;
   Value tid = threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarp));
-  Value lane = arith::RemUIOp::create(b, loc, tid, index(kWarp));
-  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                      index(0));
-  ifThen(lane0, [&] {
-    memref::StoreOp::create(b, loc, sum, scratch, ValueRange{warp});
-  });
-  gpu::BarrierOp::create(b, loc);
+  Value warp = arith::DivUIOp::create(b, tid, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, tid, index(kWarp));
+  Value lane0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+  ifThen(lane0,
+         [&] { memref::StoreOp::create(b, sum, scratch, ValueRange{warp}); });
+  gpu::BarrierOp::create(b);
   // Every warp adds the partial sums in the same order, so every thread
   // gets the same bits.
   Value total = f32(0.0f);
   for (int64_t w = 0; w < warps; ++w)
     total = arith::AddFOp::create(
-        b, loc, total,
-        Value(memref::LoadOp::create(b, loc, scratch, ValueRange{index(w)})));
+        b, total,
+        Value(memref::LoadOp::create(b, scratch, ValueRange{index(w)})));
   // The scratch may be reused right after: nobody may still be reading.
-  gpu::BarrierOp::create(b, loc);
+  gpu::BarrierOp::create(b);
   return total;
 }
 
 Value KernelBody::sumOfSquares(Value start, Value end, Value step,
                                llvm::function_ref<Value(Value)> load) {
   auto loop = scf::ForOp::create(
-      b, loc, start, end, step, ValueRange{f32(0.0f)},
-      [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
+      b, start, end, step, ValueRange{f32(0.0f)},
+      [&](OpBuilder &, Location, Value i, ValueRange acc) {
         Value v = lowering::toF32(b, loc, load(i));
-        Value sq = arith::MulFOp::create(b, loc, v, v);
+        Value sq = arith::MulFOp::create(b, v, v);
         Value sum = acc[0];
         if (auto vec = dyn_cast<VectorType>(sq.getType())) {
           for (int64_t e = 0; e < vec.getNumElements(); ++e)
             sum = arith::AddFOp::create(
-                b, loc, sum,
-                Value(vector::ExtractOp::create(b, loc, sq,
-                                                ArrayRef<int64_t>{e})));
+                b, sum,
+                Value(vector::ExtractOp::create(b, sq, ArrayRef<int64_t>{e})));
         } else {
-          sum = arith::AddFOp::create(b, loc, sum, sq);
+          sum = arith::AddFOp::create(b, sum, sq);
         }
-        scf::YieldOp::create(b, loc, sum);
+        scf::YieldOp::create(b, sum);
       });
   return loop.getResult(0);
 }
@@ -205,15 +202,13 @@ int64_t KernelBody::rowChunk(int64_t width) {
 
 void KernelBody::forRowChunks(int64_t width, int64_t n, int64_t threads,
                               llvm::function_ref<void(Value)> body) {
-  Value first = arith::MulIOp::create(b, loc, threadId(gpu::Dimension::x),
-                                      index(n));
+  Value first = arith::MulIOp::create(b, threadId(gpu::Dimension::x), index(n));
   forRange(first, index(width), index(threads * n), body);
 }
 
 Value KernelBody::rowSumOfSquares(int64_t width, int64_t n, int64_t threads,
                                   llvm::function_ref<Value(Value)> load) {
-  Value first = arith::MulIOp::create(b, loc, threadId(gpu::Dimension::x),
-                                      index(n));
+  Value first = arith::MulIOp::create(b, threadId(gpu::Dimension::x), index(n));
   return sumOfSquares(first, index(width), index(threads * n), load);
 }
 
@@ -228,29 +223,27 @@ void KernelBody::storeChunk(Value v, Value buf, ValueRange idx, Value c) {
   SmallVector<Value> indices(idx);
   indices.push_back(c);
   if (!isa<VectorType>(v.getType())) {
-    memref::StoreOp::create(b, loc, v, buf, indices);
+    memref::StoreOp::create(b, v, buf, indices);
     return;
   }
-  vector::StoreOp::create(b, loc, v, buf, indices).setAlignment(16);
+  vector::StoreOp::create(b, v, buf, indices).setAlignment(16);
 }
 
 Value KernelBody::rmsScale(Value sum, int64_t width, double eps) {
-  Value mean =
-      arith::DivFOp::create(b, loc, sum, f32(static_cast<float>(width)));
+  Value mean = arith::DivFOp::create(b, sum, f32(static_cast<float>(width)));
   return math::RsqrtOp::create(
-      b, loc,
-      Value(arith::AddFOp::create(b, loc, mean, f32(static_cast<float>(eps)))));
+      b, Value(arith::AddFOp::create(b, mean, f32(static_cast<float>(eps)))));
 }
 
 Value KernelBody::bf16Pair(Value buf, ValueRange idx, Value col) {
   SmallVector<Value> indices(idx);
   indices.push_back(col);
-  auto v = vector::LoadOp::create(
-      b, loc, VectorType::get({2}, b.getBF16Type()), buf, indices);
+  auto v = vector::LoadOp::create(b, VectorType::get({2}, b.getBF16Type()), buf,
+                                  indices);
   v.setAlignment(4);
-  Value bits = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), v);
-  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+  Value bits =
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), v);
+  return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
 }
 
 Value KernelBody::packBf16(Value lo, Value hi) {
@@ -259,10 +252,10 @@ Value KernelBody::packBf16(Value lo, Value hi) {
     return v.getType() == bf16 ? v : lowering::roundTo(b, loc, v, bf16);
   };
   Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, bf16), ValueRange{toBf16(lo), toBf16(hi)});
-  Value bits = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), pair);
-  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+      b, VectorType::get({2}, bf16), ValueRange{toBf16(lo), toBf16(hi)});
+  Value bits =
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
 }
 
 SmallVector<Value> KernelBody::mmaBf16(ArrayRef<Value> a, ArrayRef<Value> bFrag,
@@ -271,28 +264,27 @@ SmallVector<Value> KernelBody::mmaBf16(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   auto result = LLVM::LLVMStructType::getLiteral(
       b.getContext(), {f32Type, f32Type, f32Type, f32Type});
   auto op = NVVM::MmaOp::create(
-      b, loc, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      b, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> d;
   for (int64_t i = 0; i < 4; ++i)
-    d.push_back(LLVM::ExtractValueOp::create(b, loc, op, i));
+    d.push_back(LLVM::ExtractValueOp::create(b, op, i));
   return d;
 }
 
 void KernelBody::forRange(Value start, Value end, Value step,
                           llvm::function_ref<void(Value)> body) {
-  auto loop = scf::ForOp::create(b, loc, start, end, step);
+  auto loop = scf::ForOp::create(b, start, end, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   body(loop.getInductionVar());
 }
 
 void KernelBody::ifThen(Value cond, llvm::function_ref<void()> body) {
-  auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(op.thenBlock());
   body();
@@ -301,11 +293,11 @@ void KernelBody::ifThen(Value cond, llvm::function_ref<void()> body) {
 Value KernelBody::cacheSlot(Value j, int64_t window) {
   if (window <= 0)
     return j;
-  return arith::RemUIOp::create(b, loc, j, index(window));
+  return arith::RemUIOp::create(b, j, index(window));
 }
 
 Value KernelBody::lessThan(Value x, Value y) {
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
 }
 
 gpu::GPUFuncOp KernelModule::getOrCreate(
@@ -342,7 +334,7 @@ gpu::GPUFuncOp KernelModule::getOrCreate(
   func->setAttr("sg.kernel_spec", spec);
   KernelBody body(b, func, oneToken);
   build(body);
-  gpu::ReturnOp::create(b, func.getLoc());
+  gpu::ReturnOp::create(body.b);
   bySpec[key] = func;
   return func;
 }
@@ -382,41 +374,38 @@ void gpu_kernels::emitProjectionNormScales(KernelBody &k, const Projection &g,
                                            Value x, int64_t width, Value t0,
                                            Value warp, Value lane,
                                            int64_t tokensPerWarp, Value scales) {
-  OpBuilder &b = k.b;
-  Location loc = k.loc;
-  Value first = arith::MulIOp::create(b, loc, warp, k.index(tokensPerWarp));
+  ImplicitLocOpBuilder &b = k.b;
+  Value first = arith::MulIOp::create(b, warp, k.index(tokensPerWarp));
   k.forRange(k.index(0), k.index(tokensPerWarp), k.index(1), [&](Value i) {
-    Value m = arith::AddIOp::create(b, loc, first, i);
-    Value token = arith::AddIOp::create(b, loc, t0, m);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()},
+    Value m = arith::AddIOp::create(b, first, i);
+    Value token = arith::AddIOp::create(b, t0, m);
+    auto ifOp = scf::IfOp::create(b, TypeRange{b.getF32Type()},
                                   k.lessThan(token, k.numTokens),
                                   /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value sum = k.sumOfSquares(lane, k.index(width), k.index(kWarp),
-                                 [&](Value c) {
-                                   return memref::LoadOp::create(
-                                       b, loc, x, ValueRange{token, c});
-                                 });
-      scf::YieldOp::create(b, loc,
-                           k.rmsScale(k.warpSum(sum), width, g.eps));
+      Value sum =
+          k.sumOfSquares(lane, k.index(width), k.index(kWarp), [&](Value c) {
+            return memref::LoadOp::create(b, x, ValueRange{token, c});
+          });
+      scf::YieldOp::create(b, k.rmsScale(k.warpSum(sum), width, g.eps));
       b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, k.f32(0.0f));
+      scf::YieldOp::create(b, k.f32(0.0f));
     }
-    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        lane, k.index(0));
+    Value lane0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, k.index(0));
     k.ifThen(lane0, [&] {
-      memref::StoreOp::create(b, loc, ifOp.getResult(0), scales,
-                              ValueRange{m});
+      memref::StoreOp::create(b, ifOp.getResult(0), scales, ValueRange{m});
     });
   });
-  gpu::BarrierOp::create(b, loc);
+  gpu::BarrierOp::create(b);
 }
 
-Value gpu_kernels::emitProjectionEpilogue(OpBuilder &b, Location loc,
+Value gpu_kernels::emitProjectionEpilogue(ImplicitLocOpBuilder &b,
                                           const Projection &g, Value v,
                                           Value up, Type yType) {
+  Location loc = b.getLoc();
   using lowering::roundTo;
   using lowering::toF32;
   Value y = roundTo(b, loc, v, yType);
@@ -429,8 +418,11 @@ Value gpu_kernels::emitProjectionEpilogue(OpBuilder &b, Location loc,
     Value u = roundTo(b, loc, up, yType);
     Value act = roundTo(
         b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, y)), yType);
-    Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, act),
-                                       toF32(b, loc, u));
+    // One statement each: argument order would differ between compilers
+    // (this is the order GCC built).
+    Value uF = toF32(b, loc, u);
+    Value actF = toF32(b, loc, act);
+    Value prod = arith::MulFOp::create(b, actF, uF);
     return roundTo(b, loc, prod, yType);
   }
   }
@@ -441,11 +433,10 @@ void gpu_kernels::emitProjectionBlock(
     KernelBody &k, const Projection &g, Value t0, int64_t blockTokens,
     Value n0, llvm::function_ref<void()> normScales,
     llvm::function_ref<void(int w, Value rowBase)> forWeight) {
-  OpBuilder &b = k.b;
-  Location loc = k.loc;
+  ImplicitLocOpBuilder &b = k.b;
   Value live = k.lessThan(t0, k.numTokens);
   if (g.wantedRowsOnly)
-    live = arith::AndIOp::create(b, loc, live, k.rowsWanted(t0, blockTokens));
+    live = arith::AndIOp::create(b, live, k.rowsWanted(t0, blockTokens));
   k.ifThen(live, [&] {
     if (g.norm)
       normScales();
@@ -458,11 +449,10 @@ void gpu_kernels::emitProjectionBlock(
       int64_t rows = cast<ShapedType>(w.getType()).getDimSize(0);
       Value lo = k.index(offset), hi = k.index(offset + rows);
       Value inside = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, n0, lo),
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, n0, lo),
           k.lessThan(n0, hi));
       k.ifThen(inside, [&] {
-        forWeight(static_cast<int>(i), arith::SubIOp::create(b, loc, n0, lo));
+        forWeight(static_cast<int>(i), arith::SubIOp::create(b, n0, lo));
       });
       offset += rows;
     }

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -76,9 +77,11 @@ constexpr llvm::StringLiteral kDynamicSharedAttr = "sg.dynamic_shared_bytes";
 /// The kernel being built: its entry block's values and helpers.
 class KernelBody {
 public:
-  KernelBody(OpBuilder &b, gpu::GPUFuncOp func, bool oneToken);
+  /// Starts the body of `func` with a builder that copies `outer`.
+  KernelBody(const OpBuilder &outer, gpu::GPUFuncOp func, bool oneToken);
 
-  OpBuilder &b;
+  /// Builds at the end of the kernel so far, at the kernel's location.
+  ImplicitLocOpBuilder b;
   Location loc;
   gpu::GPUFuncOp func;
   /// The step state (memref<4xi64>) and the launch's parameters after it.
@@ -88,7 +91,7 @@ public:
   /// step state.
   Value numTokens;
   /// The call's start position (index), read from the step state.
-  Value position() const;
+  Value position();
   /// Whether the runtime reads the logits of a row in [t0, t0 + rows): the
   /// step state's first_logits_row is below t0 + rows (i1).
   Value rowsWanted(Value t0, int64_t rows);
@@ -245,7 +248,7 @@ void emitProjectionNormScales(KernelBody &k, const Projection &g, Value x,
 /// A projection's f32 dot product `v` (and, gated, the up row's `up`) as
 /// the stored value of type `yType`, rounded where the reference rounds:
 /// y = round(v), then softcap(y), or round(round(gelu(y)) · round(up)).
-Value emitProjectionEpilogue(OpBuilder &b, Location loc, const Projection &g,
+Value emitProjectionEpilogue(ImplicitLocOpBuilder &b, const Projection &g,
                              Value v, Value up, Type yType);
 
 /// The body of a projection block of tokens [t0, t0 + blockTokens) and

@@ -36,7 +36,7 @@ static Value getTable(KernelBody &k, gpu::GPUModuleOp kernels,
   std::string name =
       lowering::getOrCreateInvFreqGlobal(k.b, kernels, k.loc, inv);
   return memref::GetGlobalOp::create(
-      k.b, k.loc,
+      k.b,
       MemRefType::get({static_cast<int64_t>(inv.size())}, k.b.getF32Type()),
       name);
 }
@@ -114,60 +114,58 @@ void describe(HeadJob &job, EmitContext &ctx) {
 void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
              Value cacheBuf, Value out, Value normed, gpu::GPUModuleOp kernels,
              Value t, Value h) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   Value lane = k.threadId(gpu::Dimension::x);
   Value warpStep = k.index(kWarp);
   int64_t d = job.d, half = d / 2;
-  Value pos = arith::AddIOp::create(b, loc, k.position(), t);
+  Value pos = arith::AddIOp::create(b, k.position(), t);
   Value slot = pos;
   if (job.window > 0)
-    slot = arith::RemUIOp::create(b, loc, pos, k.index(job.window));
+    slot = arith::RemUIOp::create(b, pos, k.index(job.window));
   auto store = [&](Value y, Value c) {
     if (out)
-      memref::StoreOp::create(b, loc, y, out, ValueRange{t, h, c});
+      memref::StoreOp::create(b, y, out, ValueRange{t, h, c});
     if (cacheBuf)
-      memref::StoreOp::create(b, loc, y, cacheBuf, ValueRange{slot, h, c});
+      memref::StoreOp::create(b, y, cacheBuf, ValueRange{slot, h, c});
   };
   auto rope = dyn_cast<sg::NormRopeOp>(job.op);
   if (!rope) {
     // kv_write: the row as it is.
     k.forRange(lane, k.index(d), warpStep, [&](Value c) {
-      store(memref::LoadOp::create(b, loc, x, ValueRange{t, h, c}), c);
+      store(memref::LoadOp::create(b, x, ValueRange{t, h, c}), c);
     });
     return;
   }
   Type ct = cast<MemRefType>(x.getType()).getElementType();
   Value table = job.inv.empty() ? Value() : getTable(k, kernels, job.inv);
   Value sum = k.sumOfSquares(lane, k.index(d), warpStep, [&](Value c) {
-    return memref::LoadOp::create(b, loc, x, ValueRange{t, h, c});
+    return memref::LoadOp::create(b, x, ValueRange{t, h, c});
   });
   Value r = k.rmsScale(k.warpSum(sum), d, rope.getEps().convertToDouble());
   bool plusOne = rope.getWeightOffset() == 1;
   k.forRange(lane, k.index(d), warpStep, [&](Value c) {
-    Value w = weight ? Value(memref::LoadOp::create(b, loc, weight,
-                                                    ValueRange{c}))
+    Value w = weight ? Value(memref::LoadOp::create(b, weight, ValueRange{c}))
                      : Value();
-    Value v = memref::LoadOp::create(b, loc, x, ValueRange{t, h, c});
+    Value v = memref::LoadOp::create(b, x, ValueRange{t, h, c});
     Value rounded = lowering::emitNormalize(b, loc, v, r, w, plusOne, ct);
-    memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed,
-                            ValueRange{c});
+    memref::StoreOp::create(b, toF32(b, loc, rounded), normed, ValueRange{c});
     if (!table)
       store(rounded, c);
   });
   if (!table)
     return;
   // The pairs read what other lanes normalized.
-  gpu::BarrierOp::create(b, loc);
+  gpu::BarrierOp::create(b);
   Value pf = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), pos)));
+      b, b.getF32Type(),
+      Value(arith::IndexCastOp::create(b, b.getI64Type(), pos)));
   Value halfIdx = k.index(half);
   k.forRange(lane, halfIdx, warpStep, [&](Value c) {
     auto [cs, sn] = lowering::emitRopeCosSin(b, loc, pf, table, c, ct);
-    Value c2 = arith::AddIOp::create(b, loc, c, halfIdx);
-    Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{c});
-    Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{c2});
+    Value c2 = arith::AddIOp::create(b, c, halfIdx);
+    Value lo = memref::LoadOp::create(b, normed, ValueRange{c});
+    Value hi = memref::LoadOp::create(b, normed, ValueRange{c2});
     auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, ct);
     store(yLo, c);
     store(yHi, c2);
@@ -227,8 +225,7 @@ FailureOr<KernelUse> gpu_kernels::emitHeadJobs(ArrayRef<Operation *> ops,
   use.kernel = km.getOrCreate(
       "qknorm_rope_append", spec, params, {kWarp, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
-        OpBuilder &b = k.b;
-        Location loc = k.loc;
+        ImplicitLocOpBuilder &b = k.b;
         Value normed = k.sharedBuffer({maxD}, b.getF32Type());
         Value t = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
@@ -239,11 +236,10 @@ FailureOr<KernelUse> gpu_kernels::emitHeadJobs(ArrayRef<Operation *> ops,
           for (auto [job, slot] : llvm::zip_equal(jobs, slots)) {
             Value lo = k.index(first), hi = k.index(first + job.heads);
             Value mine = arith::AndIOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, lo),
+                b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, lo),
                 k.lessThan(h, hi));
             k.ifThen(mine, [&] {
-              Value local = arith::SubIOp::create(b, loc, h, lo);
+              Value local = arith::SubIOp::create(b, h, lo);
               emitJob(k, job, param(slot.x), param(slot.weight),
                       param(slot.cache), param(slot.out), normed, km.kernels,
                       t, local);

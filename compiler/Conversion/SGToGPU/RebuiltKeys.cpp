@@ -66,7 +66,7 @@ KeyRebuild gpu_kernels::keyRebuildIn(KernelBody &k, const KeyRebuildSpec &spec,
   std::string name = lowering::getOrCreateInvFreqGlobal(k.b, kernels, k.loc,
                                                         spec.invFreq);
   r.invFreq = memref::GetGlobalOp::create(
-      k.b, k.loc, MemRefType::get({r.half}, k.b.getF32Type()), name);
+      k.b, MemRefType::get({r.half}, k.b.getF32Type()), name);
   return r;
 }
 
@@ -81,14 +81,14 @@ Value gpu_kernels::emitNormedKeyChunk(KernelBody &k, const KeyRebuild &r,
 /// cos and sin of pos · inv_freq[c] (pos an index), rounded to ct, as f32.
 static std::pair<Value, Value> cosSinAt(KernelBody &k, const KeyRebuild &r,
                                         Value pos, Value c) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   Value pf = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), pos)));
-  Value f = memref::LoadOp::create(b, loc, r.invFreq, ValueRange{c});
-  auto [cosA, sinA] = lowering::attention::emitCosSin(
-      b, loc, arith::MulFOp::create(b, loc, pf, f));
+      b, b.getF32Type(),
+      Value(arith::IndexCastOp::create(b, b.getI64Type(), pos)));
+  Value f = memref::LoadOp::create(b, r.invFreq, ValueRange{c});
+  auto [cosA, sinA] =
+      lowering::attention::emitCosSin(b, loc, arith::MulFOp::create(b, pf, f));
   return {toF32(b, loc, roundTo(b, loc, cosA, r.ct)),
           toF32(b, loc, roundTo(b, loc, sinA, r.ct))};
 }
@@ -96,28 +96,27 @@ static std::pair<Value, Value> cosSinAt(KernelBody &k, const KeyRebuild &r,
 void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
                                     Value tile, int64_t rows, Value firstPos,
                                     Value tid, int64_t threads) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   k.forRange(tid, k.index(rows * r.rotated), k.index(threads), [&](Value p) {
-    Value row = arith::DivUIOp::create(b, loc, p, k.index(r.rotated));
-    Value c = arith::RemUIOp::create(b, loc, p, k.index(r.rotated));
-    Value c2 = arith::AddIOp::create(b, loc, c, k.index(r.half));
-    auto [cs, sn] =
-        cosSinAt(k, r, arith::AddIOp::create(b, loc, firstPos, row), c);
-    Value lo = toF32(
-        b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c}));
-    Value hi = toF32(
-        b, loc, memref::LoadOp::create(b, loc, tile, ValueRange{row, c2}));
+    Value row = arith::DivUIOp::create(b, p, k.index(r.rotated));
+    Value c = arith::RemUIOp::create(b, p, k.index(r.rotated));
+    Value c2 = arith::AddIOp::create(b, c, k.index(r.half));
+    auto [cs, sn] = cosSinAt(k, r, arith::AddIOp::create(b, firstPos, row), c);
+    Value lo =
+        toF32(b, loc, memref::LoadOp::create(b, tile, ValueRange{row, c}));
+    Value hi =
+        toF32(b, loc, memref::LoadOp::create(b, tile, ValueRange{row, c2}));
     auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, r.ct);
-    memref::StoreOp::create(b, loc, yLo, tile, ValueRange{row, c});
-    memref::StoreOp::create(b, loc, yHi, tile, ValueRange{row, c2});
+    memref::StoreOp::create(b, yLo, tile, ValueRange{row, c});
+    memref::StoreOp::create(b, yHi, tile, ValueRange{row, c2});
   });
 }
 
 Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
                                        Value pos, Value col, int64_t n,
                                        llvm::function_ref<Value(Value)> loadV) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   auto normed = [&](Value c) {
     return emitNormedKeyChunk(k, r, c, n, loadV(c));
@@ -128,39 +127,39 @@ Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
   Value half = k.index(r.half);
   Value inLo = k.lessThan(col, k.index(r.rotated));
   Value pastHalf =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, half);
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, col, half);
   Value inHi = arith::AndIOp::create(
-      b, loc, pastHalf, k.lessThan(col, k.index(r.half + r.rotated)));
-  auto rotatedChunk = scf::IfOp::create(
-      b, loc, TypeRange{key.getType()},
-      arith::OrIOp::create(b, loc, inLo, inHi), /*withElseRegion=*/true);
+      b, pastHalf, k.lessThan(col, k.index(r.half + r.rotated)));
+  auto rotatedChunk = scf::IfOp::create(b, TypeRange{key.getType()},
+                                        arith::OrIOp::create(b, inLo, inHi),
+                                        /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rotatedChunk.elseBlock());
-  scf::YieldOp::create(b, loc, key);
+  scf::YieldOp::create(b, key);
   b.setInsertionPointToStart(rotatedChunk.thenBlock());
   Value freqCol = arith::SelectOp::create(
-      b, loc, inLo, col, Value(arith::SubIOp::create(b, loc, col, half)));
+      b, inLo, col, Value(arith::SubIOp::create(b, col, half)));
   Value partner = normed(arith::SelectOp::create(
-      b, loc, inLo, Value(arith::AddIOp::create(b, loc, col, half)), freqCol));
-  Value lo = arith::SelectOp::create(b, loc, inLo, key, partner);
-  Value hi = arith::SelectOp::create(b, loc, inLo, partner, key);
+      b, inLo, Value(arith::AddIOp::create(b, col, half)), freqCol));
+  Value lo = arith::SelectOp::create(b, inLo, key, partner);
+  Value hi = arith::SelectOp::create(b, inLo, partner, key);
   auto element = [&](Value v, int64_t e) -> Value {
     if (n == 1)
       return v;
-    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
+    return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e});
   };
   SmallVector<Value> out;
   for (int64_t e = 0; e < n; ++e) {
-    auto [cosR, sinR] = cosSinAt(
-        k, r, pos, arith::AddIOp::create(b, loc, freqCol, k.index(e)));
+    auto [cosR, sinR] =
+        cosSinAt(k, r, pos, arith::AddIOp::create(b, freqCol, k.index(e)));
     auto [yLo, yHi] = lowering::emitRotatePair(
         b, loc, toF32(b, loc, element(lo, e)), toF32(b, loc, element(hi, e)),
         cosR, sinR, r.ct);
-    out.push_back(arith::SelectOp::create(b, loc, inLo, yLo, yHi));
+    out.push_back(arith::SelectOp::create(b, inLo, yLo, yHi));
   }
   Value rotated = n == 1 ? out[0]
                          : Value(vector::FromElementsOp::create(
-                               b, loc, cast<VectorType>(key.getType()), out));
-  scf::YieldOp::create(b, loc, rotated);
+                               b, cast<VectorType>(key.getType()), out));
+  scf::YieldOp::create(b, rotated);
   return rotatedChunk.getResult(0);
 }

@@ -193,7 +193,7 @@ void gpu_kernels::emitRowChainRow(
     KernelBody &k, const RowChain &chain, ArrayRef<Value> params, Value t,
     int64_t threads, Value scratch,
     llvm::function_ref<void(Value, Value)> store) {
-  OpBuilder &b = k.b;
+  ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
   int64_t width = chain.width();
   int64_t n = KernelBody::rowChunk(width);
@@ -207,11 +207,11 @@ void gpu_kernels::emitRowChainRow(
       if (type.getRank() != 1 || type.getDimSize(0) != 1 ||
           scalars.count(param))
         continue;
-      Value v = memref::LoadOp::create(b, loc, params[param],
-                                       ValueRange{k.index(0)});
+      Value v =
+          memref::LoadOp::create(b, params[param], ValueRange{k.index(0)});
       if (n > 1)
         v = vector::BroadcastOp::create(
-            b, loc, VectorType::get({n}, type.getElementType()), v);
+            b, VectorType::get({n}, type.getElementType()), v);
       scalars[param] = v;
     }
   // The chunk of parameter `param` at column c: [tokens, width] rows,
@@ -271,7 +271,7 @@ FailureOr<KernelUse> gpu_kernels::emitRowChain(Operation *first,
   use.kernel = km.getOrCreate(
       "row_chain", spec, params, {kThreads, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
-        OpBuilder &b = k.b;
+        ImplicitLocOpBuilder &b = k.b;
         Value out = k.params.back();
         Value t = k.blockId(gpu::Dimension::x);
         Value scratch = k.sharedBuffer({kThreads / kWarp}, b.getF32Type());
