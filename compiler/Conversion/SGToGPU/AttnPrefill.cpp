@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/SGToGPU/IndexExpr.h"
 #include "compiler/Conversion/SGToGPU/Kernels.h"
 #include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
 #include "compiler/Conversion/Common/ReferenceMath.h"
@@ -174,6 +175,10 @@ private:
     Value token, head, position, lo, live;
   };
   Row rowOf(Value m);
+  /// The first key a query at `position` sees on a sliding layer:
+  /// max(0, position + 1 - window), compared signed (early positions go
+  /// below 0).
+  Value firstKey(Value position);
   /// The bf16 pair at (row, col) of q as the i32 of an A fragment (zero for
   /// a token past the call's).
   Value queryPair(const Row &r, Value col);
@@ -211,25 +216,23 @@ private:
 };
 
 AttnPrefillBuilder::Row AttnPrefillBuilder::rowOf(Value m) {
+  // Row m: the block's token m / group, q head g·group + m % group.
+  IndexExpr row(m);
   Row r;
-  Value groupSize = k.index(s.group);
-  r.token = arith::AddIOp::create(
-      b, t0, Value(arith::DivUIOp::create(b, m, groupSize)));
-  r.head =
-      arith::AddIOp::create(b, Value(arith::MulIOp::create(b, g, groupSize)),
-                            Value(arith::RemUIOp::create(b, m, groupSize)));
-  r.position = arith::AddIOp::create(b, pos0, r.token);
+  r.token = k.index(IndexExpr(t0) + row / s.group);
+  r.head = k.index(IndexExpr(g) * s.group + row % s.group);
+  r.position = k.index(IndexExpr(pos0) + r.token);
   r.live = k.lessThan(r.token, k.numTokens);
-  r.lo = k.index(0);
-  if (s.window > 0) {
-    Value start = arith::SubIOp::create(
-        b, Value(arith::AddIOp::create(b, r.position, k.index(1))),
-        k.index(s.window));
-    Value positive =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, k.index(0));
-    r.lo = arith::SelectOp::create(b, positive, start, k.index(0));
-  }
+  r.lo = s.window > 0 ? firstKey(r.position) : k.index(0);
   return r;
+}
+
+Value AttnPrefillBuilder::firstKey(Value position) {
+  Value start = k.index(IndexExpr(position) + (1 - s.window));
+  Value zero = k.index(0);
+  Value positive =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+  return arith::SelectOp::create(b, positive, start, zero);
 }
 
 Value AttnPrefillBuilder::queryPair(const Row &r, Value col) {
@@ -274,8 +277,8 @@ Value AttnPrefillBuilder::keyChunk(bool isK, Value j, Value col, Value end) {
   Value slot = k.cacheSlot(j, s.window);
   scf::YieldOp::create(b, load(isK && !rebuilt ? kCache : vCache, slot));
   b.setInsertionPointToStart(source.elseBlock());
-  scf::YieldOp::create(b, load(isK && !rebuilt ? kNew : vNew,
-                               arith::SubIOp::create(b, j, pos0)));
+  Value row = k.index(IndexExpr(j) - pos0);
+  scf::YieldOp::create(b, load(isK && !rebuilt ? kNew : vNew, row));
   // Keys past the block's last one: zeros, so masked probabilities (0)
   // never meet a NaN.
   b.setInsertionPointToStart(inside.elseBlock());
@@ -302,18 +305,16 @@ void AttnPrefillBuilder::stageTile(Value kb, Value end, bool withV) {
       SmallVector<Value> chunks;
       int64_t stop = std::min(rounds, first + kInFlight);
       for (int64_t c = first; c < stop; ++c) {
-        Value linear = arith::AddIOp::create(b, tid, k.index(c * threads));
-        Value row = arith::DivUIOp::create(b, linear, k.index(perRow));
-        Value col = arith::MulIOp::create(
-            b, Value(arith::RemUIOp::create(b, linear, k.index(perRow))),
-            k.index(kChunk));
+        IndexExpr linear(k.index(IndexExpr(tid) + c * threads));
+        Value row = k.index(linear / perRow);
+        Value col = k.index(linear % perRow * kChunk);
         // A last round that not every thread takes reads nothing past the
         // tile: its rows are clamped, then not stored.
         if ((c + 1) * threads > total)
           row = arith::MinUIOp::create(b, row, k.index(s.tileKeys - 1));
         places.push_back({row, col});
-        chunks.push_back(
-            keyChunk(isK, arith::AddIOp::create(b, kb, row), col, end));
+        Value key = k.index(IndexExpr(kb) + row);
+        chunks.push_back(keyChunk(isK, key, col, end));
       }
       for (int64_t c = first; c < stop; ++c) {
         auto store = [&] {
@@ -400,10 +401,9 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   SmallVector<Value> acc(sTiles * 4, k.f32(0.0f));
   for (int64_t st = 0; st < qCols / 16; ++st)
     for (int64_t nt = 0; nt < sTiles; nt += 2) {
-      SmallVector<Value> r =
-          ldmatrix(ks, arith::AddIOp::create(b, kRow, k.index(8 * nt)),
-                   arith::AddIOp::create(b, kCol, k.index(16 * st)),
-                   /*trans=*/false);
+      Value row = k.index(IndexExpr(kRow) + 8 * nt);
+      Value col = k.index(IndexExpr(kCol) + 16 * st);
+      SmallVector<Value> r = ldmatrix(ks, row, col, /*trans=*/false);
       for (int64_t h = 0; h < 2; ++h) {
         SmallVector<Value> d = mma(qa[st], {r[2 * h], r[2 * h + 1]},
                                    ArrayRef<Value>(acc).slice((nt + h) * 4, 4));
@@ -447,7 +447,7 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   auto narrow = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, i32, v);
   };
-  Value base = narrow(arith::AddIOp::create(b, kb, col2));
+  Value base = narrow(k.index(IndexExpr(kb) + col2));
   std::array<Value, 2> first, last;
   for (int64_t h = 0; h < 2; ++h) {
     last[h] = arith::SubIOp::create(b, narrow(rows[h].position), base);
@@ -497,85 +497,72 @@ void AttnPrefillBuilder::build() {
   if (s.colSplits > 1)
     sx = k.sharedBuffer({s.rowGroups, s.colSplits, sTiles, kWarp, 4}, f32);
 
+  // Block (g, y): kv head g, tokens from y·tile_queries. Thread tid: warp
+  // (row group, column split), lane (group, quad) as mma.sync's fragments
+  // name them.
   g = k.blockId(gpu::Dimension::x);
-  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y),
-                             k.index(s.tileQueries()));
-  Value tid = k.threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
-  rowGroup = arith::DivUIOp::create(b, warp, k.index(s.colSplits));
-  colSplit = arith::RemUIOp::create(b, warp, k.index(s.colSplits));
-  group = arith::DivUIOp::create(b, lane, k.index(4));
-  quad = arith::RemUIOp::create(b, lane, k.index(4));
-  col2 = arith::MulIOp::create(b, quad, k.index(2));
+  t0 = k.index(IndexExpr(k.blockId(gpu::Dimension::y)) * s.tileQueries());
+  IndexExpr tid(k.threadId(gpu::Dimension::x));
+  IndexExpr warp(k.index(tid / kWarp));
+  lane = k.index(tid % kWarp);
+  rowGroup = k.index(warp / s.colSplits);
+  colSplit = k.index(warp % s.colSplits);
+  group = k.index(IndexExpr(lane) / 4);
+  quad = k.index(IndexExpr(lane) % 4);
+  col2 = k.index(IndexExpr(quad) * 2);
 
   // Blocks past the call's tokens have nothing to do (the same in every
   // thread of a block, so the barriers inside are uniform).
   k.ifThen(k.lessThan(t0, k.numTokens), [&] {
     pos0 = k.position();
-    Value m0 = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, rowGroup, k.index(16))), group);
-    rows = {rowOf(m0), rowOf(arith::AddIOp::create(b, m0, k.index(8)))};
+    // The lane's accumulator rows: group and group + 8 of its row group.
+    Value m0 = k.index(IndexExpr(rowGroup) * 16 + group);
+    rows[0] = rowOf(m0);
+    rows[1] = rowOf(k.index(IndexExpr(m0) + 8));
 
     // This warp's Q fragments: its slice of the head dims, k16 steps.
-    Value qBase = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, colSplit, k.index(qCols))), col2);
+    Value qBase = k.index(IndexExpr(colSplit) * qCols + col2);
     for (int64_t st = 0; st < qCols / 16; ++st) {
-      Value c0 = arith::AddIOp::create(b, qBase, k.index(16 * st));
-      Value c8 = arith::AddIOp::create(b, c0, k.index(8));
+      Value c0 = k.index(IndexExpr(qBase) + 16 * st);
+      Value c8 = k.index(IndexExpr(c0) + 8);
       qa.push_back({queryPair(rows[0], c0), queryPair(rows[1], c0),
                     queryPair(rows[0], c8), queryPair(rows[1], c8)});
     }
 
     // The block's keys: from the first query's lo to the last live query.
-    Value last = arith::MinUIOp::create(
-        b, Value(arith::AddIOp::create(b, t0, k.index(s.tileQueries()))),
-        k.numTokens);
-    Value end = arith::AddIOp::create(b, pos0, last);
-    Value begin = k.index(0);
-    if (s.window > 0) {
-      Value start = arith::SubIOp::create(
-          b,
-          Value(arith::AddIOp::create(
-              b, pos0, Value(arith::AddIOp::create(b, t0, k.index(1))))),
-          k.index(s.window));
-      Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                             start, k.index(0));
-      begin = arith::SelectOp::create(b, positive, start, k.index(0));
-    }
+    Value blockEnd = k.index(IndexExpr(t0) + s.tileQueries());
+    Value last = arith::MinUIOp::create(b, blockEnd, k.numTokens);
+    Value end = k.index(IndexExpr(pos0) + last);
+    Value begin = s.window > 0 ? firstKey(k.index(IndexExpr(pos0) + t0))
+                               : k.index(0);
     // Tiles at multiples of tile_keys: a query meets its keys in the same
     // tiles and lanes whatever block (and chunk) it is in, so chunked
     // prefill gives the bits of a single chunk (masked tiles change
     // nothing).
-    begin = arith::MulIOp::create(
-        b, Value(arith::DivUIOp::create(b, begin, k.index(s.tileKeys))),
-        k.index(s.tileKeys));
+    begin = k.index(IndexExpr(begin) / s.tileKeys * s.tileKeys);
 
     // ldmatrix row addresses. K (x4): matrices (keys 0-7, dims 0-7), (0-7,
     // 8-15), (8-15, 0-7), (8-15, 8-15), giving b0, b1 of two 8-key tiles.
     // V (x4.trans): (keys 0-7, dims 0-7), (8-15, 0-7), (0-7, 8-15), (8-15,
     // 8-15), giving b0, b1 of two 8-dim tiles.
-    Value l8 = arith::RemUIOp::create(b, lane, k.index(8));
-    Value bit3 = arith::RemUIOp::create(
-        b, Value(arith::DivUIOp::create(b, lane, k.index(8))), k.index(2));
-    Value bit4 = arith::DivUIOp::create(b, lane, k.index(16));
-    kRow = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, bit4, k.index(8))), l8);
-    kCol = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, colSplit, k.index(qCols))),
-        Value(arith::MulIOp::create(b, bit3, k.index(8))));
-    vRow = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, bit3, k.index(8))), l8);
-    vCol = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, colSplit, k.index(oCols))),
-        Value(arith::MulIOp::create(b, bit4, k.index(8))));
+    // Lane l addresses row l % 8 of matrix l / 8: bit 3 of l picks the
+    // second 8 of one dimension, bit 4 of the other.
+    IndexExpr l8(k.index(IndexExpr(lane) % 8));
+    IndexExpr bit3(k.index(IndexExpr(lane) / 8 % 2));
+    IndexExpr bit4(k.index(IndexExpr(lane) / 16));
+    kRow = k.index(bit4 * 8 + l8);
+    kCol = k.index(IndexExpr(colSplit) * qCols + bit3 * 8);
+    vRow = k.index(bit3 * 8 + l8);
+    vCol = k.index(IndexExpr(colSplit) * oCols + bit4 * 8);
 
     // Pass 1: each row's max and sum (an online softmax: running max m,
     // the sum l rescaled when m grows; l is this lane's part).
     float negInf = -std::numeric_limits<float>::infinity();
+    Value tileStep = k.index(s.tileKeys);
+    SmallVector<Value> statsInit = {k.f32(negInf), k.f32(negInf), k.f32(0.0f),
+                                    k.f32(0.0f)};
     auto stats = scf::ForOp::create(
-        b, begin, end, k.index(s.tileKeys),
-        ValueRange{k.f32(negInf), k.f32(negInf), k.f32(0.0f), k.f32(0.0f)},
+        b, begin, end, tileStep, statsInit,
         [&](OpBuilder &, Location, Value kb, ValueRange iter) {
           SmallVector<Value> score = tileScores(kb, end, /*withV=*/false);
           SmallVector<Value> next(4);
@@ -613,8 +600,8 @@ void AttnPrefillBuilder::build() {
     std::array<Value, 2> rowMax, inv;
     for (int64_t h = 0; h < 2; ++h) {
       rowMax[h] = stats.getResult(h);
-      inv[h] = arith::DivFOp::create(b, k.f32(1.0f),
-                                     quadReduce(stats.getResult(2 + h), false));
+      Value sum = quadReduce(stats.getResult(2 + h), /*max=*/false);
+      inv[h] = arith::DivFOp::create(b, k.f32(1.0f), sum);
     }
 
     // Pass 2: P = bf16(exp(s - max) / sum) as the reference rounds it, the
@@ -622,7 +609,7 @@ void AttnPrefillBuilder::build() {
     // tiles 2 kt and 2 kt + 1 are k16 step kt).
     SmallVector<Value> init(oTiles * 4, k.f32(0.0f));
     auto loop = scf::ForOp::create(
-        b, begin, end, k.index(s.tileKeys), init,
+        b, begin, end, tileStep, init,
         [&](OpBuilder &, Location, Value kb, ValueRange iter) {
           SmallVector<Value> score = tileScores(kb, end, /*withV=*/true);
           SmallVector<Value> p(score.size());
@@ -642,10 +629,9 @@ void AttnPrefillBuilder::build() {
                 pack(p[8 * kt + 4], p[8 * kt + 5]),
                 pack(p[8 * kt + 6], p[8 * kt + 7])};
             for (int64_t nt = 0; nt < oTiles; nt += 2) {
-              SmallVector<Value> r =
-                  ldmatrix(vs, arith::AddIOp::create(b, vRow, k.index(16 * kt)),
-                           arith::AddIOp::create(b, vCol, k.index(8 * nt)),
-                           /*trans=*/true);
+              Value row = k.index(IndexExpr(vRow) + 16 * kt);
+              Value col = k.index(IndexExpr(vCol) + 8 * nt);
+              SmallVector<Value> r = ldmatrix(vs, row, col, /*trans=*/true);
               for (int64_t h = 0; h < 2; ++h) {
                 SmallVector<Value> d =
                     mma(a, {r[2 * h], r[2 * h + 1]},
@@ -660,8 +646,7 @@ void AttnPrefillBuilder::build() {
         });
 
     // The rounded output, bf16 pairs of the live rows.
-    Value oBase = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, colSplit, k.index(oCols))), col2);
+    Value oBase = k.index(IndexExpr(colSplit) * oCols + col2);
     for (int64_t h = 0; h < 2; ++h) {
       const Row &r = rows[h];
       k.ifThen(r.live, [&] {
@@ -673,7 +658,7 @@ void AttnPrefillBuilder::build() {
                           ValueRange{loop.getResult(nt * 4 + 2 * h),
                                      loop.getResult(nt * 4 + 2 * h + 1)}),
                       bf16);
-          Value col = arith::AddIOp::create(b, oBase, k.index(8 * nt));
+          Value col = k.index(IndexExpr(oBase) + 8 * nt);
           auto st = vector::StoreOp::create(b, pair, out,
                                             ValueRange{r.token, r.head, col});
           st.setAlignment(4);

@@ -20,6 +20,7 @@
 #define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
 
 #include "compiler/Conversion/SGToGPU/CudaChip.h"
+#include "compiler/Conversion/SGToGPU/IndexExpr.h"
 #include "dialects/SG/IR/SGInterfaces.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -99,6 +100,8 @@ public:
   Value threadId(gpu::Dimension d);
   Value blockId(gpu::Dimension d);
   Value index(int64_t v);
+  /// The value of index arithmetic (IndexExpr.h), computed here.
+  Value index(const IndexExpr &e) { return e.emit(b); }
   Value f32(float v);
   /// Marks parameter `param` (an index into `params`) as never written and
   /// never aliased, so its loads are read-only (`ld.global.nc`; weights).
