@@ -49,10 +49,13 @@ std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
     return constLike(b, loc, b.getI32IntegerAttr(v), i32);
   };
   Value x = arith::ExtFOp::create(b, loc, f64, angle);
-  // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo.
+  // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo. (Constants one a
+  // statement, in the order GCC built them: argument order differs between
+  // compilers.)
+  Value half = c(0.5);
+  Value twoOverPi = c(0.63661977236758134);
   Value q = math::FloorOp::create(
-      b, loc, Value(math::FmaOp::create(b, loc, x, c(0.63661977236758134),
-                                        c(0.5))));
+      b, loc, Value(math::FmaOp::create(b, loc, x, twoOverPi, half)));
   Value negQ = arith::NegFOp::create(b, loc, q);
   Value r = math::FmaOp::create(b, loc, negQ, c(1.5707963267948966), x);
   r = math::FmaOp::create(b, loc, negQ, c(6.123233995736766e-17), r);
@@ -74,9 +77,10 @@ std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
   // (−cosR, −sinR), (sinR, −cosR).
   Value n = arith::FPToSIOp::create(b, loc, i32, q);
   auto bitSet = [&](Value v, int32_t bit) -> Value {
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        Value(arith::AndIOp::create(b, loc, v, ci(bit))), ci(0));
+    Value zero = ci(0);
+    Value masked = arith::AndIOp::create(b, loc, v, ci(bit));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked,
+                                 zero);
   };
   Value swap = bitSet(n, 1);
   Value cosV = arith::SelectOp::create(b, loc, swap, sinR, cosR);

@@ -144,9 +144,15 @@ std::pair<Value, Value> lowering::emitRotatePair(OpBuilder &b, Location loc,
   auto term = [&](Value a, Value t) {
     return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
   };
-  // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s.
-  Value yLo = arith::SubFOp::create(b, loc, term(lo, c), term(hi, sn));
-  Value yHi = arith::AddFOp::create(b, loc, term(hi, c), term(lo, sn));
+  // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s. One term a
+  // statement: the order of a call's arguments differs between compilers
+  // (this is the order GCC built).
+  Value hiSin = term(hi, sn);
+  Value loCos = term(lo, c);
+  Value yLo = arith::SubFOp::create(b, loc, loCos, hiSin);
+  Value loSin = term(lo, sn);
+  Value hiCos = term(hi, c);
+  Value yHi = arith::AddFOp::create(b, loc, hiCos, loSin);
   return {roundTo(b, loc, yLo, ct), roundTo(b, loc, yHi, ct)};
 }
 

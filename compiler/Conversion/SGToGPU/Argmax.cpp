@@ -89,16 +89,17 @@ Candidate blockBest(KernelBody &k, Candidate c, int64_t threads) {
   Value values = k.sharedBuffer({warps}, b.getF32Type());
   Value ids = k.sharedBuffer({warps}, b.getI32Type());
   Value tid = k.threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-  Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  Value warp = k.index(IndexExpr(tid) / kWarp);
+  Value lane = k.index(IndexExpr(tid) % kWarp);
   k.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, k.index(0)),
            [&] {
              memref::StoreOp::create(b, c.value, values, ValueRange{warp});
              memref::StoreOp::create(b, c.id, ids, ValueRange{warp});
            });
   gpu::BarrierOp::create(b);
+  Value zero = k.index(0), count = k.index(warps), one = k.index(1);
   Candidate best =
-      scan(k, k.index(0), k.index(warps), k.index(1), [&](Value w) {
+      scan(k, zero, count, one, [&](Value w) {
         return Candidate{memref::LoadOp::create(b, values, ValueRange{w}),
                          memref::LoadOp::create(b, ids, ValueRange{w})};
       });
@@ -120,7 +121,7 @@ void gpu_kernels::emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a,
   };
   // The block's logits stores are visible to its threads after a barrier.
   gpu::BarrierOp::create(b);
-  Value first = arith::AddIOp::create(b, rowBegin, tid);
+  Value first = k.index(IndexExpr(rowBegin) + tid);
   Candidate mine = scan(k, first, rowEnd, step, [&](Value row) {
     Value v = memref::LoadOp::create(b, a.logits, ValueRange{t, row});
     return Candidate{lowering::toF32(b, loc, v), toId(row)};

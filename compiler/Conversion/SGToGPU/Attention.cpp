@@ -95,21 +95,14 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
         Value i = k.blockId(gpu::Dimension::x);
         Value h = k.blockId(gpu::Dimension::y);
         Value lane = k.threadId(gpu::Dimension::x);
-        Value g = arith::DivUIOp::create(b, h, k.index(group));
+        Value g = k.index(IndexExpr(h) / group);
         Value zero = k.index(0), one = k.index(1), warp = k.index(kWarp);
         Value scale = k.f32(static_cast<float>(scaleValue));
         k.ifThen(k.lessThan(i, k.numTokens), [&] {
           Value pos0 = k.position();
-          Value p = arith::AddIOp::create(b, pos0, i);
-          Value lo = zero;
-          if (window > 0) {
-            Value start = arith::SubIOp::create(
-                b, Value(arith::AddIOp::create(b, p, one)), k.index(window));
-            Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                                   start, zero);
-            lo = arith::SelectOp::create(b, positive, start, zero);
-          }
-          Value end = arith::AddIOp::create(b, p, one);
+          Value p = k.index(IndexExpr(pos0) + i);
+          Value lo = k.firstKey(p, window);
+          Value end = k.index(IndexExpr(p) + 1);
           // Key j's row: (buffer, row index) from the cache or the chunk.
           auto keyRow = [&](Value j, Value cacheBuf, Value chunkBuf,
                             llvm::function_ref<void(Value, Value)> use) {
@@ -120,7 +113,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
             b.setInsertionPointToStart(ifOp.thenBlock());
             use(cacheBuf, k.cacheSlot(j, window));
             b.setInsertionPointToStart(ifOp.elseBlock());
-            use(chunkBuf, arith::SubIOp::create(b, j, pos0));
+            use(chunkBuf, k.index(IndexExpr(j) - pos0));
           };
           // The score of key j, the same in every lane.
           auto score = [&](Value j) -> Value {
@@ -129,8 +122,10 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
             // A V-only cache: the key rebuilt from V's row, one element.
             keyRow(
                 j, keys ? vc : kc, keys ? vb : kb, [&](Value buf, Value row) {
+                  Value dims = k.index(d);
+                  Value zeroSum = k.f32(0.0f);
                   auto dot = scf::ForOp::create(
-                      b, lane, k.index(d), warp, ValueRange{k.f32(0.0f)},
+                      b, lane, dims, warp, ValueRange{zeroSum},
                       [&](OpBuilder &, Location, Value c, ValueRange acc) {
                         Value qv = toF32(
                             b, loc,
@@ -177,11 +172,12 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
           // Each lane's output dimensions: lane + 32 * s, s < perLane.
           auto acc = memref::AllocaOp::create(
               b, MemRefType::get({perLane}, b.getF32Type()));
-          for (int64_t s = 0; s < perLane; ++s)
-            memref::StoreOp::create(b, k.f32(0.0f), acc,
-                                    ValueRange{k.index(s)});
+          for (int64_t s = 0; s < perLane; ++s) {
+            Value zeroSum = k.f32(0.0f);
+            memref::StoreOp::create(b, zeroSum, acc, ValueRange{k.index(s)});
+          }
           auto dimOf = [&](int64_t s) {
-            return arith::AddIOp::create(b, lane, k.index(s * kWarp));
+            return k.index(IndexExpr(lane) + s * kWarp);
           };
           k.forRange(lo, end, one, [&](Value j) {
             Value e = math::ExpOp::create(

@@ -141,9 +141,7 @@ private:
 Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
                                    int64_t width, int64_t c, Value keyAt) {
   auto type = VectorType::get({kChunk}, s.ct);
-  Value col = arith::AddIOp::create(
-      b, Value(arith::MulIOp::create(b, lane, k.index(kChunk))),
-      k.index(c * kSpan));
+  Value col = k.index(IndexExpr(lane) * kChunk + c * kSpan);
   auto loadAt = [&](Value at) -> Value {
     auto v = vector::LoadOp::create(b, type, buf, ValueRange{row, head, at});
     v.setAlignment(16);
@@ -185,7 +183,7 @@ Value AttnDecodeBuilder::keyChunk(bool isK, Value j, int64_t c) {
   scf::YieldOp::create(
       b, loadChunk(fromK ? kCache : vCache, slot, g, width, c, keyAt));
   b.setInsertionPointToStart(ifOp.elseBlock());
-  Value row = arith::SubIOp::create(b, j, pos0);
+  Value row = k.index(IndexExpr(j) - pos0);
   scf::YieldOp::create(b,
                        loadChunk(fromK ? kNew : vNew, row, g, width, c, keyAt));
   return ifOp.getResult(0);
@@ -202,28 +200,18 @@ void AttnDecodeBuilder::build() {
   g = k.blockId(gpu::Dimension::x);
   split = k.blockId(gpu::Dimension::y);
   tid = k.threadId(gpu::Dimension::x);
-  warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  warp = k.index(IndexExpr(tid) / kWarp);
+  lane = k.index(IndexExpr(tid) % kWarp);
   pos0 = k.position();
-  Value zero = k.index(0), one = k.index(1);
 
   // The live keys [lo, p] and this block's even share of them.
-  Value end = arith::AddIOp::create(b, pos0, one);
-  Value lo = zero;
-  if (s.window > 0) {
-    Value start = arith::SubIOp::create(b, end, k.index(s.window));
-    Value positive =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
-    lo = arith::SelectOp::create(b, positive, start, zero);
-  }
-  Value live = arith::SubIOp::create(b, end, lo);
-  Value per = arith::DivUIOp::create(
-      b, Value(arith::AddIOp::create(b, live, k.index(s.splits - 1))),
-      k.index(s.splits));
-  begin =
-      arith::AddIOp::create(b, lo, Value(arith::MulIOp::create(b, split, per)));
-  stop = arith::MinUIOp::create(b, end,
-                                Value(arith::AddIOp::create(b, begin, per)));
+  Value end = k.index(IndexExpr(pos0) + 1);
+  Value lo = k.firstKey(pos0, s.window);
+  Value per = k.index((IndexExpr(end) - lo).ceilDiv(s.splits));
+  Value skipped = arith::MulIOp::create(b, split, per);
+  begin = k.index(IndexExpr(lo) + skipped);
+  Value shareEnd = k.index(IndexExpr(begin) + per);
+  stop = arith::MinUIOp::create(b, end, shareEnd);
 
   if (s.mma)
     emitMmaParts(*this);
@@ -238,15 +226,14 @@ void AttnDecodeBuilder::build() {
 void AttnDecodeBuilder::emitWarpParts() {
   Value zero = k.index(0);
   // This warp's heads (the first is head0 of the group) and key group.
-  Value headGroup = arith::DivUIOp::create(b, warp, k.index(s.keyGroups));
-  Value keyGroup = arith::RemUIOp::create(b, warp, k.index(s.keyGroups));
-  Value head0 = arith::AddIOp::create(
-      b, Value(arith::MulIOp::create(b, g, k.index(s.group))),
-      Value(arith::MulIOp::create(b, headGroup, k.index(s.headsPerWarp))));
+  Value headGroup = k.index(IndexExpr(warp) / s.keyGroups);
+  Value keyGroup = k.index(IndexExpr(warp) % s.keyGroups);
+  Value head0 =
+      k.index(IndexExpr(g) * s.group + IndexExpr(headGroup) * s.headsPerWarp);
   int64_t cq = chunks(s.d), cv = chunks(s.dv);
   SmallVector<Value> qv;
   for (int64_t i = 0; i < s.headsPerWarp; ++i) {
-    Value h = arith::AddIOp::create(b, head0, k.index(i));
+    Value h = k.index(IndexExpr(head0) + i);
     for (int64_t c = 0; c < cq; ++c)
       qv.push_back(loadChunk(q, zero, h, s.d, c));
   }
@@ -264,10 +251,11 @@ void AttnDecodeBuilder::emitWarpParts() {
       init.push_back(zeroVec);
   }
   int64_t stride = 2 + cv;
-  Value first = arith::AddIOp::create(b, begin, keyGroup);
+  Value first = k.index(IndexExpr(begin) + keyGroup);
   Value scale = k.f32(static_cast<float>(s.scale));
+  Value step = k.index(s.keyGroups);
   auto loop = scf::ForOp::create(
-      b, first, stop, k.index(s.keyGroups), init,
+      b, first, stop, step, init,
       [&](OpBuilder &, Location, Value j, ValueRange iter) {
         SmallVector<Value> kc, vc;
         for (int64_t c = 0; c < cq; ++c)
@@ -307,14 +295,10 @@ void AttnDecodeBuilder::emitWarpParts() {
 
   // This warp's part: (o, m, l) per head at part split * keyGroups +
   // keyGroup of kv head g (rows of dv + 4 floats: 16-byte aligned).
-  Value part = arith::AddIOp::create(
-      b, Value(arith::MulIOp::create(b, split, k.index(s.keyGroups))),
-      keyGroup);
+  Value part = k.index(IndexExpr(split) * s.keyGroups + keyGroup);
   Value lane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, zero);
   for (int64_t i = 0; i < s.headsPerWarp; ++i) {
-    Value hl = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, headGroup, k.index(s.headsPerWarp))),
-        k.index(i));
+    Value hl = k.index(IndexExpr(headGroup) * s.headsPerWarp + i);
     SmallVector<Value> at = {g, part, hl};
     k.ifThen(lane0, [&] {
       for (int64_t e = 0; e < 2; ++e) {
@@ -325,9 +309,7 @@ void AttnDecodeBuilder::emitWarpParts() {
       }
     });
     for (int64_t c = 0; c < cv; ++c) {
-      Value col = arith::AddIOp::create(
-          b, Value(arith::MulIOp::create(b, lane, k.index(kChunk))),
-          k.index(c * kSpan));
+      Value col = k.index(IndexExpr(lane) * kChunk + c * kSpan);
       auto store = [&] {
         SmallVector<Value> idx(at);
         idx.push_back(col);
@@ -352,39 +334,43 @@ void AttnDecodeBuilder::combine(Value tid) {
   int64_t parts = s.splits * s.keyGroups;
   Value weights = k.sharedBuffer({parts}, b.getF32Type());
   Value zero = k.index(0), one = k.index(1), threads = k.index(kThreads);
+  Value numParts = k.index(parts), heads = k.index(s.group);
   float negInf = -std::numeric_limits<float>::infinity();
-  k.forRange(zero, k.index(s.group), one, [&](Value hl) {
+  k.forRange(zero, heads, one, [&](Value hl) {
     auto load = [&](Value p, int64_t e) -> Value {
       return memref::LoadOp::create(b, partials,
                                     ValueRange{g, p, hl, k.index(s.dv + e)});
     };
     // Every thread scans the parts in the same order: the same M and L.
+    Value lowest = k.f32(negInf);
     auto maxLoop = scf::ForOp::create(
-        b, zero, k.index(parts), one, ValueRange{k.f32(negInf)},
+        b, zero, numParts, one, ValueRange{lowest},
         [&](OpBuilder &, Location, Value p, ValueRange acc) {
           scf::YieldOp::create(
               b, Value(arith::MaximumFOp::create(b, acc[0], load(p, 0))));
         });
     Value m = maxLoop.getResult(0);
-    k.forRange(tid, k.index(parts), threads, [&](Value p) {
+    k.forRange(tid, numParts, threads, [&](Value p) {
       Value w = math::ExpOp::create(
           b, Value(arith::SubFOp::create(b, load(p, 0), m)));
       memref::StoreOp::create(b, w, weights, ValueRange{p});
     });
     gpu::BarrierOp::create(b);
+    Value zeroSum = k.f32(0.0f);
     auto sumLoop = scf::ForOp::create(
-        b, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+        b, zero, numParts, one, ValueRange{zeroSum},
         [&](OpBuilder &, Location, Value p, ValueRange acc) {
           Value w = memref::LoadOp::create(b, weights, ValueRange{p});
           scf::YieldOp::create(
               b, Value(math::FmaOp::create(b, load(p, 1), w, acc[0])));
         });
     Value inv = arith::DivFOp::create(b, k.f32(1.0f), sumLoop.getResult(0));
-    Value h = arith::AddIOp::create(
-        b, Value(arith::MulIOp::create(b, g, k.index(s.group))), hl);
-    k.forRange(tid, k.index(s.dv), threads, [&](Value e) {
+    Value h = k.index(IndexExpr(g) * s.group + hl);
+    Value dims = k.index(s.dv);
+    k.forRange(tid, dims, threads, [&](Value e) {
+      Value zeroAcc = k.f32(0.0f);
       auto acc = scf::ForOp::create(
-          b, zero, k.index(parts), one, ValueRange{k.f32(0.0f)},
+          b, zero, numParts, one, ValueRange{zeroAcc},
           [&](OpBuilder &, Location, Value p, ValueRange acc) {
             Value w = memref::LoadOp::create(b, weights, ValueRange{p});
             Value o =

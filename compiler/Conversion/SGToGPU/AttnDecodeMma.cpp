@@ -85,19 +85,17 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   Value ks = k.sharedBuffer({kKeyTile, d + kPad}, bf16);
   Value vs = k.sharedBuffer({kKeyTile, d + kPad}, bf16);
   Value partS = k.sharedBuffer({kAttnDecodeWarps, kHeadRows, kKeyTile}, f32);
-  Value group = arith::DivUIOp::create(b, a.lane, k.index(4));
-  Value quad = arith::RemUIOp::create(b, a.lane, k.index(4));
-  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
+  Value group = k.index(IndexExpr(a.lane) / 4);
+  Value quad = k.index(IndexExpr(a.lane) % 4);
+  Value col2 = k.index(IndexExpr(quad) * 2);
   Value zeroI32 = arith::ConstantIntOp::create(b, b.getI32Type(), 0);
-  Value sliceStart = arith::MulIOp::create(b, a.warp, k.index(slice));
+  Value sliceStart = k.index(IndexExpr(a.warp) * slice);
 
   // Chunk c of this thread's share of a [rows, d] tile: its row and column.
   auto chunkPlace = [&](int64_t c) -> std::pair<Value, Value> {
-    Value linear = arith::AddIOp::create(b, a.tid, k.index(c * kThreads));
-    Value row = arith::DivUIOp::create(b, linear, k.index(d / kChunk));
-    Value col = arith::MulIOp::create(
-        b, Value(arith::RemUIOp::create(b, linear, k.index(d / kChunk))),
-        k.index(kChunk));
+    IndexExpr linear(k.index(IndexExpr(a.tid) + c * kThreads));
+    Value row = k.index(linear / (d / kChunk));
+    Value col = k.index(linear % (d / kChunk) * kChunk);
     return {row, col};
   };
   auto store = [&](Value v, Value tile, Value row, Value col) {
@@ -106,12 +104,12 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   };
 
   // The group's q rows.
-  Value head0 = arith::MulIOp::create(b, a.g, k.index(s.group));
+  Value head0 = k.index(IndexExpr(a.g) * s.group);
   for (int64_t c = 0; c < kHeadRows * d / kChunk / kThreads; ++c) {
     auto [row, col] = chunkPlace(c);
     auto v = vector::LoadOp::create(
         b, chunkType, a.q,
-        ValueRange{zero, Value(arith::AddIOp::create(b, head0, row)), col});
+        ValueRange{zero, k.index(IndexExpr(head0) + row), col});
     v.setAlignment(16);
     store(v, qs, row, col);
   }
@@ -144,8 +142,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
       b.setInsertionPointToStart(ifCached.thenBlock());
       scf::YieldOp::create(b, loadRow(cache, k.cacheSlot(j, s.window)));
       b.setInsertionPointToStart(ifCached.elseBlock());
-      scf::YieldOp::create(b,
-                           loadRow(own, arith::SubIOp::create(b, j, a.pos0)));
+      scf::YieldOp::create(b, loadRow(own, k.index(IndexExpr(j) - a.pos0)));
     }
     scf::YieldOp::create(b, ifCached.getResult(0));
     b.setInsertionPointToStart(ifLive.elseBlock());
@@ -160,15 +157,16 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   SmallVector<Value> init = {k.f32(negInf), k.f32(0.0f)};
   init.append(nTiles * 4, k.f32(0.0f));
   Value scale = k.f32(static_cast<float>(s.scale));
+  Value step = k.index(kKeyTile);
   auto loop = scf::ForOp::create(
-      b, a.begin, a.stop, k.index(kKeyTile), init,
+      b, a.begin, a.stop, step, init,
       [&](OpBuilder &, Location, Value kt, ValueRange iter) {
         Value m = iter[0], l = iter[1];
         SmallVector<Value> o(iter.drop_front(2));
         // Stage the tile's K and V rows.
         for (int64_t c = 0; c < kKeyTile * d / kChunk / kThreads; ++c) {
           auto [row, col] = chunkPlace(c);
-          Value j = arith::AddIOp::create(b, kt, row);
+          Value j = k.index(IndexExpr(kt) + row);
           bool rebuilt = a.keys.has_value();
           store(keyChunk(rebuilt ? a.vCache : a.kCache,
                          rebuilt ? a.vNew : a.kNew, j, col, rebuilt),
@@ -185,13 +183,10 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
         Value rowG = group;
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> acc(4, k.f32(0.0f));
-          Value keyRow = arith::AddIOp::create(b, group, k.index(8 * half));
+          Value keyRow = k.index(IndexExpr(group) + 8 * half);
           for (int64_t st = 0; st < kSteps; ++st) {
-            Value c0 = arith::AddIOp::create(
-                b,
-                Value(arith::AddIOp::create(b, sliceStart, k.index(16 * st))),
-                col2);
-            Value c8 = arith::AddIOp::create(b, c0, k.index(8));
+            Value c0 = k.index(IndexExpr(sliceStart) + 16 * st + col2);
+            Value c8 = k.index(IndexExpr(c0) + 8);
             SmallVector<Value> aFrag = {k.bf16Pair(qs, ValueRange{rowG}, c0),
                                         zeroI32,
                                         k.bf16Pair(qs, ValueRange{rowG}, c8),
@@ -205,8 +200,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
             memref::StoreOp::create(
                 b, acc[e], partS,
                 ValueRange{a.warp, group,
-                           Value(arith::AddIOp::create(
-                               b, col2, k.index(8 * half + e)))});
+                           k.index(IndexExpr(col2) + 8 * half + e)});
         }
         gpu::BarrierOp::create(b);
 
@@ -215,7 +209,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
         SmallVector<Value> scores;
         Value tileMax = k.f32(negInf);
         for (int64_t e : {0, 1, 8, 9}) {
-          Value key = arith::AddIOp::create(b, col2, k.index(e));
+          Value key = k.index(IndexExpr(col2) + e);
           Value sum = k.f32(0.0f);
           for (int64_t w = 0; w < kAttnDecodeWarps; ++w)
             sum = arith::AddFOp::create(
@@ -226,7 +220,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
           Value sc =
               toF32(b, loc,
                     roundTo(b, loc, arith::MulFOp::create(b, qk, scale), s.ct));
-          Value live = k.lessThan(arith::AddIOp::create(b, kt, key), a.stop);
+          Value live = k.lessThan(k.index(IndexExpr(kt) + key), a.stop);
           sc = arith::SelectOp::create(b, live, sc, k.f32(negInf));
           scores.push_back(sc);
           tileMax = arith::MaximumFOp::create(b, tileMax, sc);
@@ -260,19 +254,18 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
         SmallVector<Value> pFrag = {k.packBf16(p[0], p[1]), zeroI32,
                                     k.packBf16(p[2], p[3]), zeroI32};
         Value k0 = col2;
-        Value k1 = arith::AddIOp::create(b, col2, k.index(1));
-        Value k8 = arith::AddIOp::create(b, col2, k.index(8));
-        Value k9 = arith::AddIOp::create(b, col2, k.index(9));
+        Value k1 = k.index(IndexExpr(col2) + 1);
+        Value k8 = k.index(IndexExpr(col2) + 8);
+        Value k9 = k.index(IndexExpr(col2) + 9);
         SmallVector<Value> next = {mNew, lNew};
         for (int64_t n = 0; n < nTiles; ++n) {
-          Value col = arith::AddIOp::create(
-              b, sliceStart,
-              Value(arith::AddIOp::create(b, group, k.index(8 * n))));
+          Value col = k.index(IndexExpr(sliceStart) + group + 8 * n);
           auto v = [&](Value key) -> Value {
             return memref::LoadOp::create(b, vs, ValueRange{key, col});
           };
-          SmallVector<Value> bFrag = {k.packBf16(v(k0), v(k1)),
-                                      k.packBf16(v(k8), v(k9))};
+          // One load a statement: argument order differs between compilers.
+          Value v0 = v(k0), v1 = v(k1), v8 = v(k8), v9 = v(k9);
+          SmallVector<Value> bFrag = {k.packBf16(v0, v1), k.packBf16(v8, v9)};
           SmallVector<Value> c(o.begin() + 4 * n, o.begin() + 4 * n + 4);
           c[0] = arith::MulFOp::create(b, c[0], corr);
           c[1] = arith::MulFOp::create(b, c[1], corr);
@@ -287,8 +280,7 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   // + 1; m and l once per head.
   Value h = group;
   for (int64_t n = 0; n < nTiles; ++n) {
-    Value col = arith::AddIOp::create(
-        b, sliceStart, Value(arith::AddIOp::create(b, col2, k.index(8 * n))));
+    Value col = k.index(IndexExpr(sliceStart) + col2 + 8 * n);
     Value pair = vector::FromElementsOp::create(
         b, VectorType::get({2}, f32),
         ValueRange{loop.getResult(2 + 4 * n), loop.getResult(3 + 4 * n)});
@@ -296,9 +288,9 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
                                       ValueRange{a.g, a.split, h, col});
     st.setAlignment(8);
   }
-  Value writesStats = arith::AndIOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, a.warp, zero),
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, zero));
+  Value warp0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, a.warp, zero);
+  Value quad0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, zero);
+  Value writesStats = arith::AndIOp::create(b, warp0, quad0);
   k.ifThen(writesStats, [&] {
     for (int64_t e = 0; e < 2; ++e)
       memref::StoreOp::create(b, loop.getResult(e), a.partials,

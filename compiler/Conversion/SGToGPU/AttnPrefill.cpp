@@ -175,10 +175,6 @@ private:
     Value token, head, position, lo, live;
   };
   Row rowOf(Value m);
-  /// The first key a query at `position` sees on a sliding layer:
-  /// max(0, position + 1 - window), compared signed (early positions go
-  /// below 0).
-  Value firstKey(Value position);
   /// The bf16 pair at (row, col) of q as the i32 of an A fragment (zero for
   /// a token past the call's).
   Value queryPair(const Row &r, Value col);
@@ -223,16 +219,8 @@ AttnPrefillBuilder::Row AttnPrefillBuilder::rowOf(Value m) {
   r.head = k.index(IndexExpr(g) * s.group + row % s.group);
   r.position = k.index(IndexExpr(pos0) + r.token);
   r.live = k.lessThan(r.token, k.numTokens);
-  r.lo = s.window > 0 ? firstKey(r.position) : k.index(0);
+  r.lo = k.firstKey(r.position, s.window);
   return r;
-}
-
-Value AttnPrefillBuilder::firstKey(Value position) {
-  Value start = k.index(IndexExpr(position) + (1 - s.window));
-  Value zero = k.index(0);
-  Value positive =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
-  return arith::SelectOp::create(b, positive, start, zero);
 }
 
 Value AttnPrefillBuilder::queryPair(const Row &r, Value col) {
@@ -533,8 +521,9 @@ void AttnPrefillBuilder::build() {
     Value blockEnd = k.index(IndexExpr(t0) + s.tileQueries());
     Value last = arith::MinUIOp::create(b, blockEnd, k.numTokens);
     Value end = k.index(IndexExpr(pos0) + last);
-    Value begin = s.window > 0 ? firstKey(k.index(IndexExpr(pos0) + t0))
-                               : k.index(0);
+    Value begin = s.window > 0
+                      ? k.firstKey(k.index(IndexExpr(pos0) + t0), s.window)
+                      : k.index(0);
     // Tiles at multiples of tile_keys: a query meets its keys in the same
     // tiles and lanes whatever block (and chunk) it is in, so chunked
     // prefill gives the bits of a single chunk (masked tiles change

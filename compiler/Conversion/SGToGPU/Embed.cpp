@@ -46,15 +46,17 @@ FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
           // Ids outside the table read row 0 instead of stray memory; the
           // runtime rejects them before calling.
           Value vocab = k.index(tableType.getDimSize(0));
-          row = arith::SelectOp::create(b, k.lessThan(row, vocab), row,
-                                        k.index(0));
+          Value inTable = k.lessThan(row, vocab);
+          row = arith::SelectOp::create(b, inTable, row, k.index(0));
           Type ct = outType.getElementType();
+          Value tid = k.threadId(gpu::Dimension::x);
+          Value width = k.index(outType.getDimSize(1));
+          Value step = k.index(kThreads);
           k.forRange(
-              k.threadId(gpu::Dimension::x), k.index(outType.getDimSize(1)),
-              k.index(kThreads), [&](Value h) {
+              tid, width, step, [&](Value h) {
                 Value e = memref::LoadOp::create(b, table, ValueRange{row, h});
-                Value y = arith::MulFOp::create(
-                    b, lowering::widenWeight(b, loc, e, ct), k.f32(scale));
+                Value wide = lowering::widenWeight(b, loc, e, ct);
+                Value y = arith::MulFOp::create(b, wide, k.f32(scale));
                 memref::StoreOp::create(b, lowering::roundTo(b, loc, y, ct),
                                         out, ValueRange{t, h});
               });

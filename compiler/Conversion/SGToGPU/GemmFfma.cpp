@@ -78,9 +78,6 @@ private:
   void stage(Value kb, int w, Value rowBase);
   void buildForWeight(int w, Value rowBase);
   void storeResults(ArrayRef<Value> acc, int w, Value rowBase);
-  Value add(Value a, int64_t c) {
-    return arith::AddIOp::create(b, a, k.index(c));
-  }
 
   KernelBody &k;
   ImplicitLocOpBuilder &b;
@@ -97,8 +94,8 @@ private:
 void FfmaBuilder::computeNormScales() {
   // Warp w the scales of 8 tokens, its lanes over the columns (one warp
   // sum per token, as gemm_mma).
-  Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-  Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
+  Value warp = k.index(IndexExpr(tid) / kWarp);
+  Value lane = k.index(IndexExpr(tid) % kWarp);
   emitProjectionNormScales(k, g, x, width, t0, warp, lane,
                            kTileM / (kThreads / kWarp), scales);
 }
@@ -106,22 +103,21 @@ void FfmaBuilder::computeNormScales() {
 void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
   Type f32 = b.getF32Type();
   // Thread i loads 4 consecutive columns of tile row i / 4.
-  Value r = arith::DivUIOp::create(b, tid, k.index(kTileK / kLoad));
-  Value c = arith::MulIOp::create(
-      b, Value(arith::RemUIOp::create(b, tid, k.index(kTileK / kLoad))),
-      k.index(kLoad));
-  Value col = arith::AddIOp::create(b, kb, c);
+  Value r = k.index(IndexExpr(tid) / (kTileK / kLoad));
+  Value c = k.index(IndexExpr(tid) % (kTileK / kLoad) * kLoad);
+  Value col = k.index(IndexExpr(kb) + c);
   // Tiles are column-major: element (row, c + e) at tile[c + e][row].
   auto storeRow = [&](Value tile, Value row, Value v) {
     for (int64_t e = 0; e < kLoad; ++e) {
       Value s = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e});
-      memref::StoreOp::create(b, s, tile, ValueRange{add(c, e), row});
+      memref::StoreOp::create(b, s, tile,
+                              ValueRange{k.index(IndexExpr(c) + e), row});
     }
   };
   // X: 64 tokens x 16 columns, one 16-byte load a thread; zeros past the
   // call's tokens, the norm applied as the row enters.
   auto xVec = VectorType::get({kLoad}, f32);
-  Value token = arith::AddIOp::create(b, t0, r);
+  Value token = k.index(IndexExpr(t0) + r);
   auto ifOp =
       scf::IfOp::create(b, TypeRange{xVec}, k.lessThan(token, k.numTokens),
                         /*withElseRegion=*/true);
@@ -158,7 +154,7 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
     Type wt = cast<MemRefType>(weight.getType()).getElementType();
     // The threads of the first tileN tile rows (all of them at 64).
     auto load = [&] {
-      Value row = arith::AddIOp::create(b, rowBase, r);
+      Value row = k.index(IndexExpr(rowBase) + r);
       auto v = vector::LoadOp::create(b, VectorType::get({kLoad}, wt), weight,
                                       ValueRange{row, col});
       v.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
@@ -175,14 +171,17 @@ void FfmaBuilder::buildForWeight(int w, Value rowBase) {
   int64_t tn = rowsPerThread();
   int64_t perSet = kTokensPerThread * tn;
   SmallVector<Value> init(sets() * perSet, k.f32(0.0f));
+  Value begin = k.index(0);
+  Value end = k.index(width);
+  Value step = k.index(kTileK);
   auto loop = scf::ForOp::create(
-      b, k.index(0), k.index(width), k.index(kTileK), init,
+      b, begin, end, step, init,
       [&](OpBuilder &, Location, Value kb, ValueRange iter) {
         SmallVector<Value> acc(iter);
         stage(kb, w, rowBase);
         gpu::BarrierOp::create(b);
-        Value m0 = arith::MulIOp::create(b, ty, k.index(kTokensPerThread));
-        Value n0 = arith::MulIOp::create(b, tx, k.index(tn));
+        Value m0 = k.index(IndexExpr(ty) * kTokensPerThread);
+        Value n0 = k.index(IndexExpr(tx) * tn);
         // The thread's elements of a column of a tile, one vector load.
         auto column = [&](Value tile, Value col, Value at, int64_t n) {
           auto v =
@@ -221,12 +220,11 @@ void FfmaBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
   auto finish = [&](Value v, Value up) {
     return emitProjectionEpilogue(b, g, v, up, yType);
   };
-  Value m0 = arith::MulIOp::create(b, ty, k.index(kTokensPerThread));
-  Value n = arith::AddIOp::create(
-      b, rowBase, Value(arith::MulIOp::create(b, tx, k.index(tn))));
+  Value m0 = k.index(IndexExpr(ty) * kTokensPerThread);
+  Value n = k.index(IndexExpr(rowBase) + IndexExpr(tx) * tn);
   // A token's tn consecutive rows, one vector store.
   for (int64_t i = 0; i < kTokensPerThread; ++i) {
-    Value token = arith::AddIOp::create(b, t0, add(m0, i));
+    Value token = k.index(IndexExpr(t0) + m0 + i);
     k.ifThen(k.lessThan(token, k.numTokens), [&] {
       SmallVector<Value> ys;
       for (int64_t j = 0; j < tn; ++j) {
@@ -261,11 +259,10 @@ void FfmaBuilder::build() {
     scales = k.sharedBuffer({kTileM}, f32);
 
   tid = k.threadId(gpu::Dimension::x);
-  ty = arith::DivUIOp::create(b, tid, k.index(kSide));
-  tx = arith::RemUIOp::create(b, tid, k.index(kSide));
-  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y), k.index(kTileM));
-  Value n0 =
-      arith::MulIOp::create(b, k.blockId(gpu::Dimension::x), k.index(tileN));
+  ty = k.index(IndexExpr(tid) / kSide);
+  tx = k.index(IndexExpr(tid) % kSide);
+  t0 = k.index(IndexExpr(k.blockId(gpu::Dimension::y)) * kTileM);
+  Value n0 = k.index(IndexExpr(k.blockId(gpu::Dimension::x)) * tileN);
   emitProjectionBlock(
       k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });

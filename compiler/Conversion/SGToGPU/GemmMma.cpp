@@ -119,26 +119,24 @@ private:
 };
 
 std::pair<Value, Value> GemmBuilder::chunkPlace(int64_t c) {
-  Value linear = arith::AddIOp::create(b, tid, k.index(c * kThreads));
+  IndexExpr linear(k.index(IndexExpr(tid) + c * kThreads));
   int64_t perRow = t.k / kChunk;
-  Value row = arith::DivUIOp::create(b, linear, k.index(perRow));
-  Value col = arith::MulIOp::create(
-      b, Value(arith::RemUIOp::create(b, linear, k.index(perRow))),
-      k.index(kChunk));
+  Value row = k.index(linear / perRow);
+  Value col = k.index(linear % perRow * kChunk);
   return {row, col};
 }
 
 Value GemmBuilder::loadX(Value m, Value col, Value kb) {
   Type ct = b.getBF16Type();
   auto chunkType = VectorType::get({kChunk}, ct);
-  Value token = arith::AddIOp::create(b, t0, m);
+  Value token = k.index(IndexExpr(t0) + m);
   auto ifOp =
       scf::IfOp::create(b, TypeRange{chunkType}, k.lessThan(token, k.numTokens),
                         /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value c = arith::AddIOp::create(b, kb, col);
+    Value c = k.index(IndexExpr(kb) + col);
     auto v = vector::LoadOp::create(b, chunkType, x, ValueRange{token, c});
     v.setAlignment(16);
     scf::YieldOp::create(b, Value(v));
@@ -156,12 +154,13 @@ void GemmBuilder::storeX(Value m, Value col, Value kb, Value chunk) {
     Value r = memref::LoadOp::create(b, scales, ValueRange{m});
     Value w;
     if (normWeight) {
+      Value c = k.index(IndexExpr(kb) + col);
       auto wv = vector::LoadOp::create(
           b,
           VectorType::get(
               {kChunk},
               cast<MemRefType>(normWeight.getType()).getElementType()),
-          normWeight, ValueRange{Value(arith::AddIOp::create(b, kb, col))});
+          normWeight, ValueRange{c});
       wv.setAlignment(16);
       w = wv;
     }
@@ -186,8 +185,8 @@ SmallVector<Value> GemmBuilder::loadTile(Value kb, int w, Value rowBase) {
       auto chunkType = VectorType::get(
           {kChunk}, cast<MemRefType>(weights[i].getType()).getElementType());
       auto [n, col] = chunkPlace(c);
-      Value row = arith::AddIOp::create(b, rowBase, n);
-      Value kc = arith::AddIOp::create(b, kb, col);
+      Value row = k.index(IndexExpr(rowBase) + n);
+      Value kc = k.index(IndexExpr(kb) + col);
       auto v =
           vector::LoadOp::create(b, chunkType, weights[i], ValueRange{row, kc});
       v.setAlignment(16);
@@ -231,12 +230,14 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
   SmallVector<Value> first = loadTile(k.index(0), w, rowBase);
   size_t numRegs = first.size();
   llvm::append_range(init, first);
-  Value warpRow = arith::MulIOp::create(b, warp, k.index(16));
-  Value rowA = arith::AddIOp::create(b, warpRow, group);
-  Value rowA8 = arith::AddIOp::create(b, rowA, k.index(8));
-  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
+  Value rowA = k.index(IndexExpr(warp) * 16 + group);
+  Value rowA8 = k.index(IndexExpr(rowA) + 8);
+  Value col2 = k.index(IndexExpr(quad) * 2);
+  Value begin = k.index(0);
+  Value end = k.index(width);
+  Value step = k.index(t.k);
   auto loop = scf::ForOp::create(
-      b, k.index(0), k.index(width), k.index(t.k), init,
+      b, begin, end, step, init,
       [&](OpBuilder &, Location, Value kb, ValueRange iter) {
         size_t numAcc = iter.size() - numRegs;
         SmallVector<Value> acc(iter.take_front(numAcc));
@@ -244,7 +245,7 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
         storeTile(regs, kb);
         gpu::BarrierOp::create(b);
         // The next step's loads, in flight during this step's mma.sync.
-        Value next = arith::AddIOp::create(b, kb, k.index(t.k));
+        Value next = k.index(IndexExpr(kb) + t.k);
         SmallVector<Type> regTypes;
         for (Value r : regs)
           regTypes.push_back(r.getType());
@@ -259,13 +260,13 @@ void GemmBuilder::buildForWeight(int w, Value rowBase) {
           scf::YieldOp::create(b, regs);
         }
         for (int64_t kk = 0; kk < t.k; kk += 16) {
-          Value c0 = arith::AddIOp::create(b, col2, k.index(kk));
-          Value c8 = arith::AddIOp::create(b, c0, k.index(8));
+          Value c0 = k.index(IndexExpr(col2) + kk);
+          Value c8 = k.index(IndexExpr(c0) + 8);
           SmallVector<Value> a = {pair(xs, rowA, c0), pair(xs, rowA8, c0),
                                   pair(xs, rowA, c8), pair(xs, rowA8, c8)};
           for (int s = 0; s < sets; ++s)
             for (int64_t j = 0; j < nTiles; ++j) {
-              Value n = arith::AddIOp::create(b, group, k.index(8 * j));
+              Value n = k.index(IndexExpr(group) + 8 * j);
               SmallVector<Value> bFrag = {pair(ws[s], n, c0),
                                           pair(ws[s], n, c8)};
               size_t at = (s * nTiles + j) * 4;
@@ -291,15 +292,14 @@ void GemmBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
   int64_t nTiles = t.n / 8;
   Value out = outs[g.gated() ? 0 : w];
   Type yType = cast<MemRefType>(out.getType()).getElementType();
-  Value warpRow = arith::MulIOp::create(b, warp, k.index(16));
-  Value col2 = arith::MulIOp::create(b, quad, k.index(2));
+  Value col2 = k.index(IndexExpr(quad) * 2);
   auto finish = [&](Value v, Value up) {
     return emitProjectionEpilogue(b, g, v, up, yType);
   };
   for (int64_t half = 0; half < 2; ++half) {
-    Value m = arith::AddIOp::create(
-        b, warpRow, Value(arith::AddIOp::create(b, group, k.index(8 * half))));
-    Value token = arith::AddIOp::create(b, t0, m);
+    // Accumulator rows group and group + 8 of the warp's 16.
+    Value token = k.index(IndexExpr(t0) + IndexExpr(warp) * 16 + group +
+                          8 * half);
     k.ifThen(k.lessThan(token, k.numTokens), [&] {
       for (int64_t j = 0; j < nTiles; ++j) {
         SmallVector<Value> pairValues;
@@ -310,8 +310,7 @@ void GemmBuilder::storeResults(ArrayRef<Value> acc, int w, Value rowBase) {
         }
         auto pairType = VectorType::get({2}, yType);
         Value v = vector::FromElementsOp::create(b, pairType, pairValues);
-        Value n = arith::AddIOp::create(
-            b, rowBase, Value(arith::AddIOp::create(b, col2, k.index(8 * j))));
+        Value n = k.index(IndexExpr(rowBase) + col2 + 8 * j);
         auto st = vector::StoreOp::create(b, v, out, ValueRange{token, n});
         st.setAlignment(yType.getIntOrFloatBitWidth() / 4);
       }
@@ -338,13 +337,12 @@ void GemmBuilder::build() {
     scales = k.sharedBuffer({kTileM}, b.getF32Type());
 
   tid = k.threadId(gpu::Dimension::x);
-  warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-  lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
-  group = arith::DivUIOp::create(b, lane, k.index(4));
-  quad = arith::RemUIOp::create(b, lane, k.index(4));
-  t0 = arith::MulIOp::create(b, k.blockId(gpu::Dimension::y), k.index(kTileM));
-  Value n0 =
-      arith::MulIOp::create(b, k.blockId(gpu::Dimension::x), k.index(t.n));
+  warp = k.index(IndexExpr(tid) / kWarp);
+  lane = k.index(IndexExpr(tid) % kWarp);
+  group = k.index(IndexExpr(lane) / 4);
+  quad = k.index(IndexExpr(lane) % 4);
+  t0 = k.index(IndexExpr(k.blockId(gpu::Dimension::y)) * kTileM);
+  Value n0 = k.index(IndexExpr(k.blockId(gpu::Dimension::x)) * t.n);
   emitProjectionBlock(
       k, g, t0, kTileM, n0, [&] { computeNormScales(); },
       [&](int w, Value rowBase) { buildForWeight(w, rowBase); });

@@ -90,9 +90,11 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
     auto vecF32 = VectorType::get({kVector}, b.getF32Type());
     Value zero = arith::ConstantOp::create(
         b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
-    Value start = arith::MulIOp::create(b, lane, k.index(kVector));
+    Value start = k.index(IndexExpr(lane) * kVector);
+    Value end = k.index(width);
+    Value step = k.index(kVector * kWarp);
     auto loop = scf::ForOp::create(
-        b, start, k.index(width), k.index(kVector * kWarp), ValueRange{zero},
+        b, start, end, step, ValueRange{zero},
         [&](OpBuilder &, Location, Value c, ValueRange acc) {
           // 16-byte aligned (CUDA.md §3.1): rows are multiples of kVector.
           auto wv = vector::LoadOp::create(b, VectorType::get({kVector}, wType),
@@ -111,8 +113,11 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
     partial = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
                                           loop.getResult(0));
   } else {
+    Value end = k.index(width);
+    Value step = k.index(kWarp);
+    Value zero = k.f32(0.0f);
     auto loop = scf::ForOp::create(
-        b, lane, k.index(width), k.index(kWarp), ValueRange{k.f32(0.0f)},
+        b, lane, end, step, ValueRange{zero},
         [&](OpBuilder &, Location, Value c, ValueRange acc) {
           Value wv = memref::LoadOp::create(b, w, ValueRange{row, c});
           Value xv = memref::LoadOp::create(b, xs, ValueRange{c});
@@ -267,9 +272,9 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           };
           Value sum;
           if (prologue) {
-            Value first =
-                arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                      k.blockId(gpu::Dimension::x), k.index(0));
+            Value block = k.blockId(gpu::Dimension::x);
+            Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                block, k.index(0));
             emitRowChainRow(k, *prologue, inputs, t, threads, scratch,
                             [&](Value c, Value v) {
                               k.storeChunk(v, xs, ValueRange{}, c);
@@ -305,21 +310,14 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           gpu::BarrierOp::create(b);
 
           // Each warp its run of rowsPerWarp consecutive output rows.
-          Value warp = arith::DivUIOp::create(b, tid, k.index(kWarp));
-          Value lane = arith::RemUIOp::create(b, tid, k.index(kWarp));
-          Value firstRow = arith::MulIOp::create(
-              b,
-              Value(arith::AddIOp::create(
-                  b,
-                  Value(arith::MulIOp::create(b, k.blockId(gpu::Dimension::x),
-                                              k.index(kWarps))),
-                  warp)),
-              k.index(rowsPerWarp));
+          Value warp = k.index(IndexExpr(tid) / kWarp);
+          Value lane = k.index(IndexExpr(tid) % kWarp);
+          IndexExpr block(k.blockId(gpu::Dimension::x));
+          Value firstRow = k.index((block * kWarps + warp) * rowsPerWarp);
           Value lane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
                                               k.index(0));
           Type yType = cast<MemRefType>(outs.front().getType()).getElementType();
-          Value lastRow =
-              arith::AddIOp::create(b, firstRow, k.index(rowsPerWarp));
+          Value lastRow = k.index(IndexExpr(firstRow) + rowsPerWarp);
           // The warp's rows of [lo, hi), one at a time.
           auto forRows = [&](int64_t lo, int64_t hi,
                              llvm::function_ref<void(Value)> body) {
@@ -342,9 +340,8 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
           // Concatenated rows: weight i owns [offset_i, offset_i + rows_i).
           int64_t offset = 0;
           for (auto [i, n] : llvm::enumerate(rows)) {
-            Value lo = k.index(offset);
             forRows(offset, offset + n, [&](Value row) {
-              Value local = arith::SubIOp::create(b, row, lo);
+              Value local = k.index(IndexExpr(row) - offset);
               Value dot = emitWarpDot(k, weights[i], local, xs, width,
                                       lane, yType);
               k.ifThen(lane0, [&] {
@@ -356,12 +353,10 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
             offset += n;
           }
           if (argmax) {
-            Value begin = arith::MulIOp::create(b, k.blockId(gpu::Dimension::x),
-                                                k.index(rowsPerBlock));
-            Value end = arith::MinUIOp::create(
-                b,
-                Value(arith::AddIOp::create(b, begin, k.index(rowsPerBlock))),
-                k.index(totalRows));
+            Value begin = k.index(block * rowsPerBlock);
+            Value blockEnd = k.index(IndexExpr(begin) + rowsPerBlock);
+            Value rowsEnd = k.index(totalRows);
+            Value end = arith::MinUIOp::create(b, blockEnd, rowsEnd);
             emitArgmaxEpilogue(k, best, t, begin, end, blocks, threads);
           }
         });

@@ -39,16 +39,18 @@ FailureOr<KernelUse> gpu_kernels::emitKVWrite(Location loc, Value values,
         Value live = k.lessThan(t, k.numTokens);
         if (window > 0) {
           // t >= n - window, written as t + window >= n.
-          Value late = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::uge,
-              arith::AddIOp::create(b, t, k.index(window)), k.numTokens);
+          Value shifted = k.index(IndexExpr(t) + window);
+          Value late = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                             shifted, k.numTokens);
           live = arith::AndIOp::create(b, live, late);
         }
         k.ifThen(live, [&] {
-          Value slot = arith::AddIOp::create(b, k.position(), t);
+          Value slot = k.index(IndexExpr(k.position()) + t);
           slot = k.cacheSlot(slot, window);
+          Value lane = k.threadId(gpu::Dimension::x);
+          Value dims = k.index(d), step = k.index(kWarp);
           k.forRange(
-              k.threadId(gpu::Dimension::x), k.index(d), k.index(kWarp),
+              lane, dims, step,
               [&](Value c) {
                 Value v = memref::LoadOp::create(b, in, ValueRange{t, h, c});
                 memref::StoreOp::create(b, v, out, ValueRange{slot, h, c});

@@ -47,7 +47,7 @@ Value KernelBody::position() {
 
 Value KernelBody::rowsWanted(Value t0, int64_t rows) {
   // One statement each: argument order would differ between compilers.
-  Value end = arith::AddIOp::create(b, t0, index(rows));
+  Value end = index(IndexExpr(t0) + rows);
   Value r = memref::LoadOp::create(b, state, ValueRange{index(3)});
   Value first = arith::IndexCastOp::create(b, b.getIndexType(), r);
   return lessThan(first, end);
@@ -156,8 +156,8 @@ Value KernelBody::blockSum(Value v, int64_t threads, Value scratch) {
   if (warps == 1)
     return sum;
   Value tid = threadId(gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(b, tid, index(kWarp));
-  Value lane = arith::RemUIOp::create(b, tid, index(kWarp));
+  Value warp = index(IndexExpr(tid) / kWarp);
+  Value lane = index(IndexExpr(tid) % kWarp);
   Value lane0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
   ifThen(lane0,
@@ -202,14 +202,18 @@ int64_t KernelBody::rowChunk(int64_t width) {
 
 void KernelBody::forRowChunks(int64_t width, int64_t n, int64_t threads,
                               llvm::function_ref<void(Value)> body) {
-  Value first = arith::MulIOp::create(b, threadId(gpu::Dimension::x), index(n));
-  forRange(first, index(width), index(threads * n), body);
+  Value first = index(IndexExpr(threadId(gpu::Dimension::x)) * n);
+  Value end = index(width);
+  Value step = index(threads * n);
+  forRange(first, end, step, body);
 }
 
 Value KernelBody::rowSumOfSquares(int64_t width, int64_t n, int64_t threads,
                                   llvm::function_ref<Value(Value)> load) {
-  Value first = arith::MulIOp::create(b, threadId(gpu::Dimension::x), index(n));
-  return sumOfSquares(first, index(width), index(threads * n), load);
+  Value first = index(IndexExpr(threadId(gpu::Dimension::x)) * n);
+  Value end = index(width);
+  Value step = index(threads * n);
+  return sumOfSquares(first, end, step, load);
 }
 
 Value KernelBody::loadChunk(Value buf, ValueRange idx, Value c, int64_t n) {
@@ -293,7 +297,17 @@ void KernelBody::ifThen(Value cond, llvm::function_ref<void()> body) {
 Value KernelBody::cacheSlot(Value j, int64_t window) {
   if (window <= 0)
     return j;
-  return arith::RemUIOp::create(b, j, index(window));
+  return index(IndexExpr(j) % window);
+}
+
+Value KernelBody::firstKey(Value position, int64_t window) {
+  if (window <= 0)
+    return index(0);
+  Value start = index(IndexExpr(position) + (1 - window));
+  Value zero = index(0);
+  Value positive =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+  return arith::SelectOp::create(b, positive, start, zero);
 }
 
 Value KernelBody::lessThan(Value x, Value y) {
@@ -375,20 +389,21 @@ void gpu_kernels::emitProjectionNormScales(KernelBody &k, const Projection &g,
                                            Value warp, Value lane,
                                            int64_t tokensPerWarp, Value scales) {
   ImplicitLocOpBuilder &b = k.b;
-  Value first = arith::MulIOp::create(b, warp, k.index(tokensPerWarp));
-  k.forRange(k.index(0), k.index(tokensPerWarp), k.index(1), [&](Value i) {
-    Value m = arith::AddIOp::create(b, first, i);
-    Value token = arith::AddIOp::create(b, t0, m);
+  Value first = k.index(IndexExpr(warp) * tokensPerWarp);
+  Value zero = k.index(0), count = k.index(tokensPerWarp), one = k.index(1);
+  k.forRange(zero, count, one, [&](Value i) {
+    Value m = k.index(IndexExpr(first) + i);
+    Value token = k.index(IndexExpr(t0) + m);
     auto ifOp = scf::IfOp::create(b, TypeRange{b.getF32Type()},
                                   k.lessThan(token, k.numTokens),
                                   /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value sum =
-          k.sumOfSquares(lane, k.index(width), k.index(kWarp), [&](Value c) {
-            return memref::LoadOp::create(b, x, ValueRange{token, c});
-          });
+      Value end = k.index(width), step = k.index(kWarp);
+      Value sum = k.sumOfSquares(lane, end, step, [&](Value c) {
+        return memref::LoadOp::create(b, x, ValueRange{token, c});
+      });
       scf::YieldOp::create(b, k.rmsScale(k.warpSum(sum), width, g.eps));
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, k.f32(0.0f));
@@ -448,11 +463,11 @@ void gpu_kernels::emitProjectionBlock(
     for (auto [i, w] : llvm::enumerate(g.weights)) {
       int64_t rows = cast<ShapedType>(w.getType()).getDimSize(0);
       Value lo = k.index(offset), hi = k.index(offset + rows);
-      Value inside = arith::AndIOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, n0, lo),
-          k.lessThan(n0, hi));
+      Value fromLo = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, n0, lo);
+      Value belowHi = k.lessThan(n0, hi);
+      Value inside = arith::AndIOp::create(b, fromLo, belowHi);
       k.ifThen(inside, [&] {
-        forWeight(static_cast<int>(i), arith::SubIOp::create(b, n0, lo));
+        forWeight(static_cast<int>(i), k.index(IndexExpr(n0) - lo));
       });
       offset += rows;
     }

@@ -168,6 +168,10 @@ public:
   /// The KV cache slot of key position `j` (index): j mod window on a ring
   /// (window > 0), else j (sg::AttentionParts::window).
   Value cacheSlot(Value j, int64_t window);
+  /// The first key a query at `position` (index) sees: on a sliding layer
+  /// (window > 0) max(0, position + 1 - window), compared signed (early
+  /// positions go below 0); else 0.
+  Value firstKey(Value position, int64_t window);
   /// Runs `body` in the one block of a grid of `blocks` that counts itself
   /// in last at counters[slot] (an i32 of the zeroed region, which that
   /// block resets): every thread fences its global writes first, so the

@@ -119,10 +119,8 @@ void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
   Value lane = k.threadId(gpu::Dimension::x);
   Value warpStep = k.index(kWarp);
   int64_t d = job.d, half = d / 2;
-  Value pos = arith::AddIOp::create(b, k.position(), t);
-  Value slot = pos;
-  if (job.window > 0)
-    slot = arith::RemUIOp::create(b, pos, k.index(job.window));
+  Value pos = k.index(IndexExpr(k.position()) + t);
+  Value slot = k.cacheSlot(pos, job.window);
   auto store = [&](Value y, Value c) {
     if (out)
       memref::StoreOp::create(b, y, out, ValueRange{t, h, c});
@@ -163,7 +161,7 @@ void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
   Value halfIdx = k.index(half);
   k.forRange(lane, halfIdx, warpStep, [&](Value c) {
     auto [cs, sn] = lowering::emitRopeCosSin(b, loc, pf, table, c, ct);
-    Value c2 = arith::AddIOp::create(b, c, halfIdx);
+    Value c2 = k.index(IndexExpr(c) + half);
     Value lo = memref::LoadOp::create(b, normed, ValueRange{c});
     Value hi = memref::LoadOp::create(b, normed, ValueRange{c2});
     auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, ct);
@@ -235,11 +233,12 @@ FailureOr<KernelUse> gpu_kernels::emitHeadJobs(ArrayRef<Operation *> ops,
           int64_t first = 0;
           for (auto [job, slot] : llvm::zip_equal(jobs, slots)) {
             Value lo = k.index(first), hi = k.index(first + job.heads);
-            Value mine = arith::AndIOp::create(
-                b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, lo),
-                k.lessThan(h, hi));
+            Value fromLo =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, lo);
+            Value belowHi = k.lessThan(h, hi);
+            Value mine = arith::AndIOp::create(b, fromLo, belowHi);
             k.ifThen(mine, [&] {
-              Value local = arith::SubIOp::create(b, h, lo);
+              Value local = k.index(IndexExpr(h) - lo);
               emitJob(k, job, param(slot.x), param(slot.weight),
                       param(slot.cache), param(slot.out), normed, km.kernels,
                       t, local);

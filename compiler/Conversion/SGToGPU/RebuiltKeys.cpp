@@ -73,8 +73,11 @@ KeyRebuild gpu_kernels::keyRebuildIn(KernelBody &k, const KeyRebuildSpec &spec,
 Value gpu_kernels::emitNormedKeyChunk(KernelBody &k, const KeyRebuild &r,
                                       Value col, int64_t n, Value v) {
   // round(v · w_k): k_norm of the raw projection, from the rounded V.
-  return lowering::emitNormalize(k.b, k.loc, v, k.f32(1.0f),
-                                 k.loadChunk(r.weight, ValueRange{}, col, n),
+  // One op a statement (argument order differs between compilers; this is
+  // the order GCC built).
+  Value weight = k.loadChunk(r.weight, ValueRange{}, col, n);
+  Value one = k.f32(1.0f);
+  return lowering::emitNormalize(k.b, k.loc, v, one, weight,
                                  /*plusOne=*/false, r.ct);
 }
 
@@ -98,11 +101,15 @@ void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
                                     Value tid, int64_t threads) {
   ImplicitLocOpBuilder &b = k.b;
   Location loc = k.loc;
-  k.forRange(tid, k.index(rows * r.rotated), k.index(threads), [&](Value p) {
-    Value row = arith::DivUIOp::create(b, p, k.index(r.rotated));
-    Value c = arith::RemUIOp::create(b, p, k.index(r.rotated));
-    Value c2 = arith::AddIOp::create(b, c, k.index(r.half));
-    auto [cs, sn] = cosSinAt(k, r, arith::AddIOp::create(b, firstPos, row), c);
+  Value step = k.index(threads);
+  Value end = k.index(rows * r.rotated);
+  k.forRange(tid, end, step, [&](Value p) {
+    // Pair p: column p % rotated of tile row p / rotated, and its partner
+    // half a head further.
+    Value row = k.index(IndexExpr(p) / r.rotated);
+    Value c = k.index(IndexExpr(p) % r.rotated);
+    Value c2 = k.index(IndexExpr(c) + r.half);
+    auto [cs, sn] = cosSinAt(k, r, k.index(IndexExpr(firstPos) + row), c);
     Value lo =
         toF32(b, loc, memref::LoadOp::create(b, tile, ValueRange{row, c}));
     Value hi =
@@ -150,11 +157,12 @@ Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
   };
   SmallVector<Value> out;
   for (int64_t e = 0; e < n; ++e) {
-    auto [cosR, sinR] =
-        cosSinAt(k, r, pos, arith::AddIOp::create(b, freqCol, k.index(e)));
-    auto [yLo, yHi] = lowering::emitRotatePair(
-        b, loc, toF32(b, loc, element(lo, e)), toF32(b, loc, element(hi, e)),
-        cosR, sinR, r.ct);
+    auto [cosR, sinR] = cosSinAt(k, r, pos, k.index(IndexExpr(freqCol) + e));
+    // One operand a statement (GCC's order, as above).
+    Value hiE = toF32(b, loc, element(hi, e));
+    Value loE = toF32(b, loc, element(lo, e));
+    auto [yLo, yHi] =
+        lowering::emitRotatePair(b, loc, loE, hiE, cosR, sinR, r.ct);
     out.push_back(arith::SelectOp::create(b, inLo, yLo, yHi));
   }
   Value rotated = n == 1 ? out[0]

@@ -43,8 +43,8 @@
 // CHECK: %[[AP64:.*]] = memref.load %arg0[%c0] : memref<4xi64>
 // CHECK-NEXT: %[[AP:.*]] = arith.index_cast %[[AP64]] : i64 to index
 // CHECK: %[[END:.*]] = arith.addi %[[AP]], %c1{{.*}} : index
-// CHECK: %[[E8:.*]] = arith.subi %[[END]], %c8 : index
-// CHECK-NEXT: %[[POSV:.*]] = arith.cmpi sgt, %[[E8]], %c0{{.*}} : index
+// CHECK: %[[E8:.*]] = arith.subi %[[AP]], %c7 : index
+// CHECK: %[[POSV:.*]] = arith.cmpi sgt, %[[E8]], %c0{{.*}} : index
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.select %[[POSV]], %[[E8]], %c0{{.*}} : index
 // CHECK-NEXT: %[[N:.*]] = arith.subi %[[END]], %[[BEGIN]] : index
 // CHECK: %[[N1:.*]] = arith.addi %[[N]], %c1{{.*}} : index
