@@ -350,11 +350,21 @@ struct EntryLowering {
   llvm::SetVector<func::FuncOp> &bodies;
 };
 
-/// A step that calls an sg body: the body's launches in its place.
-class StepLowering : public OpConversionPattern<plan::CallOp> {
+/// A pattern on an op of one entry, with what the entry's patterns share.
+template <typename OpT>
+class EntryPattern : public OpConversionPattern<OpT> {
 public:
-  StepLowering(MLIRContext *ctx, EntryLowering &lowering)
-      : OpConversionPattern(ctx), lowering(lowering) {}
+  EntryPattern(MLIRContext *ctx, EntryLowering &lowering)
+      : OpConversionPattern<OpT>(ctx), lowering(lowering) {}
+
+protected:
+  EntryLowering &lowering;
+};
+
+/// A step that calls an sg body: the body's launches in its place.
+class StepLowering : public EntryPattern<plan::CallOp> {
+public:
+  using EntryPattern::EntryPattern;
 
   LogicalResult
   matchAndRewrite(plan::CallOp call, OpAdaptor,
@@ -373,18 +383,14 @@ public:
     rewriter.eraseOp(call);
     return success();
   }
-
-private:
-  EntryLowering &lowering;
 };
 
 /// The entry's end, after its last step: a chain carried past that step
 /// runs on its own, and the return hands the LM head's argmax buffer to the
 /// runtime.
-class EntryReturnLowering : public OpConversionPattern<plan::ReturnOp> {
+class EntryReturnLowering : public EntryPattern<plan::ReturnOp> {
 public:
-  EntryReturnLowering(MLIRContext *ctx, EntryLowering &lowering)
-      : OpConversionPattern(ctx), lowering(lowering) {}
+  using EntryPattern::EntryPattern;
 
   LogicalResult
   matchAndRewrite(plan::ReturnOp ret, OpAdaptor,
@@ -403,9 +409,6 @@ public:
     state.returned = true;
     return success();
   }
-
-private:
-  EntryLowering &lowering;
 };
 
 struct ConvertSGToGPUPass
