@@ -1,13 +1,13 @@
 //===- index_expr_test.cpp - IndexExpr: values and the ops it creates -----===//
 //
-// Part of sgc. A kernel's index arithmetic (compiler/Conversion/SGToGPU/
+// Part of sgc. A kernel's index arithmetic (compiler/Conversion/Common/
 // IndexExpr.h) must compute what the expression says, with unsigned
 // division, and create its ops operands first, left before right, whatever
 // the host compiler.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToGPU/IndexExpr.h"
+#include "compiler/Conversion/Common/IndexExpr.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +19,7 @@
 #include <string>
 
 using namespace mlir;
-using mlir::sgc::gpu_kernels::IndexExpr;
+using mlir::sgc::IndexExpr;
 
 namespace {
 class IndexExprTest : public ::testing::Test {

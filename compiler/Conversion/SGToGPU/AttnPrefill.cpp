@@ -38,7 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToGPU/IndexExpr.h"
+#include "compiler/Conversion/Common/IndexExpr.h"
 #include "compiler/Conversion/SGToGPU/Kernels.h"
 #include "compiler/Conversion/SGToGPU/RebuiltKeys.h"
 #include "compiler/Conversion/Common/ReferenceMath.h"

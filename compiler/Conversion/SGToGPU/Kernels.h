@@ -20,7 +20,7 @@
 #define SGC_COMPILER_CONVERSION_SGTOGPU_KERNELS_H
 
 #include "compiler/Conversion/SGToGPU/CudaChip.h"
-#include "compiler/Conversion/SGToGPU/IndexExpr.h"
+#include "compiler/Conversion/Common/IndexExpr.h"
 #include "dialects/SG/IR/SGInterfaces.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

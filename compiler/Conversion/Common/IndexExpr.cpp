@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/SGToGPU/IndexExpr.h"
+#include "compiler/Conversion/Common/IndexExpr.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AffineExprVisitor.h"
 
 using namespace mlir;
-using namespace mlir::sgc::gpu_kernels;
+using namespace mlir::sgc;
 
 IndexExpr::IndexExpr(Value v)
     : expr(getAffineDimExpr(0, v.getContext())), dims({v}) {}
@@ -30,7 +30,7 @@ IndexExpr IndexExpr::combine(const IndexExpr &x, const IndexExpr &y,
   return IndexExpr(op(x.expr, y.expr.replaceDims(renamed)), std::move(dims));
 }
 
-namespace mlir::sgc::gpu_kernels {
+namespace mlir::sgc {
 IndexExpr operator+(const IndexExpr &x, const IndexExpr &y) {
   return IndexExpr::combine(x, y,
                             [](AffineExpr a, AffineExpr b) { return a + b; });
@@ -56,7 +56,7 @@ IndexExpr operator%(const IndexExpr &x, int64_t c) {
   assert(c > 0 && "divides by a positive constant");
   return x.withExpr(x.expr % c);
 }
-} // namespace mlir::sgc::gpu_kernels
+} // namespace mlir::sgc
 
 IndexExpr IndexExpr::ceilDiv(int64_t c) const {
   assert(c > 0 && "divides by a positive constant");

@@ -13,15 +13,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SGC_COMPILER_CONVERSION_SGTOGPU_INDEXEXPR_H
-#define SGC_COMPILER_CONVERSION_SGTOGPU_INDEXEXPR_H
+#ifndef SGC_COMPILER_CONVERSION_COMMON_INDEXEXPR_H
+#define SGC_COMPILER_CONVERSION_COMMON_INDEXEXPR_H
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
-namespace mlir::sgc::gpu_kernels {
+namespace mlir::sgc {
 
 class IndexExpr {
 public:
@@ -56,6 +56,6 @@ private:
   SmallVector<Value, 4> dims;
 };
 
-} // namespace mlir::sgc::gpu_kernels
+} // namespace mlir::sgc
 
-#endif // SGC_COMPILER_CONVERSION_SGTOGPU_INDEXEXPR_H
+#endif // SGC_COMPILER_CONVERSION_COMMON_INDEXEXPR_H
