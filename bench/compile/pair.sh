@@ -18,10 +18,7 @@ OLD_NAME=${OLD_NAME:-$1}
 NEW_NAME=${NEW_NAME:-$2}
 W=$BENCH_WORK/compile-pair
 mkdir -p "$W"
-seeds=("$BENCH_SRC"/examples/*.system_graph.json)
-default_targets="cpu"
-command -v ptxas >/dev/null && default_targets="cpu cuda:sm_90a"
-read -r -a targets <<<"${TARGETS:-$default_targets}"
+source "$(dirname "${BASH_SOURCE[0]}")/seeds.sh"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for ((r = 0; r < RUNS; ++r)); do

@@ -19,10 +19,7 @@ TARGET_S=10
 W=$BENCH_WORK/compile
 mkdir -p "$W"
 
-seeds=("$BENCH_SRC"/examples/*.system_graph.json)
-default_targets="cpu"
-command -v ptxas >/dev/null && default_targets="cpu cuda:sm_90a"
-read -r -a targets <<<"${TARGETS:-$default_targets}"
+source "$(dirname "${BASH_SOURCE[0]}")/seeds.sh"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
