@@ -36,61 +36,61 @@ attention::KeyRotation attention::keyRotationOf(sg::FullAttnOp op) {
   return r;
 }
 
-std::pair<Value, Value> attention::emitCosSin(OpBuilder &b, Location loc,
+std::pair<Value, Value> attention::emitCosSin(ImplicitLocOpBuilder &b,
                                               Value angle) {
   Type f64 = withElementType(angle.getType(), b.getF64Type());
   // The quadrant count fits i32 (|angle| < 2^30), which AVX2 converts to
   // from f64 in vectors (i64 would take AVX512DQ).
   Type i32 = withElementType(angle.getType(), b.getI32Type());
   auto c = [&](double v) {
-    return constLike(b, loc, b.getF64FloatAttr(v), f64);
+    return constLike(b, b.getF64FloatAttr(v), f64);
   };
   auto ci = [&](int32_t v) {
-    return constLike(b, loc, b.getI32IntegerAttr(v), i32);
+    return constLike(b, b.getI32IntegerAttr(v), i32);
   };
-  Value x = arith::ExtFOp::create(b, loc, f64, angle);
+  Value x = arith::ExtFOp::create(b, f64, angle);
   // q = round(x · 2/π); r = x − q·π/2 with π/2 = hi + lo. (Constants one a
   // statement, in the order GCC built them: argument order differs between
   // compilers.)
   Value half = c(0.5);
   Value twoOverPi = c(0.63661977236758134);
   Value q = math::FloorOp::create(
-      b, loc, Value(math::FmaOp::create(b, loc, x, twoOverPi, half)));
-  Value negQ = arith::NegFOp::create(b, loc, q);
-  Value r = math::FmaOp::create(b, loc, negQ, c(1.5707963267948966), x);
-  r = math::FmaOp::create(b, loc, negQ, c(6.123233995736766e-17), r);
-  Value r2 = arith::MulFOp::create(b, loc, r, r);
+      b, Value(math::FmaOp::create(b, x, twoOverPi, half)));
+  Value negQ = arith::NegFOp::create(b, q);
+  Value r = math::FmaOp::create(b, negQ, c(1.5707963267948966), x);
+  r = math::FmaOp::create(b, negQ, c(6.123233995736766e-17), r);
+  Value r2 = arith::MulFOp::create(b, r, r);
   // Horner in r²: sum_k coeffs[k] · r2^k.
   auto poly = [&](ArrayRef<double> coeffs) {
     Value acc = c(coeffs.back());
     for (double k : llvm::reverse(coeffs.drop_back()))
-      acc = math::FmaOp::create(b, loc, acc, r2, c(k));
+      acc = math::FmaOp::create(b, acc, r2, c(k));
     return acc;
   };
   Value sinR = arith::MulFOp::create(
-      b, loc, r,
+      b, r,
       poly({1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880,
             -1.0 / 39916800, 1.0 / 6227020800.0}));
   Value cosR = poly({1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320,
                      -1.0 / 3628800, 1.0 / 479001600});
   // Quadrant n = q mod 4: (cos, sin) = (cosR, sinR), (−sinR, cosR),
   // (−cosR, −sinR), (sinR, −cosR).
-  Value n = arith::FPToSIOp::create(b, loc, i32, q);
+  Value n = arith::FPToSIOp::create(b, i32, q);
   auto bitSet = [&](Value v, int32_t bit) -> Value {
     Value zero = ci(0);
-    Value masked = arith::AndIOp::create(b, loc, v, ci(bit));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked,
+    Value masked = arith::AndIOp::create(b, v, ci(bit));
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, masked,
                                  zero);
   };
   Value swap = bitSet(n, 1);
-  Value cosV = arith::SelectOp::create(b, loc, swap, sinR, cosR);
-  Value sinV = arith::SelectOp::create(b, loc, swap, cosR, sinR);
-  Value cosNeg = bitSet(Value(arith::AddIOp::create(b, loc, n, ci(1))), 2);
+  Value cosV = arith::SelectOp::create(b, swap, sinR, cosR);
+  Value sinV = arith::SelectOp::create(b, swap, cosR, sinR);
+  Value cosNeg = bitSet(Value(arith::AddIOp::create(b, n, ci(1))), 2);
   Value sinNeg = bitSet(n, 2);
-  cosV = arith::SelectOp::create(b, loc, cosNeg,
-                                 arith::NegFOp::create(b, loc, cosV), cosV);
-  sinV = arith::SelectOp::create(b, loc, sinNeg,
-                                 arith::NegFOp::create(b, loc, sinV), sinV);
-  return {arith::TruncFOp::create(b, loc, angle.getType(), cosV),
-          arith::TruncFOp::create(b, loc, angle.getType(), sinV)};
+  cosV = arith::SelectOp::create(b, cosNeg,
+                                 arith::NegFOp::create(b, cosV), cosV);
+  sinV = arith::SelectOp::create(b, sinNeg,
+                                 arith::NegFOp::create(b, sinV), sinV);
+  return {arith::TruncFOp::create(b, angle.getType(), cosV),
+          arith::TruncFOp::create(b, angle.getType(), sinV)};
 }

@@ -10,7 +10,7 @@
 #define SGC_COMPILER_CONVERSION_COMMON_KEYROTATION_H
 
 #include "dialects/SG/IR/SGOps.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <utility>
 
@@ -27,7 +27,7 @@ KeyRotation keyRotationOf(sg::FullAttnOp op);
 
 /// (cos, sin) of f32 angles (a scalar or a vector), via f64: within 1e-13 of
 /// the exact values before their rounding to f32, for |angle| < 2^30.
-std::pair<Value, Value> emitCosSin(OpBuilder &b, Location loc, Value angle);
+std::pair<Value, Value> emitCosSin(ImplicitLocOpBuilder &b, Value angle);
 
 } // namespace mlir::sgc::lowering::attention
 

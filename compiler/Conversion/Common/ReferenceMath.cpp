@@ -28,63 +28,62 @@ Type lowering::withElementType(Type type, Type element) {
   return element;
 }
 
-Value lowering::toF32(OpBuilder &b, Location loc, Value v) {
+Value lowering::toF32(ImplicitLocOpBuilder &b, Value v) {
   if (getElementTypeOrSelf(v.getType()).isF32())
     return v;
-  return arith::ExtFOp::create(b, loc,
-                               withElementType(v.getType(), b.getF32Type()), v);
+  return arith::ExtFOp::create(b, withElementType(v.getType(), b.getF32Type()), v);
 }
 
-Value lowering::roundTo(OpBuilder &b, Location loc, Value v, Type type) {
+Value lowering::roundTo(ImplicitLocOpBuilder &b, Value v, Type type) {
   if (type == getElementTypeOrSelf(v.getType()))
     return v;
-  return arith::TruncFOp::create(b, loc, withElementType(v.getType(), type), v);
+  return arith::TruncFOp::create(b, withElementType(v.getType(), type), v);
 }
 
-Value lowering::widenWeight(OpBuilder &b, Location loc, Value w, Type ct) {
-  Value wide = toF32(b, loc, w);
+Value lowering::widenWeight(ImplicitLocOpBuilder &b, Value w, Type ct) {
+  Value wide = toF32(b, w);
   if (!getElementTypeOrSelf(w.getType()).isF16() || !ct.isBF16())
     return wide;
-  return toF32(b, loc, roundTo(b, loc, wide, ct));
+  return toF32(b, roundTo(b, wide, ct));
 }
 
-Value lowering::constF32(OpBuilder &b, Location loc, float value) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+Value lowering::constF32(ImplicitLocOpBuilder &b, float value) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
 }
 
-Value lowering::constLike(OpBuilder &b, Location loc, TypedAttr scalar,
+Value lowering::constLike(ImplicitLocOpBuilder &b, TypedAttr scalar,
                           Type like) {
   auto vector = dyn_cast<VectorType>(like);
   if (!vector)
-    return arith::ConstantOp::create(b, loc, scalar);
+    return arith::ConstantOp::create(b, scalar);
   auto type = vector.clone(scalar.getType());
-  return arith::ConstantOp::create(b, loc, type,
+  return arith::ConstantOp::create(b, type,
                                    DenseElementsAttr::get(type, scalar));
 }
 
-Value lowering::constF32Like(OpBuilder &b, Location loc, float value,
+Value lowering::constF32Like(ImplicitLocOpBuilder &b, float value,
                              Type like) {
-  return constLike(b, loc, b.getF32FloatAttr(value), like);
+  return constLike(b, b.getF32FloatAttr(value), like);
 }
 
-Value lowering::constIndex(OpBuilder &b, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
+Value lowering::constIndex(ImplicitLocOpBuilder &b, int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
 }
 
-Value lowering::emitNormalize(OpBuilder &b, Location loc, Value x, Value r,
+Value lowering::emitNormalize(ImplicitLocOpBuilder &b, Value x, Value r,
                               Value w, bool plusOne, Type ct) {
-  Value xf = toF32(b, loc, x);
+  Value xf = toF32(b, x);
   if (auto vec = dyn_cast<VectorType>(xf.getType()))
-    r = vector::BroadcastOp::create(b, loc, vec, r);
-  Value v = arith::MulFOp::create(b, loc, xf, r);
+    r = vector::BroadcastOp::create(b, vec, r);
+  Value v = arith::MulFOp::create(b, xf, r);
   if (w) {
-    Value wf = toF32(b, loc, w);
+    Value wf = toF32(b, w);
     if (plusOne)
-      wf = arith::AddFOp::create(b, loc, constF32Like(b, loc, 1.0f, wf.getType()),
+      wf = arith::AddFOp::create(b, constF32Like(b, 1.0f, wf.getType()),
                                  wf);
-    v = arith::MulFOp::create(b, loc, v, wf);
+    v = arith::MulFOp::create(b, v, wf);
   }
-  return roundTo(b, loc, v, ct);
+  return roundTo(b, v, ct);
 }
 
 /// The inverse frequencies as the reference computes them in f32:
@@ -128,53 +127,52 @@ std::string lowering::getOrCreateInvFreqGlobal(OpBuilder &b,
   return name;
 }
 
-std::pair<Value, Value> lowering::emitRopeCosSin(OpBuilder &b, Location loc,
+std::pair<Value, Value> lowering::emitRopeCosSin(ImplicitLocOpBuilder &b,
                                                 Value pf, Value table, Value k,
                                                 Type ct) {
-  Value f = memref::LoadOp::create(b, loc, table, ValueRange{k});
-  Value angle = arith::MulFOp::create(b, loc, pf, f);
-  Value c = toF32(b, loc, roundTo(b, loc, math::CosOp::create(b, loc, angle), ct));
-  Value sn = toF32(b, loc, roundTo(b, loc, math::SinOp::create(b, loc, angle), ct));
+  Value f = memref::LoadOp::create(b, table, ValueRange{k});
+  Value angle = arith::MulFOp::create(b, pf, f);
+  Value c = toF32(b, roundTo(b, math::CosOp::create(b, angle), ct));
+  Value sn = toF32(b, roundTo(b, math::SinOp::create(b, angle), ct));
   return {c, sn};
 }
 
-std::pair<Value, Value> lowering::emitRotatePair(OpBuilder &b, Location loc,
+std::pair<Value, Value> lowering::emitRotatePair(ImplicitLocOpBuilder &b,
                                                 Value lo, Value hi, Value c,
                                                 Value sn, Type ct) {
   auto term = [&](Value a, Value t) {
-    return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, a, t), ct));
+    return toF32(b, roundTo(b, arith::MulFOp::create(b, a, t), ct));
   };
   // y[k] = x[k]·c − x[k+D/2]·s; y[k+D/2] = x[k+D/2]·c + x[k]·s. One term a
   // statement: the order of a call's arguments differs between compilers
   // (this is the order GCC built).
   Value hiSin = term(hi, sn);
   Value loCos = term(lo, c);
-  Value yLo = arith::SubFOp::create(b, loc, loCos, hiSin);
+  Value yLo = arith::SubFOp::create(b, loCos, hiSin);
   Value loSin = term(lo, sn);
   Value hiCos = term(hi, c);
-  Value yHi = arith::AddFOp::create(b, loc, hiCos, loSin);
-  return {roundTo(b, loc, yLo, ct), roundTo(b, loc, yHi, ct)};
+  Value yHi = arith::AddFOp::create(b, hiCos, loSin);
+  return {roundTo(b, yLo, ct), roundTo(b, yHi, ct)};
 }
 
-Value lowering::emitGeluTanh(OpBuilder &b, Location loc, Value z) {
-  auto c = [&](float value) { return constF32Like(b, loc, value, z.getType()); };
+Value lowering::emitGeluTanh(ImplicitLocOpBuilder &b, Value z) {
+  auto c = [&](float value) { return constF32Like(b, value, z.getType()); };
   Value cube = arith::MulFOp::create(
-      b, loc, Value(arith::MulFOp::create(b, loc, z, z)), z);
+      b, Value(arith::MulFOp::create(b, z, z)), z);
   Value inner = arith::AddFOp::create(
-      b, loc, z, Value(arith::MulFOp::create(b, loc, c(0.044715f), cube)));
+      b, z, Value(arith::MulFOp::create(b, c(0.044715f), cube)));
   const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
   Value t = math::TanhOp::create(
-      b, loc, Value(arith::MulFOp::create(b, loc, c(beta), inner)));
-  Value onePlus = arith::AddFOp::create(b, loc, c(1.0f), t);
-  Value half = arith::MulFOp::create(b, loc, c(0.5f), z);
-  return arith::MulFOp::create(b, loc, half, onePlus);
+      b, Value(arith::MulFOp::create(b, c(beta), inner)));
+  Value onePlus = arith::AddFOp::create(b, c(1.0f), t);
+  Value half = arith::MulFOp::create(b, c(0.5f), z);
+  return arith::MulFOp::create(b, half, onePlus);
 }
 
-Value lowering::emitSoftcap(OpBuilder &b, Location loc, Value v, double capValue) {
+Value lowering::emitSoftcap(ImplicitLocOpBuilder &b, Value v, double capValue) {
   Type type = getElementTypeOrSelf(v.getType());
-  Value cap = constF32Like(b, loc, static_cast<float>(capValue), v.getType());
-  Value t1 = toF32(b, loc, roundTo(b, loc,
-      arith::DivFOp::create(b, loc, toF32(b, loc, v), cap), type));
-  Value t2 = toF32(b, loc, roundTo(b, loc, math::TanhOp::create(b, loc, t1), type));
-  return roundTo(b, loc, arith::MulFOp::create(b, loc, t2, cap), type);
+  Value cap = constF32Like(b, static_cast<float>(capValue), v.getType());
+  Value t1 = toF32(b, roundTo(b, arith::DivFOp::create(b, toF32(b, v), cap), type));
+  Value t2 = toF32(b, roundTo(b, math::TanhOp::create(b, t1), type));
+  return roundTo(b, arith::MulFOp::create(b, t2, cap), type);
 }

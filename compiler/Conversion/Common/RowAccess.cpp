@@ -14,30 +14,30 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-Value lowering::dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
+Value lowering::dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t dim) {
   auto type = cast<MemRefType>(memref.getType());
   if (!type.isDynamicDim(dim))
-    return constIndex(b, loc, type.getDimSize(dim));
-  return memref::DimOp::create(b, loc, memref, dim);
+    return constIndex(b, type.getDimSize(dim));
+  return memref::DimOp::create(b, memref, dim);
 }
 
-Value lowering::emitRowLoad(OpBuilder &b, Location loc, Value buf,
+Value lowering::emitRowLoad(ImplicitLocOpBuilder &b, Value buf,
                             ValueRange idx, Value col, int64_t lanes) {
   SmallVector<Value> indices(idx);
   indices.push_back(col);
   if (lanes == 1)
-    return memref::LoadOp::create(b, loc, buf, indices);
+    return memref::LoadOp::create(b, buf, indices);
   Type elem = cast<MemRefType>(buf.getType()).getElementType();
-  return vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem), buf,
+  return vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf,
                                 indices);
 }
 
-void lowering::emitRowStore(OpBuilder &b, Location loc, Value v, Value buf,
+void lowering::emitRowStore(ImplicitLocOpBuilder &b, Value v, Value buf,
                             ValueRange idx, Value col) {
   SmallVector<Value> indices(idx);
   indices.push_back(col);
   if (isa<VectorType>(v.getType()))
-    vector::StoreOp::create(b, loc, v, buf, indices);
+    vector::StoreOp::create(b, v, buf, indices);
   else
-    memref::StoreOp::create(b, loc, v, buf, indices);
+    memref::StoreOp::create(b, v, buf, indices);
 }

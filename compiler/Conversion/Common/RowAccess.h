@@ -9,20 +9,20 @@
 #ifndef SGC_COMPILER_CONVERSION_COMMON_ROWACCESS_H
 #define SGC_COMPILER_CONVERSION_COMMON_ROWACCESS_H
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::sgc::lowering {
 
 /// Dimension `dim` of a memref as an index value.
-Value dimOf(OpBuilder &b, Location loc, Value memref, int64_t dim);
+Value dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t dim);
 
 /// buf[idx..., col .. col + lanes): a vector load, or a scalar one for 1.
-Value emitRowLoad(OpBuilder &b, Location loc, Value buf, ValueRange idx,
+Value emitRowLoad(ImplicitLocOpBuilder &b, Value buf, ValueRange idx,
                   Value col, int64_t lanes);
 
 /// Stores `v` (vector or scalar) at buf[idx..., col].
-void emitRowStore(OpBuilder &b, Location loc, Value v, Value buf,
+void emitRowStore(ImplicitLocOpBuilder &b, Value v, Value buf,
                   ValueRange idx, Value col);
 
 } // namespace mlir::sgc::lowering

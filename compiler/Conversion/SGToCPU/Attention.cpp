@@ -39,13 +39,13 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::attention;
 
-void attention::storeRoundedRow(OpBuilder &b, Location loc, Value zero,
+void attention::storeRoundedRow(ImplicitLocOpBuilder &b, Value zero,
                                 Value acc, Value out, Value i, Value h,
                                 int64_t dv, Type ct) {
-  emitFor(b, loc, zero, constIndex(b, loc, dv),
-          [&](OpBuilder &b, Location loc, Value dd) {
-            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{dd});
-            memref::StoreOp::create(b, loc, roundTo(b, loc, a, ct), out,
+  emitFor(b, zero, constIndex(b, dv),
+          [&](ImplicitLocOpBuilder &b, Value dd) {
+            Value a = memref::LoadOp::create(b, acc, ValueRange{dd});
+            memref::StoreOp::create(b, roundTo(b, a, ct), out,
                                     ValueRange{i, h, dd});
           });
 }
@@ -85,49 +85,49 @@ struct AttnSpec {
 
 } // namespace
 
-Value attention::emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+Value attention::emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf,
               ValueRange aIdx, Value bBuf, ValueRange bIdx) {
   return emitChainedSum(
-      b, loc, n, kLanes, /*chains=*/1,
-      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
+      b, n, kLanes, /*chains=*/1,
+      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
         Value prod = arith::MulFOp::create(
-            b, loc, toF32(b, loc, emitRowLoad(b, loc, aBuf, aIdx, col, lanes)),
-            toF32(b, loc, emitRowLoad(b, loc, bBuf, bIdx, col, lanes)));
-        return arith::AddFOp::create(b, loc, acc, prod);
+            b, toF32(b, emitRowLoad(b, aBuf, aIdx, col, lanes)),
+            toF32(b, emitRowLoad(b, bBuf, bIdx, col, lanes)));
+        return arith::AddFOp::create(b, acc, prod);
       });
 }
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
 /// element: the order over keys is the caller's).
-void attention::emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+void attention::emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
               Value vBuf, ValueRange vIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   Type elem = cast<MemRefType>(vBuf.getType()).getElementType();
-  Value pv = vector::BroadcastOp::create(b, loc, vecF32, p);
+  Value pv = vector::BroadcastOp::create(b, vecF32, p);
   int64_t nVec = n - n % kLanes;
   auto indices = [&](Value col) {
     SmallVector<Value> idx(vIdx);
     idx.push_back(col);
     return idx;
   };
-  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, nVec / kLanes),
-          [&](OpBuilder &b, Location loc, Value blk) {
-            Value col = arith::MulIOp::create(b, loc, blk, constIndex(b, loc, kLanes));
-            Value v = toF32(b, loc, vector::LoadOp::create(
-                                        b, loc, VectorType::get({kLanes}, elem),
+  emitFor(b, constIndex(b, 0), constIndex(b, nVec / kLanes),
+          [&](ImplicitLocOpBuilder &b, Value blk) {
+            Value col = arith::MulIOp::create(b, blk, constIndex(b, kLanes));
+            Value v = toF32(b, vector::LoadOp::create(
+                                        b, VectorType::get({kLanes}, elem),
                                         vBuf, indices(col)));
-            Value a = vector::LoadOp::create(b, loc, vecF32, acc, ValueRange{col});
+            Value a = vector::LoadOp::create(b, vecF32, acc, ValueRange{col});
             Value sum = arith::AddFOp::create(
-                b, loc, a, Value(arith::MulFOp::create(b, loc, pv, v)));
-            vector::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+                b, a, Value(arith::MulFOp::create(b, pv, v)));
+            vector::StoreOp::create(b, sum, acc, ValueRange{col});
           });
-  emitFor(b, loc, constIndex(b, loc, nVec), constIndex(b, loc, n),
-          [&](OpBuilder &b, Location loc, Value col) {
-            Value v = toF32(b, loc, memref::LoadOp::create(b, loc, vBuf, indices(col)));
-            Value a = memref::LoadOp::create(b, loc, acc, ValueRange{col});
+  emitFor(b, constIndex(b, nVec), constIndex(b, n),
+          [&](ImplicitLocOpBuilder &b, Value col) {
+            Value v = toF32(b, memref::LoadOp::create(b, vBuf, indices(col)));
+            Value a = memref::LoadOp::create(b, acc, ValueRange{col});
             Value sum = arith::AddFOp::create(
-                b, loc, a, Value(arith::MulFOp::create(b, loc, p, v)));
-            memref::StoreOp::create(b, loc, sum, acc, ValueRange{col});
+                b, a, Value(arith::MulFOp::create(b, p, v)));
+            memref::StoreOp::create(b, sum, acc, ValueRange{col});
           });
 }
 
@@ -137,12 +137,11 @@ namespace {
 constexpr int64_t kDotChains = 4;
 
 /// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
-void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
+void emitRowToF32(ImplicitLocOpBuilder &b, int64_t n, Value src,
                   ValueRange idx, Value dst) {
-  emitRowChunks(b, loc, n,
-                [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
-                  emitRowStore(b, loc,
-                               toF32(b, loc, emitRowLoad(b, loc, src, idx, col, lanes)),
+  emitRowChunks(b, n,
+                [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+                  emitRowStore(b, toF32(b, emitRowLoad(b, src, idx, col, lanes)),
                                dst, ValueRange{}, col);
                 });
 }
@@ -151,29 +150,29 @@ void emitRowToF32(OpBuilder &b, Location loc, int64_t n, Value src,
 /// kDotChains 16-lane FMA chains along d (a query row against one key
 /// without waiting on one chain's latency), summed as emitChainedSum does.
 /// With bf16 rows every product is exact in f32.
-Value emitQueryKeyDot(OpBuilder &b, Location loc, int64_t n, Value qBuf,
+Value emitQueryKeyDot(ImplicitLocOpBuilder &b, int64_t n, Value qBuf,
                       ValueRange qIdx, Value kBuf, ValueRange kIdx) {
   return emitChainedSum(
-      b, loc, n, kLanes, kDotChains,
-      [&](OpBuilder &b, Location loc, Value col, int64_t lanes, Value acc) -> Value {
-        Value kv = toF32(b, loc, emitRowLoad(b, loc, kBuf, kIdx, col, lanes));
-        Value qv = toF32(b, loc, emitRowLoad(b, loc, qBuf, qIdx, col, lanes));
+      b, n, kLanes, kDotChains,
+      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
+        Value kv = toF32(b, emitRowLoad(b, kBuf, kIdx, col, lanes));
+        Value qv = toF32(b, emitRowLoad(b, qBuf, qIdx, col, lanes));
         if (lanes == 1)
-          return math::FmaOp::create(b, loc, qv, kv, acc);
-        return vector::FMAOp::create(b, loc, qv, kv, acc);
+          return math::FmaOp::create(b, qv, kv, acc);
+        return vector::FMAOp::create(b, qv, kv, acc);
       });
 }
 
 /// The query row as the bf16 dot product reads it: n / 32 vectors of 32
 /// bf16 (16 pairs), loaded once per query and head, before its keys.
-SmallVector<Value> loadQueryPairs(OpBuilder &b, Location loc, int64_t n,
+SmallVector<Value> loadQueryPairs(ImplicitLocOpBuilder &b, int64_t n,
                                   Value qBuf, ValueRange qIdx) {
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   SmallVector<Value> pairs;
   for (int64_t col = 0; col < n; col += 2 * kLanes) {
     SmallVector<Value> indices(qIdx);
-    indices.push_back(constIndex(b, loc, col));
-    pairs.push_back(vector::LoadOp::create(b, loc, vecPairs, qBuf, indices));
+    indices.push_back(constIndex(b, col));
+    pairs.push_back(vector::LoadOp::create(b, vecPairs, qBuf, indices));
   }
   return pairs;
 }
@@ -183,107 +182,106 @@ SmallVector<Value> loadQueryPairs(OpBuilder &b, Location loc, int64_t n,
 /// per 32 columns into kDotChains chains of 16 f32 lanes (unrolled: a head
 /// has a few hundred columns), no widening. Exact products, so only the
 /// order of the f32 sum differs from emitQueryKeyDot.
-Value emitQueryKeyDotBf16(OpBuilder &b, Location loc, ArrayRef<Value> qPairs,
+Value emitQueryKeyDotBf16(ImplicitLocOpBuilder &b, ArrayRef<Value> qPairs,
                           Value kBuf, ValueRange kIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+  Value zeroVec = arith::ConstantOp::create(b, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> accs(kDotChains, zeroVec);
   for (auto [step, q] : llvm::enumerate(qPairs)) {
     SmallVector<Value> indices(kIdx);
-    indices.push_back(constIndex(b, loc, step * 2 * kLanes));
-    Value kv = vector::LoadOp::create(b, loc, vecPairs, kBuf, indices);
+    indices.push_back(constIndex(b, step * 2 * kLanes));
+    Value kv = vector::LoadOp::create(b, vecPairs, kBuf, indices);
     Value &acc = accs[step % kDotChains];
-    acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, q, kv);
+    acc = x86vector::DotBF16Op::create(b, vecF32, acc, q, kv);
   }
   Value acc = accs[0];
   for (int64_t c = 1; c < kDotChains; ++c)
-    acc = arith::AddFOp::create(b, loc, acc, accs[c]);
-  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, acc,
+    acc = arith::AddFOp::create(b, acc, accs[c]);
+  return vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc,
                                      arith::FastMathFlags::reassoc);
 }
 
 /// Calls `body(t, lanes)` for t in [0, n), kLanes keys at a time (lanes =
 /// kLanes) and then the rest one at a time (lanes = 1).
-void emitKeyChunks(OpBuilder &b, Location loc, Value n,
-                   llvm::function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
-  Value lanes = constIndex(b, loc, kLanes);
-  Value nVec = arith::SubIOp::create(b, loc, n,
-                                     arith::RemUIOp::create(b, loc, n, lanes));
-  scf::ForOp::create(b, loc, constIndex(b, loc, 0), nVec, lanes, ValueRange{},
-                     [&](OpBuilder &b, Location loc, Value t, ValueRange) {
-                       body(b, loc, t, kLanes);
-                       scf::YieldOp::create(b, loc);
-                     });
-  emitFor(b, loc, nVec, n,
-          [&](OpBuilder &b, Location loc, Value t) { body(b, loc, t, 1); });
+void emitKeyChunks(ImplicitLocOpBuilder &b, Value n,
+                   llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
+  Value lanes = constIndex(b, kLanes);
+  Value nVec = arith::SubIOp::create(b, n,
+                                     arith::RemUIOp::create(b, n, lanes));
+  scf::ForOp::create(b, constIndex(b, 0), nVec, lanes, ValueRange{},
+                     implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange) {
+                       body(b, t, kLanes);
+                       scf::YieldOp::create(b);
+                     }));
+  emitFor(b, nVec, n,
+          [&](ImplicitLocOpBuilder &b, Value t) { body(b, t, 1); });
 }
 
 /// The `kind` reduction over t in [0, n) of `term(t, lanes)` (a vector of
 /// kLanes terms, or one): kLanes lanes folded into a vector accumulator,
 /// its horizontal reduction, then the rest one at a time; `init` is the
 /// identity.
-Value emitKeyReduction(OpBuilder &b, Location loc, Value n, float init,
+Value emitKeyReduction(ImplicitLocOpBuilder &b, Value n, float init,
                        vector::CombiningKind kind,
-                       llvm::function_ref<Value(OpBuilder &, Location, Value,
+                       llvm::function_ref<Value(ImplicitLocOpBuilder &, Value,
                                                 int64_t)>
                            term) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  auto combine = [&](OpBuilder &b, Location loc, Value a, Value x) -> Value {
+  auto combine = [&](ImplicitLocOpBuilder &b, Value a, Value x) -> Value {
     if (kind == vector::CombiningKind::ADD)
-      return arith::AddFOp::create(b, loc, a, x);
-    return arith::MaximumFOp::create(b, loc, a, x);
+      return arith::AddFOp::create(b, a, x);
+    return arith::MaximumFOp::create(b, a, x);
   };
-  Value lanes = constIndex(b, loc, kLanes);
-  Value nVec = arith::SubIOp::create(b, loc, n,
-                                     arith::RemUIOp::create(b, loc, n, lanes));
+  Value lanes = constIndex(b, kLanes);
+  Value nVec = arith::SubIOp::create(b, n,
+                                     arith::RemUIOp::create(b, n, lanes));
   auto vec = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), nVec, lanes,
-      ValueRange{arith::ConstantOp::create(b, loc, vecF32,
+      b, constIndex(b, 0), nVec, lanes,
+      ValueRange{arith::ConstantOp::create(b, vecF32,
                                            DenseElementsAttr::get(vecF32, init))},
-      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
-        scf::YieldOp::create(b, loc,
-                             combine(b, loc, acc[0], term(b, loc, t, kLanes)));
-      });
-  Value folded = vector::ReductionOp::create(b, loc, kind, vec.getResult(0),
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, combine(b, acc[0], term(b, t, kLanes)));
+      }));
+  Value folded = vector::ReductionOp::create(b, kind, vec.getResult(0),
                                              arith::FastMathFlags::reassoc);
   auto tail = scf::ForOp::create(
-      b, loc, nVec, n, constIndex(b, loc, 1), ValueRange{folded},
-      [&](OpBuilder &b, Location loc, Value t, ValueRange acc) {
-        scf::YieldOp::create(b, loc, combine(b, loc, acc[0], term(b, loc, t, 1)));
-      });
+      b, nVec, n, constIndex(b, 1), ValueRange{folded},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange acc) {
+        scf::YieldOp::create(b, combine(b, acc[0], term(b, t, 1)));
+      }));
   return tail.getResult(0);
 }
 
 /// scores[t .. t + lanes) as a vector (or the scalar for lanes 1).
-Value loadScores(OpBuilder &b, Location loc, Value scores, Value t,
+Value loadScores(ImplicitLocOpBuilder &b, Value scores, Value t,
                  int64_t lanes) {
   if (lanes == 1)
-    return memref::LoadOp::create(b, loc, scores, ValueRange{t});
+    return memref::LoadOp::create(b, scores, ValueRange{t});
   return vector::LoadOp::create(
-      b, loc, VectorType::get({lanes}, b.getF32Type()), scores, ValueRange{t});
+      b, VectorType::get({lanes}, b.getF32Type()), scores, ValueRange{t});
 }
 
-void storeScores(OpBuilder &b, Location loc, Value v, Value scores, Value t) {
+void storeScores(ImplicitLocOpBuilder &b, Value v, Value scores, Value t) {
   if (isa<VectorType>(v.getType()))
-    vector::StoreOp::create(b, loc, v, scores, ValueRange{t});
+    vector::StoreOp::create(b, v, scores, ValueRange{t});
   else
-    memref::StoreOp::create(b, loc, v, scores, ValueRange{t});
+    memref::StoreOp::create(b, v, scores, ValueRange{t});
 }
 
 } // namespace
 
-Value attention::emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
-                 llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
-                 llvm::function_ref<Value(OpBuilder &, Location)> elseFn) {
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, cond,
+Value attention::emitIfElse(ImplicitLocOpBuilder &b, Type type, Value cond,
+                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> thenFn,
+                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> elseFn) {
+  auto ifOp = scf::IfOp::create(b, TypeRange{type}, cond,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, loc, thenFn(b, loc));
+  scf::YieldOp::create(b, thenFn(b));
   b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, loc, elseFn(b, loc));
+  scf::YieldOp::create(b, elseFn(b));
   return ifOp.getResult(0);
 }
 
@@ -293,58 +291,58 @@ namespace {
 /// `i`: it lies outside the query's image block, `bi = blocks[i]`. Keys at
 /// or before the query are never masked by this predicate (the window's
 /// lower bound is the loop's).
-Value emitAheadMasked(OpBuilder &b, Location loc, Value blocks, Value bi,
+Value emitAheadMasked(ImplicitLocOpBuilder &b, Value blocks, Value bi,
                       Value j, Value p, Value pos0) {
-  Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, p);
+  Value ahead = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, j, p);
   return emitIfElse(
-      b, loc, b.getI1Type(), ahead,
-      [&](OpBuilder &b, Location loc) -> Value {
-        Value row = arith::SubIOp::create(b, loc, j, pos0);
-        Value bj = memref::LoadOp::create(b, loc, blocks, ValueRange{row});
-        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bj, bi);
+      b, b.getI1Type(), ahead,
+      [&](ImplicitLocOpBuilder &b) -> Value {
+        Value row = arith::SubIOp::create(b, j, pos0);
+        Value bj = memref::LoadOp::create(b, blocks, ValueRange{row});
+        return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, bj, bi);
       },
-      [&](OpBuilder &b, Location loc) -> Value {
-        return arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+      [&](ImplicitLocOpBuilder &b) -> Value {
+        return arith::ConstantOp::create(b, b.getBoolAttr(false));
       });
 }
 
 /// ceil(tokens / 2), the pairs of the chunk's rows.
-Value pairCountOf(OpBuilder &b, Location loc, Value tokens) {
+Value pairCountOf(ImplicitLocOpBuilder &b, Value tokens) {
   return arith::DivUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, tokens, constIndex(b, loc, 1)),
-      constIndex(b, loc, 2));
+      b, arith::AddIOp::create(b, tokens, constIndex(b, 1)),
+      constIndex(b, 2));
 }
 
 /// The chunk's value rows v[tokens, hkv, dv] packed in pairs for the weighted
 /// sums' vdpbf16ps into `pairs` (PairedValues: the later row in the even
 /// halves); once a call, as long as reading v.
-void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
+void emitPackValuePairs(ImplicitLocOpBuilder &b, Value v, Value tokens,
                         Value pairs, int64_t hkv, int64_t dv) {
   auto half = VectorType::get({kLanes}, b.getBF16Type());
-  Value one = constIndex(b, loc, 1), two = constIndex(b, loc, 2);
+  Value one = constIndex(b, 1), two = constIndex(b, 2);
   Value zeros = arith::ConstantOp::create(
-      b, loc, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
-  Value pairCount = pairCountOf(b, loc, tokens);
-  emitFor(b, loc, constIndex(b, loc, 0), pairCount,
-          [&](OpBuilder &b, Location loc, Value r) {
-    Value early = arith::MulIOp::create(b, loc, r, two);
-    Value late = arith::AddIOp::create(b, loc, early, one);
+      b, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
+  Value pairCount = pairCountOf(b, tokens);
+  emitFor(b, constIndex(b, 0), pairCount,
+          [&](ImplicitLocOpBuilder &b, Value r) {
+    Value early = arith::MulIOp::create(b, r, two);
+    Value late = arith::AddIOp::create(b, early, one);
     Value lateInChunk =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, late, tokens);
-    emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, hkv),
-            [&](OpBuilder &b, Location loc, Value g) {
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, late, tokens);
+    emitFor(b, constIndex(b, 0), constIndex(b, hkv),
+            [&](ImplicitLocOpBuilder &b, Value g) {
       for (int64_t c = 0; c < dv; c += kLanes) {
-        Value col = constIndex(b, loc, c);
-        Value e = vector::LoadOp::create(b, loc, half, v, ValueRange{early, g, col});
+        Value col = constIndex(b, c);
+        Value e = vector::LoadOp::create(b, half, v, ValueRange{early, g, col});
         Value l = emitIfElse(
-            b, loc, half, lateInChunk,
-            [&](OpBuilder &b, Location loc) -> Value {
-              return vector::LoadOp::create(b, loc, half, v, ValueRange{late, g, col});
+            b, half, lateInChunk,
+            [&](ImplicitLocOpBuilder &b) -> Value {
+              return vector::LoadOp::create(b, half, v, ValueRange{late, g, col});
             },
-            [&](OpBuilder &, Location) { return zeros; });
-        Value interleaved = vector::InterleaveOp::create(b, loc, l, e);
-        vector::StoreOp::create(b, loc, interleaved, pairs,
-                                ValueRange{r, g, constIndex(b, loc, 2 * c)});
+            [&](ImplicitLocOpBuilder &) { return zeros; });
+        Value interleaved = vector::InterleaveOp::create(b, l, e);
+        vector::StoreOp::create(b, interleaved, pairs,
+                                ValueRange{r, g, constIndex(b, 2 * c)});
       }
     });
   });
@@ -353,9 +351,9 @@ void emitPackValuePairs(OpBuilder &b, Location loc, Value v, Value tokens,
 /// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], [blocks],
 /// out, head_begin, head_end)`: query heads [head_begin, head_end) of every
 /// token of the chunk; the glue spreads the heads over the threads.
-func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
+func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
                              const AttnSpec &spec, StringRef name) {
-  Location loc = module.getLoc();
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {
       MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
@@ -385,8 +383,8 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
     SmallVector<float> inv = inverseFrequencies(
         spec.d / 2, spec.keyRotated, spec.keyBasis, spec.keyTheta, 1.0);
     rebuilt.invFreq = memref::GetGlobalOp::create(
-        b, loc, MemRefType::get({spec.d / 2}, b.getF32Type()),
-        getOrCreateInvFreqGlobal(b, module, loc, inv));
+        b, MemRefType::get({spec.d / 2}, b.getF32Type()),
+        getOrCreateInvFreqGlobal(b, module, b.getLoc(), inv));
     rebuilt.rotated = spec.keyRotated;
   }
   Value out = entry->getArgument(next++);
@@ -396,250 +394,243 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
   bool ring = spec.window > 0;
 
   // Scores of one (query, head): at most the cached span plus the chunk.
-  Value tokens = dimOf(b, loc, q, 0);
+  Value tokens = dimOf(b, q, 0);
   Value capacity = arith::AddIOp::create(
-      b, loc, constIndex(b, loc, ring ? spec.window : spec.slots), tokens);
+      b, constIndex(b, ring ? spec.window : spec.slots), tokens);
   // (A V-only cache's scores live in emitRebuiltKeyScores' blocks.)
   auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Value scores = spec.keysFromValues
                      ? Value()
-                     : Value(memref::AllocOp::create(b, loc, scoresType,
+                     : Value(memref::AllocOp::create(b, scoresType,
                                                      ValueRange{capacity},
                                                      b.getI64IntegerAttr(64)));
-  Value qf = memref::AllocOp::create(b, loc, MemRefType::get({spec.d}, b.getF32Type()),
+  Value qf = memref::AllocOp::create(b, MemRefType::get({spec.d}, b.getF32Type()),
                                      ValueRange{}, b.getI64IntegerAttr(64));
 
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  Value zero = constIndex(b, 0), one = constIndex(b, 1);
   Value pos0 = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      Value(memref::LoadOp::create(b, loc, posBuf, ValueRange{zero})));
+      b, b.getIndexType(),
+      Value(memref::LoadOp::create(b, posBuf, ValueRange{zero})));
   // The chunk's keys rebuilt from its values once, as cached keys are.
   Value chunkKeys;
   if (spec.keysFromValues) {
     chunkKeys = memref::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic, spec.hkv, spec.d}, ct),
+        b, MemRefType::get({ShapedType::kDynamic, spec.hkv, spec.d}, ct),
         ValueRange{tokens}, b.getI64IntegerAttr(64));
-    emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value t) {
-      Value p = arith::AddIOp::create(b, loc, pos0, t);
-      emitFor(b, loc, zero, constIndex(b, loc, spec.hkv),
-              [&](OpBuilder &b, Location loc, Value g) {
-                emitRebuiltKey(b, loc, rebuilt, spec.d, v, ValueRange{t, g}, p,
+    emitFor(b, zero, tokens, [&](ImplicitLocOpBuilder &b, Value t) {
+      Value p = arith::AddIOp::create(b, pos0, t);
+      emitFor(b, zero, constIndex(b, spec.hkv),
+              [&](ImplicitLocOpBuilder &b, Value g) {
+                emitRebuiltKey(b, rebuilt, spec.d, v, ValueRange{t, g}, p,
                                chunkKeys, ValueRange{t, g}, ct);
               });
     });
     k = chunkKeys;
   }
-  Value scale = constF32(b, loc, static_cast<float>(spec.scale));
-  Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
-  Value windowIdx = constIndex(b, loc, spec.window);
+  Value scale = constF32(b, static_cast<float>(spec.scale));
+  Value negInf = constF32(b, -std::numeric_limits<float>::infinity());
+  Value windowIdx = constIndex(b, spec.window);
   Value dotFlag;
   if (ct.isBF16() && spec.cacheType.isBF16() && spec.d % (2 * kLanes) == 0)
-    dotFlag = loadBf16DotFlag(b, loc, module);
+    dotFlag = loadBf16DotFlag(b, module);
   // The chunk's value rows in pairs where the sums take vdpbf16ps (a K/V
   // cache; a V-only one sums a kv head's query heads together).
   Value valuePairs;
   if (dotFlag && !spec.keysFromValues && spec.dv % kLanes == 0) {
     // Empty in a variant without the dot (the flag folds per variant).
     Value pairCount = arith::SelectOp::create(
-        b, loc, dotFlag, pairCountOf(b, loc, tokens), zero);
+        b, dotFlag, pairCountOf(b, tokens), zero);
     valuePairs = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
+        b, MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
                         b.getBF16Type()),
         ValueRange{pairCount}, b.getI64IntegerAttr(64));
-    auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/false);
+    auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    emitPackValuePairs(b, loc, v, tokens, valuePairs, spec.hkv, spec.dv);
+    emitPackValuePairs(b, v, tokens, valuePairs, spec.hkv, spec.dv);
   }
 
   // Query row i of head h, its scores in `scores`; with `cachedScored`
   // the cached keys' scores are there already.
-  auto attendRow = [&](OpBuilder &b, Location loc, Value h, Value i,
+  auto attendRow = [&](ImplicitLocOpBuilder &b, Value h, Value i,
                        Value scores, bool cachedScored,
                        bool weightedSum = true) {
-      Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
-      Value p = arith::AddIOp::create(b, loc, pos0, i);
+      Value g = arith::DivUIOp::create(b, h, constIndex(b, group));
+      Value p = arith::AddIOp::create(b, pos0, i);
       // lo = max(0, p - window + 1) on sliding layers.
       Value lo = zero;
       if (ring) {
         Value start = arith::SubIOp::create(
-            b, loc, Value(arith::AddIOp::create(b, loc, p, one)), windowIdx);
-        Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+            b, Value(arith::AddIOp::create(b, p, one)), windowIdx);
+        Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                                start, zero);
-        lo = arith::SelectOp::create(b, loc, positive, start, zero);
+        lo = arith::SelectOp::create(b, positive, start, zero);
       }
       // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
       // a query of an image block looks on to the chunk's end.
-      Value hi = arith::AddIOp::create(b, loc, p, one);
+      Value hi = arith::AddIOp::create(b, p, one);
       Value bi;
       if (blocks) {
-        bi = memref::LoadOp::create(b, loc, blocks, ValueRange{i});
+        bi = memref::LoadOp::create(b, blocks, ValueRange{i});
         Value inBlock = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sge, bi,
-            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+            b, arith::CmpIPredicate::sge, bi,
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
         hi = arith::SelectOp::create(
-            b, loc, inBlock, Value(arith::AddIOp::create(b, loc, pos0, tokens)), hi);
+            b, inBlock, Value(arith::AddIOp::create(b, pos0, tokens)), hi);
       }
-      Value numKeys = arith::SubIOp::create(b, loc, hi, lo);
-      auto slotOf = [&](OpBuilder &b, Location loc, Value j) -> Value {
-        return ring ? Value(arith::RemUIOp::create(b, loc, j, windowIdx)) : j;
+      Value numKeys = arith::SubIOp::create(b, hi, lo);
+      auto slotOf = [&](ImplicitLocOpBuilder &b, Value j) -> Value {
+        return ring ? Value(arith::RemUIOp::create(b, j, windowIdx)) : j;
       };
       // Keys [lo, cacheEnd) come from the cache, [cacheEnd, hi) from the
       // chunk; score t belongs to key lo + t.
       Value cacheEnd = arith::MaxSIOp::create(
-          b, loc, lo, Value(arith::MinSIOp::create(b, loc, hi, pos0)));
-      Value tCache = arith::SubIOp::create(b, loc, cacheEnd, lo);
-      emitRowToF32(b, loc, spec.d, q, ValueRange{i, h}, qf);
+          b, lo, Value(arith::MinSIOp::create(b, hi, pos0)));
+      Value tCache = arith::SubIOp::create(b, cacheEnd, lo);
+      emitRowToF32(b, spec.d, q, ValueRange{i, h}, qf);
       // q·k of one key: vdpbf16ps where the variant has it (bf16 rows; the
       // query's pairs are loaded either way, a variant without it drops
       // them).
       SmallVector<Value> qPairs;
       if (dotFlag)
-        qPairs = loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h});
-      auto queryKey = [&](OpBuilder &b, Location loc, Value keys,
+        qPairs = loadQueryPairs(b, spec.d, q, ValueRange{i, h});
+      auto queryKey = [&](ImplicitLocOpBuilder &b, Value keys,
                           ValueRange keyIdx) -> Value {
         if (!dotFlag)
-          return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+          return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys,
                                    keyIdx);
         return emitIfElse(
-            b, loc, b.getF32Type(), dotFlag,
-            [&](OpBuilder &b, Location loc) {
-              return emitQueryKeyDotBf16(b, loc, qPairs, keys, keyIdx);
+            b, b.getF32Type(), dotFlag,
+            [&](ImplicitLocOpBuilder &b) {
+              return emitQueryKeyDotBf16(b, qPairs, keys, keyIdx);
             },
-            [&](OpBuilder &b, Location loc) {
-              return emitQueryKeyDot(b, loc, spec.d, qf, ValueRange{}, keys,
+            [&](ImplicitLocOpBuilder &b) {
+              return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys,
                                    keyIdx);
             });
       };
       // Pass 1: the dot products, the cached keys then the chunk's.
       if (!cachedScored)
-        emitFor(b, loc, zero, tCache, [&](OpBuilder &b, Location loc, Value t) {
-          Value j = arith::AddIOp::create(b, loc, lo, t);
-          Value s = queryKey(b, loc, kc, ValueRange{slotOf(b, loc, j), g});
-          memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+        emitFor(b, zero, tCache, [&](ImplicitLocOpBuilder &b, Value t) {
+          Value j = arith::AddIOp::create(b, lo, t);
+          Value s = queryKey(b, kc, ValueRange{slotOf(b, j), g});
+          memref::StoreOp::create(b, s, scores, ValueRange{t});
         });
-      emitFor(b, loc, tCache, numKeys, [&](OpBuilder &b, Location loc, Value t) {
-            Value j = arith::AddIOp::create(b, loc, lo, t);
-            auto score = [&](OpBuilder &b, Location loc) -> Value {
-              Value row = arith::SubIOp::create(b, loc, j, pos0);
-              return queryKey(b, loc, k, ValueRange{row, g});
+      emitFor(b, tCache, numKeys, [&](ImplicitLocOpBuilder &b, Value t) {
+            Value j = arith::AddIOp::create(b, lo, t);
+            auto score = [&](ImplicitLocOpBuilder &b) -> Value {
+              Value row = arith::SubIOp::create(b, j, pos0);
+              return queryKey(b, k, ValueRange{row, g});
             };
             Value s;
             if (blocks) {
-              Value masked = emitAheadMasked(b, loc, blocks, bi, j, p, pos0);
-              s = emitIfElse(b, loc, b.getF32Type(), masked,
-                             [&](OpBuilder &, Location) { return negInf; }, score);
+              Value masked = emitAheadMasked(b, blocks, bi, j, p, pos0);
+              s = emitIfElse(b, b.getF32Type(), masked,
+                             [&](ImplicitLocOpBuilder &) { return negInf; }, score);
             } else {
-              s = score(b, loc);
+              s = score(b);
             }
-            memref::StoreOp::create(b, loc, s, scores, ValueRange{t});
+            memref::StoreOp::create(b, s, scores, ValueRange{t});
           });
       // The scores, 16 keys at a time: the reference rounds q·k and the
       // scaled score to its dtype (a masked key's -inf stays -inf); their
       // maximum.
       Value maxScore = emitKeyReduction(
-          b, loc, numKeys, -std::numeric_limits<float>::infinity(),
+          b, numKeys, -std::numeric_limits<float>::infinity(),
           vector::CombiningKind::MAXIMUMF,
-          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
-            Value qk = loadScores(b, loc, scores, t, lanes);
+          [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+            Value qk = loadScores(b, scores, t, lanes);
             Value sc = lanes > 1 ? Value(vector::BroadcastOp::create(
-                                       b, loc, qk.getType(), scale))
+                                       b, qk.getType(), scale))
                                  : scale;
-            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-            s = toF32(b, loc,
-                      roundTo(b, loc, arith::MulFOp::create(b, loc, s, sc), ct));
-            storeScores(b, loc, s, scores, t);
+            Value s = toF32(b, roundTo(b, qk, ct));
+            s = toF32(b, roundTo(b, arith::MulFOp::create(b, s, sc), ct));
+            storeScores(b, s, scores, t);
             return s;
           });
       // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
       // time.
       Value sum = emitKeyReduction(
-          b, loc, numKeys, 0.0f, vector::CombiningKind::ADD,
-          [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
-            Value s = loadScores(b, loc, scores, t, lanes);
+          b, numKeys, 0.0f, vector::CombiningKind::ADD,
+          [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+            Value s = loadScores(b, scores, t, lanes);
             Value m = maxScore;
             if (lanes > 1)
-              m = vector::BroadcastOp::create(b, loc, s.getType(), maxScore);
-            Value e = math::ExpOp::create(b, loc,
-                                          Value(arith::SubFOp::create(b, loc, s, m)));
+              m = vector::BroadcastOp::create(b, s.getType(), maxScore);
+            Value e = math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, m)));
             // A masked key weighs exactly 0 (the query's own key is never
             // masked, so the maximum is finite).
             if (blocks)
               e = arith::SelectOp::create(
-                  b, loc,
-                  Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s,
-                                              constF32Like(b, loc, -INFINITY,
+                  b, Value(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s,
+                                              constF32Like(b, -INFINITY,
                                                            s.getType()))),
-                  constF32Like(b, loc, 0.0f, s.getType()), e);
-            storeScores(b, loc, e, scores, t);
+                  constF32Like(b, 0.0f, s.getType()), e);
+            storeScores(b, e, scores, t);
             return e;
           });
-      Value inv = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), sum);
+      Value inv = arith::DivFOp::create(b, constF32(b, 1.0f), sum);
       // The probabilities, rounded to the dtype as the reference's are.
-      emitKeyChunks(b, loc, numKeys,
-                    [&](OpBuilder &b, Location loc, Value t, int64_t lanes) {
-                      Value e = loadScores(b, loc, scores, t, lanes);
+      emitKeyChunks(b, numKeys,
+                    [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+                      Value e = loadScores(b, scores, t, lanes);
                       Value invV = inv;
                       if (lanes > 1)
-                        invV = vector::BroadcastOp::create(b, loc, e.getType(), inv);
-                      storeScores(b, loc,
-                                  toF32(b, loc,
-                                        roundTo(b, loc,
-                                                arith::MulFOp::create(b, loc, e, invV),
+                        invV = vector::BroadcastOp::create(b, e.getType(), inv);
+                      storeScores(b, toF32(b, roundTo(b, arith::MulFOp::create(b, e, invV),
                                                 ct)),
                                   scores, t);
                     });
       // Pass 3: out = round(sum_t p_t · v_t), keys in order.
       ValueRun cached{zero, tCache, vc,
-                      [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
-                        Value j = arith::AddIOp::create(b, loc, lo, t);
-                        return {slotOf(b, loc, j), g};
+                      [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+                        Value j = arith::AddIOp::create(b, lo, t);
+                        return {slotOf(b, j), g};
                       }};
       ValueRun fresh{tCache, numKeys, v,
-                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
-                       Value j = arith::AddIOp::create(b, loc, lo, t);
-                       return {Value(arith::SubIOp::create(b, loc, j, pos0)), g};
+                     [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+                       Value j = arith::AddIOp::create(b, lo, t);
+                       return {Value(arith::SubIOp::create(b, j, pos0)), g};
                      }};
       if (!weightedSum)
         return;
       if (!valuePairs) {
-        emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h,
+        emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h,
                         ct);
         return;
       }
-      auto ifOp = scf::IfOp::create(b, loc, dotFlag, /*withElseRegion=*/true);
+      auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       PairedValues paired{
-          valuePairs, g, arith::SubIOp::create(b, loc, cacheEnd, pos0),
-          arith::SubIOp::create(b, loc, hi, Value(arith::AddIOp::create(b, loc, pos0, one))),
+          valuePairs, g, arith::SubIOp::create(b, cacheEnd, pos0),
+          arith::SubIOp::create(b, hi, Value(arith::AddIOp::create(b, pos0, one))),
           tCache};
-      emitWeightedSum(b, loc, spec.dv, scores, {cached}, out, i, h, ct, &paired);
+      emitWeightedSum(b, spec.dv, scores, {cached}, out, i, h, ct, &paired);
       b.setInsertionPointToStart(ifOp.elseBlock());
-      emitWeightedSum(b, loc, spec.dv, scores, {cached, fresh}, out, i, h, ct);
+      emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h, ct);
   };
   if (!spec.keysFromValues) {
-    emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
-      emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value i) {
-        attendRow(b, loc, h, i, scores, /*cachedScored=*/false);
+    emitFor(b, headBegin, headEnd, [&](ImplicitLocOpBuilder &b, Value h) {
+      emitFor(b, zero, tokens, [&](ImplicitLocOpBuilder &b, Value i) {
+        attendRow(b, h, i, scores, /*cachedScored=*/false);
       });
     });
   } else {
     // The kv head's query heads score each rebuilt key.
-    auto score = [&](OpBuilder &b, Location loc, Value i, Value h,
+    auto score = [&](ImplicitLocOpBuilder &b, Value i, Value h,
                      Value key) -> Value {
-      auto plain = [&](OpBuilder &b, Location loc) {
-        return emitQueryKeyDot(b, loc, spec.d, q, ValueRange{i, h}, key,
+      auto plain = [&](ImplicitLocOpBuilder &b) {
+        return emitQueryKeyDot(b, spec.d, q, ValueRange{i, h}, key,
                                ValueRange{});
       };
       if (!dotFlag)
-        return plain(b, loc);
+        return plain(b);
       return emitIfElse(
-          b, loc, b.getF32Type(), dotFlag,
-          [&](OpBuilder &b, Location loc) {
+          b, b.getF32Type(), dotFlag,
+          [&](ImplicitLocOpBuilder &b) {
             return emitQueryKeyDotBf16(
-                b, loc, loadQueryPairs(b, loc, spec.d, q, ValueRange{i, h}),
+                b, loadQueryPairs(b, spec.d, q, ValueRange{i, h}),
                 key, ValueRange{});
           },
           plain);
@@ -647,40 +638,40 @@ func::FuncOp buildAttnKernel(OpBuilder &b, ModuleOp module,
     // The kv head's query heads weigh each value row together (causal, no
     // image blocks: row i sees keys [0, pos0 + i]).
     bool groupSum = !spec.blocks && spec.dv % kLanes == 0;
-    auto sumRow = [&](OpBuilder &b, Location loc, Value i, Value g,
+    auto sumRow = [&](ImplicitLocOpBuilder &b, Value i, Value g,
                       Value first, Value hLo, Value hHi,
-                      llvm::function_ref<Value(OpBuilder &, Location, int64_t)>
+                      llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)>
                           rowOf) {
       Value numKeys = arith::AddIOp::create(
-          b, loc, pos0, Value(arith::AddIOp::create(b, loc, i, one)));
+          b, pos0, Value(arith::AddIOp::create(b, i, one)));
       ValueRun cached{zero, pos0, vc,
-                      [&](OpBuilder &, Location, Value t) -> SmallVector<Value> {
+                      [&](ImplicitLocOpBuilder &, Value t) -> SmallVector<Value> {
                         return {t, g};
                       }};
       ValueRun fresh{pos0, numKeys, v,
-                     [&](OpBuilder &b, Location loc, Value t) -> SmallVector<Value> {
-                       return {Value(arith::SubIOp::create(b, loc, t, pos0)), g};
+                     [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+                       return {Value(arith::SubIOp::create(b, t, pos0)), g};
                      }};
-      emitGroupWeightedSum(b, loc, spec.dv, group, rowOf, {cached, fresh}, out,
+      emitGroupWeightedSum(b, spec.dv, group, rowOf, {cached, fresh}, out,
                            i, first, hLo, hHi, ct);
     };
     emitRebuiltKeyScores(
-        b, loc, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
+        b, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
                           headBegin, headEnd},
         score,
-        [&](OpBuilder &b, Location loc, Value i, Value h, Value row) {
-          attendRow(b, loc, h, i, row, /*cachedScored=*/true,
+        [&](ImplicitLocOpBuilder &b, Value i, Value h, Value row) {
+          attendRow(b, h, i, row, /*cachedScored=*/true,
                     /*weightedSum=*/!groupSum);
         },
         groupSum ? RowSumFn(sumRow) : RowSumFn());
-    memref::DeallocOp::create(b, loc, chunkKeys);
+    memref::DeallocOp::create(b, chunkKeys);
   }
-  memref::DeallocOp::create(b, loc, qf);
+  memref::DeallocOp::create(b, qf);
   if (valuePairs)
-    memref::DeallocOp::create(b, loc, valuePairs);
+    memref::DeallocOp::create(b, valuePairs);
   if (scores)
-    memref::DeallocOp::create(b, loc, scores);
-  func::ReturnOp::create(b, loc);
+    memref::DeallocOp::create(b, scores);
+  func::ReturnOp::create(b);
   return func;
 }
 
@@ -702,8 +693,8 @@ func::FuncOp getOrCreateAttnDispatcher(OpBuilder &b, ModuleOp module,
 static LogicalResult lowerAttention(Operation *op,
                                     const sg::AttentionParts &params,
                                     FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op->getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value q = state.lookup(params.q), k = state.lookup(params.k);
   Value v = state.lookup(params.v);
   Value kc = state.lookup(params.kCache), vc = state.lookup(params.vCache);
@@ -736,18 +727,18 @@ static LogicalResult lowerAttention(Operation *op,
     return op->emitError("convert-sg-to-cpu: the V cache must match the "
                          "K cache's element type and the values' width");
   // The position travels as a one-element buffer (dispatchers pass buffers).
-  Value posBuf = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
-  memref::StoreOp::create(b, loc, state.lookup(params.position), posBuf,
-                          ValueRange{constIndex(b, loc, 0)});
-  SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
-                             withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v),
+  Value posBuf = memref::AllocaOp::create(b, MemRefType::get({1}, b.getI64Type()));
+  memref::StoreOp::create(b, state.lookup(params.position), posBuf,
+                          ValueRange{constIndex(b, 0)});
+  SmallVector<Value> args = {state.exec, withDynamicTokens(b, q),
+                             withDynamicTokens(b, k), withDynamicTokens(b, v),
                              kc, vc, posBuf};
   if (blocks)
-    args.push_back(withDynamicTokens(b, loc, blocks));
+    args.push_back(withDynamicTokens(b, blocks));
   if (keyWeight)
     args.push_back(keyWeight);
-  args.push_back(withDynamicTokens(b, loc, out));
-  func::CallOp::create(b, loc, getOrCreateAttnDispatcher(b, state.module, spec), args);
+  args.push_back(withDynamicTokens(b, out));
+  func::CallOp::create(b, getOrCreateAttnDispatcher(b, state.module, spec), args);
   state.buffers.map(op->getResult(0), out);
   return success();
 }

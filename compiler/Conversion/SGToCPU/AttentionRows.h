@@ -33,25 +33,25 @@ namespace attention {
 constexpr int64_t kLanes = 16;
 
 /// out[i, h, :] = round(acc[:]) for the `dv` f32 sums of one query head.
-void storeRoundedRow(OpBuilder &b, Location loc, Value zero, Value acc,
+void storeRoundedRow(ImplicitLocOpBuilder &b, Value zero, Value acc,
                      Value out, Value i, Value h, int64_t dv, Type ct);
 
 /// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
 /// (memref + leading indices): one chain of 16-lane partial sums (a multiply,
 /// then an add), one reassociating horizontal add, then a scalar tail.
-Value emitDot(OpBuilder &b, Location loc, int64_t n, Value aBuf,
+Value emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf,
               ValueRange aIdx, Value bBuf, ValueRange bIdx);
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
 /// element: the order over keys is the caller's).
-void emitAxpy(OpBuilder &b, Location loc, int64_t n, Value p, Value acc,
+void emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
               Value vBuf, ValueRange vIdx);
 
 /// One run of keys of a weighted sum: keys t in [tBegin, tEnd) of the
 /// probabilities `probs`, key t's value row at `rowOf(t)` of `vBuf`.
 struct ValueRun {
   Value tBegin, tEnd, vBuf;
-  std::function<SmallVector<Value>(OpBuilder &, Location, Value)> rowOf;
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, Value)> rowOf;
 };
 
 /// A chunk's bf16 value rows packed in pairs for vdpbf16ps (emitPackValuePairs
@@ -70,7 +70,7 @@ struct PairedValues {
 /// values, in key order; a pair of paired rows one vdpbf16ps, which adds
 /// the earlier product first); columns past whole vectors one at a time (not
 /// with `paired`: dv a multiple of kLanes).
-void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
+void emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv, Value probs,
                      ArrayRef<ValueRun> runs, Value out, Value i, Value h,
                      Type ct, const PairedValues *paired = nullptr);
 
@@ -81,15 +81,15 @@ void emitWeightedSum(OpBuilder &b, Location loc, int64_t dv, Value probs,
 /// and the sums of heads in [hLo, hHi) stored. `probsOf(k)` is head first +
 /// k's probabilities; dv is a multiple of kLanes.
 void emitGroupWeightedSum(
-    OpBuilder &b, Location loc, int64_t dv, int64_t group,
-    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
+    ImplicitLocOpBuilder &b, int64_t dv, int64_t group,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)> probsOf,
     ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
     Value hHi, Type ct);
 
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one `type` value.
-Value emitIfElse(OpBuilder &b, Location loc, Type type, Value cond,
-                 llvm::function_ref<Value(OpBuilder &, Location)> thenFn,
-                 llvm::function_ref<Value(OpBuilder &, Location)> elseFn);
+Value emitIfElse(ImplicitLocOpBuilder &b, Type type, Value cond,
+                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> thenFn,
+                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> elseFn);
 
 /// The keys of a cache that holds V only (sg.full_attn keys_from_values,
 /// RebuiltKeys.cpp).
@@ -106,7 +106,7 @@ struct RebuiltKeys {
 /// key[keyIdx..., 0:d) = the key of the V row v[vIdx..., :] at position
 /// `pos` (an index): RoPE_pos(round(v · w)), rounded to `ct` as sg.norm_rope
 /// rounds keys, into `key` of element type `ct`.
-void emitRebuiltKey(OpBuilder &b, Location loc, const RebuiltKeys &keys,
+void emitRebuiltKey(ImplicitLocOpBuilder &b, const RebuiltKeys &keys,
                     int64_t d, Value v, ValueRange vIdx, Value pos, Value key,
                     ValueRange keyIdx, Type ct);
 
@@ -124,8 +124,8 @@ struct RebuiltKeyLoops {
 /// `sumRow(i, g, first, hLo, hHi, rowOf)`: query row i's work for kv head g
 /// after its heads attended, `rowOf(k)` the scores row of head first + k.
 using RowSumFn = llvm::function_ref<void(
-    OpBuilder &, Location, Value i, Value g, Value first, Value hLo, Value hHi,
-    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> rowOf)>;
+    ImplicitLocOpBuilder &, Value i, Value g, Value first, Value hLo, Value hHi,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)> rowOf)>;
 
 /// Per kv head g of the call's query heads and block of query rows: each
 /// cached key rebuilt once into a row buffer, `score(i, h, key)` of each of
@@ -134,12 +134,12 @@ using RowSumFn = llvm::function_ref<void(
 /// memref of `capacity`) for each of g's heads, and `sumRow` (when given)
 /// once per row. Blocks hold up to 16 rows, their scores within 16 MiB.
 void emitRebuiltKeyScores(
-    OpBuilder &b, Location loc, const RebuiltKeys &keys,
+    ImplicitLocOpBuilder &b, const RebuiltKeys &keys,
     const RebuiltKeyLoops &loops,
-    llvm::function_ref<Value(OpBuilder &, Location, Value i, Value h,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value i, Value h,
                              Value key)>
         score,
-    llvm::function_ref<void(OpBuilder &, Location, Value i, Value h,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value i, Value h,
                             Value row)>
         attend,
     RowSumFn sumRow = {});

@@ -52,9 +52,9 @@ struct EncoderAttnSpec {
 /// The kernel `@sgc_encoder_attn_…(q, k, v, [key_positions], out,
 /// head_begin, head_end)`: every query of query heads [head_begin,
 /// head_end) over every key, masked keys at score −inf and probability 0.
-func::FuncOp buildEncoderAttnKernel(OpBuilder &b, ModuleOp module,
+func::FuncOp buildEncoderAttnKernel(OpBuilder &outer, ModuleOp module,
                                     const EncoderAttnSpec &spec, StringRef name) {
-  Location loc = module.getLoc();
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
                             MemRefType::get({dyn, spec.hkv, spec.d}, spec.ct),
@@ -76,86 +76,84 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &b, ModuleOp module,
   Type ct = spec.ct;
   int64_t group = spec.hq / spec.hkv;
 
-  Value queries = dimOf(b, loc, q, 0), keys = dimOf(b, loc, k, 0);
+  Value queries = dimOf(b, q, 0), keys = dimOf(b, k, 0);
   Value scores = memref::AllocOp::create(
-      b, loc, MemRefType::get({dyn}, b.getF32Type()), ValueRange{keys},
+      b, MemRefType::get({dyn}, b.getF32Type()), ValueRange{keys},
       b.getI64IntegerAttr(64));
-  Value acc = memref::AllocOp::create(b, loc, MemRefType::get({spec.dv}, b.getF32Type()),
+  Value acc = memref::AllocOp::create(b, MemRefType::get({spec.dv}, b.getF32Type()),
                                       ValueRange{}, b.getI64IntegerAttr(64));
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  Value scale = constF32(b, loc, static_cast<float>(spec.scale));
-  Value negInf = constF32(b, loc, -std::numeric_limits<float>::infinity());
-  Value fzero = constF32(b, loc, 0.0f);
+  Value zero = constIndex(b, 0), one = constIndex(b, 1);
+  Value scale = constF32(b, static_cast<float>(spec.scale));
+  Value negInf = constF32(b, -std::numeric_limits<float>::infinity());
+  Value fzero = constF32(b, 0.0f);
 
-  emitFor(b, loc, headBegin, headEnd, [&](OpBuilder &b, Location loc, Value h) {
-    Value g = arith::DivUIOp::create(b, loc, h, constIndex(b, loc, group));
-    emitFor(b, loc, zero, queries, [&](OpBuilder &b, Location loc, Value i) {
+  emitFor(b, headBegin, headEnd, [&](ImplicitLocOpBuilder &b, Value h) {
+    Value g = arith::DivUIOp::create(b, h, constIndex(b, group));
+    emitFor(b, zero, queries, [&](ImplicitLocOpBuilder &b, Value i) {
       // Pass 1: scores (−inf for a masked key) and their maximum.
       auto scoreLoop = scf::ForOp::create(
-          b, loc, zero, keys, one, ValueRange{negInf},
-          [&](OpBuilder &b, Location loc, Value j, ValueRange maxArg) {
-            auto score = [&](OpBuilder &b, Location loc) -> Value {
-              Value qk = emitDot(b, loc, spec.d, q, ValueRange{i, h}, k,
+          b, zero, keys, one, ValueRange{negInf},
+          implicitLoc([&](ImplicitLocOpBuilder &b, Value j, ValueRange maxArg) {
+            auto score = [&](ImplicitLocOpBuilder &b) -> Value {
+              Value qk = emitDot(b, spec.d, q, ValueRange{i, h}, k,
                                  ValueRange{j, g});
               // The reference rounds q·k and the scaled score to its dtype.
-              Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
-              return toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, s, scale), ct));
+              Value s = toF32(b, roundTo(b, qk, ct));
+              return toF32(b, roundTo(b, arith::MulFOp::create(b, s, scale), ct));
             };
             Value s;
             if (mask) {
-              Value px = memref::LoadOp::create(b, loc, mask, ValueRange{j, zero});
+              Value px = memref::LoadOp::create(b, mask, ValueRange{j, zero});
               Value pad = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::slt, px,
-                  arith::ConstantOp::create(b, loc, b.getIntegerAttr(spec.maskType, 0)));
-              s = emitIfElse(b, loc, b.getF32Type(), pad,
-                             [&](OpBuilder &, Location) { return negInf; }, score);
+                  b, arith::CmpIPredicate::slt, px,
+                  arith::ConstantOp::create(b, b.getIntegerAttr(spec.maskType, 0)));
+              s = emitIfElse(b, b.getF32Type(), pad,
+                             [&](ImplicitLocOpBuilder &) { return negInf; }, score);
             } else {
-              s = score(b, loc);
+              s = score(b);
             }
-            memref::StoreOp::create(b, loc, s, scores, ValueRange{j});
-            scf::YieldOp::create(b, loc,
-                                 Value(arith::MaximumFOp::create(b, loc, maxArg[0], s)));
-          });
+            memref::StoreOp::create(b, s, scores, ValueRange{j});
+            scf::YieldOp::create(b, Value(arith::MaximumFOp::create(b, maxArg[0], s)));
+          }));
       Value maxScore = scoreLoop.getResult(0);
       // Pass 2: exponentials (exactly 0 for a masked key) and their sum.
       auto sumLoop = scf::ForOp::create(
-          b, loc, zero, keys, one, ValueRange{fzero},
-          [&](OpBuilder &b, Location loc, Value j, ValueRange sum) {
-            Value s = memref::LoadOp::create(b, loc, scores, ValueRange{j});
-            Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf);
-            Value e = math::ExpOp::create(b, loc,
-                                          Value(arith::SubFOp::create(b, loc, s, maxScore)));
-            e = arith::SelectOp::create(b, loc, masked, fzero, e);
-            memref::StoreOp::create(b, loc, e, scores, ValueRange{j});
-            scf::YieldOp::create(b, loc, Value(arith::AddFOp::create(b, loc, sum[0], e)));
-          });
+          b, zero, keys, one, ValueRange{fzero},
+          implicitLoc([&](ImplicitLocOpBuilder &b, Value j, ValueRange sum) {
+            Value s = memref::LoadOp::create(b, scores, ValueRange{j});
+            Value masked = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
+            Value e = math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, maxScore)));
+            e = arith::SelectOp::create(b, masked, fzero, e);
+            memref::StoreOp::create(b, e, scores, ValueRange{j});
+            scf::YieldOp::create(b, Value(arith::AddFOp::create(b, sum[0], e)));
+          }));
       Value total = sumLoop.getResult(0);
       // Every key masked: probabilities 0, result 0.
-      Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, fzero);
+      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total, fzero);
       Value inv = arith::SelectOp::create(
-          b, loc, positive,
-          Value(arith::DivFOp::create(b, loc, constF32(b, loc, 1.0f), total)), fzero);
+          b, positive,
+          Value(arith::DivFOp::create(b, constF32(b, 1.0f), total)), fzero);
       // Pass 3: out = round(sum_j round(p_j) * v_j).
-      linalg::FillOp::create(b, loc, fzero, acc);
-      emitFor(b, loc, zero, keys, [&](OpBuilder &b, Location loc, Value j) {
-        Value e = memref::LoadOp::create(b, loc, scores, ValueRange{j});
-        Value pt = toF32(b, loc, roundTo(b, loc, arith::MulFOp::create(b, loc, e, inv), ct));
-        emitAxpy(b, loc, spec.dv, pt, acc, v, ValueRange{j, g});
+      linalg::FillOp::create(b, fzero, acc);
+      emitFor(b, zero, keys, [&](ImplicitLocOpBuilder &b, Value j) {
+        Value e = memref::LoadOp::create(b, scores, ValueRange{j});
+        Value pt = toF32(b, roundTo(b, arith::MulFOp::create(b, e, inv), ct));
+        emitAxpy(b, spec.dv, pt, acc, v, ValueRange{j, g});
       });
-      storeRoundedRow(b, loc, zero, acc, out, i, h, spec.dv, ct);
+      storeRoundedRow(b, zero, acc, out, i, h, spec.dv, ct);
     });
   });
-  memref::DeallocOp::create(b, loc, acc);
-  memref::DeallocOp::create(b, loc, scores);
-  func::ReturnOp::create(b, loc);
+  memref::DeallocOp::create(b, acc);
+  memref::DeallocOp::create(b, scores);
+  func::ReturnOp::create(b);
   return func;
 }
 } // namespace
 
 LogicalResult lowering::lowerEncoderAttention(sg::EncoderAttnOp op,
                                               FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value q = state.lookup(op.getQ()), k = state.lookup(op.getK());
   Value v = state.lookup(op.getV());
   Value out = state.bufferFor(loc, op.getResult());
@@ -179,12 +177,12 @@ LogicalResult lowering::lowerEncoderAttention(sg::EncoderAttnOp op,
     dispatcher = declareDispatcher(b, state.module, kernel, name, spec.hq,
                                    /*parallelRows=*/2);
   }
-  SmallVector<Value> args = {state.exec, withDynamicTokens(b, loc, q),
-                             withDynamicTokens(b, loc, k), withDynamicTokens(b, loc, v)};
+  SmallVector<Value> args = {state.exec, withDynamicTokens(b, q),
+                             withDynamicTokens(b, k), withDynamicTokens(b, v)};
   if (mask)
-    args.push_back(withDynamicTokens(b, loc, mask));
-  args.push_back(withDynamicTokens(b, loc, out));
-  func::CallOp::create(b, loc, dispatcher, args);
+    args.push_back(withDynamicTokens(b, mask));
+  args.push_back(withDynamicTokens(b, out));
+  func::CallOp::create(b, dispatcher, args);
   state.buffers.map(op.getResult(), out);
   return success();
 }

@@ -52,8 +52,8 @@ int64_t zeroPoint(sg::QuantType quant) {
 /// block's start is split by 16 elements: lanes 0 and 4 of its 8.
 bool startsPer16(sg::QuantType quant) { return quant.getEncoding() == "Q6_K"; }
 
-Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
-  return arith::ConstantOp::create(b, loc, type,
+Value vecConst(ImplicitLocOpBuilder &b, VectorType type, Attribute value) {
+  return arith::ConstantOp::create(b, type,
                                    DenseElementsAttr::get(type, value));
 }
 } // namespace
@@ -75,30 +75,30 @@ int64_t linear::int8RowsPerPass(Type wType, int64_t k) {
              : kInt8WideRows;
 }
 
-std::pair<Value, Value> linear::emitBlockScale(OpBuilder &b, Location loc,
+std::pair<Value, Value> linear::emitBlockScale(ImplicitLocOpBuilder &b,
                                                ArrayRef<Value> halves,
                                                float range) {
   Value amax = vector::ReductionOp::create(
-      b, loc, vector::CombiningKind::MAXNUMF,
-      arith::MaxNumFOp::create(b, loc, math::AbsFOp::create(b, loc, halves[0]),
-                               math::AbsFOp::create(b, loc, halves[1])));
-  Value scale = arith::DivFOp::create(b, loc, amax, constF32(b, loc, range));
-  Value zero = constF32(b, loc, 0.0f);
-  Value byRange = arith::DivFOp::create(b, loc, constF32(b, loc, range), amax);
-  Value nonzero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax,
-                                        constF32(b, loc, 0.0f));
-  return {scale, arith::SelectOp::create(b, loc, nonzero, byRange, zero)};
+      b, vector::CombiningKind::MAXNUMF,
+      arith::MaxNumFOp::create(b, math::AbsFOp::create(b, halves[0]),
+                               math::AbsFOp::create(b, halves[1])));
+  Value scale = arith::DivFOp::create(b, amax, constF32(b, range));
+  Value zero = constF32(b, 0.0f);
+  Value byRange = arith::DivFOp::create(b, constF32(b, range), amax);
+  Value nonzero = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, amax,
+                                        constF32(b, 0.0f));
+  return {scale, arith::SelectOp::create(b, nonzero, byRange, zero)};
 }
 
-void linear::storeRecordBytes(OpBuilder &b, Location loc, Value records,
+void linear::storeRecordBytes(ImplicitLocOpBuilder &b, Value records,
                               Value s, Value at, Value v) {
   auto type = cast<VectorType>(v.getType());
   int64_t bytes =
       type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
   auto asBytes = VectorType::get({bytes}, b.getI8Type());
   if (type != asBytes)
-    v = vector::BitCastOp::create(b, loc, asBytes, v);
-  vector::StoreOp::create(b, loc, v, records, ValueRange{s, at});
+    v = vector::BitCastOp::create(b, asBytes, v);
+  vector::StoreOp::create(b, v, records, ValueRange{s, at});
 }
 
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
@@ -106,8 +106,9 @@ MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {
                          IntegerType::get(ctx, 8));
 }
 
-func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
+func::FuncOp linear::getOrCreateQuantRows(OpBuilder &outer, ModuleOp module,
                                           int64_t k, Type wType) {
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   if (usesQ4Groups(wType, k))
     return getOrCreateQ4GroupRows(b, module, k, wType);
   auto quant = cast<sg::QuantType>(wType);
@@ -117,7 +118,6 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
                                    per16 ? "_s16" : "");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  Location loc = module.getLoc();
   SmallVector<Type> args = {
       MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type())};
   args.push_back(int8ActivationType(b.getContext(), k));
@@ -128,92 +128,76 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &b, ModuleOp module,
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto i8x16 = VectorType::get({16}, b.getI8Type());
-  Value zero = constIndex(b, loc, 0);
-  emitFor(b, loc, zero, dimOf(b, loc, records, 0), [&](OpBuilder &b, Location loc,
+  Value zero = constIndex(b, 0);
+  emitFor(b, zero, dimOf(b, records, 0), [&](ImplicitLocOpBuilder &b,
                                                   Value s) {
-    emitFor(b, loc, zero, constIndex(b, loc, k / kBlock), [&](OpBuilder &b,
-                                                              Location loc,
+    emitFor(b, zero, constIndex(b, k / kBlock), [&](ImplicitLocOpBuilder &b,
                                                               Value j) {
-      Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, kBlock));
+      IndexExpr block(j);
       // Block j's part of its pair's record: 32 bytes from each field's
       // start for the pair's second block.
-      Value base = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, j, constIndex(b, loc, 2)),
-              constIndex(b, loc, kInt8RecordBytes)),
-          arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, j, constIndex(b, loc, 2)),
-              constIndex(b, loc, kBlock)));
+      IndexExpr base = block / 2 * kInt8RecordBytes + block % 2 * kBlock;
       auto storeBytes = [&](Value v, int64_t at) {
-        storeRecordBytes(
-            b, loc, records, s,
-            arith::AddIOp::create(b, loc, base, constIndex(b, loc, at)), v);
+        storeRecordBytes(b, records, s, (base + at).emit(b), v);
       };
       Value halves[2];
       for (int64_t h = 0; h < 2; ++h)
         halves[h] = vector::LoadOp::create(
-            b, loc, f32x16, xs,
-            ValueRange{s, arith::AddIOp::create(b, loc, col,
-                                                constIndex(b, loc, 16 * h))});
+            b, f32x16, xs, ValueRange{s, (block * kBlock + 16 * h).emit(b)});
       // llama.cpp's x86 quantizer for the high digit: t = x · (127 / max)
       // rounded to nearest even; an all-zero block has d = 0 and digits 0.
       // t − high is exact; the low digit is the rest in 256ths (|rest| <=
       // 1/2, so only 128 needs clamping).
-      auto [d, inverse] = emitBlockScale(b, loc, halves, 127.0f);
-      Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
-      Value by256 = vecConst(b, loc, f32x16, b.getF32FloatAttr(256.0f));
-      Value max127 = vecConst(b, loc, i32x16, b.getI32IntegerAttr(127));
+      auto [d, inverse] = emitBlockScale(b, halves, 127.0f);
+      Value byInverse = vector::BroadcastOp::create(b, f32x16, inverse);
+      Value by256 = vecConst(b, f32x16, b.getF32FloatAttr(256.0f));
+      Value max127 = vecConst(b, i32x16, b.getI32IntegerAttr(127));
       Value sums[2];
       for (int64_t h = 0; h < 2; ++h) {
-        Value t = arith::MulFOp::create(b, loc, halves[h], byInverse);
-        Value rounded = math::RoundEvenOp::create(b, loc, t);
-        Value hi = arith::FPToSIOp::create(b, loc, i32x16, rounded);
+        Value t = arith::MulFOp::create(b, halves[h], byInverse);
+        Value rounded = math::RoundEvenOp::create(b, t);
+        Value hi = arith::FPToSIOp::create(b, i32x16, rounded);
         Value lo = arith::MinSIOp::create(
-            b, loc,
-            arith::FPToSIOp::create(
-                b, loc, i32x16,
+            b, arith::FPToSIOp::create(
+                b, i32x16,
                 math::RoundEvenOp::create(
-                    b, loc,
-                    arith::MulFOp::create(
-                        b, loc, arith::SubFOp::create(b, loc, t, rounded),
+                    b, arith::MulFOp::create(
+                        b, arith::SubFOp::create(b, t, rounded),
                         by256))),
             max127);
         Value whole = arith::AddIOp::create(
-            b, loc,
-            arith::ShLIOp::create(
-                b, loc, hi, vecConst(b, loc, i32x16, b.getI32IntegerAttr(8))),
+            b, arith::ShLIOp::create(
+                b, hi, vecConst(b, i32x16, b.getI32IntegerAttr(8))),
             lo);
         sums[h] = whole;
-        storeBytes(arith::TruncIOp::create(b, loc, i8x16, hi), 16 * h);
-        storeBytes(arith::TruncIOp::create(b, loc, i8x16, lo), 64 + 16 * h);
+        storeBytes(arith::TruncIOp::create(b, i8x16, hi), 16 * h);
+        storeBytes(arith::TruncIOp::create(b, i8x16, lo), 64 + 16 * h);
       }
       auto i32x8 = VectorType::get({kBlockLanes}, b.getI32Type());
       auto startOf = [&](Value whole) -> Value {
         return arith::MulIOp::create(
-            b, loc,
-            vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, whole),
-            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-offset)));
+            b, vector::ReductionOp::create(b, vector::CombiningKind::ADD, whole),
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(-offset)));
       };
-      Value starts = vecConst(b, loc, i32x8, b.getI32IntegerAttr(0));
+      Value starts = vecConst(b, i32x8, b.getI32IntegerAttr(0));
       if (per16) {
         for (int64_t h = 0; h < 2; ++h)
-          starts = vector::InsertOp::create(b, loc, startOf(sums[h]), starts,
+          starts = vector::InsertOp::create(b, startOf(sums[h]), starts,
                                             ArrayRef<int64_t>{4 * h});
       } else {
         starts = vector::InsertOp::create(
-            b, loc, startOf(arith::AddIOp::create(b, loc, sums[0], sums[1])),
+            b, startOf(arith::AddIOp::create(b, sums[0], sums[1])),
             starts, ArrayRef<int64_t>{0});
       }
-      Value scale = arith::DivFOp::create(b, loc, d, constF32(b, loc, 256.0f));
+      Value scale = arith::DivFOp::create(b, d, constF32(b, 256.0f));
       storeBytes(starts, 128);
       storeBytes(vector::BroadcastOp::create(
-                     b, loc, VectorType::get({kBlockLanes}, b.getF32Type()),
+                     b, VectorType::get({kBlockLanes}, b.getF32Type()),
                      scale),
                  192);
     });
   });
-  func::ReturnOp::create(b, loc);
+  func::ReturnOp::create(b);
   return func;
 }
 
@@ -223,18 +207,12 @@ namespace {
 /// the super-block's first byte, the half, and the first of the pair's two
 /// quarters of the half (0 or 2).
 struct Q6KPair {
-  Value base, half, quarter;
+  IndexExpr base, half, quarter;
 };
 
-Q6KPair q6kPair(OpBuilder &b, Location loc, Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  Value r = arith::RemUIOp::create(b, loc, pair, c(4));
-  return {arith::MulIOp::create(b, loc,
-                                arith::DivUIOp::create(b, loc, pair, c(4)),
-                                c(210)),
-          arith::DivUIOp::create(b, loc, r, c(2)),
-          arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, r, c(2)),
-                                c(2))};
+Q6KPair q6kPair(Value pair) {
+  IndexExpr p(pair);
+  return {p / 4 * 210, p % 4 / 2, p % 2 * 2};
 }
 
 /// Q6_K's 6-bit q (weight q − 32) of a pair of blocks: element l of quarter
@@ -242,89 +220,68 @@ Q6KPair q6kPair(OpBuilder &b, Location loc, Value pair) {
 /// 2i, 2i + 1 of qh[l], as WeightRead.cpp's dequantizer reads them. The
 /// pair's two quarters use ql[0, 64) of the half, one nibble for both, and
 /// the half's 32 bytes of qh twice, shifted by 2i and 2i + 2.
-Value q6kWeightPair(OpBuilder &b, Location loc, Value w, Value row,
+Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row,
                     Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i64x8 = VectorType::get({8}, b.getI64Type());
-  Q6KPair at = q6kPair(b, loc, pair);
+  Q6KPair at = q6kPair(pair);
   Value ql = vector::LoadOp::create(
-      b, loc, i8x64, w,
-      ValueRange{row, arith::AddIOp::create(
-                          b, loc, at.base,
-                          arith::MulIOp::create(b, loc, at.half, c(64)))});
+      b, i8x64, w, ValueRange{row, (at.base + at.half * 64).emit(b)});
   // quarter 0: shift 0 (low nibbles); quarter 2: shift 4 (high nibbles).
   Value nibbleShift = vector::BroadcastOp::create(
-      b, loc, i64x8,
-      arith::IndexCastOp::create(
-          b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, at.quarter, c(2))));
+      b, i64x8,
+      arith::IndexCastOp::create(b, b.getI64Type(),
+                                 (at.quarter * 2).emit(b)));
   Value low = arith::AndIOp::create(
-      b, loc,
-      vector::BitCastOp::create(
-          b, loc, i8x64,
-          arith::ShRUIOp::create(b, loc,
-                                 vector::BitCastOp::create(b, loc, i64x8, ql),
+      b, vector::BitCastOp::create(
+          b, i8x64,
+          arith::ShRUIOp::create(b, vector::BitCastOp::create(b, i64x8, ql),
                                  nibbleShift)),
-      vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
+      vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
   Value qh = vector::LoadOp::create(
-      b, loc, VectorType::get({32}, b.getI8Type()), w,
-      ValueRange{row, arith::AddIOp::create(
-                          b, loc, at.base,
-                          arith::AddIOp::create(
-                              b, loc, c(128),
-                              arith::MulIOp::create(b, loc, at.half, c(32))))});
+      b, VectorType::get({32}, b.getI8Type()), w,
+      ValueRange{row, (at.base + 128 + at.half * 32).emit(b)});
   SmallVector<int64_t> twice;
   for (int64_t i = 0; i < 64; ++i)
     twice.push_back(i % 32);
   SmallVector<int64_t> secondQuarter = {0, 0, 0, 0, 2, 2, 2, 2};
   Value bitShift = arith::AddIOp::create(
-      b, loc, nibbleShift,
+      b, nibbleShift,
       arith::ConstantOp::create(
-          b, loc, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(secondQuarter))));
+          b, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(secondQuarter))));
   Value highBits = arith::ShLIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc,
-          vector::BitCastOp::create(
-              b, loc, i64x8, vector::ShuffleOp::create(b, loc, qh, qh, twice)),
+      b, arith::ShRUIOp::create(
+          b, vector::BitCastOp::create(
+              b, i64x8, vector::ShuffleOp::create(b, qh, qh, twice)),
           bitShift),
-      vecConst(b, loc, i64x8, b.getI64IntegerAttr(4)));
+      vecConst(b, i64x8, b.getI64IntegerAttr(4)));
   return arith::OrIOp::create(
-      b, loc, low,
-      arith::AndIOp::create(b, loc, vector::BitCastOp::create(b, loc, i8x64, highBits),
-                            vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x30))));
+      b, low,
+      arith::AndIOp::create(b, vector::BitCastOp::create(b, i8x64, highBits),
+                            vecConst(b, i8x64, b.getI8IntegerAttr(0x30))));
 }
 
 /// Q6_K's scales of a pair of blocks: d · sc of its four sub-blocks of 16
 /// (sc[8 · half + 2 · quarter .. + 4)), each over its 4 lanes.
-Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
-  Q6KPair at = q6kPair(b, loc, pair);
-  Value scAt = arith::AddIOp::create(
-      b, loc, at.base,
-      arith::AddIOp::create(
-          b, loc, c(192),
-          arith::AddIOp::create(b, loc,
-                                arith::MulIOp::create(b, loc, at.half, c(8)),
-                                arith::MulIOp::create(b, loc, at.quarter, c(2)))));
-  Value sc = vector::LoadOp::create(b, loc, VectorType::get({4}, b.getI8Type()),
-                                    w, ValueRange{row, scAt});
+Value q6kScalePair(ImplicitLocOpBuilder &b, Value w, Value row, Value pair) {
+  Q6KPair at = q6kPair(pair);
+  Value sc = vector::LoadOp::create(
+      b, VectorType::get({4}, b.getI8Type()), w,
+      ValueRange{row, (at.base + 192 + at.half * 8 + at.quarter * 2).emit(b)});
   SmallVector<int64_t> spread;
   for (int64_t i = 0; i < 16; ++i)
     spread.push_back(i / 4);
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   Value scales = arith::SIToFPOp::create(
-      b, loc, f32x16, vector::ShuffleOp::create(b, loc, sc, sc, spread));
+      b, f32x16, vector::ShuffleOp::create(b, sc, sc, spread));
   Value raw = vector::LoadOp::create(
-      b, loc, VectorType::get({2}, b.getI8Type()), w,
-      ValueRange{row, arith::AddIOp::create(b, loc, at.base, c(208))});
+      b, VectorType::get({2}, b.getI8Type()), w,
+      ValueRange{row, (at.base + 208).emit(b)});
   Value half = vector::ExtractOp::create(
-      b, loc,
-      vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getF16Type()), raw),
+      b, vector::BitCastOp::create(b, VectorType::get({1}, b.getF16Type()), raw),
       ArrayRef<int64_t>{0});
-  Value d = arith::ExtFOp::create(b, loc, b.getF32Type(), half);
-  return arith::MulFOp::create(b, loc,
-                               vector::BroadcastOp::create(b, loc, f32x16, d),
+  Value d = arith::ExtFOp::create(b, b.getF32Type(), half);
+  return arith::MulFOp::create(b, vector::BroadcastOp::create(b, f32x16, d),
                                scales);
 }
 
@@ -332,13 +289,11 @@ Value q6kScalePair(OpBuilder &b, Location loc, Value w, Value row, Value pair) {
 /// buffer `w` as vpdpbusd's unsigned operand (vector<64xi8>): Q4_0's
 /// nibbles n (weight n − 8), Q8_0's bytes q + 128 (weight q), Q6_K's q
 /// (weight q − 32); block `block` in bytes 0..31, element order.
-Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
+Value loadInt8WeightPair(ImplicitLocOpBuilder &b, Value w, Type wType,
                          Value row, Value block) {
   auto quant = cast<sg::QuantType>(wType);
   if (quant.getEncoding() == "Q6_K")
-    return q6kWeightPair(
-        b, loc, w, row,
-        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
+    return q6kWeightPair(b, w, row, (IndexExpr(block) / 2).emit(b));
   int64_t bytes = quant.getBlockBytes();
   bool q4 = quant.getEncoding() == "Q4_0";
   // The integers of a block follow its f16 scale: 16 bytes of nibble pairs
@@ -346,21 +301,19 @@ Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
   int64_t width = q4 ? 16 : 32;
   auto part = VectorType::get({width}, b.getI8Type());
   auto i8x64 = VectorType::get({64}, b.getI8Type());
-  Value base = arith::MulIOp::create(b, loc, block, constIndex(b, loc, bytes));
   Value parts[2];
   for (int64_t i = 0; i < 2; ++i)
     parts[i] = vector::LoadOp::create(
-        b, loc, part, w,
-        ValueRange{row, arith::AddIOp::create(b, loc, base,
-                                              constIndex(b, loc, i * bytes + 2))});
+        b, part, w,
+        ValueRange{row, (IndexExpr(block) * bytes + (i * bytes + 2)).emit(b)});
   SmallVector<int64_t> order;
   if (!q4) {
     for (int64_t i = 0; i < 64; ++i)
       order.push_back(i);
-    Value joined = vector::ShuffleOp::create(b, loc, parts[0], parts[1], order);
+    Value joined = vector::ShuffleOp::create(b, parts[0], parts[1], order);
     return arith::XOrIOp::create(
-        b, loc, joined,
-        vecConst(b, loc, i8x64, b.getI8IntegerAttr(static_cast<int8_t>(0x80))));
+        b, joined,
+        vecConst(b, i8x64, b.getI8IntegerAttr(static_cast<int8_t>(0x80))));
   }
   // Each block's 16 bytes twice, [b0, b0, b1, b1] in 16-byte lanes; the
   // second copy shifted right 4 bits (per 64-bit word: one vpsrlvq), then
@@ -368,131 +321,119 @@ Value loadInt8WeightPair(OpBuilder &b, Location loc, Value w, Type wType,
   for (int64_t copy = 0; copy < 4; ++copy)
     for (int64_t i = 0; i < 16; ++i)
       order.push_back((copy / 2) * 16 + i);
-  Value twice = vector::ShuffleOp::create(b, loc, parts[0], parts[1], order);
+  Value twice = vector::ShuffleOp::create(b, parts[0], parts[1], order);
   auto i64x8 = VectorType::get({8}, b.getI64Type());
   SmallVector<int64_t> shifts = {0, 0, 4, 4, 0, 0, 4, 4};
   Value shifted = arith::ShRUIOp::create(
-      b, loc, vector::BitCastOp::create(b, loc, i64x8, twice),
+      b, vector::BitCastOp::create(b, i64x8, twice),
       arith::ConstantOp::create(
-          b, loc, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(shifts))));
+          b, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(shifts))));
   return arith::AndIOp::create(
-      b, loc, vector::BitCastOp::create(b, loc, i8x64, shifted),
-      vecConst(b, loc, i8x64, b.getI8IntegerAttr(0x0F)));
+      b, vector::BitCastOp::create(b, i8x64, shifted),
+      vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
 }
 
 /// The two blocks' scales as f32 over their lanes (vector<16xf32>): each
 /// block's f16 over its 8 (Q4_0, Q8_0), or Q6_K's sub-block scales.
-Value loadBlockScalePair(OpBuilder &b, Location loc, Value w, Type wType,
+Value loadBlockScalePair(ImplicitLocOpBuilder &b, Value w, Type wType,
                          Value row, Value block) {
   StringRef encoding = cast<sg::QuantType>(wType).getEncoding();
   if (encoding == "Q6_K")
-    return q6kScalePair(
-        b, loc, w, row,
-        arith::DivUIOp::create(b, loc, block, constIndex(b, loc, 2)));
+    return q6kScalePair(b, w, row, (IndexExpr(block) / 2).emit(b));
   int64_t bytes = cast<sg::QuantType>(wType).getBlockBytes();
   auto two = VectorType::get({2}, b.getI8Type());
   auto one = VectorType::get({1}, b.getF16Type());
-  Value base = arith::MulIOp::create(b, loc, block, constIndex(b, loc, bytes));
   Value halves[2];
   for (int64_t i = 0; i < 2; ++i)
     halves[i] = vector::BitCastOp::create(
-        b, loc, one,
+        b, one,
         vector::LoadOp::create(
-            b, loc, two, w,
-            ValueRange{row, arith::AddIOp::create(
-                                b, loc, base, constIndex(b, loc, i * bytes))}));
+            b, two, w,
+            ValueRange{row, (IndexExpr(block) * bytes + i * bytes).emit(b)}));
   SmallVector<int64_t> order;
   for (int64_t i = 0; i < 2 * kBlockLanes; ++i)
     order.push_back(i / kBlockLanes);
-  Value spread = vector::ShuffleOp::create(b, loc, halves[0], halves[1], order);
+  Value spread = vector::ShuffleOp::create(b, halves[0], halves[1], order);
   return arith::ExtFOp::create(
-      b, loc, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread);
+      b, VectorType::get({2 * kBlockLanes}, b.getF32Type()), spread);
 }
 
 /// acc + f32(256 · Σ weights · high + Σ weights · low + start) · scales ·
 /// (d / 256): token `s`'s products with the pair of blocks whose record is
 /// `pair` (blocks 2 · pair and 2 · pair + 1).
-Value emitInt8PairStep(OpBuilder &b, Location loc, Value records, Value s,
+Value emitInt8PairStep(ImplicitLocOpBuilder &b, Value records, Value s,
                        Value pair, Value weights, Value scales, Value acc) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
-  Value base = arith::MulIOp::create(b, loc, pair,
-                                     constIndex(b, loc, kInt8RecordBytes));
   auto field = [&](int64_t at, VectorType type) -> Value {
     Value bytes = vector::LoadOp::create(
-        b, loc, i8x64, records,
-        ValueRange{s, arith::AddIOp::create(b, loc, base, constIndex(b, loc, at))});
-    return type == i8x64 ? bytes : vector::BitCastOp::create(b, loc, type, bytes);
+        b, i8x64, records,
+        ValueRange{s, (IndexExpr(pair) * kInt8RecordBytes + at).emit(b)});
+    return type == i8x64 ? bytes : vector::BitCastOp::create(b, type, bytes);
   };
   auto dot = [&](Value sum, Value digits) -> Value {
     return LLVM::CallIntrinsicOp::create(
-               b, loc, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
+               b, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
                ValueRange{sum, weights, digits})
         .getResult(0);
   };
-  Value high = dot(vecConst(b, loc, i32x16, b.getI32IntegerAttr(0)),
+  Value high = dot(vecConst(b, i32x16, b.getI32IntegerAttr(0)),
                    field(0, i8x64));
   Value shifted = arith::ShLIOp::create(
-      b, loc, high, vecConst(b, loc, i32x16, b.getI32IntegerAttr(8)));
+      b, high, vecConst(b, i32x16, b.getI32IntegerAttr(8)));
   Value total =
-      dot(arith::AddIOp::create(b, loc, shifted, field(128, i32x16)),
+      dot(arith::AddIOp::create(b, shifted, field(128, i32x16)),
           field(64, i8x64));
   Value scale = field(192, f32x16);
-  Value both = arith::MulFOp::create(b, loc, scales, scale);
+  Value both = arith::MulFOp::create(b, scales, scale);
   return vector::FMAOp::create(
-      b, loc, arith::SIToFPOp::create(b, loc, f32x16, total), both, acc);
+      b, arith::SIToFPOp::create(b, f32x16, total), both, acc);
 }
 
 } // namespace
 
-SmallVector<Value> linear::emitRowDotsInt8(OpBuilder &b, Location loc,
+SmallVector<Value> linear::emitRowDotsInt8(ImplicitLocOpBuilder &b,
                                            Value records, Value w, Type wType,
                                            ValueRange rows, ValueRange tokens,
                                            int64_t k) {
   if (usesQ4Groups(wType, k))
-    return emitRowDotsQ4Groups(b, loc, records, w, wType, rows, tokens, k);
+    return emitRowDotsQ4Groups(b, records, w, wType, rows, tokens, k);
   auto quant = cast<sg::QuantType>(wType);
   constexpr int64_t kPositionsPerBlock = kBlock / 4;
   return emitChainedSums(
-      b, loc, k / 4, kLanes, kAccumulators, rows.size() * tokens.size(),
-      [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
+      b, k / 4, kLanes, kAccumulators, rows.size() * tokens.size(),
+      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
           ValueRange accs) -> SmallVector<Value> {
         if (lanes == 1)
           return SmallVector<Value>(accs);
-        Value block = arith::DivUIOp::create(
-            b, loc, col, constIndex(b, loc, kPositionsPerBlock));
-        Value pair = arith::DivUIOp::create(
-            b, loc, col, constIndex(b, loc, 2 * kPositionsPerBlock));
+        Value block = (IndexExpr(col) / kPositionsPerBlock).emit(b);
+        Value pair = (IndexExpr(col) / (2 * kPositionsPerBlock)).emit(b);
         SmallVector<Value> out;
         for (auto [r, row] : llvm::enumerate(rows)) {
-          Value weights = loadInt8WeightPair(b, loc, w, wType, row, block);
-          Value scales = loadBlockScalePair(b, loc, w, wType, row, block);
+          Value weights = loadInt8WeightPair(b, w, wType, row, block);
+          Value scales = loadBlockScalePair(b, w, wType, row, block);
           for (auto [t, s] : llvm::enumerate(tokens))
-            out.push_back(emitInt8PairStep(b, loc, records, s, pair, weights,
+            out.push_back(emitInt8PairStep(b, records, s, pair, weights,
                                            scales,
                                            accs[r * tokens.size() + t]));
         }
         return out;
       },
-      [&](OpBuilder &b, Location loc, Value col) {
+      [&](ImplicitLocOpBuilder &b, Value col) {
         // A step's bytes of each row, 4 KiB ahead along it (into the next
         // row near its end: the rows are one stream). A step starts a
         // whole block of the encoding (4 · col elements in; 256, a K-quant
         // super-block, a step).
-        Value byte = arith::AddIOp::create(
-            b, loc,
-            weightBufferColumn(
-                b, loc, wType,
-                arith::MulIOp::create(b, loc, col, constIndex(b, loc, 4))),
-            constIndex(b, loc, kInt8PrefetchBytes));
+        Value column = (IndexExpr(col) * 4).emit(b);
+        IndexExpr byte =
+            IndexExpr(weightBufferColumn(b, wType, column)) + kInt8PrefetchBytes;
         int64_t stepBytes = quant.getRowBytes(4 * kLanes * kAccumulators);
         for (Value row : rows)
           for (int64_t line = 0; line < stepBytes; line += 64)
             memref::PrefetchOp::create(
-                b, loc, w,
-                ValueRange{row, arith::AddIOp::create(b, loc, byte,
-                                                      constIndex(b, loc, line))},
+                b, w,
+                ValueRange{row, (byte + line).emit(b)},
                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
       });
 }

@@ -24,7 +24,7 @@
 #include "compiler/Conversion/SGToCPU/LinearSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::sgc::lowering::linear {
@@ -71,12 +71,12 @@ constexpr int64_t kInt8RecordBytes = 256;
 /// A block of 32 f32 activations (`halves`: its two vectors of 16) as
 /// integers in [−range, range]: its scale max|x| / range and the inverse
 /// range / max|x| (0 for an all-zero block, whose integers are then 0).
-std::pair<Value, Value> emitBlockScale(OpBuilder &b, Location loc,
+std::pair<Value, Value> emitBlockScale(ImplicitLocOpBuilder &b,
                                        ArrayRef<Value> halves, float range);
 
 /// Stores `v` as bytes into the records at [s, at) (bitcast to i8 unless it
 /// is i8 already).
-void storeRecordBytes(OpBuilder &b, Location loc, Value records, Value s,
+void storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s,
                       Value at, Value v);
 
 /// The buffer type of the int8 activations for K = `k`.
@@ -96,7 +96,7 @@ func::FuncOp getOrCreateQuantRows(OpBuilder &b, ModuleOp module, int64_t k,
 /// sums). K / 4 is a multiple of kLanes, so the scalar tail of
 /// emitChainedSums never runs. Each sum is the same in a group of rows and
 /// tokens as alone.
-SmallVector<Value> emitRowDotsInt8(OpBuilder &b, Location loc, Value records,
+SmallVector<Value> emitRowDotsInt8(ImplicitLocOpBuilder &b, Value records,
                                    Value w, Type wType, ValueRange rows,
                                    ValueRange tokens, int64_t k);
 
@@ -127,7 +127,7 @@ func::FuncOp getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module, int64_t k,
 
 /// emitRowDotsInt8 for the groups: each sum the same in a group of rows and
 /// tokens as alone.
-SmallVector<Value> emitRowDotsQ4Groups(OpBuilder &b, Location loc,
+SmallVector<Value> emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
                                        Value records, Value w, Type wType,
                                        ValueRange rows, ValueRange tokens,
                                        int64_t k);

@@ -62,20 +62,20 @@ bool isQ4K(Type wType) {
   return cast<sg::QuantType>(wType).getEncoding() == "Q4_K";
 }
 
-Value vecConst(OpBuilder &b, Location loc, VectorType type, Attribute value) {
-  return arith::ConstantOp::create(b, loc, type,
+Value vecConst(ImplicitLocOpBuilder &b, VectorType type, Attribute value) {
+  return arith::ConstantOp::create(b, type,
                                    DenseElementsAttr::get(type, value));
 }
 
 /// Loads `type` from the records at [s, at).
-Value loadBytes(OpBuilder &b, Location loc, Value records, Value s, Value at,
+Value loadBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
                 VectorType type) {
   int64_t bytes =
       type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
   Value raw = vector::LoadOp::create(
-      b, loc, VectorType::get({bytes}, b.getI8Type()), records,
+      b, VectorType::get({bytes}, b.getI8Type()), records,
       ValueRange{s, at});
-  return vector::BitCastOp::create(b, loc, type, raw);
+  return vector::BitCastOp::create(b, type, raw);
 }
 
 /// A group's weights as vpdpwssd's word operands, pair p's in lows[p] (each
@@ -87,21 +87,21 @@ struct GroupWeights {
 };
 
 /// Each byte of `bytes` at `from` twice, one word each (vpermb).
-Value bytesAsWords(OpBuilder &b, Location loc, Value bytes,
+Value bytesAsWords(ImplicitLocOpBuilder &b, Value bytes,
                    ArrayRef<int64_t> from) {
   SmallVector<int64_t> twice;
   for (int64_t i : from)
     twice.append(2, i);
   return vector::BitCastOp::create(
-      b, loc, VectorType::get({32}, b.getI16Type()),
-      vector::ShuffleOp::create(b, loc, bytes, bytes, twice));
+      b, VectorType::get({32}, b.getI16Type()),
+      vector::ShuffleOp::create(b, bytes, bytes, twice));
 }
 
 /// Q4_0: per pair, the 36 bytes of a 64-byte load (the rest masked off, so
 /// the tensor's last pair never reads past it); a word holding its byte
 /// twice is `& 15` the low nibble (elements 0-15) and `>> 12` the high
 /// (16-31). The f16 scales are words 0 and 9 of each pair's load.
-GroupWeights q4_0Group(OpBuilder &b, Location loc, Value w, Value row,
+GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
                        Value at) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i16x32 = VectorType::get({32}, b.getI16Type());
@@ -109,8 +109,8 @@ GroupWeights q4_0Group(OpBuilder &b, Location loc, Value w, Value row,
   std::fill_n(pairBytes.begin(), 2 * kBlockBytes, true);
   auto i1x64 = VectorType::get({64}, b.getI1Type());
   Value mask = arith::ConstantOp::create(
-      b, loc, i1x64, DenseElementsAttr::get(i1x64, ArrayRef(pairBytes)));
-  Value zeroBytes = vecConst(b, loc, i8x64, b.getI8IntegerAttr(0));
+      b, i1x64, DenseElementsAttr::get(i1x64, ArrayRef(pairBytes)));
+  Value zeroBytes = vecConst(b, i8x64, b.getI8IntegerAttr(0));
   SmallVector<int64_t> nibbleBytes;
   for (int64_t i = 0; i < 32; ++i)
     nibbleBytes.push_back(2 + kBlockBytes * (i / 16) + i % 16);
@@ -118,30 +118,28 @@ GroupWeights q4_0Group(OpBuilder &b, Location loc, Value w, Value row,
   Value raws[kGroupPairs];
   for (int64_t p = 0; p < kGroupPairs; ++p) {
     raws[p] = vector::MaskedLoadOp::create(
-        b, loc, i8x64, w,
-        ValueRange{row, arith::AddIOp::create(
-                            b, loc, at,
-                            constIndex(b, loc, 2 * kBlockBytes * p))},
+        b, i8x64, w,
+        ValueRange{row, (IndexExpr(at) + 2 * kBlockBytes * p).emit(b)},
         mask, zeroBytes);
-    Value words = bytesAsWords(b, loc, raws[p], nibbleBytes);
+    Value words = bytesAsWords(b, raws[p], nibbleBytes);
     group.lows[p] = arith::AndIOp::create(
-        b, loc, words, vecConst(b, loc, i16x32, b.getI16IntegerAttr(15)));
+        b, words, vecConst(b, i16x32, b.getI16IntegerAttr(15)));
     group.highs[p] = arith::ShRUIOp::create(
-        b, loc, words, vecConst(b, loc, i16x32, b.getI16IntegerAttr(12)));
+        b, words, vecConst(b, i16x32, b.getI16IntegerAttr(12)));
   }
   auto scalesOf = [&](Value first, Value second) -> Value {
     return vector::ShuffleOp::create(
-        b, loc, vector::BitCastOp::create(b, loc, i16x32, first),
-        vector::BitCastOp::create(b, loc, i16x32, second),
+        b, vector::BitCastOp::create(b, i16x32, first),
+        vector::BitCastOp::create(b, i16x32, second),
         ArrayRef<int64_t>{0, 9, 32, 41});
   };
   Value scaleWords = vector::ShuffleOp::create(
-      b, loc, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
+      b, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
       ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   Value halfScales = vector::BitCastOp::create(
-      b, loc, VectorType::get({8}, b.getF16Type()), scaleWords);
+      b, VectorType::get({8}, b.getF16Type()), scaleWords);
   group.scales = arith::ExtFOp::create(
-      b, loc, VectorType::get({8}, b.getF32Type()), halfScales);
+      b, VectorType::get({8}, b.getF32Type()), halfScales);
   group.zeroScales = group.scales;
   return group;
 }
@@ -151,38 +149,36 @@ GroupWeights q4_0Group(OpBuilder &b, Location loc, Value w, Value row,
 /// 1). Bytes 0-15 of the chunk twice a word make lows[p] (words 0-15 `& 15`,
 /// block 2p's elements 0-15; words 16-31 `>> 12`, block 2p + 1's), bytes
 /// 16-31 highs[p]. The scales are d · sc, the minimums dmin · m.
-GroupWeights q4kGroup(OpBuilder &b, Location loc, Value w, Value row,
+GroupWeights q4kGroup(ImplicitLocOpBuilder &b, Value w, Value row,
                       Value at) {
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   SmallVector<int16_t> shifts(32, 0);
   std::fill(shifts.begin() + 16, shifts.end(), 12);
   Value byHalf = arith::ConstantOp::create(
-      b, loc, i16x32, DenseElementsAttr::get(i16x32, ArrayRef(shifts)));
-  Value low15 = vecConst(b, loc, i16x32, b.getI16IntegerAttr(15));
+      b, i16x32, DenseElementsAttr::get(i16x32, ArrayRef(shifts)));
+  Value low15 = vecConst(b, i16x32, b.getI16IntegerAttr(15));
   auto nibbles = [&](Value bytes, int64_t first) -> Value {
     SmallVector<int64_t> from;
     for (int64_t i = 0; i < 32; ++i)
       from.push_back(first + i % 16);
     return arith::AndIOp::create(
-        b, loc,
-        arith::ShRUIOp::create(b, loc, bytesAsWords(b, loc, bytes, from),
+        b, arith::ShRUIOp::create(b, bytesAsWords(b, bytes, from),
                                byHalf),
         low15);
   };
   GroupWeights group;
   for (int64_t p = 0; p < kGroupPairs; ++p) {
     Value bytes = vector::LoadOp::create(
-        b, loc, VectorType::get({32}, b.getI8Type()), w,
-        ValueRange{row, arith::AddIOp::create(b, loc, at,
-                                              constIndex(b, loc, 16 + 32 * p))});
+        b, VectorType::get({32}, b.getI8Type()), w,
+        ValueRange{row, (IndexExpr(at) + (16 + 32 * p)).emit(b)});
     group.lows[p] = nibbles(bytes, 0);
     group.highs[p] = nibbles(bytes, 16);
   }
-  Value both = loadQ4KScalesAndMins(b, loc, w, row, at);
-  group.scales = vector::ShuffleOp::create(b, loc, both, both,
+  Value both = loadQ4KScalesAndMins(b, w, row, at);
+  group.scales = vector::ShuffleOp::create(b, both, both,
                                            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   group.zeroScales = vector::ShuffleOp::create(
-      b, loc, both, both, ArrayRef<int64_t>{8, 9, 10, 11, 12, 13, 14, 15});
+      b, both, both, ArrayRef<int64_t>{8, 9, 10, 11, 12, 13, 14, 15});
   return group;
 }
 } // namespace
@@ -194,96 +190,78 @@ bool linear::usesQ4Groups(Type wType, int64_t k) {
          k % kQ4GroupElements == 0;
 }
 
-func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module,
+func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &outer, ModuleOp module,
                                             int64_t k, Type wType) {
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   bool q4k = isQ4K(wType);
   std::string name =
       llvm::formatv("sgc_quant_rows_{0}_{1}", k, q4k ? "q4kg" : "q4g");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  Location loc = module.getLoc();
   SmallVector<Type> args = {
       MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type()),
       int8ActivationType(b.getContext(), k)};
   OpBuilder::InsertionGuard guard(b);
   func::FuncOp func = createPrivateFunction(b, module, name, args);
   Value xs = func.getArgument(0), records = func.getArgument(1);
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto c = [&](int64_t v) { return constIndex(b, v); };
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto i16x16 = VectorType::get({16}, b.getI16Type());
-  emitFor(b, loc, c(0), dimOf(b, loc, records, 0), [&](OpBuilder &b,
-                                                       Location loc, Value s) {
-    emitFor(b, loc, c(0), c(k / kBlock), [&](OpBuilder &b, Location loc,
+  emitFor(b, c(0), dimOf(b, records, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    emitFor(b, c(0), c(k / kBlock), [&](ImplicitLocOpBuilder &b,
                                              Value j) {
       // Block j: group j / 8, its place jb = j % 8 there, pair jb / 2.
-      Value jb = arith::RemUIOp::create(b, loc, j, c(kGroupBlocks));
-      Value group = arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, j, c(kGroupBlocks)),
-          c(kQ4GroupRecordBytes));
-      Value values = arith::AddIOp::create(
-          b, loc, group,
-          arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc,
-                                    arith::DivUIOp::create(b, loc, jb, c(2)),
-                                    c(kPairRecordBytes)),
-              arith::MulIOp::create(b, loc,
-                                    arith::RemUIOp::create(b, loc, jb, c(2)),
-                                    c(32))));
-      Value col = arith::MulIOp::create(b, loc, j, c(kBlock));
+      IndexExpr block(j);
+      IndexExpr jb = block % kGroupBlocks;
+      IndexExpr group = block / kGroupBlocks * kQ4GroupRecordBytes;
+      IndexExpr values = group + jb / 2 * kPairRecordBytes + jb % 2 * 32;
       Value halves[2];
       for (int64_t h = 0; h < 2; ++h)
         halves[h] = vector::LoadOp::create(
-            b, loc, f32x16, xs,
-            ValueRange{s, arith::AddIOp::create(b, loc, col, c(16 * h))});
-      auto [sa, inverse] = emitBlockScale(b, loc, halves, 32767.0f);
-      Value byInverse = vector::BroadcastOp::create(b, loc, f32x16, inverse);
-      Value limit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(32767));
-      Value negLimit = vecConst(b, loc, i32x16, b.getI32IntegerAttr(-32767));
+            b, f32x16, xs, ValueRange{s, (block * kBlock + 16 * h).emit(b)});
+      auto [sa, inverse] = emitBlockScale(b, halves, 32767.0f);
+      Value byInverse = vector::BroadcastOp::create(b, f32x16, inverse);
+      Value limit = vecConst(b, i32x16, b.getI32IntegerAttr(32767));
+      Value negLimit = vecConst(b, i32x16, b.getI32IntegerAttr(-32767));
       Value qs[2];
       for (int64_t h = 0; h < 2; ++h) {
         // |x · inverse| <= 32767 up to rounding; the clamp keeps it an i16.
         Value q = arith::FPToSIOp::create(
-            b, loc, i32x16,
+            b, i32x16,
             math::RoundEvenOp::create(
-                b, loc, arith::MulFOp::create(b, loc, halves[h], byInverse)));
+                b, arith::MulFOp::create(b, halves[h], byInverse)));
         q = arith::MaxSIOp::create(
-            b, loc, arith::MinSIOp::create(b, loc, q, limit), negLimit);
+            b, arith::MinSIOp::create(b, q, limit), negLimit);
         qs[h] = q;
-        storeRecordBytes(b, loc, records, s,
-                   arith::AddIOp::create(b, loc, values, c(64 * h)),
-                   arith::TruncIOp::create(b, loc, i16x16, q));
+        storeRecordBytes(b, records, s, (values + 64 * h).emit(b),
+                         arith::TruncIOp::create(b, i16x16, q));
       }
       Value sum = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD,
-          arith::AddIOp::create(b, loc, qs[0], qs[1]));
+          b, vector::CombiningKind::ADD,
+          arith::AddIOp::create(b, qs[0], qs[1]));
       Value start = arith::MulFOp::create(
-          b, loc,
-          arith::MulFOp::create(
-              b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), sum), sa),
-          constF32(b, loc, q4k ? -1.0f : -8.0f));
+          b, arith::MulFOp::create(
+              b, arith::SIToFPOp::create(b, b.getF32Type(), sum), sa),
+          constF32(b, q4k ? -1.0f : -8.0f));
       auto f32x1 = VectorType::get({1}, b.getF32Type());
-      Value slot = arith::AddIOp::create(
-          b, loc, group, arith::MulIOp::create(b, loc, jb, c(4)));
-      storeRecordBytes(b, loc, records, s,
-                 arith::AddIOp::create(b, loc, slot, c(kScaleField)),
-                 vector::BroadcastOp::create(b, loc, f32x1, sa));
-      storeRecordBytes(b, loc, records, s,
-                 arith::AddIOp::create(b, loc, slot, c(kStartField)),
-                 vector::BroadcastOp::create(b, loc, f32x1, start));
+      IndexExpr slot = group + jb * 4;
+      storeRecordBytes(b, records, s, (slot + kScaleField).emit(b),
+                       vector::BroadcastOp::create(b, f32x1, sa));
+      storeRecordBytes(b, records, s, (slot + kStartField).emit(b),
+                       vector::BroadcastOp::create(b, f32x1, start));
     });
   });
-  func::ReturnOp::create(b, loc);
+  func::ReturnOp::create(b);
   return func;
 }
 
-SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
+SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
                                                Value records, Value w,
                                                Type wType, ValueRange rows,
                                                ValueRange tokens, int64_t k) {
   bool q4k = isQ4K(wType);
-  auto c = [&](int64_t v) { return constIndex(b, loc, v); };
+  auto c = [&](int64_t v) { return constIndex(b, v); };
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -294,87 +272,83 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(OpBuilder &b, Location loc,
   int64_t count = rows.size() * tokens.size();
   SmallVector<Value> inits;
   for (int64_t i = 0; i < count; ++i) {
-    inits.push_back(vecConst(b, loc, f32x16, b.getF32FloatAttr(0.0f)));
-    inits.push_back(vecConst(b, loc, f32x16, b.getF32FloatAttr(0.0f)));
-    inits.push_back(vecConst(b, loc, f32x8, b.getF32FloatAttr(0.0f)));
+    inits.push_back(vecConst(b, f32x16, b.getF32FloatAttr(0.0f)));
+    inits.push_back(vecConst(b, f32x16, b.getF32FloatAttr(0.0f)));
+    inits.push_back(vecConst(b, f32x8, b.getF32FloatAttr(0.0f)));
   }
-  Value zeroSums = vecConst(b, loc, i32x16, b.getI32IntegerAttr(0));
+  Value zeroSums = vecConst(b, i32x16, b.getI32IntegerAttr(0));
   auto dot = [&](Value sums, Value weights, Value xs) -> Value {
     return LLVM::CallIntrinsicOp::create(
-               b, loc, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpwssd.512"),
+               b, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpwssd.512"),
                ValueRange{sums, weights, xs})
         .getResult(0);
   };
 
   auto groups = scf::ForOp::create(
-      b, loc, c(0), c(k / kQ4GroupElements), c(1), inits,
-      [&](OpBuilder &b, Location loc, Value g, ValueRange iter) {
+      b, c(0), c(k / kQ4GroupElements), c(1), inits,
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value g, ValueRange iter) {
         SmallVector<Value> accs(iter);
-        Value weightAt = arith::MulIOp::create(b, loc, g, c(kGroupWeightBytes));
-        Value recordAt = arith::MulIOp::create(b, loc, g, c(kQ4GroupRecordBytes));
+        IndexExpr group(g);
+        Value weightAt = (group * kGroupWeightBytes).emit(b);
+        IndexExpr recordAt = group * kQ4GroupRecordBytes;
         for (auto [r, row] : llvm::enumerate(rows)) {
           // The row's bytes 8 KiB ahead, into L2 (past the row's end: the
           // next rows, one stream).
           for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
             memref::PrefetchOp::create(
-                b, loc, w,
-                ValueRange{row,
-                           arith::AddIOp::create(b, loc, weightAt,
-                                                 c(kPrefetchBytes + line))},
+                b, w,
+                ValueRange{row, (IndexExpr(weightAt) + (kPrefetchBytes + line))
+                                    .emit(b)},
                 /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
           GroupWeights group =
-              q4k ? q4kGroup(b, loc, w, row, weightAt)
-                  : q4_0Group(b, loc, w, row, weightAt);
+              q4k ? q4kGroup(b, w, row, weightAt)
+                  : q4_0Group(b, w, row, weightAt);
           Value *lows = group.lows, *highs = group.highs;
           Value scales = group.scales;
           for (auto [t, s] : llvm::enumerate(tokens)) {
             int64_t at = kCarried * (r * tokens.size() + t);
             Value both = arith::MulFOp::create(
-                b, loc, scales,
-                loadBytes(b, loc, records, s,
-                          arith::AddIOp::create(b, loc, recordAt, c(kScaleField)),
+                b, scales,
+                loadBytes(b, records, s, (recordAt + kScaleField).emit(b),
                           f32x8));
             accs[at + 2] = vector::FMAOp::create(
-                b, loc, group.zeroScales,
-                loadBytes(b, loc, records, s,
-                          arith::AddIOp::create(b, loc, recordAt, c(kStartField)),
+                b, group.zeroScales,
+                loadBytes(b, records, s, (recordAt + kStartField).emit(b),
                           f32x8),
                 accs[at + 2]);
             for (int64_t p = 0; p < kGroupPairs; ++p) {
-              Value pairAt = arith::AddIOp::create(b, loc, recordAt,
-                                                   c(kPairRecordBytes * p));
+              IndexExpr pairAt = recordAt + kPairRecordBytes * p;
               Value sums = dot(zeroSums, lows[p],
-                               loadBytes(b, loc, records, s, pairAt, i16x32));
+                               loadBytes(b, records, s, pairAt.emit(b), i16x32));
               sums = dot(sums, highs[p],
-                         loadBytes(b, loc, records, s,
-                                   arith::AddIOp::create(b, loc, pairAt, c(64)),
+                         loadBytes(b, records, s, (pairAt + 64).emit(b),
                                    i16x32));
               SmallVector<int64_t> spread;
               for (int64_t i = 0; i < 16; ++i)
                 spread.push_back(2 * p + i / 8);
               Value pairScales =
-                  vector::ShuffleOp::create(b, loc, both, both, spread);
+                  vector::ShuffleOp::create(b, both, both, spread);
               Value &acc = accs[at + p % 2];
               acc = vector::FMAOp::create(
-                  b, loc, arith::SIToFPOp::create(b, loc, f32x16, sums),
+                  b, arith::SIToFPOp::create(b, f32x16, sums),
                   pairScales, acc);
             }
           }
         }
-        scf::YieldOp::create(b, loc, accs);
-      });
+        scf::YieldOp::create(b, accs);
+      }));
   ValueRange carried = groups.getResults();
   SmallVector<Value> out;
   for (int64_t i = 0; i < count; ++i) {
     Value pairs = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::ADD,
-        arith::AddFOp::create(b, loc, carried[kCarried * i],
+        b, vector::CombiningKind::ADD,
+        arith::AddFOp::create(b, carried[kCarried * i],
                               carried[kCarried * i + 1]),
         arith::FastMathFlags::reassoc);
     Value starts = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::ADD, carried[kCarried * i + 2],
+        b, vector::CombiningKind::ADD, carried[kCarried * i + 2],
         arith::FastMathFlags::reassoc);
-    out.push_back(arith::AddFOp::create(b, loc, pairs, starts));
+    out.push_back(arith::AddFOp::create(b, pairs, starts));
   }
   return out;
 }

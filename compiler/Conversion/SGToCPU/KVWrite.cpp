@@ -15,28 +15,28 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-void lowering::emitCacheWrite(OpBuilder &b, Location loc, Value values,
+void lowering::emitCacheWrite(ImplicitLocOpBuilder &b, Value values,
                               Value cache, Value pos0Value, int64_t window) {
   auto cacheType = cast<MemRefType>(cache.getType());
-  Value zero = constIndex(b, loc, 0);
-  Value tokens = dimOf(b, loc, values, 0);
-  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(), pos0Value);
+  Value zero = constIndex(b, 0);
+  Value tokens = dimOf(b, values, 0);
+  Value pos0 = arith::IndexCastOp::create(b, b.getIndexType(), pos0Value);
   Value first = zero;
   if (window > 0) {
-    Value start = arith::SubIOp::create(b, loc, tokens, constIndex(b, loc, window));
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, start, zero);
-    first = arith::SelectOp::create(b, loc, positive, start, zero);
+    Value start = arith::SubIOp::create(b, tokens, constIndex(b, window));
+    Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+    first = arith::SelectOp::create(b, positive, start, zero);
   }
-  Value heads = constIndex(b, loc, cacheType.getDimSize(1));
-  Value width = constIndex(b, loc, cacheType.getDimSize(2));
-  emitFor(b, loc, first, tokens, [&](OpBuilder &b, Location loc, Value i) {
-    Value slot = arith::AddIOp::create(b, loc, pos0, i);
+  Value heads = constIndex(b, cacheType.getDimSize(1));
+  Value width = constIndex(b, cacheType.getDimSize(2));
+  emitFor(b, first, tokens, [&](ImplicitLocOpBuilder &b, Value i) {
+    Value slot = arith::AddIOp::create(b, pos0, i);
     if (window > 0)
-      slot = arith::RemUIOp::create(b, loc, slot, constIndex(b, loc, window));
-    emitFor(b, loc, zero, heads, [&](OpBuilder &b, Location loc, Value h) {
-      emitFor(b, loc, zero, width, [&](OpBuilder &b, Location loc, Value dd) {
-        Value x = memref::LoadOp::create(b, loc, values, ValueRange{i, h, dd});
-        memref::StoreOp::create(b, loc, x, cache, ValueRange{slot, h, dd});
+      slot = arith::RemUIOp::create(b, slot, constIndex(b, window));
+    emitFor(b, zero, heads, [&](ImplicitLocOpBuilder &b, Value h) {
+      emitFor(b, zero, width, [&](ImplicitLocOpBuilder &b, Value dd) {
+        Value x = memref::LoadOp::create(b, values, ValueRange{i, h, dd});
+        memref::StoreOp::create(b, x, cache, ValueRange{slot, h, dd});
       });
     });
   });
@@ -49,7 +49,8 @@ LogicalResult lowering::lowerKVWrite(sg::KVWriteOp op,
                                      FunctionLowering &state) {
   Value cache = state.lookup(op.getCache());
   IntegerAttr window = op.getWindowAttr();
-  emitCacheWrite(state.b, op.getLoc(), state.lookup(op.getValues()), cache,
+  ImplicitLocOpBuilder b(op.getLoc(), state.b);
+  emitCacheWrite(b, state.lookup(op.getValues()), cache,
                  state.lookup(op.getPos0()), window ? window.getInt() : 0);
   state.buffers.map(op.getResult(), cache);
   return success();

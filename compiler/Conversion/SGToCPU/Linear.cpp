@@ -79,12 +79,12 @@ namespace {
 /// computes), 16 columns at a time; xs's rows past x's are zeroed (the
 /// padding of the last token tile). With `bf16Copy`, xb gets the same rows
 /// as bf16 (exact: they are bf16 values).
-func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
+func::FuncOp getOrCreateInputRows(OpBuilder &outer, ModuleOp module,
                                   const InputSpec &spec) {
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   std::string name = "sgc_" + spec.name();
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  Location loc = module.getLoc();
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, spec.xType)};
   if (spec.normWeight)
@@ -99,42 +99,42 @@ func::FuncOp getOrCreateInputRows(OpBuilder &b, ModuleOp module,
   Value normWeight = spec.normWeight ? entry->getArgument(1) : Value();
   Value xs = entry->getArgument(spec.normWeight ? 2 : 1);
   Value xb = spec.bf16Copy ? entry->getArguments().back() : Value();
-  auto storeRow = [&](OpBuilder &b, Location loc, Value v, Value s, Value col) {
-    emitRowStore(b, loc, toF32(b, loc, v), xs, ValueRange{s}, col);
+  auto storeRow = [&](ImplicitLocOpBuilder &b, Value v, Value s, Value col) {
+    emitRowStore(b, toF32(b, v), xs, ValueRange{s}, col);
     if (xb)
-      emitRowStore(b, loc, roundTo(b, loc, v, b.getBF16Type()), xb,
+      emitRowStore(b, roundTo(b, v, b.getBF16Type()), xb,
                    ValueRange{s}, col);
   };
 
-  Value zero = constIndex(b, loc, 0);
-  Value kIdx = constIndex(b, loc, spec.k);
-  Value tokens = dimOf(b, loc, x, 0);
-  emitFor(b, loc, zero, tokens, [&](OpBuilder &b, Location loc, Value s) {
-    auto load = [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
-      return emitRowLoad(b, loc, x, ValueRange{s}, col, lanes);
+  Value zero = constIndex(b, 0);
+  Value kIdx = constIndex(b, spec.k);
+  Value tokens = dimOf(b, x, 0);
+  emitFor(b, zero, tokens, [&](ImplicitLocOpBuilder &b, Value s) {
+    auto load = [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+      return emitRowLoad(b, x, ValueRange{s}, col, lanes);
     };
-    Value r = spec.norm ? emitRmsScale(b, loc, spec.k, spec.eps, load) : Value();
-    emitRowChunks(b, loc, spec.k,
-                  [&](OpBuilder &b, Location loc, Value col, int64_t lanes) {
-                    Value v = load(b, loc, col, lanes);
+    Value r = spec.norm ? emitRmsScale(b, spec.k, spec.eps, load) : Value();
+    emitRowChunks(b, spec.k,
+                  [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+                    Value v = load(b, col, lanes);
                     if (spec.norm) {
-                      Value w = normWeight ? emitRowLoad(b, loc, normWeight,
+                      Value w = normWeight ? emitRowLoad(b, normWeight,
                                                          ValueRange{}, col, lanes)
                                            : Value();
-                      v = emitNormalize(b, loc, v, r, w, spec.offset == 1,
+                      v = emitNormalize(b, v, r, w, spec.offset == 1,
                                         spec.xType);
                     }
-                    storeRow(b, loc, v, s, col);
+                    storeRow(b, v, s, col);
                   });
   });
-  emitFor(b, loc, tokens, dimOf(b, loc, xs, 0),
-          [&](OpBuilder &b, Location loc, Value s) {
-            emitFor(b, loc, zero, kIdx,
-                    [&](OpBuilder &b, Location loc, Value col) {
-                      storeRow(b, loc, constF32(b, loc, 0.0f), s, col);
+  emitFor(b, tokens, dimOf(b, xs, 0),
+          [&](ImplicitLocOpBuilder &b, Value s) {
+            emitFor(b, zero, kIdx,
+                    [&](ImplicitLocOpBuilder &b, Value col) {
+                      storeRow(b, constF32(b, 0.0f), s, col);
                     });
           });
-  func::ReturnOp::create(b, loc);
+  func::ReturnOp::create(b);
   return func;
 }
 
@@ -153,22 +153,22 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
 /// The int8 activations of `xs` for `spec`'s weights, where the variant has
 /// the int8 rows and the call takes the row path (decode); otherwise an
 /// empty buffer.
-Value emitInt8Activations(OpBuilder &b, Location loc, FunctionLowering &state,
+Value emitInt8Activations(ImplicitLocOpBuilder &b, FunctionLowering &state,
                           const KernelSpec &spec, Value xs, Value tokens,
                           Value padded) {
   Value rowPath = arith::XOrIOp::create(
-      b, loc, tilesInUse(b, loc, spec, tokens),
-      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  Value quantize = arith::AndIOp::create(b, loc, rowPath,
-                                         loadInt8DotFlag(b, loc, state.module));
-  Value rows = arith::SelectOp::create(b, loc, quantize, padded,
-                                       constIndex(b, loc, 0));
+      b, tilesInUse(b, spec, tokens),
+      arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+  Value quantize = arith::AndIOp::create(b, rowPath,
+                                         loadInt8DotFlag(b, state.module));
+  Value rows = arith::SelectOp::create(b, quantize, padded,
+                                       constIndex(b, 0));
   Value records = memref::AllocOp::create(
-      b, loc, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
+      b, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
       b.getI64IntegerAttr(64));
   state.allocated.push_back(records);
   func::CallOp::create(
-      b, loc, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
+      b, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
       ValueRange{xs, records});
   return records;
 }
@@ -176,8 +176,8 @@ Value emitInt8Activations(OpBuilder &b, Location loc, FunctionLowering &state,
 } // namespace
 
 static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op->getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   InputSpec input;
   KernelSpec spec;
   Value x, normWeight;
@@ -223,13 +223,13 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
     if (linear.isInOut()) {
       Value t = state.allocTemp(loc, {wType.getDimSize(1), wType.getDimSize(0)},
                                 wType.getElementType());
-      Value zero = constIndex(b, loc, 0);
-      emitFor(b, loc, zero, constIndex(b, loc, wType.getDimSize(0)),
-              [&](OpBuilder &b, Location loc, Value k) {
-                emitFor(b, loc, zero, constIndex(b, loc, wType.getDimSize(1)),
-                        [&](OpBuilder &b, Location loc, Value n) {
-                          Value v = memref::LoadOp::create(b, loc, w, ValueRange{k, n});
-                          memref::StoreOp::create(b, loc, v, t, ValueRange{n, k});
+      Value zero = constIndex(b, 0);
+      emitFor(b, zero, constIndex(b, wType.getDimSize(0)),
+              [&](ImplicitLocOpBuilder &b, Value k) {
+                emitFor(b, zero, constIndex(b, wType.getDimSize(1)),
+                        [&](ImplicitLocOpBuilder &b, Value n) {
+                          Value v = memref::LoadOp::create(b, w, ValueRange{k, n});
+                          memref::StoreOp::create(b, v, t, ValueRange{n, k});
                         });
               });
       w = t;
@@ -238,7 +238,7 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
       for (int64_t d = 1; d < wType.getRank(); ++d)
         trailing.push_back(d);
       w = memref::CollapseShapeOp::create(
-          b, loc, w, ArrayRef<ReassociationIndices>{{0}, trailing});
+          b, w, ArrayRef<ReassociationIndices>{{0}, trailing});
     }
   }
   for (Value w : weightBuffers)
@@ -271,37 +271,35 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
   // xs (and xb): the input rows, padded to whole token tiles of either path
   // when the kernel will use tiles (kDotTileTokens is a multiple of
   // kTileTokens).
-  Value tokens = dimOf(b, loc, state.lookup(x), 0);
-  Value pad = constIndex(b, loc, spec.bf16Dot ? kDotTileTokens : kTileTokens);
+  Value tokens = dimOf(b, state.lookup(x), 0);
+  Value pad = constIndex(b, spec.bf16Dot ? kDotTileTokens : kTileTokens);
   Value padded = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
-                            constIndex(b, loc, kTileTokens)),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, tokens,
+                            constIndex(b, kTileTokens)),
       arith::MulIOp::create(
-          b, loc, Value(arith::CeilDivUIOp::create(b, loc, tokens, pad)), pad),
+          b, Value(arith::CeilDivUIOp::create(b, tokens, pad)), pad),
       tokens);
   SmallVector<Value> inputRows;
   for (Type type : {b.getF32Type(), b.getBF16Type()}) {
     if (type.isBF16() && !spec.bf16Dot)
       break;
     inputRows.push_back(memref::AllocOp::create(
-        b, loc,
-        type.isBF16() ? bf16RowsType(b.getContext(), input.k)
+        b, type.isBF16() ? bf16RowsType(b.getContext(), input.k)
                       : MemRefType::get({ShapedType::kDynamic, input.k}, type),
         ValueRange{padded}, b.getI64IntegerAttr(64)));
     state.allocated.push_back(inputRows.back());
   }
-  SmallVector<Value> rowArgs = {withDynamicTokens(b, loc, state.lookup(x))};
+  SmallVector<Value> rowArgs = {withDynamicTokens(b, state.lookup(x))};
   if (normWeight)
     rowArgs.push_back(state.lookup(normWeight));
   llvm::append_range(rowArgs, inputRows);
-  func::CallOp::create(b, loc, getOrCreateInputRows(b, state.module, input),
+  func::CallOp::create(b, getOrCreateInputRows(b, state.module, input),
                        rowArgs);
   SmallVector<Value> outputs;
   for (Value result : op->getResults()) {
     Value buffer = state.bufferFor(loc, result);
     state.buffers.map(result, buffer);
-    outputs.push_back(withDynamicTokens(b, loc, buffer));
+    outputs.push_back(withDynamicTokens(b, buffer));
   }
   // One kernel per run of weights of one encoding; a gated MLP's pair is one
   // run with one output.
@@ -316,7 +314,7 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
     SmallVector<Value> args = {state.exec};
     llvm::append_range(args, inputRows);
     if (run.int8Dot)
-      args.push_back(emitInt8Activations(b, loc, state, run, inputRows.front(),
+      args.push_back(emitInt8Activations(b, state, run, inputRows.front(),
                                          tokens, padded));
     llvm::append_range(args, ArrayRef(weightBuffers).slice(first, end - first));
     if (bias)
@@ -325,7 +323,7 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
       args.push_back(outputs.front());
     else
       llvm::append_range(args, ArrayRef(outputs).slice(first, end - first));
-    func::CallOp::create(b, loc, getOrCreateDispatcher(b, state.module, run),
+    func::CallOp::create(b, getOrCreateDispatcher(b, state.module, run),
                          args);
     first = end;
   }

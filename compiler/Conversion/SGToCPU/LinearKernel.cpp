@@ -39,13 +39,13 @@ namespace {
 /// `ahead` columns on (`unit` bytes a buffer column: 2 for bf16, 1 for the
 /// bytes of a block encoding): the lines a chain step will read. Past the
 /// row's end it touches the next row; prefetches never fault.
-void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
+void emitPrefetchAhead(ImplicitLocOpBuilder &b, Value w, Value row,
                        Value col, int64_t ahead, int64_t bytes,
                        int64_t unit = 2) {
   for (int64_t line = 0; line < bytes; line += 64) {
-    Value at = arith::AddIOp::create(b, loc, col,
-                                     constIndex(b, loc, ahead + line / unit));
-    memref::PrefetchOp::create(b, loc, w, ValueRange{row, at},
+    Value at = arith::AddIOp::create(b, col,
+                                     constIndex(b, ahead + line / unit));
+    memref::PrefetchOp::create(b, w, ValueRange{row, at},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
   }
@@ -55,26 +55,26 @@ void emitPrefetchAhead(OpBuilder &b, Location loc, Value w, Value row,
 /// emitChainedSum adds it: 4 x 16-lane FMA chains along K, prefetching the
 /// weight stream; the weights (of logical element type `wType`) as
 /// activations of type `ct` read them, once a step for all the tokens.
-SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
+SmallVector<Value> emitRowDots(ImplicitLocOpBuilder &b, Value xs, Value w,
                                Type wType, Value row, ValueRange tokens,
                                int64_t k, Type ct) {
   return emitChainedSums(
-      b, loc, k, kLanes, kAccumulators, tokens.size(),
-      [&](OpBuilder &b, Location loc, Value col, int64_t lanes,
+      b, k, kLanes, kAccumulators, tokens.size(),
+      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
           ValueRange accs) -> SmallVector<Value> {
-        Value wv = loadWeightF32(b, loc, w, wType, row, col, lanes, ct);
+        Value wv = loadWeightF32(b, w, wType, row, col, lanes, ct);
         SmallVector<Value> out;
         for (auto [s, acc] : llvm::zip_equal(tokens, accs)) {
-          Value xv = emitRowLoad(b, loc, xs, ValueRange{s}, col, lanes);
+          Value xv = emitRowLoad(b, xs, ValueRange{s}, col, lanes);
           if (lanes == 1)
             out.push_back(arith::AddFOp::create(
-                b, loc, acc, Value(arith::MulFOp::create(b, loc, wv, xv))));
+                b, acc, Value(arith::MulFOp::create(b, wv, xv))));
           else
-            out.push_back(vector::FMAOp::create(b, loc, wv, xv, acc));
+            out.push_back(vector::FMAOp::create(b, wv, xv, acc));
         }
         return out;
       },
-      [&](OpBuilder &b, Location loc, Value col) {
+      [&](ImplicitLocOpBuilder &b, Value col) {
         // Prefetch the weight stream 1 KiB ahead (the two cache lines this
         // step will need 8 steps from now): measured on Zen 3, the hardware
         // prefetcher alone leaves the kernel at 76 % of read bandwidth, this
@@ -84,13 +84,13 @@ SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
           int64_t stepBytes = quant.getRowBytes(kLanes * kAccumulators *
                                                 quant.getBlockElements()) /
                               quant.getBlockElements();
-          emitPrefetchAhead(b, loc, w, row,
-                            weightBufferColumn(b, loc, wType, col),
+          emitPrefetchAhead(b, w, row,
+                            weightBufferColumn(b, wType, col),
                             2 * kPrefetchElements, std::max<int64_t>(stepBytes, 1),
                             /*unit=*/1);
           return;
         }
-        emitPrefetchAhead(b, loc, w, row, col, kPrefetchElements,
+        emitPrefetchAhead(b, w, row, col, kPrefetchElements,
                           kLanes * kAccumulators * 2);
       });
 }
@@ -105,104 +105,104 @@ SmallVector<Value> emitRowDots(OpBuilder &b, Location loc, Value xs, Value w,
 /// block-encoded weights (`wType`) become their bf16 pairs in registers
 /// (loadWeightPairsBF16). Plain bf16 rows prefetch `prefetchBytes` (an index:
 /// the runtime's choice for its host, 0 for none) ahead.
-SmallVector<Value> emitRowDotPairs(OpBuilder &b, Location loc, Value xb,
+SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb,
                                    Value w, Type wType, Value row,
                                    ValueRange tokens, int64_t k,
                                    Value prefetchBytes) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  Value two = constIndex(b, loc, 2);
+  Value two = constIndex(b, 2);
   return emitChainedSums(
-      b, loc, k / 2, kLanes, kAccumulators, tokens.size(),
-      [&](OpBuilder &b, Location loc, Value pair, int64_t lanes,
+      b, k / 2, kLanes, kAccumulators, tokens.size(),
+      [&](ImplicitLocOpBuilder &b, Value pair, int64_t lanes,
           ValueRange accs) -> SmallVector<Value> {
-        Value col = arith::MulIOp::create(b, loc, pair, two);
+        Value col = arith::MulIOp::create(b, pair, two);
         SmallVector<Value> out(accs);
         if (lanes == 1) {
-          Value next = arith::AddIOp::create(b, loc, col, constIndex(b, loc, 1));
+          Value next = arith::AddIOp::create(b, col, constIndex(b, 1));
           for (Value c : {next, col}) {
-            Value wv = loadWeightF32(b, loc, w, wType, row, c, 1, b.getBF16Type());
+            Value wv = loadWeightF32(b, w, wType, row, c, 1, b.getBF16Type());
             for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
-              Value xv = memref::LoadOp::create(b, loc, xb, ValueRange{s, c});
+              Value xv = memref::LoadOp::create(b, xb, ValueRange{s, c});
               acc = arith::AddFOp::create(
-                  b, loc, acc,
-                  Value(arith::MulFOp::create(b, loc, wv, toF32(b, loc, xv))));
+                  b, acc,
+                  Value(arith::MulFOp::create(b, wv, toF32(b, xv))));
             }
           }
           return out;
         }
-        Value wv = loadWeightPairsBF16(b, loc, w, wType, row, col);
+        Value wv = loadWeightPairsBF16(b, w, wType, row, col);
         for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
-          Value xv = vector::LoadOp::create(b, loc, vecPairs, xb, ValueRange{s, col});
-          acc = x86vector::DotBF16Op::create(b, loc, vecF32, acc, xv, wv);
+          Value xv = vector::LoadOp::create(b, vecPairs, xb, ValueRange{s, col});
+          acc = x86vector::DotBF16Op::create(b, vecF32, acc, xv, wv);
         }
         return out;
       },
-      [&](OpBuilder &b, Location loc, Value pair) {
-        Value col = arith::MulIOp::create(b, loc, pair, two);
+      [&](ImplicitLocOpBuilder &b, Value pair) {
+        Value col = arith::MulIOp::create(b, pair, two);
         int64_t stepElements = kLanes * kAccumulators * 2;
         // A block encoding's bytes of a step, as many bytes ahead as a bf16
         // row's (kPairPrefetchElements of 2 bytes: 4 KiB).
         if (auto quant = dyn_cast<sg::QuantType>(wType)) {
-          emitPrefetchAhead(b, loc, w, row, weightBufferColumn(b, loc, wType, col),
+          emitPrefetchAhead(b, w, row, weightBufferColumn(b, wType, col),
                             2 * kPairPrefetchElements,
                             quant.getRowBytes(stepElements), /*unit=*/1);
           return;
         }
         // The cache lines a step reads, prefetchBytes ahead where that is
         // not 0 (a branch the loop unswitching takes out of the loop).
-        Value zero = constIndex(b, loc, 0);
-        Value on = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+        Value zero = constIndex(b, 0);
+        Value on = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
                                          prefetchBytes, zero);
-        scf::IfOp::create(b, loc, on, [&](OpBuilder &b, Location loc) {
+        scf::IfOp::create(b, on, implicitLoc([&](ImplicitLocOpBuilder &b) {
           Value at = arith::AddIOp::create(
-              b, loc, col,
-              arith::DivUIOp::create(b, loc, prefetchBytes,
-                                     constIndex(b, loc, 2)));
-          emitPrefetchAhead(b, loc, w, row, at, 0, stepElements * 2);
-          scf::YieldOp::create(b, loc);
-        });
+              b, col,
+              arith::DivUIOp::create(b, prefetchBytes,
+                                     constIndex(b, 2)));
+          emitPrefetchAhead(b, w, row, at, 0, stepElements * 2);
+          scf::YieldOp::create(b);
+        }));
       });
 }
 using EpilogueFn =
-    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, ValueRange, Value)>;
 
 /// The token rows t0, t0 + 1, ..., t0 + count - 1 of a tile.
-SmallVector<Value> tileTokens(OpBuilder &b, Location loc, Value t0,
+SmallVector<Value> tileTokens(ImplicitLocOpBuilder &b, Value t0,
                               int64_t count) {
   SmallVector<Value> rows;
   for (int64_t i = 0; i < count; ++i)
-    rows.push_back(arith::AddIOp::create(b, loc, t0, constIndex(b, loc, i)));
+    rows.push_back(arith::AddIOp::create(b, t0, constIndex(b, i)));
   return rows;
 }
 
 /// The dot products of tokens t0..t0+kTileTokens-1 with the panel's rows:
 /// kTileTokens vector<kTileRows x f32> accumulators over k = 0..K-1, each
 /// step one panel load and one broadcast activation per token.
-SmallVector<Value> emitTile(OpBuilder &b, Location loc, Value xs, Value panel,
+SmallVector<Value> emitTile(ImplicitLocOpBuilder &b, Value xs, Value panel,
                             Value t0, int64_t k) {
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
   Value zeroVec = arith::ConstantOp::create(
-      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> rowsOf = tileTokens(b, loc, t0, kTileTokens);
-  auto step = [&](OpBuilder &b, Location loc, Value col,
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf = tileTokens(b, t0, kTileTokens);
+  auto step = [&](ImplicitLocOpBuilder &b, Value col,
                   SmallVector<Value> &accs) {
-    Value wv = vector::LoadOp::create(b, loc, vecF32, panel,
-                                      ValueRange{col, constIndex(b, loc, 0)});
+    Value wv = vector::LoadOp::create(b, vecF32, panel,
+                                      ValueRange{col, constIndex(b, 0)});
     for (int64_t i = 0; i < kTileTokens; ++i) {
-      Value x = memref::LoadOp::create(b, loc, xs, ValueRange{rowsOf[i], col});
-      Value xv = vector::BroadcastOp::create(b, loc, vecF32, x);
-      accs[i] = vector::FMAOp::create(b, loc, xv, wv, accs[i]);
+      Value x = memref::LoadOp::create(b, xs, ValueRange{rowsOf[i], col});
+      Value xv = vector::BroadcastOp::create(b, vecF32, x);
+      accs[i] = vector::FMAOp::create(b, xv, wv, accs[i]);
     }
   };
   SmallVector<Value> inits(kTileTokens, zeroVec);
-  return emitUnrolledSteps(b, loc, k, kUnroll, inits, step);
+  return emitUnrolledSteps(b, k, kUnroll, inits, step);
 }
 
 /// The bf16 tile: for tokens t0..t0+kDotTileTokens-1, kTileRows dot products
 /// each, one vdpbf16ps per token and K pair (its pair of activations
 /// broadcast to every row), K pairs in order.
-SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
+SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb,
                                Value panel, Value base, Value t0, int64_t k) {
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
@@ -210,46 +210,45 @@ SmallVector<Value> emitDotTile(OpBuilder &b, Location loc, Value xb,
   auto wordType = VectorType::get({1}, b.getI32Type());
   auto wordsType = VectorType::get({kTileRows}, b.getI32Type());
   Value zeroVec = arith::ConstantOp::create(
-      b, loc, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
-  SmallVector<Value> rowsOf = tileTokens(b, loc, t0, kDotTileTokens);
-  auto step = [&](OpBuilder &b, Location loc, Value p,
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  SmallVector<Value> rowsOf = tileTokens(b, t0, kDotTileTokens);
+  auto step = [&](ImplicitLocOpBuilder &b, Value p,
                   SmallVector<Value> &accs) {
     Value wv = vector::LoadOp::create(
-        b, loc, vecPairs, panel,
-        ValueRange{arith::AddIOp::create(b, loc, base, p), constIndex(b, loc, 0)});
-    Value col = arith::MulIOp::create(b, loc, p, constIndex(b, loc, 2));
+        b, vecPairs, panel,
+        ValueRange{arith::AddIOp::create(b, base, p), constIndex(b, 0)});
+    Value col = arith::MulIOp::create(b, p, constIndex(b, 2));
     for (int64_t i = 0; i < kDotTileTokens; ++i) {
-      Value pair = vector::LoadOp::create(b, loc, pairType, xb,
+      Value pair = vector::LoadOp::create(b, pairType, xb,
                                           ValueRange{rowsOf[i], col});
       Value word = vector::ExtractOp::create(
-          b, loc, vector::BitCastOp::create(b, loc, wordType, pair),
+          b, vector::BitCastOp::create(b, wordType, pair),
           ArrayRef<int64_t>{0});
       Value xv = vector::BitCastOp::create(
-          b, loc, vecPairs, vector::BroadcastOp::create(b, loc, wordsType, word));
+          b, vecPairs, vector::BroadcastOp::create(b, wordsType, word));
       // The broadcast pair is the instruction's last source, the one that
       // may be memory: it folds into the vdpbf16ps as an embedded broadcast
       // ({1to16}) instead of a vbroadcastss of its own. Each lane's two
       // products are the same either way round.
-      accs[i] = x86vector::DotBF16Op::create(b, loc, vecF32, accs[i], wv, xv);
+      accs[i] = x86vector::DotBF16Op::create(b, vecF32, accs[i], wv, xv);
     }
   };
   SmallVector<Value> inits(kDotTileTokens, zeroVec);
-  return emitUnrolledSteps(b, loc, k / 2, kUnroll, inits, step);
+  return emitUnrolledSteps(b, k / 2, kUnroll, inits, step);
 }
 
 /// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
 /// fused multiply-add per k, in order.
-Value emitLaneDot(OpBuilder &b, Location loc, Value xs, Value w, Type wType,
+Value emitLaneDot(ImplicitLocOpBuilder &b, Value xs, Value w, Type wType,
                   Value row, Value s, int64_t k, Type ct) {
   auto loop = scf::ForOp::create(
-      b, loc, constIndex(b, loc, 0), constIndex(b, loc, k),
-      constIndex(b, loc, 1), ValueRange{constF32(b, loc, 0.0f)},
-      [&](OpBuilder &b, Location loc, Value col, ValueRange acc) {
-        Value x = memref::LoadOp::create(b, loc, xs, ValueRange{s, col});
-        Value wv = loadWeightF32(b, loc, w, wType, row, col, 1, ct);
-        scf::YieldOp::create(b, loc,
-                             Value(math::FmaOp::create(b, loc, x, wv, acc[0])));
-      });
+      b, constIndex(b, 0), constIndex(b, k),
+      constIndex(b, 1), ValueRange{constF32(b, 0.0f)},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
+        Value x = memref::LoadOp::create(b, xs, ValueRange{s, col});
+        Value wv = loadWeightF32(b, w, wType, row, col, 1, ct);
+        scf::YieldOp::create(b, Value(math::FmaOp::create(b, x, wv, acc[0])));
+      }));
   return loop.getResult(0);
 }
 
@@ -277,63 +276,63 @@ struct TileBuffers {
 
 /// Row `n`'s dot products with each token of `group` outside the tiles, by
 /// the best row path of the variant: int8, then bf16 pairs, then f32.
-SmallVector<Value> emitRowDotsBest(OpBuilder &b, Location loc,
+SmallVector<Value> emitRowDotsBest(ImplicitLocOpBuilder &b,
                                    const KernelSpec &spec,
                                    const TileBuffers &bufs, Value w, Value n,
                                    ValueRange group) {
-  using Path = std::function<SmallVector<Value>(OpBuilder &, Location)>;
-  auto choose = [&](OpBuilder &b, Location loc, Value flag, const Path &then,
+  using Path = std::function<SmallVector<Value>(ImplicitLocOpBuilder &)>;
+  auto choose = [&](ImplicitLocOpBuilder &b, Value flag, const Path &then,
                     const Path &otherwise) -> SmallVector<Value> {
     auto path = scf::IfOp::create(
-        b, loc, flag,
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, then(b, loc));
-        },
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, otherwise(b, loc));
-        });
+        b, flag,
+        implicitLoc([&](ImplicitLocOpBuilder &b) {
+          scf::YieldOp::create(b, then(b));
+        }),
+        implicitLoc([&](ImplicitLocOpBuilder &b) {
+          scf::YieldOp::create(b, otherwise(b));
+        }));
     return SmallVector<Value>(path.getResults());
   };
-  Path f32 = [&](OpBuilder &b, Location loc) {
-    return emitRowDots(b, loc, bufs.xs, w, spec.wType, n, group, spec.k,
+  Path f32 = [&](ImplicitLocOpBuilder &b) {
+    return emitRowDots(b, bufs.xs, w, spec.wType, n, group, spec.k,
                        spec.yType);
   };
   if (!bufs.rowDot)
-    return f32(b, loc);
-  Path pairs = [&](OpBuilder &b, Location loc) {
-    return choose(b, loc, bufs.rowDot,
-                  [&](OpBuilder &b, Location loc) {
-                    return emitRowDotPairs(b, loc, bufs.xb, w, spec.wType, n,
+    return f32(b);
+  Path pairs = [&](ImplicitLocOpBuilder &b) {
+    return choose(b, bufs.rowDot,
+                  [&](ImplicitLocOpBuilder &b) {
+                    return emitRowDotPairs(b, bufs.xb, w, spec.wType, n,
                                            group, spec.k, bufs.rowPrefetch);
                   },
                   f32);
   };
   if (!bufs.int8Dot)
-    return pairs(b, loc);
-  return choose(b, loc, bufs.int8Dot,
-                [&](OpBuilder &b, Location loc) {
-                  return emitRowDotsInt8(b, loc, bufs.x8, w, spec.wType,
+    return pairs(b);
+  return choose(b, bufs.int8Dot,
+                [&](ImplicitLocOpBuilder &b) {
+                  return emitRowDotsInt8(b, bufs.x8, w, spec.wType,
                                          ValueRange{n}, group, spec.k);
                 },
                 pairs);
 }
 
 /// Stores `v` (scalar or the vector of rows from n on) at out[t, n].
-void storeOutput(OpBuilder &b, Location loc, Value v, Value out, Value t,
+void storeOutput(ImplicitLocOpBuilder &b, Value v, Value out, Value t,
                  Value n) {
   if (isa<VectorType>(v.getType()))
-    vector::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+    vector::StoreOp::create(b, v, out, ValueRange{t, n});
   else
-    memref::StoreOp::create(b, loc, v, out, ValueRange{t, n});
+    memref::StoreOp::create(b, v, out, ValueRange{t, n});
 }
 
 /// Stores a tile's dot products (one vector of kTileRows rows per token) of
 /// one weight into its spill.
-void spillTile(OpBuilder &b, Location loc, ArrayRef<Value> dots, Value spill) {
+void spillTile(ImplicitLocOpBuilder &b, ArrayRef<Value> dots, Value spill) {
   for (auto [i, dot] : llvm::enumerate(dots))
     vector::StoreOp::create(
-        b, loc, dot, spill,
-        ValueRange{constIndex(b, loc, i), constIndex(b, loc, 0)});
+        b, dot, spill,
+        ValueRange{constIndex(b, i), constIndex(b, 0)});
 }
 
 /// The epilogue of a tile of whole kTileRows rows from row n0: for its
@@ -343,18 +342,18 @@ void spillTile(OpBuilder &b, Location loc, ArrayRef<Value> dots, Value spill) {
 /// registers, a gated MLP's gate tile stays live across the up tile's K loop
 /// and LLVM spills inside that loop (measured on Zen 3: the gated MLP then
 /// took 1.76x the time per FLOP of the plain linears).
-void emitSpilledEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> spills,
+void emitSpilledEpilogue(ImplicitLocOpBuilder &b, ArrayRef<Value> spills,
                          Value out, Value t0, Value count, Value n0,
                          EpilogueFn epilogue) {
-  Value zero = constIndex(b, loc, 0);
+  Value zero = constIndex(b, 0);
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
-  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
+  emitFor(b, zero, count, [&](ImplicitLocOpBuilder &b, Value i) {
     SmallVector<Value> perWeight;
     for (Value spill : spills)
       perWeight.push_back(
-          vector::LoadOp::create(b, loc, vecF32, spill, ValueRange{i, zero}));
-    storeOutput(b, loc, epilogue(b, loc, perWeight, n0), out,
-                arith::AddIOp::create(b, loc, t0, i), n0);
+          vector::LoadOp::create(b, vecF32, spill, ValueRange{i, zero}));
+    storeOutput(b, epilogue(b, perWeight, n0), out,
+                arith::AddIOp::create(b, t0, i), n0);
   });
 }
 
@@ -370,250 +369,246 @@ static constexpr int64_t kSuperBlockBytes = 512 * 1024;
 /// products go through the spill, so the epilogue is one loop over the
 /// tile's tokens, not one copy per token. Every output still sums its K
 /// pairs in order in one tile, so the blocking changes no bit.
-void emitDotRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
                  Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
-  Value zero = constIndex(b, loc, 0);
-  Value tileRows = constIndex(b, loc, kTileRows);
-  Value pairs = constIndex(b, loc, spec.k / 2);
+  Value zero = constIndex(b, 0);
+  Value tileRows = constIndex(b, kTileRows);
+  Value pairs = constIndex(b, spec.k / 2);
   Value numBlocks = arith::CeilDivUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, hi, lo), tileRows);
+      b, arith::SubIOp::create(b, hi, lo), tileRows);
   SmallVector<Value> panels;
   for (Value w : weights) {
     Value panel = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
-        ValueRange{arith::MulIOp::create(b, loc, numBlocks, pairs)},
+        b, MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
+        ValueRange{arith::MulIOp::create(b, numBlocks, pairs)},
         b.getI64IntegerAttr(64));
-    emitFor(b, loc, zero, numBlocks, [&](OpBuilder &b, Location loc, Value nb) {
+    emitFor(b, zero, numBlocks, [&](ImplicitLocOpBuilder &b, Value nb) {
       Value n0 = arith::AddIOp::create(
-          b, loc, lo, arith::MulIOp::create(b, loc, nb, tileRows));
-      emitPackPairPanel(b, loc, w, spec.wType, n0, hi, panel,
-                        arith::MulIOp::create(b, loc, nb, pairs), spec.k);
+          b, lo, arith::MulIOp::create(b, nb, tileRows));
+      emitPackPairPanel(b, w, spec.wType, n0, hi, panel,
+                        arith::MulIOp::create(b, nb, pairs), spec.k);
     });
     panels.push_back(panel);
   }
   int64_t superTokens =
       std::max<int64_t>(1, kSuperBlockBytes / (spec.k * 2) / kDotTileTokens) *
       kDotTileTokens;
-  Value padded = dimOf(b, loc, bufs.xb, 0);
-  auto supers = scf::ForOp::create(b, loc, zero, padded,
-                                   constIndex(b, loc, superTokens));
+  Value padded = dimOf(b, bufs.xb, 0);
+  auto supers = scf::ForOp::create(b, zero, padded,
+                                   constIndex(b, superTokens));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(supers.getBody());
   Value tb = supers.getInductionVar();
   Value tbEnd = arith::MinSIOp::create(
-      b, loc, padded,
-      arith::AddIOp::create(b, loc, tb, constIndex(b, loc, superTokens)));
-  auto blocks = scf::ForOp::create(b, loc, zero, numBlocks, constIndex(b, loc, 1));
+      b, padded,
+      arith::AddIOp::create(b, tb, constIndex(b, superTokens)));
+  auto blocks = scf::ForOp::create(b, zero, numBlocks, constIndex(b, 1));
   b.setInsertionPointToStart(blocks.getBody());
   Value nb = blocks.getInductionVar();
-  Value n0 = arith::AddIOp::create(b, loc, lo,
-                                   arith::MulIOp::create(b, loc, nb, tileRows));
-  Value base = arith::MulIOp::create(b, loc, nb, pairs);
+  Value n0 = arith::AddIOp::create(b, lo,
+                                   arith::MulIOp::create(b, nb, tileRows));
+  Value base = arith::MulIOp::create(b, nb, pairs);
   Value whole = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::sle,
-      arith::AddIOp::create(b, loc, n0, tileRows), hi);
-  Value blockRows = arith::SubIOp::create(b, loc, hi, n0);
-  auto tiles = scf::ForOp::create(b, loc, tb, tbEnd,
-                                  constIndex(b, loc, kDotTileTokens));
+      b, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, n0, tileRows), hi);
+  Value blockRows = arith::SubIOp::create(b, hi, n0);
+  auto tiles = scf::ForOp::create(b, tb, tbEnd,
+                                  constIndex(b, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
   Value t0 = tiles.getInductionVar();
   for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
-    spillTile(b, loc, emitDotTile(b, loc, bufs.xb, panel, base, t0, spec.k),
+    spillTile(b, emitDotTile(b, bufs.xb, panel, base, t0, spec.k),
               spill);
   Value count = arith::MinSIOp::create(
-      b, loc, constIndex(b, loc, kDotTileTokens),
-      arith::SubIOp::create(b, loc, tokens, t0));
-  auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+      b, constIndex(b, kDotTileTokens),
+      arith::SubIOp::create(b, tokens, t0));
+  auto ifWhole = scf::IfOp::create(b, whole, /*withElseRegion=*/true);
   b.setInsertionPointToStart(ifWhole.thenBlock());
-  emitSpilledEpilogue(b, loc, bufs.spills, out, t0, count, n0, epilogue);
+  emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
   b.setInsertionPointToStart(ifWhole.elseBlock());
-  emitFor(b, loc, zero, count, [&](OpBuilder &b, Location loc, Value i) {
-    emitFor(b, loc, zero, blockRows, [&](OpBuilder &b, Location loc, Value j) {
+  emitFor(b, zero, count, [&](ImplicitLocOpBuilder &b, Value i) {
+    emitFor(b, zero, blockRows, [&](ImplicitLocOpBuilder &b, Value j) {
       SmallVector<Value> perWeight;
       for (Value spill : bufs.spills)
         perWeight.push_back(
-            memref::LoadOp::create(b, loc, spill, ValueRange{i, j}));
-      Value n = arith::AddIOp::create(b, loc, n0, j);
-      storeOutput(b, loc, epilogue(b, loc, perWeight, n), out,
-                  arith::AddIOp::create(b, loc, t0, i), n);
+            memref::LoadOp::create(b, spill, ValueRange{i, j}));
+      Value n = arith::AddIOp::create(b, n0, j);
+      storeOutput(b, epilogue(b, perWeight, n), out,
+                  arith::AddIOp::create(b, t0, i), n);
     });
   });
   b.setInsertionPointAfter(supers);
   for (Value panel : panels)
-    memref::DeallocOp::create(b, loc, panel);
+    memref::DeallocOp::create(b, panel);
 }
 
 /// The rows [lo, lo + whole passes) of decode's int8 rows, int8RowsPerPass
 /// rows a pass for every token, where the variant has the int8 rows and
 /// the call no tiles; returns where the passes end (lo otherwise).
-Value emitWideInt8Rows(OpBuilder &b, Location loc, const KernelSpec &spec,
+Value emitWideInt8Rows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                        const TileBuffers &bufs, ArrayRef<Value> weights,
                        Value out, Value lo, Value hi, Value tokens,
                        Value useTiles, EpilogueFn epilogue) {
   int64_t perPass = int8RowsPerPass(spec.wType, spec.k);
-  Value pass = constIndex(b, loc, perPass);
+  Value pass = constIndex(b, perPass);
   Value on = arith::AndIOp::create(
-      b, loc, bufs.int8Dot,
-      arith::XOrIOp::create(b, loc, useTiles,
-                            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+      b, bufs.int8Dot,
+      arith::XOrIOp::create(b, useTiles,
+                            arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
   Value whole = arith::MulIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo), pass),
+      b, arith::DivUIOp::create(b, arith::SubIOp::create(b, hi, lo), pass),
       pass);
   Value end = arith::SelectOp::create(
-      b, loc, on, arith::AddIOp::create(b, loc, lo, whole), lo);
-  auto passes = scf::ForOp::create(b, loc, lo, end, pass);
+      b, on, arith::AddIOp::create(b, lo, whole), lo);
+  auto passes = scf::ForOp::create(b, lo, end, pass);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(passes.getBody());
   SmallVector<Value> rows;
   for (int64_t r = 0; r < perPass; ++r)
-    rows.push_back(arith::AddIOp::create(b, loc, passes.getInductionVar(),
-                                         constIndex(b, loc, r)));
-  emitFor(b, loc, constIndex(b, loc, 0), tokens,
-          [&](OpBuilder &b, Location loc, Value s) {
+    rows.push_back(arith::AddIOp::create(b, passes.getInductionVar(),
+                                         constIndex(b, r)));
+  emitFor(b, constIndex(b, 0), tokens,
+          [&](ImplicitLocOpBuilder &b, Value s) {
             SmallVector<SmallVector<Value>> perWeight; // [weight][row]
             for (Value w : weights)
-              perWeight.push_back(emitRowDotsInt8(b, loc, bufs.x8, w,
+              perWeight.push_back(emitRowDotsInt8(b, bufs.x8, w,
                                                   spec.wType, rows, s, spec.k));
             for (auto [r, n] : llvm::enumerate(rows)) {
               SmallVector<Value> dots;
               for (auto &sums : perWeight)
                 dots.push_back(sums[r]);
-              storeOutput(b, loc, epilogue(b, loc, dots, n), out, s, n);
+              storeOutput(b, epilogue(b, dots, n), out, s, n);
             }
           });
   return end;
 }
 
 /// The f32 tiles and the row path (see the file comment).
-void emitRowsF32(OpBuilder &b, Location loc, const KernelSpec &spec,
+void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
                  Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
   Value xs = bufs.xs;
   ArrayRef<Value> panels = bufs.panels;
-  Value zero = constIndex(b, loc, 0);
-  Value tileRows = constIndex(b, loc, kTileRows);
-  Value useTiles = tilesInUse(b, loc, spec, tokens);
+  Value zero = constIndex(b, 0);
+  Value tileRows = constIndex(b, kTileRows);
+  Value useTiles = tilesInUse(b, spec, tokens);
   // blockEnd = lo + whole blocks of [lo, hi), or lo without tiles.
-  Value span = arith::SubIOp::create(b, loc, hi, lo);
+  Value span = arith::SubIOp::create(b, hi, lo);
   Value whole = arith::MulIOp::create(
-      b, loc, Value(arith::DivUIOp::create(b, loc, span, tileRows)), tileRows);
+      b, Value(arith::DivUIOp::create(b, span, tileRows)), tileRows);
   Value blockEnd = arith::SelectOp::create(
-      b, loc, useTiles, Value(arith::AddIOp::create(b, loc, lo, whole)), lo);
+      b, useTiles, Value(arith::AddIOp::create(b, lo, whole)), lo);
 
-  auto blocks = scf::ForOp::create(b, loc, lo, blockEnd, tileRows);
+  auto blocks = scf::ForOp::create(b, lo, blockEnd, tileRows);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(blocks.getBody());
     Value n0 = blocks.getInductionVar();
     for (auto [w, panel] : llvm::zip_equal(weights, panels))
-      emitPackPanel(b, loc, w, spec.wType, n0, panel, spec.k, spec.yType);
-    Value paddedTokens = dimOf(b, loc, xs, 0);
-    auto tiles = scf::ForOp::create(b, loc, zero, paddedTokens,
-                                    constIndex(b, loc, kTileTokens));
+      emitPackPanel(b, w, spec.wType, n0, panel, spec.k, spec.yType);
+    Value paddedTokens = dimOf(b, xs, 0);
+    auto tiles = scf::ForOp::create(b, zero, paddedTokens,
+                                    constIndex(b, kTileTokens));
     OpBuilder::InsertionGuard tileGuard(b);
     b.setInsertionPointToStart(tiles.getBody());
     Value t0 = tiles.getInductionVar();
     // One weight's tile at a time: the gate's dot products wait in the
     // spill while the up tile accumulates.
     for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
-      spillTile(b, loc, emitTile(b, loc, xs, panel, t0, spec.k), spill);
+      spillTile(b, emitTile(b, xs, panel, t0, spec.k), spill);
     Value count = arith::MinSIOp::create(
-        b, loc, constIndex(b, loc, kTileTokens),
-        arith::SubIOp::create(b, loc, tokens, t0));
-    emitSpilledEpilogue(b, loc, bufs.spills, out, t0, count, n0, epilogue);
+        b, constIndex(b, kTileTokens),
+        arith::SubIOp::create(b, tokens, t0));
+    emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
   }
   // Decode's int8 rows with records past L1: kInt8WideRows rows a pass
   // (int8RowsPerPass), each summed as alone, the rest one by one below.
   Value rowsStart = blockEnd;
   if (bufs.int8Dot && !spec.rowsOnly && int8RowsPerPass(spec.wType, spec.k) > 1)
-    rowsStart = emitWideInt8Rows(b, loc, spec, bufs, weights, out, blockEnd,
+    rowsStart = emitWideInt8Rows(b, spec, bufs, weights, out, blockEnd,
                                  hi, tokens, useTiles, epilogue);
   // The other rows. With tiles in use they sum exactly as a tile lane does,
   // so which rows fill whole blocks (that depends on how the rows were split
   // over the threads) changes no bit.
-  emitFor(b, loc, rowsStart, hi, [&](OpBuilder &b, Location loc, Value n) {
+  emitFor(b, rowsStart, hi, [&](ImplicitLocOpBuilder &b, Value n) {
     // A batched decode step's rows: kRowGroup tokens per pass over the
     // weight row, each summed as alone (emitRowDots).
     Value grouped = zero;
     if (spec.rowsOnly) {
       grouped = arith::MulIOp::create(
-          b, loc,
-          Value(arith::DivUIOp::create(b, loc, tokens,
-                                       constIndex(b, loc, kRowGroup))),
-          constIndex(b, loc, kRowGroup));
-      auto groups = scf::ForOp::create(b, loc, zero, grouped,
-                                       constIndex(b, loc, kRowGroup));
+          b, Value(arith::DivUIOp::create(b, tokens,
+                                       constIndex(b, kRowGroup))),
+          constIndex(b, kRowGroup));
+      auto groups = scf::ForOp::create(b, zero, grouped,
+                                       constIndex(b, kRowGroup));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(groups.getBody());
       SmallVector<Value> group;
       for (int64_t g = 0; g < kRowGroup; ++g)
         group.push_back(arith::AddIOp::create(
-            b, loc, groups.getInductionVar(), constIndex(b, loc, g)));
+            b, groups.getInductionVar(), constIndex(b, g)));
       SmallVector<SmallVector<Value>> perWeight; // [weight][token]
       for (Value w : weights)
-        perWeight.push_back(emitRowDotsBest(b, loc, spec, bufs, w, n, group));
+        perWeight.push_back(emitRowDotsBest(b, spec, bufs, w, n, group));
       for (int64_t g = 0; g < kRowGroup; ++g) {
         SmallVector<Value> token;
         for (auto &dots : perWeight)
           token.push_back(dots[g]);
-        storeOutput(b, loc, epilogue(b, loc, token, n), out, group[g], n);
+        storeOutput(b, epilogue(b, token, n), out, group[g], n);
       }
     }
-    emitFor(b, loc, grouped, tokens, [&](OpBuilder &b, Location loc, Value s) {
+    emitFor(b, grouped, tokens, [&](ImplicitLocOpBuilder &b, Value s) {
       SmallVector<Value> perWeight;
       for (Value w : weights) {
         auto dot = scf::IfOp::create(
-            b, loc, useTiles,
-            [&](OpBuilder &b, Location loc) {
-              scf::YieldOp::create(b, loc,
-                                   emitLaneDot(b, loc, xs, w, spec.wType, n, s, spec.k, spec.yType));
-            },
-            [&](OpBuilder &b, Location loc) {
+            b, useTiles,
+            implicitLoc([&](ImplicitLocOpBuilder &b) {
+              scf::YieldOp::create(b, emitLaneDot(b, xs, w, spec.wType, n, s, spec.k, spec.yType));
+            }),
+            implicitLoc([&](ImplicitLocOpBuilder &b) {
               scf::YieldOp::create(
-                  b, loc, emitRowDotsBest(b, loc, spec, bufs, w, n, s));
-            });
+                  b, emitRowDotsBest(b, spec, bufs, w, n, s));
+            }));
         perWeight.push_back(dot.getResult(0));
       }
-      storeOutput(b, loc, epilogue(b, loc, perWeight, n), out, s, n);
+      storeOutput(b, epilogue(b, perWeight, n), out, s, n);
     });
   });
 }
 
 /// The rows [lo, hi) of the weights (local row numbers) for every token,
 /// written to `out`, through whichever path the call takes.
-/// `epilogue(b, loc, dots, n)` turns f32 dot products (scalar, or a vector
+/// `epilogue(b, dots, n)` turns f32 dot products (scalar, or a vector
 /// of the rows from n on) of local row `n` into the stored values.
-void emitRows(OpBuilder &b, Location loc, const KernelSpec &spec,
+void emitRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
               const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
               Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
   if (!bufs.useDot) {
-    emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+    emitRowsF32(b, spec, bufs, weights, out, lo, hi, tokens, epilogue);
     return;
   }
-  auto path = scf::IfOp::create(b, loc, bufs.useDot, /*withElseRegion=*/true);
+  auto path = scf::IfOp::create(b, bufs.useDot, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(path.thenBlock());
-  emitDotRows(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+  emitDotRows(b, spec, bufs, weights, out, lo, hi, tokens, epilogue);
   b.setInsertionPointToStart(path.elseBlock());
-  emitRowsF32(b, loc, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+  emitRowsF32(b, spec, bufs, weights, out, lo, hi, tokens, epilogue);
 }
 } // namespace
 
-Value linear::tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
+Value linear::tilesInUse(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                          Value tokens) {
   if (spec.rowsOnly)
-    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, tokens,
-                               constIndex(b, loc, kTileTokens));
+    return arith::ConstantIntOp::create(b, b.getI1Type(), 0);
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::sge, tokens,
+                               constIndex(b, kTileTokens));
 }
 
 /// Emits the kernel function for `spec`.
-func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
+func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
                                  const KernelSpec &spec, StringRef name) {
-  Location loc = module.getLoc();
+  ImplicitLocOpBuilder b(module.getLoc(), outer);
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
   if (spec.bf16Dot)
@@ -648,60 +643,60 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
   Value rowBegin = entry->getArgument(next++);
   Value rowEnd = entry->getArgument(next++);
 
-  Value tokens = dimOf(b, loc, outputs.front(), 0);
+  Value tokens = dimOf(b, outputs.front(), 0);
   // One panel per weight a block reads (the gated MLP's gate and up), of
   // the path that runs; empty when the chunk is too short for tiles (decode
   // allocates nothing worth a system call).
-  Value useTiles = tilesInUse(b, loc, spec, tokens);
+  Value useTiles = tilesInUse(b, spec, tokens);
   Value f32Tiles = useTiles;
   if (spec.bf16Dot) {
-    bufs.rowDot = loadBf16DotFlag(b, loc, module);
-    bufs.rowPrefetch = loadRowPrefetchBytes(b, loc, module);
+    bufs.rowDot = loadBf16DotFlag(b, module);
+    bufs.rowPrefetch = loadRowPrefetchBytes(b, module);
     if (spec.int8Dot)
-      bufs.int8Dot = loadInt8DotFlag(b, loc, module);
-    bufs.useDot = arith::AndIOp::create(b, loc, useTiles, bufs.rowDot);
-    f32Tiles = arith::XOrIOp::create(b, loc, useTiles, bufs.useDot);
+      bufs.int8Dot = loadInt8DotFlag(b, module);
+    bufs.useDot = arith::AndIOp::create(b, useTiles, bufs.rowDot);
+    f32Tiles = arith::XOrIOp::create(b, useTiles, bufs.useDot);
   }
   auto rowsIf = [&](Value cond, int64_t rows) -> Value {
-    return arith::SelectOp::create(b, loc, cond, constIndex(b, loc, rows),
-                                   constIndex(b, loc, 0));
+    return arith::SelectOp::create(b, cond, constIndex(b, rows),
+                                   constIndex(b, 0));
   };
   unsigned numPanels = spec.epilogue == Epilogue::GatedGelu ? 2 : 1;
   for (unsigned i = 0; i < numPanels; ++i) {
     bufs.panels.push_back(memref::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic, kTileRows}, b.getF32Type()),
+        b, MemRefType::get({ShapedType::kDynamic, kTileRows}, b.getF32Type()),
         ValueRange{rowsIf(f32Tiles, spec.k)}, b.getI64IntegerAttr(64)));
     bufs.spills.push_back(memref::AllocaOp::create(
-        b, loc, MemRefType::get({kDotTileTokens, kTileRows}, b.getF32Type()),
+        b, MemRefType::get({kDotTileTokens, kTileRows}, b.getF32Type()),
         b.getI64IntegerAttr(64)));
   }
   Type yType = spec.yType;
   if (spec.epilogue == Epilogue::GatedGelu) {
-    emitRows(b, loc, spec, bufs, weights, outputs[0], rowBegin, rowEnd, tokens,
-             [&](OpBuilder &b, Location loc, ValueRange dots, Value) -> Value {
-               Value g = roundTo(b, loc, dots[0], yType);
-               Value u = roundTo(b, loc, dots[1], yType);
+    emitRows(b, spec, bufs, weights, outputs[0], rowBegin, rowEnd, tokens,
+             [&](ImplicitLocOpBuilder &b, ValueRange dots, Value) -> Value {
+               Value g = roundTo(b, dots[0], yType);
+               Value u = roundTo(b, dots[1], yType);
                Value act =
-                   roundTo(b, loc, emitGeluTanh(b, loc, toF32(b, loc, g)), yType);
-               Value p = arith::MulFOp::create(b, loc, toF32(b, loc, act),
-                                               toF32(b, loc, u));
-               return roundTo(b, loc, p, yType);
+                   roundTo(b, emitGeluTanh(b, toF32(b, g)), yType);
+               Value p = arith::MulFOp::create(b, toF32(b, act),
+                                               toF32(b, u));
+               return roundTo(b, p, yType);
              });
   } else {
     // The weights' rows are concatenated: weight i owns [offset_i,
     // offset_i + rows_i) of [row_begin, row_end).
     int64_t offset = 0;
     for (auto [i, rows] : llvm::enumerate(spec.rows)) {
-      Value off = constIndex(b, loc, offset);
-      Value end = constIndex(b, loc, offset + rows);
-      Value lo = arith::MaxSIOp::create(b, loc, rowBegin, off);
-      Value hi = arith::MinSIOp::create(b, loc, rowEnd, end);
-      hi = arith::MaxSIOp::create(b, loc, hi, lo);
-      Value localLo = arith::SubIOp::create(b, loc, lo, off);
-      Value localHi = arith::SubIOp::create(b, loc, hi, off);
-      emitRows(b, loc, spec, bufs, {weights[i]}, outputs[i], localLo, localHi,
+      Value off = constIndex(b, offset);
+      Value end = constIndex(b, offset + rows);
+      Value lo = arith::MaxSIOp::create(b, rowBegin, off);
+      Value hi = arith::MinSIOp::create(b, rowEnd, end);
+      hi = arith::MaxSIOp::create(b, hi, lo);
+      Value localLo = arith::SubIOp::create(b, lo, off);
+      Value localHi = arith::SubIOp::create(b, hi, off);
+      emitRows(b, spec, bufs, {weights[i]}, outputs[i], localLo, localHi,
                tokens,
-               [&](OpBuilder &b, Location loc, ValueRange dots,
+               [&](ImplicitLocOpBuilder &b, ValueRange dots,
                    Value n) -> Value {
                  Value dot = dots[0];
                  // The bias joins the f32 sum before its one rounding.
@@ -709,21 +704,21 @@ func::FuncOp linear::buildKernel(OpBuilder &b, ModuleOp module,
                    Value bv;
                    if (auto vec = dyn_cast<VectorType>(dot.getType()))
                      bv = vector::LoadOp::create(
-                         b, loc, vec.clone(spec.biasType), bias, ValueRange{n});
+                         b, vec.clone(spec.biasType), bias, ValueRange{n});
                    else
-                     bv = memref::LoadOp::create(b, loc, bias, ValueRange{n});
-                   dot = arith::AddFOp::create(b, loc, dot, toF32(b, loc, bv));
+                     bv = memref::LoadOp::create(b, bias, ValueRange{n});
+                   dot = arith::AddFOp::create(b, dot, toF32(b, bv));
                  }
-                 Value y = roundTo(b, loc, dot, yType);
+                 Value y = roundTo(b, dot, yType);
                  if (spec.epilogue == Epilogue::Softcap)
-                   y = emitSoftcap(b, loc, y, spec.cap);
+                   y = emitSoftcap(b, y, spec.cap);
                  return y;
                });
       offset += rows;
     }
   }
   for (Value panel : bufs.panels)
-    memref::DeallocOp::create(b, loc, panel);
-  func::ReturnOp::create(b, loc);
+    memref::DeallocOp::create(b, panel);
+  func::ReturnOp::create(b);
   return func;
 }

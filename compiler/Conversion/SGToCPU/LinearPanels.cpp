@@ -24,11 +24,11 @@ namespace {
 /// The transpose of 8 vectors of 8 elements (rows) as its 8 columns, in
 /// three stages of two-input shuffles that x86 has as single instructions
 /// (unpack low/high, shufps, vperm2f128).
-SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
+SmallVector<Value> emitTranspose8x8(ImplicitLocOpBuilder &b,
                                     ArrayRef<Value> rows) {
   assert(rows.size() == 8 && "an 8 x 8 block");
   auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
-    return vector::ShuffleOp::create(b, loc, x, y, mask);
+    return vector::ShuffleOp::create(b, x, y, mask);
   };
   // Stage 1: pairs of rows interleaved within each 128-bit half.
   SmallVector<Value> t(8), u(8), cols(8);
@@ -56,46 +56,43 @@ SmallVector<Value> emitTranspose8x8(OpBuilder &b, Location loc,
 /// panel[base + p, col .. col + 2) = w[row, 2p .. 2p + 2) as bf16 for p in
 /// [from, to), zero pairs when `valid` is false: a bf16 weight's pair as it
 /// is stored, another's as loadWeightF32 reads it under bf16 activations.
-void emitPackPairsOneByOne(OpBuilder &b, Location loc, Value w, Type wType,
+void emitPackPairsOneByOne(ImplicitLocOpBuilder &b, Value w, Type wType,
                            Value row, Value valid, Value panel, Value base,
                            Value col, int64_t from, int64_t to) {
   auto pairType = VectorType::get({2}, b.getBF16Type());
   Value zeroPair = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
-  emitFor(b, loc, constIndex(b, loc, from), constIndex(b, loc, to),
-          [&](OpBuilder &b, Location loc, Value p) {
+      b, pairType, DenseElementsAttr::get(pairType, 0.0f));
+  emitFor(b, constIndex(b, from), constIndex(b, to),
+          [&](ImplicitLocOpBuilder &b, Value p) {
             auto pair = scf::IfOp::create(
-                b, loc, valid,
-                [&](OpBuilder &b, Location loc) {
-                  Value k0 = arith::MulIOp::create(b, loc, p,
-                                                   constIndex(b, loc, 2));
+                b, valid,
+                implicitLoc([&](ImplicitLocOpBuilder &b) {
+                  Value k0 = arith::MulIOp::create(b, p,
+                                                   constIndex(b, 2));
                   if (wType.isBF16()) {
                     scf::YieldOp::create(
-                        b, loc,
-                        Value(vector::LoadOp::create(b, loc, pairType, w,
+                        b, Value(vector::LoadOp::create(b, pairType, w,
                                                      ValueRange{row, k0})));
                     return;
                   }
-                  Value k1 = arith::AddIOp::create(b, loc, k0,
-                                                   constIndex(b, loc, 1));
+                  Value k1 = arith::AddIOp::create(b, k0,
+                                                   constIndex(b, 1));
                   SmallVector<Value, 2> halves;
                   for (Value kk : {k0, k1})
                     halves.push_back(roundTo(
-                        b, loc,
-                        loadWeightF32(b, loc, w, wType, row, kk, 1,
+                        b, loadWeightF32(b, w, wType, row, kk, 1,
                                       b.getBF16Type()),
                         b.getBF16Type()));
                   scf::YieldOp::create(
-                      b, loc,
-                      Value(vector::FromElementsOp::create(b, loc, pairType,
+                      b, Value(vector::FromElementsOp::create(b, pairType,
                                                            halves)));
-                },
-                [&](OpBuilder &b, Location loc) {
-                  scf::YieldOp::create(b, loc, zeroPair);
-                });
+                }),
+                implicitLoc([&](ImplicitLocOpBuilder &b) {
+                  scf::YieldOp::create(b, zeroPair);
+                }));
             vector::StoreOp::create(
-                b, loc, pair.getResult(0), panel,
-                ValueRange{arith::AddIOp::create(b, loc, base, p), col});
+                b, pair.getResult(0), panel,
+                ValueRange{arith::AddIOp::create(b, base, p), col});
           });
 }
 
@@ -103,44 +100,43 @@ void emitPackPairsOneByOne(OpBuilder &b, Location loc, Value w, Type wType,
 /// encoding), 32 elements at a time as loadWeightPairsBF16 reads them, into
 /// panel[base + p, col .. col + 2); zero pairs when `valid` is false. A
 /// tail of K % 32 (f16 only) goes a pair at a time.
-void emitPackDequantizedRow(OpBuilder &b, Location loc, Value w, Type wType,
+void emitPackDequantizedRow(ImplicitLocOpBuilder &b, Value w, Type wType,
                             Value row, Value valid, Value panel, Value base,
                             Value col, int64_t k) {
   constexpr int64_t kChunk = 32;
   auto chunkType = VectorType::get({kChunk}, b.getBF16Type());
   Value zeroChunk = arith::ConstantOp::create(
-      b, loc, chunkType, DenseElementsAttr::get(chunkType, 0.0f));
+      b, chunkType, DenseElementsAttr::get(chunkType, 0.0f));
   int64_t whole = k / kChunk * kChunk;
-  auto chunks = scf::ForOp::create(b, loc, constIndex(b, loc, 0),
-                                   constIndex(b, loc, whole),
-                                   constIndex(b, loc, kChunk));
+  auto chunks = scf::ForOp::create(b, constIndex(b, 0),
+                                   constIndex(b, whole),
+                                   constIndex(b, kChunk));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(chunks.getBody());
     Value c = chunks.getInductionVar();
     auto pairs = scf::IfOp::create(
-        b, loc, valid,
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc,
-                               loadWeightPairsBF16(b, loc, w, wType, row, c));
-        },
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, zeroChunk);
-        });
+        b, valid,
+        implicitLoc([&](ImplicitLocOpBuilder &b) {
+          scf::YieldOp::create(b, loadWeightPairsBF16(b, w, wType, row, c));
+        }),
+        implicitLoc([&](ImplicitLocOpBuilder &b) {
+          scf::YieldOp::create(b, zeroChunk);
+        }));
     Value p0 = arith::AddIOp::create(
-        b, loc, base,
-        arith::DivUIOp::create(b, loc, c, constIndex(b, loc, 2)));
+        b, base,
+        arith::DivUIOp::create(b, c, constIndex(b, 2)));
     for (int64_t p = 0; p < kChunk / 2; ++p) {
       Value pair = vector::ExtractStridedSliceOp::create(
-          b, loc, pairs.getResult(0), ArrayRef<int64_t>{2 * p},
+          b, pairs.getResult(0), ArrayRef<int64_t>{2 * p},
           ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
       vector::StoreOp::create(
-          b, loc, pair, panel,
-          ValueRange{arith::AddIOp::create(b, loc, p0, constIndex(b, loc, p)),
+          b, pair, panel,
+          ValueRange{arith::AddIOp::create(b, p0, constIndex(b, p)),
                      col});
     }
   }
-  emitPackPairsOneByOne(b, loc, w, wType, row, valid, panel, base, col,
+  emitPackPairsOneByOne(b, w, wType, row, valid, panel, base, col,
                         whole / 2, k / 2);
 }
 
@@ -152,40 +148,40 @@ void emitPackDequantizedRow(OpBuilder &b, Location loc, Value w, Type wType,
 /// writes 32 contiguous bytes (a store per element, 64 bytes apart, took
 /// ~15 % of a K = 2048 linear's time on Zen 3); a K that is not a multiple
 /// of 8 ends one column at a time.
-void linear::emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType,
+void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
                            Value n0, Value panel, int64_t k, Type ct) {
   static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
-  Value zero = constIndex(b, loc, 0);
+  Value zero = constIndex(b, 0);
   int64_t whole = k - k % 8;
   scf::ForOp::create(
-      b, loc, zero, constIndex(b, loc, whole), constIndex(b, loc, 8),
-      ValueRange{}, [&](OpBuilder &b, Location loc, Value col, ValueRange) {
+      b, zero, constIndex(b, whole), constIndex(b, 8),
+      ValueRange{}, implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
         for (int64_t j0 = 0; j0 < kTileRows; j0 += 8) {
           SmallVector<Value> rows;
           for (int64_t j = j0; j < j0 + 8; ++j) {
             Value row =
-                arith::AddIOp::create(b, loc, n0, constIndex(b, loc, j));
-            rows.push_back(loadWeightF32(b, loc, w, wType, row, col, 8, ct));
+                arith::AddIOp::create(b, n0, constIndex(b, j));
+            rows.push_back(loadWeightF32(b, w, wType, row, col, 8, ct));
           }
-          SmallVector<Value> cols = emitTranspose8x8(b, loc, rows);
+          SmallVector<Value> cols = emitTranspose8x8(b, rows);
           for (int64_t c = 0; c < 8; ++c)
             vector::StoreOp::create(
-                b, loc, cols[c], panel,
+                b, cols[c], panel,
                 ValueRange{
-                    arith::AddIOp::create(b, loc, col, constIndex(b, loc, c)),
-                    constIndex(b, loc, j0)});
+                    arith::AddIOp::create(b, col, constIndex(b, c)),
+                    constIndex(b, j0)});
         }
-        scf::YieldOp::create(b, loc);
-      });
+        scf::YieldOp::create(b);
+      }));
   emitFor(
-      b, loc, zero, constIndex(b, loc, kTileRows),
-      [&](OpBuilder &b, Location loc, Value j) {
-        Value row = arith::AddIOp::create(b, loc, n0, j);
+      b, zero, constIndex(b, kTileRows),
+      [&](ImplicitLocOpBuilder &b, Value j) {
+        Value row = arith::AddIOp::create(b, n0, j);
         emitFor(
-            b, loc, constIndex(b, loc, whole), constIndex(b, loc, k),
-            [&](OpBuilder &b, Location loc, Value col) {
+            b, constIndex(b, whole), constIndex(b, k),
+            [&](ImplicitLocOpBuilder &b, Value col) {
               memref::StoreOp::create(
-                  b, loc, loadWeightF32(b, loc, w, wType, row, col, 1, ct),
+                  b, loadWeightF32(b, w, wType, row, col, 1, ct),
                   panel, ValueRange{col, j});
             });
       });
@@ -195,20 +191,20 @@ void linear::emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType,
 /// rows at or past `hi`: the bf16 pairs of one block of rows, K-pair-major,
 /// from row `base` of the panels (a weight that is not bf16 as its bf16
 /// pairs, emitPackDequantizedRow).
-void linear::emitPackPairPanel(OpBuilder &b, Location loc, Value w,
+void linear::emitPackPairPanel(ImplicitLocOpBuilder &b, Value w,
                                Type wType, Value n0, Value hi, Value panel,
                                Value base, int64_t k) {
-  emitFor(b, loc, constIndex(b, loc, 0), constIndex(b, loc, kTileRows),
-          [&](OpBuilder &b, Location loc, Value j) {
-            Value row = arith::AddIOp::create(b, loc, n0, j);
-            Value col = arith::MulIOp::create(b, loc, j, constIndex(b, loc, 2));
+  emitFor(b, constIndex(b, 0), constIndex(b, kTileRows),
+          [&](ImplicitLocOpBuilder &b, Value j) {
+            Value row = arith::AddIOp::create(b, n0, j);
+            Value col = arith::MulIOp::create(b, j, constIndex(b, 2));
             Value valid = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::slt, row, hi);
+                b, arith::CmpIPredicate::slt, row, hi);
             if (wType.isBF16())
-              emitPackPairsOneByOne(b, loc, w, wType, row, valid, panel, base,
+              emitPackPairsOneByOne(b, w, wType, row, valid, panel, base,
                                     col, 0, k / 2);
             else
-              emitPackDequantizedRow(b, loc, w, wType, row, valid, panel,
+              emitPackDequantizedRow(b, w, wType, row, valid, panel,
                                      base, col, k);
           });
 }

@@ -152,19 +152,19 @@ struct KernelSpec {
 /// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows, the weights (of
 /// logical type `wType`) as activations of type `ct` read them: the f32
 /// tiles' panel of one block of rows (LinearPanels.cpp).
-void emitPackPanel(OpBuilder &b, Location loc, Value w, Type wType, Value n0,
+void emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType, Value n0,
                    Value panel, int64_t k, Type ct);
 
 /// panel[base + p, 2j + e] = w[n0 + j, 2p + e] as bf16 for j < kTileRows,
 /// zero for rows at or past `hi`: the bf16 tiles' pairs of one block of
 /// rows, K-pair-major (LinearPanels.cpp).
-void emitPackPairPanel(OpBuilder &b, Location loc, Value w, Type wType,
+void emitPackPairPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
                        Value n0, Value hi, Value panel, Value base, int64_t k);
 
 /// i1: whether a call of `tokens` tokens runs the tiles (enough tokens to
 /// fill one, and a spec that allows them); the other calls take the row
 /// path (LinearKernel.cpp).
-Value tilesInUse(OpBuilder &b, Location loc, const KernelSpec &spec,
+Value tilesInUse(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                  Value tokens);
 
 /// Emits the kernel function `name` for `spec` (LinearKernel.cpp).

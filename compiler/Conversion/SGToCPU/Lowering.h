@@ -10,11 +10,12 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOCPU_LOWERING_H
 #define SGC_COMPILER_CONVERSION_SGTOCPU_LOWERING_H
 
+#include "compiler/Conversion/Common/IndexExpr.h"
 #include "compiler/Conversion/Common/ReferenceMath.h"
 #include "compiler/Conversion/Common/RowAccess.h"
 #include "lib/abi/sgc/abi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -87,20 +88,31 @@ func::FuncOp declareDispatcher(OpBuilder &b, ModuleOp module,
                                int64_t rows,
                                std::optional<int64_t> parallelRows = {});
 
+/// An upstream body builder (`OpBuilder &, Location, args...`: scf.for,
+/// scf.if, linalg.generic) that runs `body(ImplicitLocOpBuilder &, args...)`
+/// at the builder's insertion point and the location it is given.
+template <typename Body>
+auto implicitLoc(Body body) {
+  return [body](OpBuilder &b, Location loc, auto... args) {
+    ImplicitLocOpBuilder ib(loc, b);
+    return body(ib, args...);
+  };
+}
+
 /// `buffer` as a memref with a dynamic leading (token) dimension.
-Value withDynamicTokens(OpBuilder &b, Location loc, Value buffer);
+Value withDynamicTokens(ImplicitLocOpBuilder &b, Value buffer);
 
 /// A `linalg.generic` with identity maps over `output`'s shape: `body`
 /// receives one scalar per input (same shape as the output) and returns the
 /// output scalar.
 void emitElementwise(
-    OpBuilder &b, Location loc, ValueRange inputs, Value output,
-    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+    ImplicitLocOpBuilder &b, ValueRange inputs, Value output,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, ValueRange)> body);
 
 /// Stores token i of `values` ([tokens, heads, D]) into `cache` at slot
 /// (pos0 + i) mod window (ring, window > 0) or pos0 + i (window 0); on a ring
 /// only the last `window` tokens are written. `pos0` is an i64 value.
-void emitCacheWrite(OpBuilder &b, Location loc, Value values, Value cache,
+void emitCacheWrite(ImplicitLocOpBuilder &b, Value values, Value cache,
                     Value pos0, int64_t window);
 
 /// A constant global holding `inv`, shared by every op with the same table.
@@ -109,7 +121,7 @@ Value getInvFreqTable(FunctionLowering &state, Location loc,
 
 /// One term of a chained sum: `acc` plus the terms of columns [col, col +
 /// lanes) (a vector<lanes x f32> accumulator, or the scalar one for lanes 1).
-using ChainTermFn = llvm::function_ref<Value(OpBuilder &, Location, Value col,
+using ChainTermFn = llvm::function_ref<Value(ImplicitLocOpBuilder &, Value col,
                                              int64_t lanes, Value acc)>;
 
 /// The f32 sum over columns [0, n) with `chains` independent accumulators of
@@ -119,36 +131,36 @@ using ChainTermFn = llvm::function_ref<Value(OpBuilder &, Location, Value col,
 /// a time. `onStep(col)`, when given, runs at the start of every whole chain
 /// step (a prefetch).
 Value emitChainedSum(
-    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    ImplicitLocOpBuilder &b, int64_t n, int64_t lanes, int64_t chains,
     ChainTermFn term,
-    llvm::function_ref<void(OpBuilder &, Location, Value)> onStep = {});
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> onStep = {});
 
 /// One step of `count` chained sums at once: their accumulators of one
 /// chain in, updated out (the step's shared loads done once).
 using ChainTermsFn = llvm::function_ref<SmallVector<Value>(
-    OpBuilder &, Location, Value col, int64_t lanes, ValueRange accs)>;
+    ImplicitLocOpBuilder &, Value col, int64_t lanes, ValueRange accs)>;
 
 /// `count` sums, each exactly as emitChainedSum adds its terms (the same
 /// ops in the same order per sum), in one pass over the columns: what the
 /// terms share (a weight row's load) is loaded once a step.
 SmallVector<Value> emitChainedSums(
-    OpBuilder &b, Location loc, int64_t n, int64_t lanes, int64_t chains,
+    ImplicitLocOpBuilder &b, int64_t n, int64_t lanes, int64_t chains,
     int64_t count, ChainTermsFn term,
-    llvm::function_ref<void(OpBuilder &, Location, Value)> onStep = {});
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> onStep = {});
 
 /// A loop over steps [0, count) carrying `inits`, `unroll` steps an
 /// iteration and the rest one at a time: `step(s, values)` updates the
 /// carried values in place. Returns them after the last step.
 SmallVector<Value> emitUnrolledSteps(
-    OpBuilder &b, Location loc, int64_t count, int64_t unroll,
+    ImplicitLocOpBuilder &b, int64_t count, int64_t unroll,
     ValueRange inits,
-    llvm::function_ref<void(OpBuilder &, Location, Value, SmallVector<Value> &)>
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, SmallVector<Value> &)>
         step);
 
 /// Loads `lanes` consecutive elements of a row from column `col`: a
 /// vector<lanes x T>, or the scalar T when lanes is 1.
 using RowLoadFn =
-    llvm::function_ref<Value(OpBuilder &, Location, Value col, int64_t lanes)>;
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value col, int64_t lanes)>;
 
 /// Lanes of the vectorized norm loops.
 constexpr int64_t kNormLanes = 16;
@@ -157,7 +169,7 @@ constexpr int64_t kNormLanes = 16;
 /// shares (so fused and unfused norms agree bit for bit): the f32 sum of
 /// squares as emitChainedSum adds them (4 chains of kNormLanes lanes), then
 /// rsqrt(sum / width + eps).
-Value emitRmsScale(OpBuilder &b, Location loc, int64_t width, double eps,
+Value emitRmsScale(ImplicitLocOpBuilder &b, int64_t width, double eps,
                    RowLoadFn load);
 
 /// The i8 global, defined per CPU variant by the object emitter
@@ -167,11 +179,11 @@ constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
 
 /// i1: whether this CPU variant runs bf16 dot products. Declares the flag
 /// global in `module` on first use; LLVM folds the load to a constant.
-Value loadBf16DotFlag(OpBuilder &b, Location loc, ModuleOp module);
+Value loadBf16DotFlag(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// The same for AVX512-VNNI (vpdpbusd on 512-bit vectors, with AVX512-BW).
 constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
-Value loadInt8DotFlag(OpBuilder &b, Location loc, ModuleOp module);
+Value loadInt8DotFlag(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// The i64 global, one per model library and written by the runtime for its
 /// host (runtime/src/cpu/host_tuning.cc), of how many bytes ahead the bf16
@@ -184,18 +196,18 @@ constexpr int64_t kDefaultRowPrefetchBytes = 4096;
 
 /// The value of kRowPrefetchGlobal as an index, declared in `module` on
 /// first use.
-Value loadRowPrefetchBytes(OpBuilder &b, Location loc, ModuleOp module);
+Value loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
-void emitRowChunks(OpBuilder &b, Location loc, int64_t width,
-                   llvm::function_ref<void(OpBuilder &, Location, Value col,
+void emitRowChunks(ImplicitLocOpBuilder &b, int64_t width,
+                   llvm::function_ref<void(ImplicitLocOpBuilder &, Value col,
                                            int64_t lanes)>
                        body);
 
 /// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
-void emitFor(OpBuilder &b, Location loc, Value lb, Value ub,
-             llvm::function_ref<void(OpBuilder &, Location, Value)> body);
+void emitFor(ImplicitLocOpBuilder &b, Value lb, Value ub,
+             llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> body);
 
 //===----------------------------------------------------------------------===//
 // Op families (one .cpp each): per op kind, how it lowers. Each lowering

@@ -27,8 +27,8 @@ using namespace mlir::sgc::lowering;
 
 static LogicalResult lowerNormRope(sg::NormRopeOp op,
                                    FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
   Value weight = op.getNormWeight() ? state.lookup(op.getNormWeight()) : Value();
   Value out = state.bufferFor(loc, op.getResult());
@@ -55,64 +55,63 @@ static LogicalResult lowerNormRope(sg::NormRopeOp op,
   int64_t window = windowAttr ? windowAttr.getInt() : 0;
   bool oneToken = type.getDimSize(0) == 1;
 
-  Value zero = constIndex(b, loc, 0);
-  Value dIdx = constIndex(b, loc, d), halfIdx = constIndex(b, loc, half);
-  Value pos0 = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+  Value zero = constIndex(b, 0);
+  Value dIdx = constIndex(b, d), halfIdx = constIndex(b, half);
+  Value pos0 = arith::IndexCastOp::create(b, b.getIndexType(),
                                           state.lookup(op.getPos0()));
   // The normalized head, in f32, for the rotation's pairs.
-  Value normed = memref::AllocaOp::create(b, loc,
-                                          MemRefType::get({d}, b.getF32Type()));
+  Value normed = memref::AllocaOp::create(b, MemRefType::get({d}, b.getF32Type()));
   // The token's rounded cos and sin per frequency, computed once for all
   // its heads.
   Value cosSin = table ? Value(memref::AllocaOp::create(
-                             b, loc, MemRefType::get({half, 2}, b.getF32Type())))
+                             b, MemRefType::get({half, 2}, b.getF32Type())))
                        : Value();
-  Value one = constIndex(b, loc, 1);
+  Value one = constIndex(b, 1);
 
-  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
-    Value p = arith::AddIOp::create(b, loc, pos0, s);
+  emitFor(b, zero, dimOf(b, x, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    Value p = arith::AddIOp::create(b, pos0, s);
     Value pf = arith::UIToFPOp::create(
-        b, loc, b.getF32Type(),
-        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), p)));
+        b, b.getF32Type(),
+        Value(arith::IndexCastOp::create(b, b.getI64Type(), p)));
     Value slot = p;
     if (window > 0)
-      slot = arith::RemUIOp::create(b, loc, p, constIndex(b, loc, window));
+      slot = arith::RemUIOp::create(b, p, constIndex(b, window));
     if (table)
-      emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
-        auto [c, sn] = emitRopeCosSin(b, loc, pf, table, k, ct);
-        memref::StoreOp::create(b, loc, c, cosSin, ValueRange{k, zero});
-        memref::StoreOp::create(b, loc, sn, cosSin, ValueRange{k, one});
+      emitFor(b, zero, halfIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+        auto [c, sn] = emitRopeCosSin(b, pf, table, k, ct);
+        memref::StoreOp::create(b, c, cosSin, ValueRange{k, zero});
+        memref::StoreOp::create(b, sn, cosSin, ValueRange{k, one});
       });
-    emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
-      auto load = [&](OpBuilder &b, Location loc, Value k,
+    emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value h) {
+      auto load = [&](ImplicitLocOpBuilder &b, Value k,
                       int64_t lanes = 1) -> Value {
-        return emitRowLoad(b, loc, x, ValueRange{s, h}, k, lanes);
+        return emitRowLoad(b, x, ValueRange{s, h}, k, lanes);
       };
-      Value r = emitRmsScale(b, loc, d, op.getEps().convertToDouble(), load);
-      emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
-        Value w = weight ? Value(memref::LoadOp::create(b, loc, weight, ValueRange{k}))
+      Value r = emitRmsScale(b, d, op.getEps().convertToDouble(), load);
+      emitFor(b, zero, dIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+        Value w = weight ? Value(memref::LoadOp::create(b, weight, ValueRange{k}))
                          : Value();
-        Value rounded = emitNormalize(b, loc, load(b, loc, k), r, w, plusOne, ct);
-        memref::StoreOp::create(b, loc, toF32(b, loc, rounded), normed, ValueRange{k});
+        Value rounded = emitNormalize(b, load(b, k), r, w, plusOne, ct);
+        memref::StoreOp::create(b, toF32(b, rounded), normed, ValueRange{k});
         if (!table)
-          memref::StoreOp::create(b, loc, rounded, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, rounded, out, ValueRange{s, h, k});
       });
       if (table) {
-        emitFor(b, loc, zero, halfIdx, [&](OpBuilder &b, Location loc, Value k) {
-          Value c = memref::LoadOp::create(b, loc, cosSin, ValueRange{k, zero});
-          Value sn = memref::LoadOp::create(b, loc, cosSin, ValueRange{k, one});
-          Value k2 = arith::AddIOp::create(b, loc, k, halfIdx);
-          Value lo = memref::LoadOp::create(b, loc, normed, ValueRange{k});
-          Value hi = memref::LoadOp::create(b, loc, normed, ValueRange{k2});
-          auto [yLo, yHi] = emitRotatePair(b, loc, lo, hi, c, sn, ct);
-          memref::StoreOp::create(b, loc, yLo, out, ValueRange{s, h, k});
-          memref::StoreOp::create(b, loc, yHi, out, ValueRange{s, h, k2});
+        emitFor(b, zero, halfIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+          Value c = memref::LoadOp::create(b, cosSin, ValueRange{k, zero});
+          Value sn = memref::LoadOp::create(b, cosSin, ValueRange{k, one});
+          Value k2 = arith::AddIOp::create(b, k, halfIdx);
+          Value lo = memref::LoadOp::create(b, normed, ValueRange{k});
+          Value hi = memref::LoadOp::create(b, normed, ValueRange{k2});
+          auto [yLo, yHi] = emitRotatePair(b, lo, hi, c, sn, ct);
+          memref::StoreOp::create(b, yLo, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, yHi, out, ValueRange{s, h, k2});
         });
       }
       if (cache && oneToken)
-        emitFor(b, loc, zero, dIdx, [&](OpBuilder &b, Location loc, Value k) {
-          Value y = memref::LoadOp::create(b, loc, out, ValueRange{s, h, k});
-          memref::StoreOp::create(b, loc, y, cache, ValueRange{slot, h, k});
+        emitFor(b, zero, dIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+          Value y = memref::LoadOp::create(b, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, y, cache, ValueRange{slot, h, k});
         });
     });
   });
@@ -131,7 +130,8 @@ static LogicalResult lowerNormRope(sg::NormRopeOp op,
       last = user;
   Value pos0Value = state.lookup(op.getPos0());
   auto write = [&state, loc, out, cache, pos0Value, window] {
-    emitCacheWrite(state.b, loc, out, cache, pos0Value, window);
+    ImplicitLocOpBuilder b(loc, state.b);
+    emitCacheWrite(b, out, cache, pos0Value, window);
   };
   if (last == op)
     write();

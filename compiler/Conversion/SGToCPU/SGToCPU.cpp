@@ -290,8 +290,8 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
     if (slot < 0)
       inputs.push_back(bufferType(type));
 
-  OpBuilder b(func);
-  auto lowered = func::FuncOp::create(b, func.getLoc(), func.getSymName(),
+  ImplicitLocOpBuilder b(func.getLoc(), func);
+  auto lowered = func::FuncOp::create(b, func.getSymName(),
                                       b.getFunctionType(inputs, {}));
   for (NamedAttribute attr : func->getDiscardableAttrs())
     lowered->setAttr(attr.getName(), attr.getValue());
@@ -307,7 +307,7 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
   for (BlockArgument arg : entry->getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (type && type.getRank() > 0 && type.isDynamicDim(0)) {
-      setup.tokens = dimOf(b, func.getLoc(), arg, 0);
+      setup.tokens = dimOf(b, arg, 0);
       break;
     }
   }

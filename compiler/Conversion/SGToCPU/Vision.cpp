@@ -28,26 +28,26 @@ static Type elementTypeOf(Value v) {
 }
 
 /// init + Σ_{lb <= k < ub} term(k) in f32, one accumulator, in order.
-static Value emitSum(OpBuilder &b, Location loc, Value lb, Value ub,
-                     llvm::function_ref<Value(OpBuilder &, Location, Value)> term,
+static Value emitSum(ImplicitLocOpBuilder &b, Value lb, Value ub,
+                     llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> term,
                      Value init = {}) {
   if (!init)
-    init = constF32(b, loc, 0.0f);
+    init = constF32(b, 0.0f);
   auto loop = scf::ForOp::create(
-      b, loc, lb, ub, constIndex(b, loc, 1), ValueRange{init},
-      [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+      b, lb, ub, constIndex(b, 1), ValueRange{init},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value k, ValueRange acc) {
         scf::YieldOp::create(
-            b, loc, Value(arith::AddFOp::create(b, loc, acc[0], term(b, loc, k))));
-      });
+            b, Value(arith::AddFOp::create(b, acc[0], term(b, k))));
+      }));
   return loop.getResult(0);
 }
 
 /// positions[n][axis] as an index value (may be negative: padding).
-static Value loadPosition(OpBuilder &b, Location loc, Value positions, Value n,
+static Value loadPosition(ImplicitLocOpBuilder &b, Value positions, Value n,
                           int64_t axis) {
-  Value p = memref::LoadOp::create(b, loc, positions,
-                                   ValueRange{n, constIndex(b, loc, axis)});
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
+  Value p = memref::LoadOp::create(b, positions,
+                                   ValueRange{n, constIndex(b, axis)});
+  return arith::IndexCastOp::create(b, b.getIndexType(), p);
 }
 
 //===----------------------------------------------------------------------===//
@@ -56,8 +56,8 @@ static Value loadPosition(OpBuilder &b, Location loc, Value positions, Value n,
 
 /// Per row: μ = Σx/D, σ² = Σ(x−μ)²/D, then round((x−μ)·rsqrt(σ²+eps)·w + b).
 static LogicalResult lowerLayerNorm(sg::LayerNormOp op, FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
   if (cast<MemRefType>(x.getType()).getRank() != 2)
     return op.emitError("convert-sg-to-cpu: sg.layer_norm needs a "
@@ -66,30 +66,29 @@ static LogicalResult lowerLayerNorm(sg::LayerNormOp op, FunctionLowering &state)
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
   int64_t width = cast<MemRefType>(x.getType()).getDimSize(1);
-  Value zero = constIndex(b, loc, 0), widthIdx = constIndex(b, loc, width);
-  Value widthF = constF32(b, loc, static_cast<float>(width));
-  Value eps = constF32(b, loc, static_cast<float>(op.getEps().convertToDouble()));
-  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
-    auto load = [&](OpBuilder &b, Location loc, Value k) {
-      return toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, k}));
+  Value zero = constIndex(b, 0), widthIdx = constIndex(b, width);
+  Value widthF = constF32(b, static_cast<float>(width));
+  Value eps = constF32(b, static_cast<float>(op.getEps().convertToDouble()));
+  emitFor(b, zero, dimOf(b, x, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    auto load = [&](ImplicitLocOpBuilder &b, Value k) {
+      return toF32(b, memref::LoadOp::create(b, x, ValueRange{s, k}));
     };
-    Value mean = arith::DivFOp::create(b, loc, emitSum(b, loc, zero, widthIdx, load),
+    Value mean = arith::DivFOp::create(b, emitSum(b, zero, widthIdx, load),
                                        widthF);
-    Value sq = emitSum(b, loc, zero, widthIdx, [&](OpBuilder &b, Location loc, Value k) {
-      Value c = arith::SubFOp::create(b, loc, load(b, loc, k), mean);
-      return Value(arith::MulFOp::create(b, loc, c, c));
+    Value sq = emitSum(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+      Value c = arith::SubFOp::create(b, load(b, k), mean);
+      return Value(arith::MulFOp::create(b, c, c));
     });
-    Value var = arith::DivFOp::create(b, loc, sq, widthF);
-    Value r = math::RsqrtOp::create(b, loc,
-                                    Value(arith::AddFOp::create(b, loc, var, eps)));
-    emitFor(b, loc, zero, widthIdx, [&](OpBuilder &b, Location loc, Value k) {
-      Value c = arith::SubFOp::create(b, loc, load(b, loc, k), mean);
-      Value n = arith::MulFOp::create(b, loc, c, r);
-      Value wk = toF32(b, loc, memref::LoadOp::create(b, loc, w, ValueRange{k}));
-      Value bk = toF32(b, loc, memref::LoadOp::create(b, loc, bias, ValueRange{k}));
+    Value var = arith::DivFOp::create(b, sq, widthF);
+    Value r = math::RsqrtOp::create(b, Value(arith::AddFOp::create(b, var, eps)));
+    emitFor(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+      Value c = arith::SubFOp::create(b, load(b, k), mean);
+      Value n = arith::MulFOp::create(b, c, r);
+      Value wk = toF32(b, memref::LoadOp::create(b, w, ValueRange{k}));
+      Value bk = toF32(b, memref::LoadOp::create(b, bias, ValueRange{k}));
       Value y = arith::AddFOp::create(
-          b, loc, Value(arith::MulFOp::create(b, loc, n, wk)), bk);
-      memref::StoreOp::create(b, loc, roundTo(b, loc, y, ct), out, ValueRange{s, k});
+          b, Value(arith::MulFOp::create(b, n, wk)), bk);
+      memref::StoreOp::create(b, roundTo(b, y, ct), out, ValueRange{s, k});
     });
   });
   state.buffers.map(op.getResult(), out);
@@ -102,12 +101,13 @@ static LogicalResult lowerAffine(sg::AffineOp op, FunctionLowering &state) {
   Type ct = elementTypeOf(out);
   float scale = static_cast<float>(op.getScale().convertToDouble());
   float shift = static_cast<float>(op.getShift().convertToDouble());
-  emitElementwise(state.b, loc, state.lookup(op.getX()), out,
-                  [&](OpBuilder &b, Location loc, ValueRange v) {
-                    Value y = arith::MulFOp::create(b, loc, toF32(b, loc, v[0]),
-                                                    constF32(b, loc, scale));
-                    y = arith::AddFOp::create(b, loc, y, constF32(b, loc, shift));
-                    return roundTo(b, loc, y, ct);
+  ImplicitLocOpBuilder b(loc, state.b);
+  emitElementwise(b, state.lookup(op.getX()), out,
+                  [&](ImplicitLocOpBuilder &b, ValueRange v) {
+                    Value y = arith::MulFOp::create(b, toF32(b, v[0]),
+                                                    constF32(b, scale));
+                    y = arith::AddFOp::create(b, y, constF32(b, shift));
+                    return roundTo(b, y, ct);
                   });
   state.buffers.map(op.getResult(), out);
   return success();
@@ -117,8 +117,8 @@ static LogicalResult lowerAffine(sg::AffineOp op, FunctionLowering &state) {
 /// broadcast along the rows.
 static LogicalResult lowerStandardize(sg::StandardizeOp op,
                                       FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
@@ -134,18 +134,18 @@ static LogicalResult lowerStandardize(sg::StandardizeOp op,
     maps.append({channel, channel});
   }
   maps.push_back(full);
-  Value pre = constF32(b, loc, static_cast<float>(op.getPreScale().convertToDouble()));
+  Value pre = constF32(b, static_cast<float>(op.getPreScale().convertToDouble()));
   SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
   linalg::GenericOp::create(
-      b, loc, inputs, ValueRange{out}, maps, parallel,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value y = arith::MulFOp::create(b, loc, toF32(b, loc, args[0]), pre);
+      b, inputs, ValueRange{out}, maps, parallel,
+      implicitLoc([&](ImplicitLocOpBuilder &b, ValueRange args) {
+        Value y = arith::MulFOp::create(b, toF32(b, args[0]), pre);
         if (affine) {
-          y = arith::SubFOp::create(b, loc, y, toF32(b, loc, args[1]));
-          y = arith::MulFOp::create(b, loc, y, toF32(b, loc, args[2]));
+          y = arith::SubFOp::create(b, y, toF32(b, args[1]));
+          y = arith::MulFOp::create(b, y, toF32(b, args[2]));
         }
-        linalg::YieldOp::create(b, loc, roundTo(b, loc, y, ct));
-      });
+        linalg::YieldOp::create(b, roundTo(b, y, ct));
+      }));
   state.buffers.map(op.getResult(), out);
   return success();
 }
@@ -157,8 +157,8 @@ static LogicalResult lowerStandardize(sg::StandardizeOp op,
 /// Half a (0: channels [0, D/2), by column; 1: [D/2, D), by row) rotated as
 /// sg.rope rotates a head of width D/2.
 static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX()), positions = state.lookup(op.getPositions());
   Value out = state.bufferFor(loc, op.getResult());
   auto type = cast<MemRefType>(x.getType());
@@ -167,23 +167,23 @@ static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state)
   Value table = getInvFreqTable(
       state, loc,
       inverseFrequencies(quarter, quarter, d / 2, op.getTheta().convertToDouble(), 1.0));
-  Value zero = constIndex(b, loc, 0), quarterIdx = constIndex(b, loc, quarter);
-  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value s) {
+  Value zero = constIndex(b, 0), quarterIdx = constIndex(b, quarter);
+  emitFor(b, zero, dimOf(b, x, 0), [&](ImplicitLocOpBuilder &b, Value s) {
     for (int64_t axis = 0; axis < 2; ++axis) {
-      Value p = memref::LoadOp::create(b, loc, positions,
-                                       ValueRange{s, constIndex(b, loc, axis)});
-      Value pf = arith::SIToFPOp::create(b, loc, b.getF32Type(), p);
-      Value base = constIndex(b, loc, axis * d / 2);
-      emitFor(b, loc, zero, quarterIdx, [&](OpBuilder &b, Location loc, Value j) {
-        auto [c, sn] = emitRopeCosSin(b, loc, pf, table, j, ct);
-        Value k = arith::AddIOp::create(b, loc, base, j);
-        Value k2 = arith::AddIOp::create(b, loc, k, quarterIdx);
-        emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value h) {
-          Value lo = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k}));
-          Value hi = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{s, h, k2}));
-          auto [yLo, yHi] = emitRotatePair(b, loc, lo, hi, c, sn, ct);
-          memref::StoreOp::create(b, loc, yLo, out, ValueRange{s, h, k});
-          memref::StoreOp::create(b, loc, yHi, out, ValueRange{s, h, k2});
+      Value p = memref::LoadOp::create(b, positions,
+                                       ValueRange{s, constIndex(b, axis)});
+      Value pf = arith::SIToFPOp::create(b, b.getF32Type(), p);
+      Value base = constIndex(b, axis * d / 2);
+      emitFor(b, zero, quarterIdx, [&](ImplicitLocOpBuilder &b, Value j) {
+        auto [c, sn] = emitRopeCosSin(b, pf, table, j, ct);
+        Value k = arith::AddIOp::create(b, base, j);
+        Value k2 = arith::AddIOp::create(b, k, quarterIdx);
+        emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value h) {
+          Value lo = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k}));
+          Value hi = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k2}));
+          auto [yLo, yHi] = emitRotatePair(b, lo, hi, c, sn, ct);
+          memref::StoreOp::create(b, yLo, out, ValueRange{s, h, k});
+          memref::StoreOp::create(b, yHi, out, ValueRange{s, h, k2});
         });
       });
     }
@@ -194,44 +194,44 @@ static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state)
 
 static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
                                                FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX()), table = state.lookup(op.getTable());
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
   if (!op.getPositions()) {
-    emitElementwise(b, loc, ValueRange{x, table}, out,
-                    [&](OpBuilder &b, Location loc, ValueRange v) {
-                      Value y = arith::AddFOp::create(b, loc, toF32(b, loc, v[0]),
-                                                      toF32(b, loc, v[1]));
-                      return roundTo(b, loc, y, ct);
+    emitElementwise(b, ValueRange{x, table}, out,
+                    [&](ImplicitLocOpBuilder &b, ValueRange v) {
+                      Value y = arith::AddFOp::create(b, toF32(b, v[0]),
+                                                      toF32(b, v[1]));
+                      return roundTo(b, y, ct);
                     });
     state.buffers.map(op.getResult(), out);
     return success();
   }
   Value positions = state.lookup(op.getPositions());
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  Value rows = dimOf(b, loc, table, 1);
-  emitFor(b, loc, zero, dimOf(b, loc, x, 0), [&](OpBuilder &b, Location loc, Value n) {
-    Value px = loadPosition(b, loc, positions, n, 0);
-    Value py = loadPosition(b, loc, positions, n, 1);
+  Value zero = constIndex(b, 0), one = constIndex(b, 1);
+  Value rows = dimOf(b, table, 1);
+  emitFor(b, zero, dimOf(b, x, 0), [&](ImplicitLocOpBuilder &b, Value n) {
+    Value px = loadPosition(b, positions, n, 0);
+    Value py = loadPosition(b, positions, n, 1);
     auto inRange = [&](Value p) {
-      Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p, zero);
-      Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, p, rows);
-      return Value(arith::AndIOp::create(b, loc, ge, lt));
+      Value ge = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, p, zero);
+      Value lt = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, p, rows);
+      return Value(arith::AndIOp::create(b, ge, lt));
     };
-    Value valid = arith::AndIOp::create(b, loc, inRange(px), inRange(py));
+    Value valid = arith::AndIOp::create(b, inRange(px), inRange(py));
     // Padding reads row 0 (never out of bounds) and adds 0.
-    px = arith::SelectOp::create(b, loc, valid, px, zero);
-    py = arith::SelectOp::create(b, loc, valid, py, zero);
-    emitFor(b, loc, zero, dimOf(b, loc, x, 1), [&](OpBuilder &b, Location loc, Value k) {
-      Value tx = toF32(b, loc, memref::LoadOp::create(b, loc, table, ValueRange{zero, px, k}));
-      Value ty = toF32(b, loc, memref::LoadOp::create(b, loc, table, ValueRange{one, py, k}));
-      Value pos = toF32(b, loc, roundTo(b, loc, arith::AddFOp::create(b, loc, tx, ty), ct));
-      pos = arith::SelectOp::create(b, loc, valid, pos, constF32(b, loc, 0.0f));
-      Value xv = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{n, k}));
-      Value y = arith::AddFOp::create(b, loc, xv, pos);
-      memref::StoreOp::create(b, loc, roundTo(b, loc, y, ct), out, ValueRange{n, k});
+    px = arith::SelectOp::create(b, valid, px, zero);
+    py = arith::SelectOp::create(b, valid, py, zero);
+    emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value k) {
+      Value tx = toF32(b, memref::LoadOp::create(b, table, ValueRange{zero, px, k}));
+      Value ty = toF32(b, memref::LoadOp::create(b, table, ValueRange{one, py, k}));
+      Value pos = toF32(b, roundTo(b, arith::AddFOp::create(b, tx, ty), ct));
+      pos = arith::SelectOp::create(b, valid, pos, constF32(b, 0.0f));
+      Value xv = toF32(b, memref::LoadOp::create(b, x, ValueRange{n, k}));
+      Value y = arith::AddFOp::create(b, xv, pos);
+      memref::StoreOp::create(b, roundTo(b, y, ct), out, ValueRange{n, k});
     });
   });
   state.buffers.map(op.getResult(), out);
@@ -243,8 +243,8 @@ static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
 //===----------------------------------------------------------------------===//
 
 static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
@@ -252,38 +252,38 @@ static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state)
   int64_t k = op.getKernel();
   int64_t g = std::llround(std::sqrt(static_cast<double>(type.getDimSize(0))));
   int64_t m = g / k;
-  Value zero = constIndex(b, loc, 0), kIdx = constIndex(b, loc, k);
-  Value gIdx = constIndex(b, loc, g), mIdx = constIndex(b, loc, m);
-  Value area = constF32(b, loc, static_cast<float>(k * k));
-  emitFor(b, loc, zero, constIndex(b, loc, m * m), [&](OpBuilder &b, Location loc, Value t) {
+  Value zero = constIndex(b, 0), kIdx = constIndex(b, k);
+  Value gIdx = constIndex(b, g), mIdx = constIndex(b, m);
+  Value area = constF32(b, static_cast<float>(k * k));
+  emitFor(b, zero, constIndex(b, m * m), [&](ImplicitLocOpBuilder &b, Value t) {
     Value r0 = arith::MulIOp::create(
-        b, loc, Value(arith::DivUIOp::create(b, loc, t, mIdx)), kIdx);
+        b, Value(arith::DivUIOp::create(b, t, mIdx)), kIdx);
     Value c0 = arith::MulIOp::create(
-        b, loc, Value(arith::RemUIOp::create(b, loc, t, mIdx)), kIdx);
-    emitFor(b, loc, zero, constIndex(b, loc, type.getDimSize(1)),
-            [&](OpBuilder &b, Location loc, Value dd) {
+        b, Value(arith::RemUIOp::create(b, t, mIdx)), kIdx);
+    emitFor(b, zero, constIndex(b, type.getDimSize(1)),
+            [&](ImplicitLocOpBuilder &b, Value dd) {
               // One accumulator over (ky, kx) in order, as the reference's
               // pooling loop adds.
               auto rows = scf::ForOp::create(
-                  b, loc, zero, kIdx, constIndex(b, loc, 1),
-                  ValueRange{constF32(b, loc, 0.0f)},
-                  [&](OpBuilder &b, Location loc, Value ky, ValueRange acc) {
+                  b, zero, kIdx, constIndex(b, 1),
+                  ValueRange{constF32(b, 0.0f)},
+                  implicitLoc([&](ImplicitLocOpBuilder &b, Value ky, ValueRange acc) {
                     Value row = arith::MulIOp::create(
-                        b, loc, Value(arith::AddIOp::create(b, loc, r0, ky)), gIdx);
+                        b, Value(arith::AddIOp::create(b, r0, ky)), gIdx);
                     Value next = emitSum(
-                        b, loc, zero, kIdx,
-                        [&](OpBuilder &b, Location loc, Value kx) {
+                        b, zero, kIdx,
+                        [&](ImplicitLocOpBuilder &b, Value kx) {
                           Value patch = arith::AddIOp::create(
-                              b, loc, row, Value(arith::AddIOp::create(b, loc, c0, kx)));
-                          return toF32(b, loc, memref::LoadOp::create(
-                                                   b, loc, x, ValueRange{patch, dd}));
+                              b, row, Value(arith::AddIOp::create(b, c0, kx)));
+                          return toF32(b, memref::LoadOp::create(
+                                                   b, x, ValueRange{patch, dd}));
                         },
                         acc[0]);
-                    scf::YieldOp::create(b, loc, next);
-                  });
+                    scf::YieldOp::create(b, next);
+                  }));
               Value sum = rows.getResult(0);
-              Value mean = arith::DivFOp::create(b, loc, sum, area);
-              memref::StoreOp::create(b, loc, roundTo(b, loc, mean, ct), out,
+              Value mean = arith::DivFOp::create(b, sum, area);
+              memref::StoreOp::create(b, roundTo(b, mean, ct), out,
                                       ValueRange{t, dd});
             });
   });
@@ -295,59 +295,57 @@ static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state)
 /// rounding: the reference's one-hot matmul.
 static LogicalResult lowerPositionPool(sg::PositionPoolOp op,
                                        FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX()), positions = state.lookup(op.getPositions());
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
   auto outType = cast<MemRefType>(out.getType());
   int64_t k = op.getKernel(), bins = outType.getDimSize(0);
   int64_t width = outType.getDimSize(1);
-  Value zero = constIndex(b, loc, 0), kIdx = constIndex(b, loc, k);
-  Value binsIdx = constIndex(b, loc, bins), widthIdx = constIndex(b, loc, width);
-  Value patches = dimOf(b, loc, x, 0);
+  Value zero = constIndex(b, 0), kIdx = constIndex(b, k);
+  Value binsIdx = constIndex(b, bins), widthIdx = constIndex(b, width);
+  Value patches = dimOf(b, x, 0);
   // Wp = the largest valid column + 1.
   auto maxLoop = scf::ForOp::create(
-      b, loc, zero, patches, constIndex(b, loc, 1), ValueRange{zero},
-      [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
-        Value px = loadPosition(b, loc, positions, n, 0);
-        Value next = arith::AddIOp::create(b, loc, px, constIndex(b, loc, 1));
-        scf::YieldOp::create(b, loc, Value(arith::MaxSIOp::create(b, loc, acc[0], next)));
-      });
-  Value stride = arith::DivUIOp::create(b, loc, maxLoop.getResult(0), kIdx);
+      b, zero, patches, constIndex(b, 1), ValueRange{zero},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value n, ValueRange acc) {
+        Value px = loadPosition(b, positions, n, 0);
+        Value next = arith::AddIOp::create(b, px, constIndex(b, 1));
+        scf::YieldOp::create(b, Value(arith::MaxSIOp::create(b, acc[0], next)));
+      }));
+  Value stride = arith::DivUIOp::create(b, maxLoop.getResult(0), kIdx);
   Value acc = state.allocTemp(loc, {bins, width}, b.getF32Type());
-  linalg::FillOp::create(b, loc, constF32(b, loc, 0.0f), acc);
-  Value weight = constF32(b, loc, 1.0f / static_cast<float>(k * k));
-  emitFor(b, loc, zero, patches, [&](OpBuilder &b, Location loc, Value n) {
-    Value px = loadPosition(b, loc, positions, n, 0);
-    Value py = loadPosition(b, loc, positions, n, 1);
+  linalg::FillOp::create(b, constF32(b, 0.0f), acc);
+  Value weight = constF32(b, 1.0f / static_cast<float>(k * k));
+  emitFor(b, zero, patches, [&](ImplicitLocOpBuilder &b, Value n) {
+    Value px = loadPosition(b, positions, n, 0);
+    Value py = loadPosition(b, positions, n, 1);
     // One statement per op: C++ leaves the order of nested argument
     // evaluation open (gcc and clang differ), and the IR must not depend on
     // the compiler that built sgc.
-    Value binRow = arith::DivSIOp::create(b, loc, py, kIdx);
-    Value rowOffset = arith::MulIOp::create(b, loc, stride, binRow);
-    Value binCol = arith::DivSIOp::create(b, loc, px, kIdx);
-    Value bin = arith::AddIOp::create(b, loc, binCol, rowOffset);
+    Value binRow = arith::DivSIOp::create(b, py, kIdx);
+    Value rowOffset = arith::MulIOp::create(b, stride, binRow);
+    Value binCol = arith::DivSIOp::create(b, px, kIdx);
+    Value bin = arith::AddIOp::create(b, binCol, rowOffset);
     Value valid = arith::AndIOp::create(
-        b, loc,
-        Value(arith::AndIOp::create(
-            b, loc,
-            Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, px, zero)),
-            Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, py, zero)))),
-        Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, bin, binsIdx)));
-    auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+        b, Value(arith::AndIOp::create(
+            b, Value(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, px, zero)),
+            Value(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, py, zero)))),
+        Value(arith::CmpIOp::create(b, arith::CmpIPredicate::slt, bin, binsIdx)));
+    auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    emitFor(b, loc, zero, widthIdx, [&](OpBuilder &b, Location loc, Value dd) {
-      Value v = toF32(b, loc, memref::LoadOp::create(b, loc, x, ValueRange{n, dd}));
-      Value a = memref::LoadOp::create(b, loc, acc, ValueRange{bin, dd});
+    emitFor(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value dd) {
+      Value v = toF32(b, memref::LoadOp::create(b, x, ValueRange{n, dd}));
+      Value a = memref::LoadOp::create(b, acc, ValueRange{bin, dd});
       Value sum = arith::AddFOp::create(
-          b, loc, a, Value(arith::MulFOp::create(b, loc, v, weight)));
-      memref::StoreOp::create(b, loc, sum, acc, ValueRange{bin, dd});
+          b, a, Value(arith::MulFOp::create(b, v, weight)));
+      memref::StoreOp::create(b, sum, acc, ValueRange{bin, dd});
     });
   });
-  emitElementwise(b, loc, acc, out, [&](OpBuilder &b, Location loc, ValueRange v) {
-    return roundTo(b, loc, v[0], ct);
+  emitElementwise(b, acc, out, [&](ImplicitLocOpBuilder &b, ValueRange v) {
+    return roundTo(b, v[0], ct);
   });
   state.buffers.map(op.getResult(), out);
   return success();
@@ -356,8 +354,8 @@ static LogicalResult lowerPositionPool(sg::PositionPoolOp op,
 /// Image rows (blocks[i] >= 0) take round(embeds[i]), text rows keep x[i].
 static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
                                          FunctionLowering &state) {
-  OpBuilder &b = state.b;
   Location loc = op.getLoc();
+  ImplicitLocOpBuilder b(loc, state.b);
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
   MLIRContext *ctx = b.getContext();
@@ -365,21 +363,20 @@ static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
   AffineMap row = AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx);
   SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
   linalg::GenericOp::create(
-      b, loc,
-      ValueRange{state.lookup(op.getX()), state.lookup(op.getEmbeds()),
+      b, ValueRange{state.lookup(op.getX()), state.lookup(op.getEmbeds()),
                  state.lookup(op.getBlocks())},
       ValueRange{out}, ArrayRef<AffineMap>{full, full, row, full}, parallel,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-        Value image = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+      implicitLoc([&](ImplicitLocOpBuilder &b, ValueRange args) {
+        Value zero = arith::ConstantIntOp::create(b, 0, 32);
+        Value image = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
                                             args[2], zero);
         // The select is on f32 (a text row's value round-trips exactly): an
         // x86 select of bf16 is promoted to f32 and rounded back by a
         // __truncsfbf2 call, which no model links.
-        Value y = arith::SelectOp::create(b, loc, image, toF32(b, loc, args[1]),
-                                          toF32(b, loc, args[0]));
-        linalg::YieldOp::create(b, loc, roundTo(b, loc, y, ct));
-      });
+        Value y = arith::SelectOp::create(b, image, toF32(b, args[1]),
+                                          toF32(b, args[0]));
+        linalg::YieldOp::create(b, roundTo(b, y, ct));
+      }));
   state.buffers.map(op.getResult(), out);
   return success();
 }

@@ -11,7 +11,7 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOCPU_WEIGHTREAD_H
 #define SGC_COMPILER_CONVERSION_SGTOCPU_WEIGHTREAD_H
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::sgc::lowering {
@@ -27,7 +27,7 @@ MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
 /// `col` is a multiple of `lanes` and `lanes` (1, 8 or 16) divides its
 /// sub-block (32 for Q8_0 / Q4_0 / Q4_K and the compressed-tensors
 /// encodings, 16 for Q6_K).
-Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
+Value loadWeightF32(ImplicitLocOpBuilder &b, Value w, Type wType,
                     Value row, Value col, int64_t lanes, Type ct);
 
 /// The bf16 pairs w[row, col .. col + 32) as vector<32xbf16>, for the
@@ -36,7 +36,7 @@ Value loadWeightF32(OpBuilder &b, Location loc, Value w, Type wType,
 /// vcvtneps2bf16 (the values loadWeightF32 gives under bf16 activations).
 /// For a block encoding `col` is a multiple of 32. Only for code that runs
 /// where the CPU has AVX512-BF16.
-Value loadWeightPairsBF16(OpBuilder &b, Location loc, Value w, Type wType,
+Value loadWeightPairsBF16(ImplicitLocOpBuilder &b, Value w, Type wType,
                           Value row, Value col);
 
 /// Whether loadWeightPairsBF16 reads weights of `wType`.
@@ -44,7 +44,7 @@ bool hasWeightPairs(Type wType);
 
 /// The buffer column (element, or byte of a block encoding) where the
 /// weight's element `col` lives, or its block starts: for prefetching.
-Value weightBufferColumn(OpBuilder &b, Location loc, Type wType, Value col);
+Value weightBufferColumn(ImplicitLocOpBuilder &b, Type wType, Value col);
 
 /// A Q4_K super-block's eight d · sc_j in lanes 0-7 and dmin · m_j in lanes
 /// 8-15 (f32), get_scale_min_k4 on all of them at once from its first 16
@@ -53,7 +53,7 @@ Value weightBufferColumn(OpBuilder &b, Location loc, Type wType, Value col);
 /// << 4 and m_j = (s[j + 4] >> 4) | (s[j] >> 6) << 4.
 /// The super-block starts at byte `base` of row `row` of the block buffer
 /// `w`; every Q4_K read (dequantized or int8 rows) takes them from here.
-Value loadQ4KScalesAndMins(OpBuilder &b, Location loc, Value w, Value row,
+Value loadQ4KScalesAndMins(ImplicitLocOpBuilder &b, Value w, Value row,
                            Value base);
 
 } // namespace mlir::sgc::lowering

@@ -42,81 +42,80 @@ namespace {
 /// earlier in the high (odd) half, which the instruction adds first. The
 /// probabilities are bf16 values held in f32, so their high halves are their
 /// bf16 bits; a row outside [rowBegin, rowLast] weighs 0.
-Value emitProbabilityPair(OpBuilder &b, Location loc, Value probs,
+Value emitProbabilityPair(ImplicitLocOpBuilder &b, Value probs,
                           const PairedValues &paired, Value r) {
   Type i32 = b.getI32Type();
-  Value early = arith::MulIOp::create(b, loc, r, constIndex(b, loc, 2));
-  Value late = arith::AddIOp::create(b, loc, early, constIndex(b, loc, 1));
+  Value early = arith::MulIOp::create(b, r, constIndex(b, 2));
+  Value late = arith::AddIOp::create(b, early, constIndex(b, 1));
   auto bitsOf = [&](Value row, Value valid) -> Value {
     // Clamped into the scores row before the load; the select drops it.
     Value t = arith::SubIOp::create(
-        b, loc,
-        Value(arith::MaxUIOp::create(
-            b, loc, arith::MinUIOp::create(b, loc, row, paired.rowLast),
+        b, Value(arith::MaxUIOp::create(
+            b, arith::MinUIOp::create(b, row, paired.rowLast),
             paired.rowBegin)),
         paired.rowBegin);
-    t = arith::AddIOp::create(b, loc, t, paired.tBegin);
-    Value p = memref::LoadOp::create(b, loc, probs, ValueRange{t});
-    Value bits = arith::BitcastOp::create(b, loc, i32, p);
+    t = arith::AddIOp::create(b, t, paired.tBegin);
+    Value p = memref::LoadOp::create(b, probs, ValueRange{t});
+    Value bits = arith::BitcastOp::create(b, i32, p);
     return arith::SelectOp::create(
-        b, loc, valid, bits,
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+        b, valid, bits,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
   };
   Value earlyBits = bitsOf(
-      early, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, early,
+      early, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, early,
                                    paired.rowBegin));
   Value lateBits = bitsOf(
-      late, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, late,
+      late, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, late,
                                   paired.rowLast));
   // One op a statement: the IR's order must not depend on the host
   // compiler's order of evaluating arguments.
   Value high = arith::AndIOp::create(
-      b, loc, earlyBits,
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF0000)));
+      b, earlyBits,
+      arith::ConstantOp::create(b, b.getI32IntegerAttr(0xFFFF0000)));
   Value low = arith::ShRUIOp::create(
-      b, loc, lateBits,
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
-  Value pair = arith::OrIOp::create(b, loc, high, low);
+      b, lateBits,
+      arith::ConstantOp::create(b, b.getI32IntegerAttr(16)));
+  Value pair = arith::OrIOp::create(b, high, low);
   Value lanes = vector::BroadcastOp::create(
-      b, loc, VectorType::get({kLanes}, i32), pair);
+      b, VectorType::get({kLanes}, i32), pair);
   return vector::BitCastOp::create(
-      b, loc, VectorType::get({2 * kLanes}, b.getBF16Type()), lanes);
+      b, VectorType::get({2 * kLanes}, b.getBF16Type()), lanes);
 }
 
 /// The column block [c0, c0 + vectors x kLanes) of the paired rows' sums
 /// added to `accs`, a pair of rows at a time.
-SmallVector<Value> emitPairedSums(OpBuilder &b, Location loc, Value probs,
+SmallVector<Value> emitPairedSums(ImplicitLocOpBuilder &b, Value probs,
                                   const PairedValues &paired, int64_t c0,
                                   ValueRange accs) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  Value two = constIndex(b, loc, 2);
-  Value rBegin = arith::DivUIOp::create(b, loc, paired.rowBegin, two);
-  Value lastPair = arith::DivUIOp::create(b, loc, paired.rowLast, two);
-  Value rEnd = arith::AddIOp::create(b, loc, lastPair, constIndex(b, loc, 1));
+  Value two = constIndex(b, 2);
+  Value rBegin = arith::DivUIOp::create(b, paired.rowBegin, two);
+  Value lastPair = arith::DivUIOp::create(b, paired.rowLast, two);
+  Value rEnd = arith::AddIOp::create(b, lastPair, constIndex(b, 1));
   auto loop = scf::ForOp::create(
-      b, loc, rBegin, rEnd, constIndex(b, loc, 1), accs,
-      [&](OpBuilder &b, Location loc, Value r, ValueRange iter) {
-        Value p = emitProbabilityPair(b, loc, probs, paired, r);
+      b, rBegin, rEnd, constIndex(b, 1), accs,
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value r, ValueRange iter) {
+        Value p = emitProbabilityPair(b, probs, paired, r);
         SmallVector<Value> next;
         for (auto [v, acc] : llvm::enumerate(iter)) {
-          Value col = constIndex(b, loc, 2 * (c0 + int64_t(v) * kLanes));
-          Value vv = vector::LoadOp::create(b, loc, vecPairs, paired.pairs,
+          Value col = constIndex(b, 2 * (c0 + int64_t(v) * kLanes));
+          Value vv = vector::LoadOp::create(b, vecPairs, paired.pairs,
                                             ValueRange{r, paired.g, col});
-          next.push_back(x86vector::DotBF16Op::create(b, loc, vecF32, acc, p, vv));
+          next.push_back(x86vector::DotBF16Op::create(b, vecF32, acc, p, vv));
         }
-        scf::YieldOp::create(b, loc, next);
-      });
+        scf::YieldOp::create(b, next);
+      }));
   return SmallVector<Value>(loop.getResults());
 }
 } // namespace
 
-void attention::emitWeightedSum(OpBuilder &b, Location loc, int64_t dv,
+void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
                                 Value probs, ArrayRef<ValueRun> runs,
                                 Value out, Value i, Value h, Type ct,
                                 const PairedValues *paired) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+  Value zeroVec = arith::ConstantOp::create(b, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
   int64_t dVec = dv - dv % kLanes;
   assert((!paired || dVec == dv) && "paired rows need whole vectors");
@@ -126,104 +125,102 @@ void attention::emitWeightedSum(OpBuilder &b, Location loc, int64_t dv,
     for (const ValueRun &run : runs) {
       Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
       auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+          b, run.tBegin, run.tEnd, constIndex(b, 1), accs,
+          implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange iter) {
             Value pv = vector::BroadcastOp::create(
-                b, loc, vecF32, memref::LoadOp::create(b, loc, probs, ValueRange{t}));
-            SmallVector<Value> row = run.rowOf(b, loc, t);
+                b, vecF32, memref::LoadOp::create(b, probs, ValueRange{t}));
+            SmallVector<Value> row = run.rowOf(b, t);
             SmallVector<Value> next;
             for (int64_t v = 0; v < vectors; ++v) {
               SmallVector<Value> idx(row);
-              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
-              Value vv = toF32(b, loc, vector::LoadOp::create(
-                                           b, loc, VectorType::get({kLanes}, elem),
+              idx.push_back(constIndex(b, c0 + v * kLanes));
+              Value vv = toF32(b, vector::LoadOp::create(
+                                           b, VectorType::get({kLanes}, elem),
                                            run.vBuf, idx));
-              next.push_back(vector::FMAOp::create(b, loc, pv, vv, iter[v]));
+              next.push_back(vector::FMAOp::create(b, pv, vv, iter[v]));
             }
-            scf::YieldOp::create(b, loc, next);
-          });
+            scf::YieldOp::create(b, next);
+          }));
       accs.assign(loop.getResults().begin(), loop.getResults().end());
     }
     if (paired)
-      accs = emitPairedSums(b, loc, probs, *paired, c0, accs);
+      accs = emitPairedSums(b, probs, *paired, c0, accs);
     for (int64_t v = 0; v < vectors; ++v)
       vector::StoreOp::create(
-          b, loc, roundTo(b, loc, accs[v], ct), out,
-          ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+          b, roundTo(b, accs[v], ct), out,
+          ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
   }
   for (int64_t col = dVec; col < dv; ++col) {
-    Value sum = constF32(b, loc, 0.0f);
+    Value sum = constF32(b, 0.0f);
     for (const ValueRun &run : runs) {
       auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), ValueRange{sum},
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
-            Value pt = memref::LoadOp::create(b, loc, probs, ValueRange{t});
-            SmallVector<Value> idx = run.rowOf(b, loc, t);
-            idx.push_back(constIndex(b, loc, col));
-            Value vv = toF32(b, loc, memref::LoadOp::create(b, loc, run.vBuf, idx));
-            scf::YieldOp::create(b, loc,
-                                 Value(math::FmaOp::create(b, loc, pt, vv, iter[0])));
-          });
+          b, run.tBegin, run.tEnd, constIndex(b, 1), ValueRange{sum},
+          implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange iter) {
+            Value pt = memref::LoadOp::create(b, probs, ValueRange{t});
+            SmallVector<Value> idx = run.rowOf(b, t);
+            idx.push_back(constIndex(b, col));
+            Value vv = toF32(b, memref::LoadOp::create(b, run.vBuf, idx));
+            scf::YieldOp::create(b, Value(math::FmaOp::create(b, pt, vv, iter[0])));
+          }));
       sum = loop.getResult(0);
     }
-    memref::StoreOp::create(b, loc, roundTo(b, loc, sum, ct), out,
-                            ValueRange{i, h, constIndex(b, loc, col)});
+    memref::StoreOp::create(b, roundTo(b, sum, ct), out,
+                            ValueRange{i, h, constIndex(b, col)});
   }
 }
 
 void attention::emitGroupWeightedSum(
-    OpBuilder &b, Location loc, int64_t dv, int64_t group,
-    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> probsOf,
+    ImplicitLocOpBuilder &b, int64_t dv, int64_t group,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)> probsOf,
     ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
     Value hHi, Type ct) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, loc, vecF32,
+  Value zeroVec = arith::ConstantOp::create(b, vecF32,
                                             DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> probs;
   for (int64_t k = 0; k < group; ++k)
-    probs.push_back(probsOf(b, loc, k));
+    probs.push_back(probsOf(b, k));
   for (int64_t c0 = 0; c0 < dv; c0 += kGroupSumVectors * kLanes) {
     int64_t vectors = std::min(kGroupSumVectors, (dv - c0) / kLanes);
     SmallVector<Value> accs(group * vectors, zeroVec);
     for (const ValueRun &run : runs) {
       Type elem = cast<MemRefType>(run.vBuf.getType()).getElementType();
       auto loop = scf::ForOp::create(
-          b, loc, run.tBegin, run.tEnd, constIndex(b, loc, 1), accs,
-          [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
-            SmallVector<Value> row = run.rowOf(b, loc, t), vv;
+          b, run.tBegin, run.tEnd, constIndex(b, 1), accs,
+          implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange iter) {
+            SmallVector<Value> row = run.rowOf(b, t), vv;
             for (int64_t v = 0; v < vectors; ++v) {
               SmallVector<Value> idx(row);
-              idx.push_back(constIndex(b, loc, c0 + v * kLanes));
-              vv.push_back(toF32(b, loc, vector::LoadOp::create(
-                                             b, loc, VectorType::get({kLanes}, elem),
+              idx.push_back(constIndex(b, c0 + v * kLanes));
+              vv.push_back(toF32(b, vector::LoadOp::create(
+                                             b, VectorType::get({kLanes}, elem),
                                              run.vBuf, idx)));
             }
             SmallVector<Value> next;
             for (int64_t k = 0; k < group; ++k) {
               Value pv = vector::BroadcastOp::create(
-                  b, loc, vecF32,
-                  memref::LoadOp::create(b, loc, probs[k], ValueRange{t}));
+                  b, vecF32,
+                  memref::LoadOp::create(b, probs[k], ValueRange{t}));
               for (int64_t v = 0; v < vectors; ++v)
-                next.push_back(vector::FMAOp::create(b, loc, pv, vv[v],
+                next.push_back(vector::FMAOp::create(b, pv, vv[v],
                                                      iter[k * vectors + v]));
             }
-            scf::YieldOp::create(b, loc, next);
-          });
+            scf::YieldOp::create(b, next);
+          }));
       accs.assign(loop.getResults().begin(), loop.getResults().end());
     }
     for (int64_t k = 0; k < group; ++k) {
-      Value h = arith::AddIOp::create(b, loc, first, constIndex(b, loc, k));
+      Value h = arith::AddIOp::create(b, first, constIndex(b, k));
       Value inRange = arith::AndIOp::create(
-          b, loc,
-          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, h, hLo)),
-          Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, h, hHi)));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+          b, Value(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, hLo)),
+          Value(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, h, hHi)));
+      auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (int64_t v = 0; v < vectors; ++v)
         vector::StoreOp::create(
-            b, loc, roundTo(b, loc, accs[k * vectors + v], ct), out,
-            ValueRange{i, h, constIndex(b, loc, c0 + v * kLanes)});
+            b, roundTo(b, accs[k * vectors + v], ct), out,
+            ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
     }
   }
 }

@@ -112,7 +112,6 @@ void gpu_kernels::emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a,
                                      Value t, Value rowBegin, Value rowEnd,
                                      int64_t blocks, int64_t threads) {
   ImplicitLocOpBuilder &b = k.b;
-  Location loc = k.loc;
   Value tid = k.threadId(gpu::Dimension::x);
   Value step = k.index(threads);
   Value zero = k.index(0);
@@ -124,7 +123,7 @@ void gpu_kernels::emitArgmaxEpilogue(KernelBody &k, const ArgmaxBuffers &a,
   Value first = k.index(IndexExpr(rowBegin) + tid);
   Candidate mine = scan(k, first, rowEnd, step, [&](Value row) {
     Value v = memref::LoadOp::create(b, a.logits, ValueRange{t, row});
-    return Candidate{lowering::toF32(b, loc, v), toId(row)};
+    return Candidate{lowering::toF32(b, v), toId(row)};
   });
   Candidate block = blockBest(k, mine, threads);
   Value bx = k.blockId(gpu::Dimension::x);

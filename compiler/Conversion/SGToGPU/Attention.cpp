@@ -85,7 +85,6 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
       "attention", spec, params, {kWarp, 1, 1}, ctx.oneToken(),
       [&](KernelBody &k) {
         ImplicitLocOpBuilder &b = k.b;
-        Location loc = k.loc;
         Value qb = k.params[0], kb = k.params[1], vb = k.params[2];
         Value kc = k.params[3], vc = k.params[4];
         Value out = k.params[ins.size()];
@@ -128,14 +127,12 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                       b, lane, dims, warp, ValueRange{zeroSum},
                       [&](OpBuilder &, Location, Value c, ValueRange acc) {
                         Value qv = toF32(
-                            b, loc,
-                            memref::LoadOp::create(b, qb, ValueRange{i, h, c}));
+                            b, memref::LoadOp::create(b, qb, ValueRange{i, h, c}));
                         auto loadAt = [&](Value col) -> Value {
                           return memref::LoadOp::create(
                               b, buf, ValueRange{row, g, col});
                         };
-                        Value kv = toF32(b, loc,
-                                         keys ? emitRebuiltKeyChunk(
+                        Value kv = toF32(b, keys ? emitRebuiltKeyChunk(
                                                     k, *keys, j, c, 1, loadAt)
                                               : loadAt(c));
                         scf::YieldOp::create(
@@ -146,10 +143,9 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                 });
             Value qk =
                 k.warpSum(memref::LoadOp::create(b, partial, ValueRange{zero}));
-            Value s = toF32(b, loc, roundTo(b, loc, qk, ct));
+            Value s = toF32(b, roundTo(b, qk, ct));
             return toF32(
-                b, loc,
-                roundTo(b, loc, arith::MulFOp::create(b, s, scale), ct));
+                b, roundTo(b, arith::MulFOp::create(b, s, scale), ct));
           };
           float negInf = -std::numeric_limits<float>::infinity();
           auto maxLoop = scf::ForOp::create(
@@ -183,14 +179,13 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
             Value e = math::ExpOp::create(
                 b, Value(arith::SubFOp::create(b, score(j), maxScore)));
             Value pt = toF32(
-                b, loc, roundTo(b, loc, arith::MulFOp::create(b, e, inv), ct));
+                b, roundTo(b, arith::MulFOp::create(b, e, inv), ct));
             keyRow(j, vc, vb, [&](Value buf, Value row) {
               for (int64_t s = 0; s < perLane; ++s) {
                 Value dd = dimOf(s);
                 k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
                   Value v = toF32(
-                      b, loc,
-                      memref::LoadOp::create(b, buf, ValueRange{row, g, dd}));
+                      b, memref::LoadOp::create(b, buf, ValueRange{row, g, dd}));
                   Value old =
                       memref::LoadOp::create(b, acc, ValueRange{k.index(s)});
                   Value sum = arith::AddFOp::create(
@@ -204,7 +199,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
             Value dd = dimOf(s);
             k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
               Value v = memref::LoadOp::create(b, acc, ValueRange{k.index(s)});
-              memref::StoreOp::create(b, roundTo(b, loc, v, ct), out,
+              memref::StoreOp::create(b, roundTo(b, v, ct), out,
                                       ValueRange{i, h, dd});
             });
           }

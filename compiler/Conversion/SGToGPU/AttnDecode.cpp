@@ -149,9 +149,8 @@ Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
   };
   auto load = [&]() -> Value {
     if (keyAt)
-      return toF32(b, loc,
-                   emitRebuiltKeyChunk(k, *keys, keyAt, col, kChunk, loadAt));
-    return toF32(b, loc, loadAt(col));
+      return toF32(b, emitRebuiltKeyChunk(k, *keys, keyAt, col, kChunk, loadAt));
+    return toF32(b, loadAt(col));
   };
   if ((c + 1) * kSpan <= width)
     return load();
@@ -269,10 +268,9 @@ void AttnDecodeBuilder::emitWarpParts() {
             dot = vector::FMAOp::create(b, qv[i * cq + c], kc[c], dot);
           Value partial =
               vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot);
-          Value qk = toF32(b, loc, roundTo(b, loc, k.warpSum(partial), s.ct));
+          Value qk = toF32(b, roundTo(b, k.warpSum(partial), s.ct));
           Value score =
-              toF32(b, loc,
-                    roundTo(b, loc, arith::MulFOp::create(b, qk, scale), s.ct));
+              toF32(b, roundTo(b, arith::MulFOp::create(b, qk, scale), s.ct));
           Value m = iter[i * stride], l = iter[i * stride + 1];
           Value mNew = arith::MaximumFOp::create(b, m, score);
           Value corr =
@@ -379,7 +377,7 @@ void AttnDecodeBuilder::combine(Value tid) {
                                  Value(math::FmaOp::create(b, o, w, acc[0])));
           });
       Value v = arith::MulFOp::create(b, acc.getResult(0), inv);
-      memref::StoreOp::create(b, roundTo(b, loc, v, s.ct), out,
+      memref::StoreOp::create(b, roundTo(b, v, s.ct), out,
                               ValueRange{zero, h, e});
     });
     // The weights are rewritten for the next head.

@@ -74,7 +74,6 @@ bool gpu_kernels::mmaPartsApply(const AttnShape &s, const CudaChip &chip) {
 void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
   KernelBody &k = a.k;
   ImplicitLocOpBuilder &b = k.b;
-  Location loc = k.loc;
   const AttnShape &s = a.s;
   int64_t d = s.d, slice = d / kAttnDecodeWarps;
   int64_t nTiles = slice / 8, kSteps = slice / 16;
@@ -216,10 +215,9 @@ void gpu_kernels::emitMmaParts(AttnDecodeKernel &a) {
                 b, sum,
                 Value(memref::LoadOp::create(
                     b, partS, ValueRange{k.index(w), group, key})));
-          Value qk = toF32(b, loc, roundTo(b, loc, sum, s.ct));
+          Value qk = toF32(b, roundTo(b, sum, s.ct));
           Value sc =
-              toF32(b, loc,
-                    roundTo(b, loc, arith::MulFOp::create(b, qk, scale), s.ct));
+              toF32(b, roundTo(b, arith::MulFOp::create(b, qk, scale), s.ct));
           Value live = k.lessThan(k.index(IndexExpr(kt) + key), a.stop);
           sc = arith::SelectOp::create(b, live, sc, k.f32(negInf));
           scores.push_back(sc);

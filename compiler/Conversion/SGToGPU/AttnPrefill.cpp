@@ -356,7 +356,7 @@ SmallVector<Value> AttnPrefillBuilder::mma(ArrayRef<Value> a,
 Value AttnPrefillBuilder::pack(Value lo, Value hi) {
   Value pair = vector::FromElementsOp::create(
       b, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
-  Value rounded = roundTo(b, loc, pair, b.getBF16Type());
+  Value rounded = roundTo(b, pair, b.getBF16Type());
   Value bits = vector::BitCastOp::create(
       b, VectorType::get({1}, b.getI32Type()), rounded);
   return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
@@ -445,10 +445,9 @@ SmallVector<Value> AttnPrefillBuilder::tileScores(Value kb, Value end,
   SmallVector<Value> score(sTiles * 4);
   for (int64_t nt = 0; nt < sTiles; ++nt)
     for (int64_t e = 0; e < 4; ++e) {
-      Value v = toF32(b, loc, roundTo(b, loc, acc[nt * 4 + e], bf16));
+      Value v = toF32(b, roundTo(b, acc[nt * 4 + e], bf16));
       if (s.scale != 1.0)
-        v = toF32(b, loc,
-                  roundTo(b, loc, arith::MulFOp::create(b, v, scale), bf16));
+        v = toF32(b, roundTo(b, arith::MulFOp::create(b, v, scale), bf16));
       Value offset = arith::ConstantIntOp::create(b, i32, 8 * nt + e % 2);
       Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
                                             offset, last[e / 2]);
@@ -641,8 +640,7 @@ void AttnPrefillBuilder::build() {
       k.ifThen(r.live, [&] {
         for (int64_t nt = 0; nt < oTiles; ++nt) {
           Value pair =
-              roundTo(b, loc,
-                      vector::FromElementsOp::create(
+              roundTo(b, vector::FromElementsOp::create(
                           b, VectorType::get({2}, f32),
                           ValueRange{loop.getResult(nt * 4 + 2 * h),
                                      loop.getResult(nt * 4 + 2 * h + 1)}),

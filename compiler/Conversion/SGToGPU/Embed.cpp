@@ -55,9 +55,9 @@ FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
           k.forRange(
               tid, width, step, [&](Value h) {
                 Value e = memref::LoadOp::create(b, table, ValueRange{row, h});
-                Value wide = lowering::widenWeight(b, loc, e, ct);
+                Value wide = lowering::widenWeight(b, e, ct);
                 Value y = arith::MulFOp::create(b, wide, k.f32(scale));
-                memref::StoreOp::create(b, lowering::roundTo(b, loc, y, ct),
+                memref::StoreOp::create(b, lowering::roundTo(b, y, ct),
                                         out, ValueRange{t, h});
               });
         });

@@ -137,7 +137,7 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
         wv.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
         nw = wv;
       }
-      row = lowering::emitNormalize(b, loc, row, scale, nw, g.normOffset == 1,
+      row = lowering::emitNormalize(b, row, scale, nw, g.normOffset == 1,
                                     f32);
     }
     scf::YieldOp::create(b, row);
@@ -158,7 +158,7 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
       auto v = vector::LoadOp::create(b, VectorType::get({kLoad}, wt), weight,
                                       ValueRange{row, col});
       v.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
-      storeRow(ws[s], r, toF32(b, loc, v));
+      storeRow(ws[s], r, toF32(b, v));
     };
     if (tileN == kTileM)
       load();

@@ -164,7 +164,7 @@ void GemmBuilder::storeX(Value m, Value col, Value kb, Value chunk) {
       wv.setAlignment(16);
       w = wv;
     }
-    chunk = lowering::emitNormalize(b, loc, chunk, r, w, g.normOffset == 1,
+    chunk = lowering::emitNormalize(b, chunk, r, w, g.normOffset == 1,
                                     b.getBF16Type());
   }
   auto st = vector::StoreOp::create(b, chunk, xs, ValueRange{m, col});
@@ -207,7 +207,7 @@ void GemmBuilder::storeTile(ArrayRef<Value> regs, Value kb) {
       // The weights as bf16 activations read them (f16 rounded to bf16).
       Value chunk = regs[r++];
       if (getElementTypeOrSelf(chunk.getType()).isF16())
-        chunk = lowering::roundTo(b, loc, lowering::toF32(b, loc, chunk),
+        chunk = lowering::roundTo(b, lowering::toF32(b, chunk),
                                   b.getBF16Type());
       auto st = vector::StoreOp::create(b, chunk, tile, ValueRange{n, col});
       st.setAlignment(16);

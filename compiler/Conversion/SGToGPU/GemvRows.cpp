@@ -105,8 +105,8 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
           xv.setAlignment(16);
           // Operands built one statement each: the IR's op order must not
           // depend on the host compiler's argument evaluation order.
-          Value x = toF32(b, loc, xv);
-          Value w = lowering::widenWeight(b, loc, wv, ct);
+          Value x = toF32(b, xv);
+          Value w = lowering::widenWeight(b, wv, ct);
           Value sum = vector::FMAOp::create(b, w, x, acc[0]);
           scf::YieldOp::create(b, sum);
         });
@@ -121,8 +121,8 @@ Value emitWarpDot(KernelBody &k, Value w, Value row, Value xs, int64_t width,
         [&](OpBuilder &, Location, Value c, ValueRange acc) {
           Value wv = memref::LoadOp::create(b, w, ValueRange{row, c});
           Value xv = memref::LoadOp::create(b, xs, ValueRange{c});
-          Value x = toF32(b, loc, xv);
-          Value w = lowering::widenWeight(b, loc, wv, ct);
+          Value x = toF32(b, xv);
+          Value w = lowering::widenWeight(b, wv, ct);
           Value sum = math::FmaOp::create(b, w, x, acc[0]);
           scf::YieldOp::create(b, sum);
         });
@@ -302,7 +302,7 @@ FailureOr<KernelUse> gpu_kernels::emitGemvRows(Operation *op,
               Value w = normWeight
                             ? k.loadChunk(normWeight, ValueRange{}, c, n)
                             : Value();
-              k.storeChunk(lowering::emitNormalize(b, loc, rowChunk(c), r, w,
+              k.storeChunk(lowering::emitNormalize(b, rowChunk(c), r, w,
                                                    g.normOffset == 1, ct),
                            xs, ValueRange{}, c);
             });

@@ -180,7 +180,7 @@ Value KernelBody::sumOfSquares(Value start, Value end, Value step,
   auto loop = scf::ForOp::create(
       b, start, end, step, ValueRange{f32(0.0f)},
       [&](OpBuilder &, Location, Value i, ValueRange acc) {
-        Value v = lowering::toF32(b, loc, load(i));
+        Value v = lowering::toF32(b, load(i));
         Value sq = arith::MulFOp::create(b, v, v);
         Value sum = acc[0];
         if (auto vec = dyn_cast<VectorType>(sq.getType())) {
@@ -217,7 +217,7 @@ Value KernelBody::rowSumOfSquares(int64_t width, int64_t n, int64_t threads,
 }
 
 Value KernelBody::loadChunk(Value buf, ValueRange idx, Value c, int64_t n) {
-  Value v = lowering::emitRowLoad(b, loc, buf, idx, c, n);
+  Value v = lowering::emitRowLoad(b, buf, idx, c, n);
   if (auto load = v.getDefiningOp<vector::LoadOp>())
     load.setAlignment(16);
   return v;
@@ -253,7 +253,7 @@ Value KernelBody::bf16Pair(Value buf, ValueRange idx, Value col) {
 Value KernelBody::packBf16(Value lo, Value hi) {
   Type bf16 = b.getBF16Type();
   auto toBf16 = [&](Value v) -> Value {
-    return v.getType() == bf16 ? v : lowering::roundTo(b, loc, v, bf16);
+    return v.getType() == bf16 ? v : lowering::roundTo(b, v, bf16);
   };
   Value pair = vector::FromElementsOp::create(
       b, VectorType::get({2}, bf16), ValueRange{toBf16(lo), toBf16(hi)});
@@ -423,22 +423,22 @@ Value gpu_kernels::emitProjectionEpilogue(ImplicitLocOpBuilder &b,
   Location loc = b.getLoc();
   using lowering::roundTo;
   using lowering::toF32;
-  Value y = roundTo(b, loc, v, yType);
+  Value y = roundTo(b, v, yType);
   switch (g.epilogue) {
   case Projection::Epilogue::Plain:
     return y;
   case Projection::Epilogue::Softcap:
-    return lowering::emitSoftcap(b, loc, y, g.cap);
+    return lowering::emitSoftcap(b, y, g.cap);
   case Projection::Epilogue::GatedGelu: {
-    Value u = roundTo(b, loc, up, yType);
+    Value u = roundTo(b, up, yType);
     Value act = roundTo(
-        b, loc, lowering::emitGeluTanh(b, loc, toF32(b, loc, y)), yType);
+        b, lowering::emitGeluTanh(b, toF32(b, y)), yType);
     // One statement each: argument order would differ between compilers
     // (this is the order GCC built).
-    Value uF = toF32(b, loc, u);
-    Value actF = toF32(b, loc, act);
+    Value uF = toF32(b, u);
+    Value actF = toF32(b, act);
     Value prod = arith::MulFOp::create(b, actF, uF);
-    return roundTo(b, loc, prod, yType);
+    return roundTo(b, prod, yType);
   }
   }
   return y;

@@ -146,8 +146,8 @@ void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
     Value w = weight ? Value(memref::LoadOp::create(b, weight, ValueRange{c}))
                      : Value();
     Value v = memref::LoadOp::create(b, x, ValueRange{t, h, c});
-    Value rounded = lowering::emitNormalize(b, loc, v, r, w, plusOne, ct);
-    memref::StoreOp::create(b, toF32(b, loc, rounded), normed, ValueRange{c});
+    Value rounded = lowering::emitNormalize(b, v, r, w, plusOne, ct);
+    memref::StoreOp::create(b, toF32(b, rounded), normed, ValueRange{c});
     if (!table)
       store(rounded, c);
   });
@@ -160,11 +160,11 @@ void emitJob(KernelBody &k, const HeadJob &job, Value x, Value weight,
       Value(arith::IndexCastOp::create(b, b.getI64Type(), pos)));
   Value halfIdx = k.index(half);
   k.forRange(lane, halfIdx, warpStep, [&](Value c) {
-    auto [cs, sn] = lowering::emitRopeCosSin(b, loc, pf, table, c, ct);
+    auto [cs, sn] = lowering::emitRopeCosSin(b, pf, table, c, ct);
     Value c2 = k.index(IndexExpr(c) + half);
     Value lo = memref::LoadOp::create(b, normed, ValueRange{c});
     Value hi = memref::LoadOp::create(b, normed, ValueRange{c2});
-    auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, ct);
+    auto [yLo, yHi] = lowering::emitRotatePair(b, lo, hi, cs, sn, ct);
     store(yLo, c);
     store(yHi, c2);
   });

@@ -77,7 +77,7 @@ Value gpu_kernels::emitNormedKeyChunk(KernelBody &k, const KeyRebuild &r,
   // the order GCC built).
   Value weight = k.loadChunk(r.weight, ValueRange{}, col, n);
   Value one = k.f32(1.0f);
-  return lowering::emitNormalize(k.b, k.loc, v, one, weight,
+  return lowering::emitNormalize(k.b, v, one, weight,
                                  /*plusOne=*/false, r.ct);
 }
 
@@ -91,9 +91,9 @@ static std::pair<Value, Value> cosSinAt(KernelBody &k, const KeyRebuild &r,
       Value(arith::IndexCastOp::create(b, b.getI64Type(), pos)));
   Value f = memref::LoadOp::create(b, r.invFreq, ValueRange{c});
   auto [cosA, sinA] =
-      lowering::attention::emitCosSin(b, loc, arith::MulFOp::create(b, pf, f));
-  return {toF32(b, loc, roundTo(b, loc, cosA, r.ct)),
-          toF32(b, loc, roundTo(b, loc, sinA, r.ct))};
+      lowering::attention::emitCosSin(b, arith::MulFOp::create(b, pf, f));
+  return {toF32(b, roundTo(b, cosA, r.ct)),
+          toF32(b, roundTo(b, sinA, r.ct))};
 }
 
 void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
@@ -111,10 +111,10 @@ void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
     Value c2 = k.index(IndexExpr(c) + r.half);
     auto [cs, sn] = cosSinAt(k, r, k.index(IndexExpr(firstPos) + row), c);
     Value lo =
-        toF32(b, loc, memref::LoadOp::create(b, tile, ValueRange{row, c}));
+        toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c}));
     Value hi =
-        toF32(b, loc, memref::LoadOp::create(b, tile, ValueRange{row, c2}));
-    auto [yLo, yHi] = lowering::emitRotatePair(b, loc, lo, hi, cs, sn, r.ct);
+        toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c2}));
+    auto [yLo, yHi] = lowering::emitRotatePair(b, lo, hi, cs, sn, r.ct);
     memref::StoreOp::create(b, yLo, tile, ValueRange{row, c});
     memref::StoreOp::create(b, yHi, tile, ValueRange{row, c2});
   });
@@ -159,10 +159,10 @@ Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
   for (int64_t e = 0; e < n; ++e) {
     auto [cosR, sinR] = cosSinAt(k, r, pos, k.index(IndexExpr(freqCol) + e));
     // One operand a statement (GCC's order, as above).
-    Value hiE = toF32(b, loc, element(hi, e));
-    Value loE = toF32(b, loc, element(lo, e));
+    Value hiE = toF32(b, element(hi, e));
+    Value loE = toF32(b, element(lo, e));
     auto [yLo, yHi] =
-        lowering::emitRotatePair(b, loc, loE, hiE, cosR, sinR, r.ct);
+        lowering::emitRotatePair(b, loE, hiE, cosR, sinR, r.ct);
     out.push_back(arith::SelectOp::create(b, inLo, yLo, yHi));
   }
   Value rotated = n == 1 ? out[0]

@@ -63,8 +63,7 @@ std::string describe(Operation *op) {
 /// has none: x + x reads the chain value twice), `scale` the row's RMSNorm
 /// scale.
 struct RowStep {
-  OpBuilder &b;
-  Location loc;
+  ImplicitLocOpBuilder &b;
   Operation *op;
   Value v;
   llvm::function_ref<Value()> side;
@@ -76,27 +75,27 @@ using RowStepFn = Value (*)(const RowStep &);
 /// f32(v) op f32(side), rounded once.
 template <typename FloatOp>
 Value binaryStep(const RowStep &s) {
-  Value vf = toF32(s.b, s.loc, s.v);
-  Value other = s.side ? toF32(s.b, s.loc, s.side()) : vf;
-  Value y = FloatOp::create(s.b, s.loc, vf, other);
-  return roundTo(s.b, s.loc, y, s.ct);
+  Value vf = toF32(s.b, s.v);
+  Value other = s.side ? toF32(s.b, s.side()) : vf;
+  Value y = FloatOp::create(s.b, vf, other);
+  return roundTo(s.b, y, s.ct);
 }
 
 Value geluStep(const RowStep &s) {
-  Value y = lowering::emitGeluTanh(s.b, s.loc, toF32(s.b, s.loc, s.v));
-  return roundTo(s.b, s.loc, y, s.ct);
+  Value y = lowering::emitGeluTanh(s.b, toF32(s.b, s.v));
+  return roundTo(s.b, y, s.ct);
 }
 
 Value softcapStep(const RowStep &s) {
   auto cap = cast<sg::SoftcapOp>(s.op);
-  return lowering::emitSoftcap(s.b, s.loc, s.v,
+  return lowering::emitSoftcap(s.b, s.v,
                                cap.getCap().convertToDouble());
 }
 
 Value normalizeStep(const RowStep &s) {
   auto norm = cast<sg::RMSNormOp>(s.op);
   Value w = s.side ? s.side() : Value();
-  return lowering::emitNormalize(s.b, s.loc, s.v, s.scale, w,
+  return lowering::emitNormalize(s.b, s.v, s.scale, w,
                                  norm.getWeightOffsetAttr().getInt() == 1,
                                  s.ct);
 }
@@ -194,7 +193,6 @@ void gpu_kernels::emitRowChainRow(
     int64_t threads, Value scratch,
     llvm::function_ref<void(Value, Value)> store) {
   ImplicitLocOpBuilder &b = k.b;
-  Location loc = k.loc;
   int64_t width = chain.width();
   int64_t n = KernelBody::rowChunk(width);
   Type ct = chain.elementType();
@@ -239,7 +237,7 @@ void gpu_kernels::emitRowChainRow(
       llvm::function_ref<Value()> sideChunk;
       if (!side.empty())
         sideChunk = loadSide;
-      RowStep step{b, loc, op, v, sideChunk, r, ct};
+      RowStep step{b, op, v, sideChunk, r, ct};
       v = rowSteps().at(op->getName().getTypeID())(step);
     }
     store(c, v);
