@@ -11,6 +11,9 @@
 #   THREADS    thread counts (default "1 2")
 #   MODEL_DIR  system_graph.json + weights (default B1_DIR, else /tmp/sgc-b1)
 #   DTYPE      --compute-dtype (default bf16)
+#   GGUF       a GGUF file to compile and run instead of MODEL_DIR's graph and
+#              weights, e.g. B1 at Q4_0 (`sgc quantize --type=q4_0 /tmp/sgc-b1
+#              /tmp/b1-q4_0.gguf`): the block-encoded kernels of two builds
 #   STEPS      timed decode steps a process (default 64); PROMPT tokens (32)
 #   PREFILL    also time a prefill of this many tokens (default 0: none; B2
 #              is 512), PREFILL_REPS calls a process (default 3, median)
@@ -48,12 +51,19 @@ PREFILL=${PREFILL:-0}
 PREFILL_REPS=${PREFILL_REPS:-3}
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS must be a positive integer" >&2; exit 2; }
 
-if [[ ! -f $MODEL_DIR/system_graph.json ]]; then
+if [[ -n ${GGUF:-} ]]; then
+  [[ -f $GGUF ]] || { echo "error: GGUF=$GGUF is no file" >&2; exit 1; }
+  # The graph comes from the file, and the file is the weights.
+  MODEL_DIR=$(cd "$(dirname "$GGUF")" && pwd)/$(basename "$GGUF")
+  source_model=$MODEL_DIR
+elif [[ ! -f $MODEL_DIR/system_graph.json ]]; then
   echo "error: no model in $MODEL_DIR: make the B1 model with" \
     "'tools/gen-golden/gen-golden --b1 $MODEL_DIR' (see the header of $0)" >&2
   exit 1
+else
+  MODEL_DIR=$(cd "$MODEL_DIR" && pwd)
+  source_model=$MODEL_DIR/system_graph.json
 fi
-MODEL_DIR=$(cd "$MODEL_DIR" && pwd)
 W=$BENCH_WORK/compare
 mkdir -p "$W"
 
@@ -69,7 +79,7 @@ for x in A B; do
   so[$x]=$W/$x-$key-$DTYPE.so
   harness[$x]=$BENCH_WORK/bin/sgc_decode-$key
   revision[$x]=$(build_revision "${dir[$x]}")
-  "${dir[$x]}/bin/sgc" compile "$MODEL_DIR/system_graph.json" --target=cpu \
+  "${dir[$x]}/bin/sgc" compile "$source_model" --target=cpu \
     --compute-dtype="$DTYPE" -o "${so[$x]}"
   build_sgc_decode "${dir[$x]}" "${harness[$x]}"
 done

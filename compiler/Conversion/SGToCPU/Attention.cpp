@@ -90,9 +90,9 @@ Value attention::emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf,
   return emitChainedSum(
       b, n, kLanes, /*chains=*/1,
       [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
-        Value prod = arith::MulFOp::create(
-            b, toF32(b, emitRowLoad(b, aBuf, aIdx, col, lanes)),
-            toF32(b, emitRowLoad(b, bBuf, bIdx, col, lanes)));
+        Value x = toF32(b, emitRowLoad(b, aBuf, aIdx, col, lanes));
+        Value y = toF32(b, emitRowLoad(b, bBuf, bIdx, col, lanes));
+        Value prod = arith::MulFOp::create(b, x, y);
         return arith::AddFOp::create(b, acc, prod);
       });
 }
@@ -110,9 +110,10 @@ void attention::emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
     idx.push_back(col);
     return idx;
   };
-  emitFor(b, constIndex(b, 0), constIndex(b, nVec / kLanes),
-          [&](ImplicitLocOpBuilder &b, Value blk) {
-            Value col = arith::MulIOp::create(b, blk, constIndex(b, kLanes));
+  Value zero = constIndex(b, 0);
+  Value blocks = constIndex(b, nVec / kLanes);
+  emitFor(b, zero, blocks, [&](ImplicitLocOpBuilder &b, Value blk) {
+            Value col = (IndexExpr(blk) * kLanes).emit(b);
             Value v = toF32(b, vector::LoadOp::create(
                                         b, VectorType::get({kLanes}, elem),
                                         vBuf, indices(col)));
@@ -121,8 +122,9 @@ void attention::emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
                 b, a, Value(arith::MulFOp::create(b, pv, v)));
             vector::StoreOp::create(b, sum, acc, ValueRange{col});
           });
-  emitFor(b, constIndex(b, nVec), constIndex(b, n),
-          [&](ImplicitLocOpBuilder &b, Value col) {
+  Value tailBegin = constIndex(b, nVec);
+  Value end = constIndex(b, n);
+  emitFor(b, tailBegin, end, [&](ImplicitLocOpBuilder &b, Value col) {
             Value v = toF32(b, memref::LoadOp::create(b, vBuf, indices(col)));
             Value a = memref::LoadOp::create(b, acc, ValueRange{col});
             Value sum = arith::AddFOp::create(
@@ -207,10 +209,10 @@ Value emitQueryKeyDotBf16(ImplicitLocOpBuilder &b, ArrayRef<Value> qPairs,
 /// kLanes) and then the rest one at a time (lanes = 1).
 void emitKeyChunks(ImplicitLocOpBuilder &b, Value n,
                    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
+  Value nVec = (IndexExpr(n) / kLanes * kLanes).emit(b);
+  Value zero = constIndex(b, 0);
   Value lanes = constIndex(b, kLanes);
-  Value nVec = arith::SubIOp::create(b, n,
-                                     arith::RemUIOp::create(b, n, lanes));
-  scf::ForOp::create(b, constIndex(b, 0), nVec, lanes, ValueRange{},
+  scf::ForOp::create(b, zero, nVec, lanes, ValueRange{},
                      implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange) {
                        body(b, t, kLanes);
                        scf::YieldOp::create(b);
@@ -234,11 +236,11 @@ Value emitKeyReduction(ImplicitLocOpBuilder &b, Value n, float init,
       return arith::AddFOp::create(b, a, x);
     return arith::MaximumFOp::create(b, a, x);
   };
+  Value nVec = (IndexExpr(n) / kLanes * kLanes).emit(b);
+  Value zero = constIndex(b, 0);
   Value lanes = constIndex(b, kLanes);
-  Value nVec = arith::SubIOp::create(b, n,
-                                     arith::RemUIOp::create(b, n, lanes));
   auto vec = scf::ForOp::create(
-      b, constIndex(b, 0), nVec, lanes,
+      b, zero, nVec, lanes,
       ValueRange{arith::ConstantOp::create(b, vecF32,
                                            DenseElementsAttr::get(vecF32, init))},
       implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange acc) {
@@ -308,9 +310,7 @@ Value emitAheadMasked(ImplicitLocOpBuilder &b, Value blocks, Value bi,
 
 /// ceil(tokens / 2), the pairs of the chunk's rows.
 Value pairCountOf(ImplicitLocOpBuilder &b, Value tokens) {
-  return arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, tokens, constIndex(b, 1)),
-      constIndex(b, 2));
+  return IndexExpr(tokens).ceilDiv(2).emit(b);
 }
 
 /// The chunk's value rows v[tokens, hkv, dv] packed in pairs for the weighted
@@ -329,8 +329,9 @@ void emitPackValuePairs(ImplicitLocOpBuilder &b, Value v, Value tokens,
     Value late = arith::AddIOp::create(b, early, one);
     Value lateInChunk =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, late, tokens);
-    emitFor(b, constIndex(b, 0), constIndex(b, hkv),
-            [&](ImplicitLocOpBuilder &b, Value g) {
+    Value zero = constIndex(b, 0);
+    Value groups = constIndex(b, hkv);
+    emitFor(b, zero, groups, [&](ImplicitLocOpBuilder &b, Value g) {
       for (int64_t c = 0; c < dv; c += kLanes) {
         Value col = constIndex(b, c);
         Value e = vector::LoadOp::create(b, half, v, ValueRange{early, g, col});
@@ -407,7 +408,7 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
   Value qf = memref::AllocOp::create(b, MemRefType::get({spec.d}, b.getF32Type()),
                                      ValueRange{}, b.getI64IntegerAttr(64));
 
-  Value zero = constIndex(b, 0), one = constIndex(b, 1);
+  Value zero = constIndex(b, 0);
   Value pos0 = arith::IndexCastOp::create(
       b, b.getIndexType(),
       Value(memref::LoadOp::create(b, posBuf, ValueRange{zero})));
@@ -455,20 +456,19 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
   auto attendRow = [&](ImplicitLocOpBuilder &b, Value h, Value i,
                        Value scores, bool cachedScored,
                        bool weightedSum = true) {
-      Value g = arith::DivUIOp::create(b, h, constIndex(b, group));
-      Value p = arith::AddIOp::create(b, pos0, i);
+      Value g = (IndexExpr(h) / group).emit(b);
+      Value p = (IndexExpr(pos0) + i).emit(b);
       // lo = max(0, p - window + 1) on sliding layers.
       Value lo = zero;
       if (ring) {
-        Value start = arith::SubIOp::create(
-            b, Value(arith::AddIOp::create(b, p, one)), windowIdx);
+        Value start = (IndexExpr(p) + 1 - spec.window).emit(b);
         Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                                start, zero);
         lo = arith::SelectOp::create(b, positive, start, zero);
       }
       // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
       // a query of an image block looks on to the chunk's end.
-      Value hi = arith::AddIOp::create(b, p, one);
+      Value hi = (IndexExpr(p) + 1).emit(b);
       Value bi;
       if (blocks) {
         bi = memref::LoadOp::create(b, blocks, ValueRange{i});
@@ -476,7 +476,7 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
             b, arith::CmpIPredicate::sge, bi,
             arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
         hi = arith::SelectOp::create(
-            b, inBlock, Value(arith::AddIOp::create(b, pos0, tokens)), hi);
+            b, inBlock, (IndexExpr(pos0) + tokens).emit(b), hi);
       }
       Value numKeys = arith::SubIOp::create(b, hi, lo);
       auto slotOf = [&](ImplicitLocOpBuilder &b, Value j) -> Value {
@@ -560,12 +560,13 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
             Value e = math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, m)));
             // A masked key weighs exactly 0 (the query's own key is never
             // masked, so the maximum is finite).
-            if (blocks)
-              e = arith::SelectOp::create(
-                  b, Value(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s,
-                                              constF32Like(b, -INFINITY,
-                                                           s.getType()))),
-                  constF32Like(b, 0.0f, s.getType()), e);
+            if (blocks) {
+              Value negInf = constF32Like(b, -INFINITY, s.getType());
+              Value masked = arith::CmpFOp::create(
+                  b, arith::CmpFPredicate::OEQ, s, negInf);
+              Value zero = constF32Like(b, 0.0f, s.getType());
+              e = arith::SelectOp::create(b, masked, zero, e);
+            }
             storeScores(b, e, scores, t);
             return e;
           });
@@ -602,10 +603,9 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
       auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      PairedValues paired{
-          valuePairs, g, arith::SubIOp::create(b, cacheEnd, pos0),
-          arith::SubIOp::create(b, hi, Value(arith::AddIOp::create(b, pos0, one))),
-          tCache};
+      PairedValues paired{valuePairs, g,
+                          (IndexExpr(cacheEnd) - pos0).emit(b),
+                          (IndexExpr(hi) - pos0 - 1).emit(b), tCache};
       emitWeightedSum(b, spec.dv, scores, {cached}, out, i, h, ct, &paired);
       b.setInsertionPointToStart(ifOp.elseBlock());
       emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h, ct);
@@ -642,8 +642,7 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
                       Value first, Value hLo, Value hHi,
                       llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)>
                           rowOf) {
-      Value numKeys = arith::AddIOp::create(
-          b, pos0, Value(arith::AddIOp::create(b, i, one)));
+      Value numKeys = (IndexExpr(pos0) + i + 1).emit(b);
       ValueRun cached{zero, pos0, vc,
                       [&](ImplicitLocOpBuilder &, Value t) -> SmallVector<Value> {
                         return {t, g};

@@ -91,8 +91,9 @@ static LogicalResult lowerRMSNorm(sg::RMSNormOp op, FunctionLowering &state) {
   std::function<void(ImplicitLocOpBuilder &, SmallVector<Value>)> rows =
       [&](ImplicitLocOpBuilder &b, SmallVector<Value> idx) {
         if (idx.size() + 1 < static_cast<size_t>(xType.getRank())) {
-          emitFor(b, constIndex(b, 0), dimOf(b, x, idx.size()),
-                  [&](ImplicitLocOpBuilder &b, Value i) {
+          Value zero = constIndex(b, 0);
+          Value size = dimOf(b, x, idx.size());
+          emitFor(b, zero, size, [&](ImplicitLocOpBuilder &b, Value i) {
                     SmallVector<Value> inner(idx);
                     inner.push_back(i);
                     rows(b, inner);

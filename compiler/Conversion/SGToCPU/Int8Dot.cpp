@@ -78,10 +78,11 @@ int64_t linear::int8RowsPerPass(Type wType, int64_t k) {
 std::pair<Value, Value> linear::emitBlockScale(ImplicitLocOpBuilder &b,
                                                ArrayRef<Value> halves,
                                                float range) {
+  Value abs0 = math::AbsFOp::create(b, halves[0]);
+  Value abs1 = math::AbsFOp::create(b, halves[1]);
   Value amax = vector::ReductionOp::create(
       b, vector::CombiningKind::MAXNUMF,
-      arith::MaxNumFOp::create(b, math::AbsFOp::create(b, halves[0]),
-                               math::AbsFOp::create(b, halves[1])));
+      arith::MaxNumFOp::create(b, abs0, abs1));
   Value scale = arith::DivFOp::create(b, amax, constF32(b, range));
   Value zero = constF32(b, 0.0f);
   Value byRange = arith::DivFOp::create(b, constF32(b, range), amax);
@@ -175,9 +176,11 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &outer, ModuleOp module,
       }
       auto i32x8 = VectorType::get({kBlockLanes}, b.getI32Type());
       auto startOf = [&](Value whole) -> Value {
-        return arith::MulIOp::create(
-            b, vector::ReductionOp::create(b, vector::CombiningKind::ADD, whole),
-            arith::ConstantOp::create(b, b.getI32IntegerAttr(-offset)));
+        Value sum =
+            vector::ReductionOp::create(b, vector::CombiningKind::ADD, whole);
+        Value scale =
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(-offset));
+        return arith::MulIOp::create(b, sum, scale);
       };
       Value starts = vecConst(b, i32x8, b.getI32IntegerAttr(0));
       if (per16) {
@@ -232,12 +235,11 @@ Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row,
       b, i64x8,
       arith::IndexCastOp::create(b, b.getI64Type(),
                                  (at.quarter * 2).emit(b)));
-  Value low = arith::AndIOp::create(
-      b, vector::BitCastOp::create(
-          b, i8x64,
-          arith::ShRUIOp::create(b, vector::BitCastOp::create(b, i64x8, ql),
-                                 nibbleShift)),
-      vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
+  Value low = vector::BitCastOp::create(b, i64x8, ql);
+  low = arith::ShRUIOp::create(b, low, nibbleShift);
+  low = vector::BitCastOp::create(b, i8x64, low);
+  low = arith::AndIOp::create(b, low,
+                              vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
   Value qh = vector::LoadOp::create(
       b, VectorType::get({32}, b.getI8Type()), w,
       ValueRange{row, (at.base + 128 + at.half * 32).emit(b)});
@@ -249,16 +251,15 @@ Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row,
       b, nibbleShift,
       arith::ConstantOp::create(
           b, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(secondQuarter))));
-  Value highBits = arith::ShLIOp::create(
-      b, arith::ShRUIOp::create(
-          b, vector::BitCastOp::create(
-              b, i64x8, vector::ShuffleOp::create(b, qh, qh, twice)),
-          bitShift),
-      vecConst(b, i64x8, b.getI64IntegerAttr(4)));
-  return arith::OrIOp::create(
-      b, low,
-      arith::AndIOp::create(b, vector::BitCastOp::create(b, i8x64, highBits),
-                            vecConst(b, i8x64, b.getI8IntegerAttr(0x30))));
+  Value high = vector::ShuffleOp::create(b, qh, qh, twice);
+  high = vector::BitCastOp::create(b, i64x8, high);
+  high = arith::ShRUIOp::create(b, high, bitShift);
+  high = arith::ShLIOp::create(b, high,
+                               vecConst(b, i64x8, b.getI64IntegerAttr(4)));
+  high = vector::BitCastOp::create(b, i8x64, high);
+  high = arith::AndIOp::create(b, high,
+                               vecConst(b, i8x64, b.getI8IntegerAttr(0x30)));
+  return arith::OrIOp::create(b, low, high);
 }
 
 /// Q6_K's scales of a pair of blocks: d · sc of its four sub-blocks of 16
@@ -324,13 +325,14 @@ Value loadInt8WeightPair(ImplicitLocOpBuilder &b, Value w, Type wType,
   Value twice = vector::ShuffleOp::create(b, parts[0], parts[1], order);
   auto i64x8 = VectorType::get({8}, b.getI64Type());
   SmallVector<int64_t> shifts = {0, 0, 4, 4, 0, 0, 4, 4};
+  Value words = vector::BitCastOp::create(b, i64x8, twice);
   Value shifted = arith::ShRUIOp::create(
-      b, vector::BitCastOp::create(b, i64x8, twice),
+      b, words,
       arith::ConstantOp::create(
           b, i64x8, DenseElementsAttr::get(i64x8, ArrayRef(shifts))));
-  return arith::AndIOp::create(
-      b, vector::BitCastOp::create(b, i8x64, shifted),
-      vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
+  Value nibbles = vector::BitCastOp::create(b, i8x64, shifted);
+  return arith::AndIOp::create(b, nibbles,
+                               vecConst(b, i8x64, b.getI8IntegerAttr(0x0F)));
 }
 
 /// The two blocks' scales as f32 over their lanes (vector<16xf32>): each
@@ -378,13 +380,12 @@ Value emitInt8PairStep(ImplicitLocOpBuilder &b, Value records, Value s,
                ValueRange{sum, weights, digits})
         .getResult(0);
   };
-  Value high = dot(vecConst(b, i32x16, b.getI32IntegerAttr(0)),
-                   field(0, i8x64));
+  Value zeroSums = vecConst(b, i32x16, b.getI32IntegerAttr(0));
+  Value high = dot(zeroSums, field(0, i8x64));
   Value shifted = arith::ShLIOp::create(
       b, high, vecConst(b, i32x16, b.getI32IntegerAttr(8)));
-  Value total =
-      dot(arith::AddIOp::create(b, shifted, field(128, i32x16)),
-          field(64, i8x64));
+  Value withStart = arith::AddIOp::create(b, shifted, field(128, i32x16));
+  Value total = dot(withStart, field(64, i8x64));
   Value scale = field(192, f32x16);
   Value both = arith::MulFOp::create(b, scales, scale);
   return vector::FMAOp::create(

@@ -128,14 +128,15 @@ GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
         b, words, vecConst(b, i16x32, b.getI16IntegerAttr(12)));
   }
   auto scalesOf = [&](Value first, Value second) -> Value {
-    return vector::ShuffleOp::create(
-        b, vector::BitCastOp::create(b, i16x32, first),
-        vector::BitCastOp::create(b, i16x32, second),
-        ArrayRef<int64_t>{0, 9, 32, 41});
+    Value firstWords = vector::BitCastOp::create(b, i16x32, first);
+    Value secondWords = vector::BitCastOp::create(b, i16x32, second);
+    return vector::ShuffleOp::create(b, firstWords, secondWords,
+                                     ArrayRef<int64_t>{0, 9, 32, 41});
   };
+  Value firstScales = scalesOf(raws[0], raws[1]);
+  Value secondScales = scalesOf(raws[2], raws[3]);
   Value scaleWords = vector::ShuffleOp::create(
-      b, scalesOf(raws[0], raws[1]), scalesOf(raws[2], raws[3]),
-      ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+      b, firstScales, secondScales, ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   Value halfScales = vector::BitCastOp::create(
       b, VectorType::get({8}, b.getF16Type()), scaleWords);
   group.scales = arith::ExtFOp::create(
@@ -204,13 +205,14 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &outer, ModuleOp module,
   OpBuilder::InsertionGuard guard(b);
   func::FuncOp func = createPrivateFunction(b, module, name, args);
   Value xs = func.getArgument(0), records = func.getArgument(1);
-  auto c = [&](int64_t v) { return constIndex(b, v); };
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto i16x16 = VectorType::get({16}, b.getI16Type());
-  emitFor(b, c(0), dimOf(b, records, 0), [&](ImplicitLocOpBuilder &b, Value s) {
-    emitFor(b, c(0), c(k / kBlock), [&](ImplicitLocOpBuilder &b,
-                                             Value j) {
+  Value zero = constIndex(b, 0);
+  Value tokens = dimOf(b, records, 0);
+  emitFor(b, zero, tokens, [&](ImplicitLocOpBuilder &b, Value s) {
+    Value blocks = constIndex(b, k / kBlock);
+    emitFor(b, zero, blocks, [&](ImplicitLocOpBuilder &b, Value j) {
       // Block j: group j / 8, its place jb = j % 8 there, pair jb / 2.
       IndexExpr block(j);
       IndexExpr jb = block % kGroupBlocks;
@@ -234,21 +236,24 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &outer, ModuleOp module,
         q = arith::MaxSIOp::create(
             b, arith::MinSIOp::create(b, q, limit), negLimit);
         qs[h] = q;
-        storeRecordBytes(b, records, s, (values + 64 * h).emit(b),
+        Value at = (values + 64 * h).emit(b);
+        storeRecordBytes(b, records, s, at,
                          arith::TruncIOp::create(b, i16x16, q));
       }
       Value sum = vector::ReductionOp::create(
           b, vector::CombiningKind::ADD,
           arith::AddIOp::create(b, qs[0], qs[1]));
-      Value start = arith::MulFOp::create(
-          b, arith::MulFOp::create(
-              b, arith::SIToFPOp::create(b, b.getF32Type(), sum), sa),
-          constF32(b, q4k ? -1.0f : -8.0f));
+      Value start = arith::SIToFPOp::create(b, b.getF32Type(), sum);
+      start = arith::MulFOp::create(b, start, sa);
+      start = arith::MulFOp::create(b, start,
+                                    constF32(b, q4k ? -1.0f : -8.0f));
       auto f32x1 = VectorType::get({1}, b.getF32Type());
       IndexExpr slot = group + jb * 4;
-      storeRecordBytes(b, records, s, (slot + kScaleField).emit(b),
+      Value scaleAt = (slot + kScaleField).emit(b);
+      storeRecordBytes(b, records, s, scaleAt,
                        vector::BroadcastOp::create(b, f32x1, sa));
-      storeRecordBytes(b, records, s, (slot + kStartField).emit(b),
+      Value startAt = (slot + kStartField).emit(b);
+      storeRecordBytes(b, records, s, startAt,
                        vector::BroadcastOp::create(b, f32x1, start));
     });
   });
@@ -261,7 +266,6 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
                                                Type wType, ValueRange rows,
                                                ValueRange tokens, int64_t k) {
   bool q4k = isQ4K(wType);
-  auto c = [&](int64_t v) { return constIndex(b, v); };
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -284,8 +288,11 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
         .getResult(0);
   };
 
+  Value zero = constIndex(b, 0);
+  Value numGroups = constIndex(b, k / kQ4GroupElements);
+  Value one = constIndex(b, 1);
   auto groups = scf::ForOp::create(
-      b, c(0), c(k / kQ4GroupElements), c(1), inits,
+      b, zero, numGroups, one, inits,
       implicitLoc([&](ImplicitLocOpBuilder &b, Value g, ValueRange iter) {
         SmallVector<Value> accs(iter);
         IndexExpr group(g);

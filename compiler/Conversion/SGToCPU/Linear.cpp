@@ -156,9 +156,9 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
 Value emitInt8Activations(ImplicitLocOpBuilder &b, FunctionLowering &state,
                           const KernelSpec &spec, Value xs, Value tokens,
                           Value padded) {
+  Value tiles = tilesInUse(b, spec, tokens);
   Value rowPath = arith::XOrIOp::create(
-      b, tilesInUse(b, spec, tokens),
-      arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+      b, tiles, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
   Value quantize = arith::AndIOp::create(b, rowPath,
                                          loadInt8DotFlag(b, state.module));
   Value rows = arith::SelectOp::create(b, quantize, padded,
@@ -273,12 +273,11 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
   // kTileTokens).
   Value tokens = dimOf(b, state.lookup(x), 0);
   Value pad = constIndex(b, spec.bf16Dot ? kDotTileTokens : kTileTokens);
-  Value padded = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, tokens,
-                            constIndex(b, kTileTokens)),
-      arith::MulIOp::create(
-          b, Value(arith::CeilDivUIOp::create(b, tokens, pad)), pad),
-      tokens);
+  Value tiled = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, tokens,
+                                      constIndex(b, kTileTokens));
+  Value roundedUp = arith::MulIOp::create(
+      b, Value(arith::CeilDivUIOp::create(b, tokens, pad)), pad);
+  Value padded = arith::SelectOp::create(b, tiled, roundedUp, tokens);
   SmallVector<Value> inputRows;
   for (Type type : {b.getF32Type(), b.getBF16Type()}) {
     if (type.isBF16() && !spec.bf16Dot)

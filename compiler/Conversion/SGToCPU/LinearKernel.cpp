@@ -155,10 +155,8 @@ SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb,
         Value on = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
                                          prefetchBytes, zero);
         scf::IfOp::create(b, on, implicitLoc([&](ImplicitLocOpBuilder &b) {
-          Value at = arith::AddIOp::create(
-              b, col,
-              arith::DivUIOp::create(b, prefetchBytes,
-                                     constIndex(b, 2)));
+          // bf16 weights: two bytes a column.
+          Value at = (IndexExpr(col) + IndexExpr(prefetchBytes) / 2).emit(b);
           emitPrefetchAhead(b, w, row, at, 0, stepElements * 2);
           scf::YieldOp::create(b);
         }));
@@ -241,9 +239,12 @@ SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb,
 /// fused multiply-add per k, in order.
 Value emitLaneDot(ImplicitLocOpBuilder &b, Value xs, Value w, Type wType,
                   Value row, Value s, int64_t k, Type ct) {
+  Value zero = constIndex(b, 0);
+  Value end = constIndex(b, k);
+  Value one = constIndex(b, 1);
+  Value init = constF32(b, 0.0f);
   auto loop = scf::ForOp::create(
-      b, constIndex(b, 0), constIndex(b, k),
-      constIndex(b, 1), ValueRange{constF32(b, 0.0f)},
+      b, zero, end, one, ValueRange{init},
       implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
         Value x = memref::LoadOp::create(b, xs, ValueRange{s, col});
         Value wv = loadWeightF32(b, w, wType, row, col, 1, ct);
@@ -352,8 +353,8 @@ void emitSpilledEpilogue(ImplicitLocOpBuilder &b, ArrayRef<Value> spills,
     for (Value spill : spills)
       perWeight.push_back(
           vector::LoadOp::create(b, vecF32, spill, ValueRange{i, zero}));
-    storeOutput(b, epilogue(b, perWeight, n0), out,
-                arith::AddIOp::create(b, t0, i), n0);
+    Value y = epilogue(b, perWeight, n0);
+    storeOutput(b, y, out, (IndexExpr(t0) + i).emit(b), n0);
   });
 }
 
@@ -373,21 +374,17 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
                  Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
   Value zero = constIndex(b, 0);
-  Value tileRows = constIndex(b, kTileRows);
-  Value pairs = constIndex(b, spec.k / 2);
-  Value numBlocks = arith::CeilDivUIOp::create(
-      b, arith::SubIOp::create(b, hi, lo), tileRows);
+  Value numBlocks = (IndexExpr(hi) - lo).ceilDiv(kTileRows).emit(b);
   SmallVector<Value> panels;
   for (Value w : weights) {
     Value panel = memref::AllocOp::create(
         b, MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
-        ValueRange{arith::MulIOp::create(b, numBlocks, pairs)},
+        ValueRange{(IndexExpr(numBlocks) * (spec.k / 2)).emit(b)},
         b.getI64IntegerAttr(64));
     emitFor(b, zero, numBlocks, [&](ImplicitLocOpBuilder &b, Value nb) {
-      Value n0 = arith::AddIOp::create(
-          b, lo, arith::MulIOp::create(b, nb, tileRows));
-      emitPackPairPanel(b, w, spec.wType, n0, hi, panel,
-                        arith::MulIOp::create(b, nb, pairs), spec.k);
+      Value n0 = (IndexExpr(lo) + IndexExpr(nb) * kTileRows).emit(b);
+      Value base = (IndexExpr(nb) * (spec.k / 2)).emit(b);
+      emitPackPairPanel(b, w, spec.wType, n0, hi, panel, base, spec.k);
     });
     panels.push_back(panel);
   }
@@ -401,18 +398,15 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   b.setInsertionPointToStart(supers.getBody());
   Value tb = supers.getInductionVar();
   Value tbEnd = arith::MinSIOp::create(
-      b, padded,
-      arith::AddIOp::create(b, tb, constIndex(b, superTokens)));
+      b, padded, (IndexExpr(tb) + superTokens).emit(b));
   auto blocks = scf::ForOp::create(b, zero, numBlocks, constIndex(b, 1));
   b.setInsertionPointToStart(blocks.getBody());
   Value nb = blocks.getInductionVar();
-  Value n0 = arith::AddIOp::create(b, lo,
-                                   arith::MulIOp::create(b, nb, tileRows));
-  Value base = arith::MulIOp::create(b, nb, pairs);
-  Value whole = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::sle,
-      arith::AddIOp::create(b, n0, tileRows), hi);
-  Value blockRows = arith::SubIOp::create(b, hi, n0);
+  Value n0 = (IndexExpr(lo) + IndexExpr(nb) * kTileRows).emit(b);
+  Value base = (IndexExpr(nb) * (spec.k / 2)).emit(b);
+  Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                      (IndexExpr(n0) + kTileRows).emit(b), hi);
+  Value blockRows = (IndexExpr(hi) - n0).emit(b);
   auto tiles = scf::ForOp::create(b, tb, tbEnd,
                                   constIndex(b, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
@@ -420,9 +414,9 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
     spillTile(b, emitDotTile(b, bufs.xb, panel, base, t0, spec.k),
               spill);
-  Value count = arith::MinSIOp::create(
-      b, constIndex(b, kDotTileTokens),
-      arith::SubIOp::create(b, tokens, t0));
+  Value tileTokens = constIndex(b, kDotTileTokens);
+  Value count = arith::MinSIOp::create(b, tileTokens,
+                                       (IndexExpr(tokens) - t0).emit(b));
   auto ifWhole = scf::IfOp::create(b, whole, /*withElseRegion=*/true);
   b.setInsertionPointToStart(ifWhole.thenBlock());
   emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
@@ -433,9 +427,9 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
       for (Value spill : bufs.spills)
         perWeight.push_back(
             memref::LoadOp::create(b, spill, ValueRange{i, j}));
-      Value n = arith::AddIOp::create(b, n0, j);
-      storeOutput(b, epilogue(b, perWeight, n), out,
-                  arith::AddIOp::create(b, t0, i), n);
+      Value n = (IndexExpr(n0) + j).emit(b);
+      Value y = epilogue(b, perWeight, n);
+      storeOutput(b, y, out, (IndexExpr(t0) + i).emit(b), n);
     });
   });
   b.setInsertionPointAfter(supers);
@@ -456,11 +450,10 @@ Value emitWideInt8Rows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
       b, bufs.int8Dot,
       arith::XOrIOp::create(b, useTiles,
                             arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
-  Value whole = arith::MulIOp::create(
-      b, arith::DivUIOp::create(b, arith::SubIOp::create(b, hi, lo), pass),
-      pass);
-  Value end = arith::SelectOp::create(
-      b, on, arith::AddIOp::create(b, lo, whole), lo);
+  // end = lo + whole passes of [lo, hi) where the int8 rows are on.
+  Value wholeEnd =
+      (IndexExpr(lo) + (IndexExpr(hi) - lo) / perPass * perPass).emit(b);
+  Value end = arith::SelectOp::create(b, on, wholeEnd, lo);
   auto passes = scf::ForOp::create(b, lo, end, pass);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(passes.getBody());
@@ -494,11 +487,9 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   Value tileRows = constIndex(b, kTileRows);
   Value useTiles = tilesInUse(b, spec, tokens);
   // blockEnd = lo + whole blocks of [lo, hi), or lo without tiles.
-  Value span = arith::SubIOp::create(b, hi, lo);
-  Value whole = arith::MulIOp::create(
-      b, Value(arith::DivUIOp::create(b, span, tileRows)), tileRows);
-  Value blockEnd = arith::SelectOp::create(
-      b, useTiles, Value(arith::AddIOp::create(b, lo, whole)), lo);
+  Value wholeEnd =
+      (IndexExpr(lo) + (IndexExpr(hi) - lo) / kTileRows * kTileRows).emit(b);
+  Value blockEnd = arith::SelectOp::create(b, useTiles, wholeEnd, lo);
 
   auto blocks = scf::ForOp::create(b, lo, blockEnd, tileRows);
   {
@@ -517,9 +508,9 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     // spill while the up tile accumulates.
     for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
       spillTile(b, emitTile(b, xs, panel, t0, spec.k), spill);
-    Value count = arith::MinSIOp::create(
-        b, constIndex(b, kTileTokens),
-        arith::SubIOp::create(b, tokens, t0));
+    Value tileTokens = constIndex(b, kTileTokens);
+    Value count = arith::MinSIOp::create(b, tileTokens,
+                                         (IndexExpr(tokens) - t0).emit(b));
     emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
   }
   // Decode's int8 rows with records past L1: kInt8WideRows rows a pass
@@ -536,10 +527,7 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     // weight row, each summed as alone (emitRowDots).
     Value grouped = zero;
     if (spec.rowsOnly) {
-      grouped = arith::MulIOp::create(
-          b, Value(arith::DivUIOp::create(b, tokens,
-                                       constIndex(b, kRowGroup))),
-          constIndex(b, kRowGroup));
+      grouped = (IndexExpr(tokens) / kRowGroup * kRowGroup).emit(b);
       auto groups = scf::ForOp::create(b, zero, grouped,
                                        constIndex(b, kRowGroup));
       OpBuilder::InsertionGuard guard(b);
@@ -658,8 +646,9 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
     f32Tiles = arith::XOrIOp::create(b, useTiles, bufs.useDot);
   }
   auto rowsIf = [&](Value cond, int64_t rows) -> Value {
-    return arith::SelectOp::create(b, cond, constIndex(b, rows),
-                                   constIndex(b, 0));
+    Value all = constIndex(b, rows);
+    Value none = constIndex(b, 0);
+    return arith::SelectOp::create(b, cond, all, none);
   };
   unsigned numPanels = spec.epilogue == Epilogue::GatedGelu ? 2 : 1;
   for (unsigned i = 0; i < numPanels; ++i) {
@@ -678,8 +667,8 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
                Value u = roundTo(b, dots[1], yType);
                Value act =
                    roundTo(b, emitGeluTanh(b, toF32(b, g)), yType);
-               Value p = arith::MulFOp::create(b, toF32(b, act),
-                                               toF32(b, u));
+               Value actF32 = toF32(b, act);
+               Value p = arith::MulFOp::create(b, actF32, toF32(b, u));
                return roundTo(b, p, yType);
              });
   } else {

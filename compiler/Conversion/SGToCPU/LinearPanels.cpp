@@ -62,8 +62,9 @@ void emitPackPairsOneByOne(ImplicitLocOpBuilder &b, Value w, Type wType,
   auto pairType = VectorType::get({2}, b.getBF16Type());
   Value zeroPair = arith::ConstantOp::create(
       b, pairType, DenseElementsAttr::get(pairType, 0.0f));
-  emitFor(b, constIndex(b, from), constIndex(b, to),
-          [&](ImplicitLocOpBuilder &b, Value p) {
+  Value first = constIndex(b, from);
+  Value end = constIndex(b, to);
+  emitFor(b, first, end, [&](ImplicitLocOpBuilder &b, Value p) {
             auto pair = scf::IfOp::create(
                 b, valid,
                 implicitLoc([&](ImplicitLocOpBuilder &b) {
@@ -108,9 +109,10 @@ void emitPackDequantizedRow(ImplicitLocOpBuilder &b, Value w, Type wType,
   Value zeroChunk = arith::ConstantOp::create(
       b, chunkType, DenseElementsAttr::get(chunkType, 0.0f));
   int64_t whole = k / kChunk * kChunk;
-  auto chunks = scf::ForOp::create(b, constIndex(b, 0),
-                                   constIndex(b, whole),
-                                   constIndex(b, kChunk));
+  Value zero = constIndex(b, 0);
+  Value end = constIndex(b, whole);
+  Value step = constIndex(b, kChunk);
+  auto chunks = scf::ForOp::create(b, zero, end, step);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(chunks.getBody());
@@ -123,17 +125,14 @@ void emitPackDequantizedRow(ImplicitLocOpBuilder &b, Value w, Type wType,
         implicitLoc([&](ImplicitLocOpBuilder &b) {
           scf::YieldOp::create(b, zeroChunk);
         }));
-    Value p0 = arith::AddIOp::create(
-        b, base,
-        arith::DivUIOp::create(b, c, constIndex(b, 2)));
+    IndexExpr p0 = IndexExpr(base) + IndexExpr(c) / 2;
     for (int64_t p = 0; p < kChunk / 2; ++p) {
       Value pair = vector::ExtractStridedSliceOp::create(
           b, pairs.getResult(0), ArrayRef<int64_t>{2 * p},
           ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
       vector::StoreOp::create(
           b, pair, panel,
-          ValueRange{arith::AddIOp::create(b, p0, constIndex(b, p)),
-                     col});
+          ValueRange{(p0 + p).emit(b), col});
     }
   }
   emitPackPairsOneByOne(b, w, wType, row, valid, panel, base, col,
@@ -153,14 +152,14 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
   static_assert(kTileRows % 8 == 0, "the panel packs 8 rows at a time");
   Value zero = constIndex(b, 0);
   int64_t whole = k - k % 8;
+  Value wholeEnd = constIndex(b, whole);
+  Value eight = constIndex(b, 8);
   scf::ForOp::create(
-      b, zero, constIndex(b, whole), constIndex(b, 8),
-      ValueRange{}, implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
+      b, zero, wholeEnd, eight, ValueRange{}, implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
         for (int64_t j0 = 0; j0 < kTileRows; j0 += 8) {
           SmallVector<Value> rows;
           for (int64_t j = j0; j < j0 + 8; ++j) {
-            Value row =
-                arith::AddIOp::create(b, n0, constIndex(b, j));
+            Value row = (IndexExpr(n0) + j).emit(b);
             rows.push_back(loadWeightF32(b, w, wType, row, col, 8, ct));
           }
           SmallVector<Value> cols = emitTranspose8x8(b, rows);
@@ -173,18 +172,16 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
         }
         scf::YieldOp::create(b);
       }));
-  emitFor(
-      b, zero, constIndex(b, kTileRows),
-      [&](ImplicitLocOpBuilder &b, Value j) {
-        Value row = arith::AddIOp::create(b, n0, j);
-        emitFor(
-            b, constIndex(b, whole), constIndex(b, k),
-            [&](ImplicitLocOpBuilder &b, Value col) {
-              memref::StoreOp::create(
-                  b, loadWeightF32(b, w, wType, row, col, 1, ct),
-                  panel, ValueRange{col, j});
-            });
-      });
+  Value rows = constIndex(b, kTileRows);
+  emitFor(b, zero, rows, [&](ImplicitLocOpBuilder &b, Value j) {
+    Value row = (IndexExpr(n0) + j).emit(b);
+    Value tailBegin = constIndex(b, whole);
+    Value end = constIndex(b, k);
+    emitFor(b, tailBegin, end, [&](ImplicitLocOpBuilder &b, Value col) {
+      Value v = loadWeightF32(b, w, wType, row, col, 1, ct);
+      memref::StoreOp::create(b, v, panel, ValueRange{col, j});
+    });
+  });
 }
 
 /// panel[base + p, 2j + e] = w[n0 + j, 2p + e] for j < kTileRows, zero for
@@ -194,10 +191,11 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
 void linear::emitPackPairPanel(ImplicitLocOpBuilder &b, Value w,
                                Type wType, Value n0, Value hi, Value panel,
                                Value base, int64_t k) {
-  emitFor(b, constIndex(b, 0), constIndex(b, kTileRows),
-          [&](ImplicitLocOpBuilder &b, Value j) {
-            Value row = arith::AddIOp::create(b, n0, j);
-            Value col = arith::MulIOp::create(b, j, constIndex(b, 2));
+  Value zero = constIndex(b, 0);
+  Value rows = constIndex(b, kTileRows);
+  emitFor(b, zero, rows, [&](ImplicitLocOpBuilder &b, Value j) {
+            Value row = (IndexExpr(n0) + j).emit(b);
+            Value col = (IndexExpr(j) * 2).emit(b);
             Value valid = arith::CmpIOp::create(
                 b, arith::CmpIPredicate::slt, row, hi);
             if (wType.isBF16())

@@ -104,6 +104,20 @@ void lowering::emitFor(
                      }));
 }
 
+scf::ForOp lowering::emitLoop(
+    ImplicitLocOpBuilder &b, int64_t lb, int64_t ub, int64_t step,
+    ValueRange inits,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body) {
+  Value lower = constIndex(b, lb);
+  Value upper = constIndex(b, ub);
+  Value stride = constIndex(b, step);
+  return scf::ForOp::create(
+      b, lower, upper, stride, inits,
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value iv, ValueRange carried) {
+        body(b, iv, carried);
+      }));
+}
+
 Value FunctionLowering::allocTemp(Location loc, ArrayRef<int64_t> shape,
                                   Type elementType) {
   SmallVector<Value> dynamicSizes;
@@ -147,10 +161,9 @@ SmallVector<Value> lowering::emitChainedSums(
                                             DenseElementsAttr::get(vecF32, 0.0f));
   // Sum t's chain c is carried at t * chains + c.
   SmallVector<Value> inits(count * chains, zeroVec);
-  auto main = scf::ForOp::create(
-      b, constIndex(b, 0), constIndex(b, nMain),
-      constIndex(b, step), inits,
-      implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange accs) {
+  auto main = emitLoop(
+      b, 0, nMain, step, inits,
+      [&](ImplicitLocOpBuilder &b, Value col, ValueRange accs) {
         if (onStep)
           onStep(b, col);
         SmallVector<Value> next(accs.size());
@@ -158,23 +171,21 @@ SmallVector<Value> lowering::emitChainedSums(
           SmallVector<Value> chain;
           for (int64_t t = 0; t < count; ++t)
             chain.push_back(accs[t * chains + c]);
-          SmallVector<Value> out = term(
-              b, arith::AddIOp::create(b, col, constIndex(b, c * lanes)),
-              lanes, chain);
+          SmallVector<Value> out =
+              term(b, (IndexExpr(col) + c * lanes).emit(b), lanes, chain);
           for (int64_t t = 0; t < count; ++t)
             next[t * chains + c] = out[t];
         }
         scf::YieldOp::create(b, next);
-      }));
+      });
   SmallVector<Value> firsts;
   for (int64_t t = 0; t < count; ++t)
     firsts.push_back(main.getResult(t * chains));
-  auto vecTail = scf::ForOp::create(
-      b, constIndex(b, nMain), constIndex(b, nVec),
-      constIndex(b, lanes), firsts,
-      implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
+  auto vecTail = emitLoop(
+      b, nMain, nVec, lanes, firsts,
+      [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
         scf::YieldOp::create(b, term(b, col, lanes, acc));
-      }));
+      });
   SmallVector<Value> sums;
   for (int64_t t = 0; t < count; ++t) {
     SmallVector<Value> accs(main.getResults().slice(t * chains, chains));
@@ -192,12 +203,11 @@ SmallVector<Value> lowering::emitChainedSums(
         b, vector::CombiningKind::ADD, accs[0],
         arith::FastMathFlags::reassoc));
   }
-  auto tail = scf::ForOp::create(
-      b, constIndex(b, nVec), constIndex(b, n),
-      constIndex(b, 1), sums,
-      implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
+  auto tail = emitLoop(
+      b, nVec, n, 1, sums,
+      [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
         scf::YieldOp::create(b, term(b, col, 1, acc));
-      }));
+      });
   return SmallVector<Value>(tail.getResults());
 }
 
@@ -206,24 +216,21 @@ SmallVector<Value> lowering::emitUnrolledSteps(
     llvm::function_ref<void(ImplicitLocOpBuilder &, Value, SmallVector<Value> &)>
         step) {
   int64_t main = count - count % unroll;
-  auto unrolled = scf::ForOp::create(
-      b, constIndex(b, 0), constIndex(b, main),
-      constIndex(b, unroll), inits,
-      implicitLoc([&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
+  auto unrolled = emitLoop(
+      b, 0, main, unroll, inits,
+      [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
         SmallVector<Value> values(iter);
         for (int64_t u = 0; u < unroll; ++u)
-          step(b, u ? Value(arith::AddIOp::create(b, s, constIndex(b, u))) : s,
-               values);
+          step(b, (IndexExpr(s) + u).emit(b), values);
         scf::YieldOp::create(b, values);
-      }));
-  auto rest = scf::ForOp::create(
-      b, constIndex(b, main), constIndex(b, count),
-      constIndex(b, 1), unrolled.getResults(),
-      implicitLoc([&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
+      });
+  auto rest = emitLoop(
+      b, main, count, 1, unrolled.getResults(),
+      [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
         SmallVector<Value> values(iter);
         step(b, s, values);
         scf::YieldOp::create(b, values);
-      }));
+      });
   return SmallVector<Value>(rest.getResults());
 }
 
@@ -238,23 +245,25 @@ Value lowering::emitRmsScale(ImplicitLocOpBuilder &b, int64_t width,
       });
   Value mean = arith::DivFOp::create(b, sum,
                                      constF32(b, static_cast<float>(width)));
-  return math::RsqrtOp::create(
-      b, Value(arith::AddFOp::create(b, mean,
-                                  constF32(b, static_cast<float>(eps)))));
+  Value shifted =
+      arith::AddFOp::create(b, mean, constF32(b, static_cast<float>(eps)));
+  return math::RsqrtOp::create(b, shifted);
 }
 
 void lowering::emitRowChunks(
     ImplicitLocOpBuilder &b, int64_t width,
     llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
   int64_t wVec = width - width % kNormLanes;
-  scf::ForOp::create(b, constIndex(b, 0), constIndex(b, wVec),
-                     constIndex(b, kNormLanes), ValueRange{},
-                     implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
-                       body(b, col, kNormLanes);
-                       scf::YieldOp::create(b);
-                     }));
-  emitFor(b, constIndex(b, wVec), constIndex(b, width),
-          [&](ImplicitLocOpBuilder &b, Value col) { body(b, col, 1); });
+  emitLoop(b, 0, wVec, kNormLanes, ValueRange{},
+           [&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
+             body(b, col, kNormLanes);
+             scf::YieldOp::create(b);
+           });
+  emitLoop(b, wVec, width, 1, ValueRange{},
+           [&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
+             body(b, col, 1);
+             scf::YieldOp::create(b);
+           });
 }
 
 /// The value of the external global `name` of type `type`, declared in

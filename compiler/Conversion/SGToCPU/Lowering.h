@@ -15,6 +15,7 @@
 #include "compiler/Conversion/Common/RowAccess.h"
 #include "lib/abi/sgc/abi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -204,6 +205,14 @@ void emitRowChunks(ImplicitLocOpBuilder &b, int64_t width,
                    llvm::function_ref<void(ImplicitLocOpBuilder &, Value col,
                                            int64_t lanes)>
                        body);
+
+/// Emits `scf.for` over [lb, ub) by `step` (constants, created in that
+/// order) carrying `inits`; `body(iv, carried)` builds an iteration, its
+/// yield included.
+scf::ForOp emitLoop(
+    ImplicitLocOpBuilder &b, int64_t lb, int64_t ub, int64_t step,
+    ValueRange inits,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body);
 
 /// Emits `for i in [lb, ub) step 1` and calls `body` inside it.
 void emitFor(ImplicitLocOpBuilder &b, Value lb, Value ub,

@@ -76,17 +76,12 @@ void attention::emitRebuiltKeyScores(
   // length), 1 to kRows rows.
   constexpr int64_t kRows = 16, kScoreBytes = 16 << 20;
   Value groupIdx = constIndex(b, group);
-  Value rowBytes = arith::MulIOp::create(b, capacity,
-                                         constIndex(b, 4 * group));
-  Value blockRows = arith::MinUIOp::create(
-      b, tokens,
-      Value(arith::MaxUIOp::create(
-          b, one,
-          Value(arith::MinUIOp::create(
-              b, constIndex(b, kRows),
-              Value(arith::DivUIOp::create(
-                  b, constIndex(b, kScoreBytes),
-                  rowBytes)))))));
+  Value rowBytes = (IndexExpr(capacity) * (4 * group)).emit(b);
+  // min(tokens, max(1, min(kRows, kScoreBytes / rowBytes))).
+  Value fit = arith::DivUIOp::create(b, constIndex(b, kScoreBytes), rowBytes);
+  Value blockRows = arith::MinUIOp::create(b, constIndex(b, kRows), fit);
+  blockRows = arith::MaxUIOp::create(b, one, blockRows);
+  blockRows = arith::MinUIOp::create(b, tokens, blockRows);
   Value blockScores = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic, group, ShapedType::kDynamic},
                       b.getF32Type()),
@@ -95,31 +90,31 @@ void attention::emitRebuiltKeyScores(
                                       ValueRange{}, b.getI64IntegerAttr(64));
   Value gEnd = arith::CeilDivUIOp::create(b, headEnd, groupIdx);
   Value blocks = arith::CeilDivUIOp::create(b, tokens, blockRows);
-  emitFor(b, Value(arith::DivUIOp::create(b, headBegin, groupIdx)),
-          gEnd, [&](ImplicitLocOpBuilder &b, Value g) {
-    Value first = arith::MulIOp::create(b, g, groupIdx);
+  emitFor(b, (IndexExpr(headBegin) / group).emit(b), gEnd,
+          [&](ImplicitLocOpBuilder &b, Value g) {
+    Value first = (IndexExpr(g) * group).emit(b);
     Value hLo = arith::MaxUIOp::create(b, headBegin, first);
     Value hHi = arith::MinUIOp::create(
-        b, headEnd, Value(arith::AddIOp::create(b, first, groupIdx)));
+        b, headEnd, (IndexExpr(first) + group).emit(b));
     emitFor(b, zero, blocks, [&](ImplicitLocOpBuilder &b, Value blk) {
       Value iLo = arith::MulIOp::create(b, blk, blockRows);
       Value iHi = arith::MinUIOp::create(
-          b, tokens, Value(arith::AddIOp::create(b, iLo, blockRows)));
+          b, tokens, (IndexExpr(iLo) + blockRows).emit(b));
       // Full layers: the cached keys are positions [0, pos0), slot = position.
       emitFor(b, zero, pos0, [&](ImplicitLocOpBuilder &b, Value t) {
         emitRebuiltKey(b, keys, d, cache, ValueRange{t, g}, t, key,
                        ValueRange{}, ct);
         emitFor(b, iLo, iHi, [&](ImplicitLocOpBuilder &b, Value i) {
-          Value r = arith::SubIOp::create(b, i, iLo);
+          Value r = (IndexExpr(i) - iLo).emit(b);
           emitFor(b, hLo, hHi, [&](ImplicitLocOpBuilder &b, Value h) {
-            Value hl = arith::SubIOp::create(b, h, first);
+            Value hl = (IndexExpr(h) - first).emit(b);
             memref::StoreOp::create(b, score(b, i, h, key),
                                     blockScores, ValueRange{r, hl, t});
           });
         });
       });
       emitFor(b, iLo, iHi, [&](ImplicitLocOpBuilder &b, Value i) {
-        Value r = arith::SubIOp::create(b, i, iLo);
+        Value r = (IndexExpr(i) - iLo).emit(b);
         // The scores row of (row i, head first + hl).
         auto rowOf = [&](ImplicitLocOpBuilder &b, OpFoldResult hl) -> Value {
           auto rowType = MemRefType::get(
@@ -134,7 +129,7 @@ void attention::emitRebuiltKeyScores(
                                      b.getIndexAttr(1)});
         };
         emitFor(b, hLo, hHi, [&](ImplicitLocOpBuilder &b, Value h) {
-          Value hl = arith::SubIOp::create(b, h, first);
+          Value hl = (IndexExpr(h) - first).emit(b);
           attend(b, i, h, rowOf(b, hl));
         });
         if (sumRow)

@@ -104,8 +104,8 @@ static LogicalResult lowerAffine(sg::AffineOp op, FunctionLowering &state) {
   ImplicitLocOpBuilder b(loc, state.b);
   emitElementwise(b, state.lookup(op.getX()), out,
                   [&](ImplicitLocOpBuilder &b, ValueRange v) {
-                    Value y = arith::MulFOp::create(b, toF32(b, v[0]),
-                                                    constF32(b, scale));
+                    Value x = toF32(b, v[0]);
+                    Value y = arith::MulFOp::create(b, x, constF32(b, scale));
                     y = arith::AddFOp::create(b, y, constF32(b, shift));
                     return roundTo(b, y, ct);
                   });
@@ -173,11 +173,10 @@ static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state)
       Value p = memref::LoadOp::create(b, positions,
                                        ValueRange{s, constIndex(b, axis)});
       Value pf = arith::SIToFPOp::create(b, b.getF32Type(), p);
-      Value base = constIndex(b, axis * d / 2);
       emitFor(b, zero, quarterIdx, [&](ImplicitLocOpBuilder &b, Value j) {
         auto [c, sn] = emitRopeCosSin(b, pf, table, j, ct);
-        Value k = arith::AddIOp::create(b, base, j);
-        Value k2 = arith::AddIOp::create(b, k, quarterIdx);
+        Value k = (IndexExpr(j) + axis * d / 2).emit(b);
+        Value k2 = (IndexExpr(k) + quarter).emit(b);
         emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value h) {
           Value lo = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k}));
           Value hi = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k2}));
@@ -202,8 +201,8 @@ static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
   if (!op.getPositions()) {
     emitElementwise(b, ValueRange{x, table}, out,
                     [&](ImplicitLocOpBuilder &b, ValueRange v) {
-                      Value y = arith::AddFOp::create(b, toF32(b, v[0]),
-                                                      toF32(b, v[1]));
+                      Value x = toF32(b, v[0]);
+                      Value y = arith::AddFOp::create(b, x, toF32(b, v[1]));
                       return roundTo(b, y, ct);
                     });
     state.buffers.map(op.getResult(), out);
@@ -220,7 +219,9 @@ static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
       Value lt = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, p, rows);
       return Value(arith::AndIOp::create(b, ge, lt));
     };
-    Value valid = arith::AndIOp::create(b, inRange(px), inRange(py));
+    Value xValid = inRange(px);
+    Value yValid = inRange(py);
+    Value valid = arith::AndIOp::create(b, xValid, yValid);
     // Padding reads row 0 (never out of bounds) and adds 0.
     px = arith::SelectOp::create(b, valid, px, zero);
     py = arith::SelectOp::create(b, valid, py, zero);
@@ -253,34 +254,32 @@ static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state)
   int64_t g = std::llround(std::sqrt(static_cast<double>(type.getDimSize(0))));
   int64_t m = g / k;
   Value zero = constIndex(b, 0), kIdx = constIndex(b, k);
-  Value gIdx = constIndex(b, g), mIdx = constIndex(b, m);
   Value area = constF32(b, static_cast<float>(k * k));
   emitFor(b, zero, constIndex(b, m * m), [&](ImplicitLocOpBuilder &b, Value t) {
-    Value r0 = arith::MulIOp::create(
-        b, Value(arith::DivUIOp::create(b, t, mIdx)), kIdx);
-    Value c0 = arith::MulIOp::create(
-        b, Value(arith::RemUIOp::create(b, t, mIdx)), kIdx);
+    // Output cell t's window starts at row r0 = t / m · k, column c0.
+    IndexExpr cell(t);
+    Value r0 = (cell / m * k).emit(b);
+    Value c0 = (cell % m * k).emit(b);
     emitFor(b, zero, constIndex(b, type.getDimSize(1)),
             [&](ImplicitLocOpBuilder &b, Value dd) {
               // One accumulator over (ky, kx) in order, as the reference's
               // pooling loop adds.
-              auto rows = scf::ForOp::create(
-                  b, zero, kIdx, constIndex(b, 1),
-                  ValueRange{constF32(b, 0.0f)},
-                  implicitLoc([&](ImplicitLocOpBuilder &b, Value ky, ValueRange acc) {
-                    Value row = arith::MulIOp::create(
-                        b, Value(arith::AddIOp::create(b, r0, ky)), gIdx);
+              Value init = constF32(b, 0.0f);
+              auto rows = emitLoop(
+                  b, 0, k, 1, ValueRange{init},
+                  [&](ImplicitLocOpBuilder &b, Value ky, ValueRange acc) {
+                    Value row = ((IndexExpr(r0) + ky) * g).emit(b);
                     Value next = emitSum(
                         b, zero, kIdx,
                         [&](ImplicitLocOpBuilder &b, Value kx) {
-                          Value patch = arith::AddIOp::create(
-                              b, row, Value(arith::AddIOp::create(b, c0, kx)));
+                          Value patch =
+                              (IndexExpr(row) + c0 + kx).emit(b);
                           return toF32(b, memref::LoadOp::create(
                                                    b, x, ValueRange{patch, dd}));
                         },
                         acc[0]);
                     scf::YieldOp::create(b, next);
-                  }));
+                  });
               Value sum = rows.getResult(0);
               Value mean = arith::DivFOp::create(b, sum, area);
               memref::StoreOp::create(b, roundTo(b, mean, ct), out,
@@ -328,11 +327,14 @@ static LogicalResult lowerPositionPool(sg::PositionPoolOp op,
     Value rowOffset = arith::MulIOp::create(b, stride, binRow);
     Value binCol = arith::DivSIOp::create(b, px, kIdx);
     Value bin = arith::AddIOp::create(b, binCol, rowOffset);
-    Value valid = arith::AndIOp::create(
-        b, Value(arith::AndIOp::create(
-            b, Value(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, px, zero)),
-            Value(arith::CmpIOp::create(b, arith::CmpIPredicate::sge, py, zero)))),
-        Value(arith::CmpIOp::create(b, arith::CmpIPredicate::slt, bin, binsIdx)));
+    Value pxValid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, px, zero);
+    Value pyValid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, py, zero);
+    Value binValid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, bin, binsIdx);
+    Value valid = arith::AndIOp::create(b, pxValid, pyValid);
+    valid = arith::AndIOp::create(b, valid, binValid);
     auto ifOp = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -373,8 +375,9 @@ static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
         // The select is on f32 (a text row's value round-trips exactly): an
         // x86 select of bf16 is promoted to f32 and rounded back by a
         // __truncsfbf2 call, which no model links.
-        Value y = arith::SelectOp::create(b, image, toF32(b, args[1]),
-                                          toF32(b, args[0]));
+        Value imageValue = toF32(b, args[1]);
+        Value textValue = toF32(b, args[0]);
+        Value y = arith::SelectOp::create(b, image, imageValue, textValue);
         linalg::YieldOp::create(b, roundTo(b, y, ct));
       }));
   state.buffers.map(op.getResult(), out);

@@ -111,13 +111,18 @@ struct BlockReader {
     return arith::SIToFPOp::create(b, f32, ints);
   }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  /// The integers `q` as f32 times the block's scalar `scale`.
+  Value scaled(Value scale, Value q) {
+    Value lanesScale = f32Lanes(scale);
+    return fmul(lanesScale, toF32(q));
+  }
 };
 
 Value dequantQ8_0(BlockReader &r, IndexExpr col) {
   IndexExpr base = col / 32 * 34;
   Value q = r.bytes(base + 2 + col % 32);
   Value scale = r.half(base);
-  return r.fmul(r.f32Lanes(scale), r.toF32(q));
+  return r.scaled(scale, q);
 }
 
 /// n − 8 for the nibble n of element `e` (< 32) of a run of 32 in Q4_0's
@@ -136,7 +141,7 @@ Value dequantQ4_0(BlockReader &r, IndexExpr col) {
   IndexExpr base = col / 32 * 18;
   Value q = offsetNibble(r, base + 2, col % 32);
   Value scale = r.half(base);
-  return r.fmul(r.f32Lanes(scale), r.toF32(q));
+  return r.scaled(scale, q);
 }
 
 /// INT4_G32 (`runs` 1) and INT4_G128 (4): an f32 scale, then `runs` runs
@@ -147,7 +152,7 @@ Value dequantInt4Groups(BlockReader &r, IndexExpr col, int64_t runs) {
   IndexExpr e = col % elements;
   Value q = offsetNibble(r, base + 4 + e / 32 * 16, e % 32);
   Value scale = r.single(base);
-  return r.fmul(r.f32Lanes(scale), r.toF32(q));
+  return r.scaled(scale, q);
 }
 
 /// FP8_CH: e4m3 bytes become f16 bits by moving the exponent and mantissa
@@ -207,7 +212,7 @@ Value dequantQ6_K(BlockReader &r, IndexExpr col) {
   Value sc = r.signedByte(base + 192 + half * 8 + l / 16 + quarter * 2);
   Value d = r.half(base + 208);
   Value scale = r.fmul(d, sc);
-  return r.fmul(r.f32Lanes(scale), r.toF32(q));
+  return r.scaled(scale, q);
 }
 
 Value dequantQ4_K(BlockReader &r, IndexExpr col) {
@@ -227,7 +232,7 @@ Value dequantQ4_K(BlockReader &r, IndexExpr col) {
   Value scale = vector::ExtractOp::create(b, both, OpFoldResult(j.emit(b)));
   Value min =
       vector::ExtractOp::create(b, both, OpFoldResult((j + 8).emit(b)));
-  Value scaled = r.fmul(r.f32Lanes(scale), r.toF32(q));
+  Value scaled = r.scaled(scale, q);
   return arith::SubFOp::create(b, scaled, r.f32Lanes(min));
 }
 
@@ -281,8 +286,9 @@ Value nibblePairsByTable(ImplicitLocOpBuilder &b, Value w, Value row,
   SmallVector<float> levels;
   for (int n = 0; n < 16; ++n)
     levels.push_back(static_cast<float>(n - 8));
+  Value lanesScale = r.f32Lanes(scale);
   Value table = arith::MulFOp::create(
-      b, r.f32Lanes(scale),
+      b, lanesScale,
       arith::ConstantOp::create(
           b, f32x16, DenseElementsAttr::get(f32x16, ArrayRef(levels))));
   Value rounded = vector::BitCastOp::create(
@@ -393,17 +399,18 @@ Value lowering::loadQ4KScalesAndMins(ImplicitLocOpBuilder &b, Value w,
   };
   // The low bits: s[j] / s[j + 4] for the scales, s[j + 4] for the mins
   // (the high nibble for j >= 4); index 16 reads the zero vector.
-  Value low = arith::AndIOp::create(
-      b, arith::ShRUIOp::create(
-          b, words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15}),
-          wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})),
+  Value low = words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15});
+  low = arith::ShRUIOp::create(
+      b, low, wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4}));
+  low = arith::AndIOp::create(
+      b, low,
       wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}));
   // The top two bits for j >= 4: s[j − 4] (scales), s[j] (mins).
-  Value top = arith::ShLIOp::create(
-      b, arith::ShRUIOp::create(
-          b, words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11}),
-          wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6})),
-      wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
+  Value top = words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11});
+  top = arith::ShRUIOp::create(
+      b, top, wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}));
+  top = arith::ShLIOp::create(
+      b, top, wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
   Value sixBits = arith::UIToFPOp::create(
       b, f32x16, arith::OrIOp::create(b, low, top));
   // d over lanes 0-7, dmin over 8-15.

@@ -45,16 +45,14 @@ namespace {
 Value emitProbabilityPair(ImplicitLocOpBuilder &b, Value probs,
                           const PairedValues &paired, Value r) {
   Type i32 = b.getI32Type();
-  Value early = arith::MulIOp::create(b, r, constIndex(b, 2));
-  Value late = arith::AddIOp::create(b, early, constIndex(b, 1));
+  Value early = (IndexExpr(r) * 2).emit(b);
+  Value late = (IndexExpr(r) * 2 + 1).emit(b);
   auto bitsOf = [&](Value row, Value valid) -> Value {
     // Clamped into the scores row before the load; the select drops it.
-    Value t = arith::SubIOp::create(
-        b, Value(arith::MaxUIOp::create(
-            b, arith::MinUIOp::create(b, row, paired.rowLast),
-            paired.rowBegin)),
-        paired.rowBegin);
-    t = arith::AddIOp::create(b, t, paired.tBegin);
+    Value clamped = arith::MinUIOp::create(b, row, paired.rowLast);
+    clamped = arith::MaxUIOp::create(b, clamped, paired.rowBegin);
+    Value t =
+        (IndexExpr(clamped) - paired.rowBegin + paired.tBegin).emit(b);
     Value p = memref::LoadOp::create(b, probs, ValueRange{t});
     Value bits = arith::BitcastOp::create(b, i32, p);
     return arith::SelectOp::create(
@@ -89,10 +87,8 @@ SmallVector<Value> emitPairedSums(ImplicitLocOpBuilder &b, Value probs,
                                   ValueRange accs) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  Value two = constIndex(b, 2);
-  Value rBegin = arith::DivUIOp::create(b, paired.rowBegin, two);
-  Value lastPair = arith::DivUIOp::create(b, paired.rowLast, two);
-  Value rEnd = arith::AddIOp::create(b, lastPair, constIndex(b, 1));
+  Value rBegin = (IndexExpr(paired.rowBegin) / 2).emit(b);
+  Value rEnd = (IndexExpr(paired.rowLast) / 2 + 1).emit(b);
   auto loop = scf::ForOp::create(
       b, rBegin, rEnd, constIndex(b, 1), accs,
       implicitLoc([&](ImplicitLocOpBuilder &b, Value r, ValueRange iter) {
@@ -145,10 +141,11 @@ void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
     }
     if (paired)
       accs = emitPairedSums(b, probs, *paired, c0, accs);
-    for (int64_t v = 0; v < vectors; ++v)
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value y = roundTo(b, accs[v], ct);
       vector::StoreOp::create(
-          b, roundTo(b, accs[v], ct), out,
-          ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
+          b, y, out, ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
+    }
   }
   for (int64_t col = dVec; col < dv; ++col) {
     Value sum = constF32(b, 0.0f);
@@ -164,8 +161,8 @@ void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
           }));
       sum = loop.getResult(0);
     }
-    memref::StoreOp::create(b, roundTo(b, sum, ct), out,
-                            ValueRange{i, h, constIndex(b, col)});
+    Value y = roundTo(b, sum, ct);
+    memref::StoreOp::create(b, y, out, ValueRange{i, h, constIndex(b, col)});
   }
 }
 
@@ -211,16 +208,18 @@ void attention::emitGroupWeightedSum(
     }
     for (int64_t k = 0; k < group; ++k) {
       Value h = arith::AddIOp::create(b, first, constIndex(b, k));
-      Value inRange = arith::AndIOp::create(
-          b, Value(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, hLo)),
-          Value(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, h, hHi)));
+      Value atLeast =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, h, hLo);
+      Value below = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, h, hHi);
+      Value inRange = arith::AndIOp::create(b, atLeast, below);
       auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      for (int64_t v = 0; v < vectors; ++v)
+      for (int64_t v = 0; v < vectors; ++v) {
+        Value y = roundTo(b, accs[k * vectors + v], ct);
         vector::StoreOp::create(
-            b, roundTo(b, accs[k * vectors + v], ct), out,
-            ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
+            b, y, out, ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
+      }
     }
   }
 }

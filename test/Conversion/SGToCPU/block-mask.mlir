@@ -36,12 +36,10 @@ func.func @full(%q: tensor<?x2x4xf32>, %k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf
 // CHECK: %[[TOKENS:.*]] = memref.dim %arg0, %c0
 // CHECK: %[[POS0:.*]] = arith.index_cast
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[WINDOW:.*]] = arith.constant 3 : index
 // CHECK: scf.for %[[I:[a-z0-9]+]] = %{{.*}} to %[[TOKENS]] step
 // CHECK: %[[P:.*]] = arith.addi %[[POS0]], %[[I]] : index
-// The window's lower bound: lo = max(0, p + 1 - window).
-// CHECK: %[[P1:.*]] = arith.addi %[[P]], %c1
-// CHECK: %[[START:.*]] = arith.subi %[[P1]], %[[WINDOW]]
+// The window's lower bound: lo = max(0, p + 1 - window), p - 2 at window 3.
+// CHECK: %[[START:.*]] = arith.subi %[[P]], %c2{{.*}} : index
 // CHECK: %[[LO:.*]] = arith.select %{{.*}}, %[[START]], %{{.*}} : index
 // The end: p + 1, or the chunk's end for a query in a block.
 // CHECK: %[[CAUSAL:.*]] = arith.addi %[[P]], %c1

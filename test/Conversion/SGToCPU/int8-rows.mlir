@@ -183,11 +183,11 @@ func.func @q4k(%x: tensor<?x256xbf16>, %w: tensor<64x256x!sg.quant<"Q4_K">>) -> 
 // CHECK: call @sgc_quant_rows_512_q4g(%{{.*}}, %[[GREC]])
 // CHECK: call @sgc_dispatch_linear_64x512_q4_0_bf16_dot_i8(
 // CHECK-LABEL: func.func private @sgc_quant_rows_512_q4g(
-// CHECK: arith.muli %{{.*}}, %c576 : index
 // CHECK: vector.reduction <maxnumf>
 // CHECK: %[[SA:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
 // CHECK: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: arith.muli %{{.*}}, %c576{{.*}} : index
 // CHECK: arith.trunci %{{.*}} : vector<16xi32> to vector<16xi16>
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x2048xi8>, vector<32xi8>
 // CHECK: %[[SUMQ:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
