@@ -42,9 +42,7 @@ std::pair<Value, Value> attention::emitCosSin(ImplicitLocOpBuilder &b,
   // The quadrant count fits i32 (|angle| < 2^30), which AVX2 converts to
   // from f64 in vectors (i64 would take AVX512DQ).
   Type i32 = withElementType(angle.getType(), b.getI32Type());
-  auto c = [&](double v) {
-    return constLike(b, b.getF64FloatAttr(v), f64);
-  };
+  auto c = [&](double v) { return constLike(b, b.getF64FloatAttr(v), f64); };
   auto ci = [&](int32_t v) {
     return constLike(b, b.getI32IntegerAttr(v), i32);
   };
@@ -79,18 +77,17 @@ std::pair<Value, Value> attention::emitCosSin(ImplicitLocOpBuilder &b,
   auto bitSet = [&](Value v, int32_t bit) -> Value {
     Value zero = ci(0);
     Value masked = arith::AndIOp::create(b, v, ci(bit));
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, masked,
-                                 zero);
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, masked, zero);
   };
   Value swap = bitSet(n, 1);
   Value cosV = arith::SelectOp::create(b, swap, sinR, cosR);
   Value sinV = arith::SelectOp::create(b, swap, cosR, sinR);
   Value cosNeg = bitSet(Value(arith::AddIOp::create(b, n, ci(1))), 2);
   Value sinNeg = bitSet(n, 2);
-  cosV = arith::SelectOp::create(b, cosNeg,
-                                 arith::NegFOp::create(b, cosV), cosV);
-  sinV = arith::SelectOp::create(b, sinNeg,
-                                 arith::NegFOp::create(b, sinV), sinV);
+  cosV =
+      arith::SelectOp::create(b, cosNeg, arith::NegFOp::create(b, cosV), cosV);
+  sinV =
+      arith::SelectOp::create(b, sinNeg, arith::NegFOp::create(b, sinV), sinV);
   return {arith::TruncFOp::create(b, angle.getType(), cosV),
           arith::TruncFOp::create(b, angle.getType(), sinV)};
 }

@@ -31,7 +31,8 @@ Type lowering::withElementType(Type type, Type element) {
 Value lowering::toF32(ImplicitLocOpBuilder &b, Value v) {
   if (getElementTypeOrSelf(v.getType()).isF32())
     return v;
-  return arith::ExtFOp::create(b, withElementType(v.getType(), b.getF32Type()), v);
+  return arith::ExtFOp::create(b, withElementType(v.getType(), b.getF32Type()),
+                               v);
 }
 
 Value lowering::roundTo(ImplicitLocOpBuilder &b, Value v, Type type) {
@@ -61,8 +62,7 @@ Value lowering::constLike(ImplicitLocOpBuilder &b, TypedAttr scalar,
                                    DenseElementsAttr::get(type, scalar));
 }
 
-Value lowering::constF32Like(ImplicitLocOpBuilder &b, float value,
-                             Type like) {
+Value lowering::constF32Like(ImplicitLocOpBuilder &b, float value, Type like) {
   return constLike(b, b.getF32FloatAttr(value), like);
 }
 
@@ -79,8 +79,7 @@ Value lowering::emitNormalize(ImplicitLocOpBuilder &b, Value x, Value r,
   if (w) {
     Value wf = toF32(b, w);
     if (plusOne)
-      wf = arith::AddFOp::create(b, constF32Like(b, 1.0f, wf.getType()),
-                                 wf);
+      wf = arith::AddFOp::create(b, constF32Like(b, 1.0f, wf.getType()), wf);
     v = arith::MulFOp::create(b, v, wf);
   }
   return roundTo(b, v, ct);
@@ -128,8 +127,8 @@ std::string lowering::getOrCreateInvFreqGlobal(OpBuilder &b,
 }
 
 std::pair<Value, Value> lowering::emitRopeCosSin(ImplicitLocOpBuilder &b,
-                                                Value pf, Value table, Value k,
-                                                Type ct) {
+                                                 Value pf, Value table, Value k,
+                                                 Type ct) {
   Value f = memref::LoadOp::create(b, table, ValueRange{k});
   Value angle = arith::MulFOp::create(b, pf, f);
   Value c = toF32(b, roundTo(b, math::CosOp::create(b, angle), ct));
@@ -138,8 +137,8 @@ std::pair<Value, Value> lowering::emitRopeCosSin(ImplicitLocOpBuilder &b,
 }
 
 std::pair<Value, Value> lowering::emitRotatePair(ImplicitLocOpBuilder &b,
-                                                Value lo, Value hi, Value c,
-                                                Value sn, Type ct) {
+                                                 Value lo, Value hi, Value c,
+                                                 Value sn, Type ct) {
   auto term = [&](Value a, Value t) {
     return toF32(b, roundTo(b, arith::MulFOp::create(b, a, t), ct));
   };
@@ -157,13 +156,13 @@ std::pair<Value, Value> lowering::emitRotatePair(ImplicitLocOpBuilder &b,
 
 Value lowering::emitGeluTanh(ImplicitLocOpBuilder &b, Value z) {
   auto c = [&](float value) { return constF32Like(b, value, z.getType()); };
-  Value cube = arith::MulFOp::create(
-      b, Value(arith::MulFOp::create(b, z, z)), z);
+  Value cube =
+      arith::MulFOp::create(b, Value(arith::MulFOp::create(b, z, z)), z);
   Value inner = arith::AddFOp::create(
       b, z, Value(arith::MulFOp::create(b, c(0.044715f), cube)));
   const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
-  Value t = math::TanhOp::create(
-      b, Value(arith::MulFOp::create(b, c(beta), inner)));
+  Value t =
+      math::TanhOp::create(b, Value(arith::MulFOp::create(b, c(beta), inner)));
   Value onePlus = arith::AddFOp::create(b, c(1.0f), t);
   Value half = arith::MulFOp::create(b, c(0.5f), z);
   return arith::MulFOp::create(b, half, onePlus);
@@ -172,7 +171,8 @@ Value lowering::emitGeluTanh(ImplicitLocOpBuilder &b, Value z) {
 Value lowering::emitSoftcap(ImplicitLocOpBuilder &b, Value v, double capValue) {
   Type type = getElementTypeOrSelf(v.getType());
   Value cap = constF32Like(b, static_cast<float>(capValue), v.getType());
-  Value t1 = toF32(b, roundTo(b, arith::DivFOp::create(b, toF32(b, v), cap), type));
+  Value t1 =
+      toF32(b, roundTo(b, arith::DivFOp::create(b, toF32(b, v), cap), type));
   Value t2 = toF32(b, roundTo(b, math::TanhOp::create(b, t1), type));
   return roundTo(b, arith::MulFOp::create(b, t2, cap), type);
 }

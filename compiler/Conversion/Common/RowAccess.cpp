@@ -21,8 +21,8 @@ Value lowering::dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t dim) {
   return memref::DimOp::create(b, memref, dim);
 }
 
-Value lowering::emitRowLoad(ImplicitLocOpBuilder &b, Value buf,
-                            ValueRange idx, Value col, int64_t lanes) {
+Value lowering::emitRowLoad(ImplicitLocOpBuilder &b, Value buf, ValueRange idx,
+                            Value col, int64_t lanes) {
   SmallVector<Value> indices(idx);
   indices.push_back(col);
   if (lanes == 1)

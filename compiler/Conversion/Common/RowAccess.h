@@ -18,12 +18,12 @@ namespace mlir::sgc::lowering {
 Value dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t dim);
 
 /// buf[idx..., col .. col + lanes): a vector load, or a scalar one for 1.
-Value emitRowLoad(ImplicitLocOpBuilder &b, Value buf, ValueRange idx,
-                  Value col, int64_t lanes);
+Value emitRowLoad(ImplicitLocOpBuilder &b, Value buf, ValueRange idx, Value col,
+                  int64_t lanes);
 
 /// Stores `v` (vector or scalar) at buf[idx..., col].
-void emitRowStore(ImplicitLocOpBuilder &b, Value v, Value buf,
-                  ValueRange idx, Value col);
+void emitRowStore(ImplicitLocOpBuilder &b, Value v, Value buf, ValueRange idx,
+                  Value col);
 
 } // namespace mlir::sgc::lowering
 

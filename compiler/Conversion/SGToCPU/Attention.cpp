@@ -39,15 +39,13 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::attention;
 
-void attention::storeRoundedRow(ImplicitLocOpBuilder &b, Value zero,
-                                Value acc, Value out, Value i, Value h,
-                                int64_t dv, Type ct) {
-  emitFor(b, zero, constIndex(b, dv),
-          [&](ImplicitLocOpBuilder &b, Value dd) {
-            Value a = memref::LoadOp::create(b, acc, ValueRange{dd});
-            memref::StoreOp::create(b, roundTo(b, a, ct), out,
-                                    ValueRange{i, h, dd});
-          });
+void attention::storeRoundedRow(ImplicitLocOpBuilder &b, Value zero, Value acc,
+                                Value out, Value i, Value h, int64_t dv,
+                                Type ct) {
+  emitFor(b, zero, constIndex(b, dv), [&](ImplicitLocOpBuilder &b, Value dd) {
+    Value a = memref::LoadOp::create(b, acc, ValueRange{dd});
+    memref::StoreOp::create(b, roundTo(b, a, ct), out, ValueRange{i, h, dd});
+  });
 }
 
 namespace {
@@ -86,21 +84,23 @@ struct AttnSpec {
 } // namespace
 
 Value attention::emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf,
-              ValueRange aIdx, Value bBuf, ValueRange bIdx) {
-  return emitChainedSum(
-      b, n, kLanes, /*chains=*/1,
-      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
-        Value x = toF32(b, emitRowLoad(b, aBuf, aIdx, col, lanes));
-        Value y = toF32(b, emitRowLoad(b, bBuf, bIdx, col, lanes));
-        Value prod = arith::MulFOp::create(b, x, y);
-        return arith::AddFOp::create(b, acc, prod);
-      });
+                         ValueRange aIdx, Value bBuf, ValueRange bIdx) {
+  return emitChainedSum(b, n, kLanes, /*chains=*/1,
+                        [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
+                            Value acc) -> Value {
+                          Value x =
+                              toF32(b, emitRowLoad(b, aBuf, aIdx, col, lanes));
+                          Value y =
+                              toF32(b, emitRowLoad(b, bBuf, bIdx, col, lanes));
+                          Value prod = arith::MulFOp::create(b, x, y);
+                          return arith::AddFOp::create(b, acc, prod);
+                        });
 }
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
 /// element: the order over keys is the caller's).
 void attention::emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
-              Value vBuf, ValueRange vIdx) {
+                         Value vBuf, ValueRange vIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   Type elem = cast<MemRefType>(vBuf.getType()).getElementType();
   Value pv = vector::BroadcastOp::create(b, vecF32, p);
@@ -113,24 +113,24 @@ void attention::emitAxpy(ImplicitLocOpBuilder &b, int64_t n, Value p, Value acc,
   Value zero = constIndex(b, 0);
   Value blocks = constIndex(b, nVec / kLanes);
   emitFor(b, zero, blocks, [&](ImplicitLocOpBuilder &b, Value blk) {
-            Value col = (IndexExpr(blk) * kLanes).emit(b);
-            Value v = toF32(b, vector::LoadOp::create(
-                                        b, VectorType::get({kLanes}, elem),
+    Value col = (IndexExpr(blk) * kLanes).emit(b);
+    Value v =
+        toF32(b, vector::LoadOp::create(b, VectorType::get({kLanes}, elem),
                                         vBuf, indices(col)));
-            Value a = vector::LoadOp::create(b, vecF32, acc, ValueRange{col});
-            Value sum = arith::AddFOp::create(
-                b, a, Value(arith::MulFOp::create(b, pv, v)));
-            vector::StoreOp::create(b, sum, acc, ValueRange{col});
-          });
+    Value a = vector::LoadOp::create(b, vecF32, acc, ValueRange{col});
+    Value sum =
+        arith::AddFOp::create(b, a, Value(arith::MulFOp::create(b, pv, v)));
+    vector::StoreOp::create(b, sum, acc, ValueRange{col});
+  });
   Value tailBegin = constIndex(b, nVec);
   Value end = constIndex(b, n);
   emitFor(b, tailBegin, end, [&](ImplicitLocOpBuilder &b, Value col) {
-            Value v = toF32(b, memref::LoadOp::create(b, vBuf, indices(col)));
-            Value a = memref::LoadOp::create(b, acc, ValueRange{col});
-            Value sum = arith::AddFOp::create(
-                b, a, Value(arith::MulFOp::create(b, p, v)));
-            memref::StoreOp::create(b, sum, acc, ValueRange{col});
-          });
+    Value v = toF32(b, memref::LoadOp::create(b, vBuf, indices(col)));
+    Value a = memref::LoadOp::create(b, acc, ValueRange{col});
+    Value sum =
+        arith::AddFOp::create(b, a, Value(arith::MulFOp::create(b, p, v)));
+    memref::StoreOp::create(b, sum, acc, ValueRange{col});
+  });
 }
 
 namespace {
@@ -139,13 +139,12 @@ namespace {
 constexpr int64_t kDotChains = 4;
 
 /// dst[dd] = f32(src[idx..., dd]) for dd in [0, n).
-void emitRowToF32(ImplicitLocOpBuilder &b, int64_t n, Value src,
-                  ValueRange idx, Value dst) {
-  emitRowChunks(b, n,
-                [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
-                  emitRowStore(b, toF32(b, emitRowLoad(b, src, idx, col, lanes)),
-                               dst, ValueRange{}, col);
-                });
+void emitRowToF32(ImplicitLocOpBuilder &b, int64_t n, Value src, ValueRange idx,
+                  Value dst) {
+  emitRowChunks(b, n, [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+    emitRowStore(b, toF32(b, emitRowLoad(b, src, idx, col, lanes)), dst,
+                 ValueRange{}, col);
+  });
 }
 
 /// sum_d f32(q[qIdx..., d]) · f32(k[kIdx..., d]) over d in [0, n):
@@ -154,15 +153,17 @@ void emitRowToF32(ImplicitLocOpBuilder &b, int64_t n, Value src,
 /// With bf16 rows every product is exact in f32.
 Value emitQueryKeyDot(ImplicitLocOpBuilder &b, int64_t n, Value qBuf,
                       ValueRange qIdx, Value kBuf, ValueRange kIdx) {
-  return emitChainedSum(
-      b, n, kLanes, kDotChains,
-      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
-        Value kv = toF32(b, emitRowLoad(b, kBuf, kIdx, col, lanes));
-        Value qv = toF32(b, emitRowLoad(b, qBuf, qIdx, col, lanes));
-        if (lanes == 1)
-          return math::FmaOp::create(b, qv, kv, acc);
-        return vector::FMAOp::create(b, qv, kv, acc);
-      });
+  return emitChainedSum(b, n, kLanes, kDotChains,
+                        [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
+                            Value acc) -> Value {
+                          Value kv =
+                              toF32(b, emitRowLoad(b, kBuf, kIdx, col, lanes));
+                          Value qv =
+                              toF32(b, emitRowLoad(b, qBuf, qIdx, col, lanes));
+                          if (lanes == 1)
+                            return math::FmaOp::create(b, qv, kv, acc);
+                          return vector::FMAOp::create(b, qv, kv, acc);
+                        });
 }
 
 /// The query row as the bf16 dot product reads it: n / 32 vectors of 32
@@ -188,8 +189,8 @@ Value emitQueryKeyDotBf16(ImplicitLocOpBuilder &b, ArrayRef<Value> qPairs,
                           Value kBuf, ValueRange kIdx) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
-  Value zeroVec = arith::ConstantOp::create(b, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> accs(kDotChains, zeroVec);
   for (auto [step, q] : llvm::enumerate(qPairs)) {
     SmallVector<Value> indices(kIdx);
@@ -207,29 +208,28 @@ Value emitQueryKeyDotBf16(ImplicitLocOpBuilder &b, ArrayRef<Value> qPairs,
 
 /// Calls `body(t, lanes)` for t in [0, n), kLanes keys at a time (lanes =
 /// kLanes) and then the rest one at a time (lanes = 1).
-void emitKeyChunks(ImplicitLocOpBuilder &b, Value n,
-                   llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
+void emitKeyChunks(
+    ImplicitLocOpBuilder &b, Value n,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
   Value nVec = (IndexExpr(n) / kLanes * kLanes).emit(b);
   Value zero = constIndex(b, 0);
   Value lanes = constIndex(b, kLanes);
-  scf::ForOp::create(b, zero, nVec, lanes, ValueRange{},
-                     implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange) {
-                       body(b, t, kLanes);
-                       scf::YieldOp::create(b);
-                     }));
-  emitFor(b, nVec, n,
-          [&](ImplicitLocOpBuilder &b, Value t) { body(b, t, 1); });
+  scf::ForOp::create(
+      b, zero, nVec, lanes, ValueRange{},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange) {
+        body(b, t, kLanes);
+        scf::YieldOp::create(b);
+      }));
+  emitFor(b, nVec, n, [&](ImplicitLocOpBuilder &b, Value t) { body(b, t, 1); });
 }
 
 /// The `kind` reduction over t in [0, n) of `term(t, lanes)` (a vector of
 /// kLanes terms, or one): kLanes lanes folded into a vector accumulator,
 /// its horizontal reduction, then the rest one at a time; `init` is the
 /// identity.
-Value emitKeyReduction(ImplicitLocOpBuilder &b, Value n, float init,
-                       vector::CombiningKind kind,
-                       llvm::function_ref<Value(ImplicitLocOpBuilder &, Value,
-                                                int64_t)>
-                           term) {
+Value emitKeyReduction(
+    ImplicitLocOpBuilder &b, Value n, float init, vector::CombiningKind kind,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value, int64_t)> term) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto combine = [&](ImplicitLocOpBuilder &b, Value a, Value x) -> Value {
     if (kind == vector::CombiningKind::ADD)
@@ -241,8 +241,8 @@ Value emitKeyReduction(ImplicitLocOpBuilder &b, Value n, float init,
   Value lanes = constIndex(b, kLanes);
   auto vec = scf::ForOp::create(
       b, zero, nVec, lanes,
-      ValueRange{arith::ConstantOp::create(b, vecF32,
-                                           DenseElementsAttr::get(vecF32, init))},
+      ValueRange{arith::ConstantOp::create(
+          b, vecF32, DenseElementsAttr::get(vecF32, init))},
       implicitLoc([&](ImplicitLocOpBuilder &b, Value t, ValueRange acc) {
         scf::YieldOp::create(b, combine(b, acc[0], term(b, t, kLanes)));
       }));
@@ -261,8 +261,8 @@ Value loadScores(ImplicitLocOpBuilder &b, Value scores, Value t,
                  int64_t lanes) {
   if (lanes == 1)
     return memref::LoadOp::create(b, scores, ValueRange{t});
-  return vector::LoadOp::create(
-      b, VectorType::get({lanes}, b.getF32Type()), scores, ValueRange{t});
+  return vector::LoadOp::create(b, VectorType::get({lanes}, b.getF32Type()),
+                                scores, ValueRange{t});
 }
 
 void storeScores(ImplicitLocOpBuilder &b, Value v, Value scores, Value t) {
@@ -274,9 +274,10 @@ void storeScores(ImplicitLocOpBuilder &b, Value v, Value scores, Value t) {
 
 } // namespace
 
-Value attention::emitIfElse(ImplicitLocOpBuilder &b, Type type, Value cond,
-                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> thenFn,
-                 llvm::function_ref<Value(ImplicitLocOpBuilder &)> elseFn) {
+Value attention::emitIfElse(
+    ImplicitLocOpBuilder &b, Type type, Value cond,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &)> thenFn,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &)> elseFn) {
   auto ifOp = scf::IfOp::create(b, TypeRange{type}, cond,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -293,8 +294,8 @@ namespace {
 /// `i`: it lies outside the query's image block, `bi = blocks[i]`. Keys at
 /// or before the query are never masked by this predicate (the window's
 /// lower bound is the loop's).
-Value emitAheadMasked(ImplicitLocOpBuilder &b, Value blocks, Value bi,
-                      Value j, Value p, Value pos0) {
+Value emitAheadMasked(ImplicitLocOpBuilder &b, Value blocks, Value bi, Value j,
+                      Value p, Value pos0) {
   Value ahead = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, j, p);
   return emitIfElse(
       b, b.getI1Type(), ahead,
@@ -321,32 +322,35 @@ void emitPackValuePairs(ImplicitLocOpBuilder &b, Value v, Value tokens,
   auto half = VectorType::get({kLanes}, b.getBF16Type());
   Value one = constIndex(b, 1), two = constIndex(b, 2);
   Value zeros = arith::ConstantOp::create(
-      b, half, DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
+      b, half,
+      DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
   Value pairCount = pairCountOf(b, tokens);
-  emitFor(b, constIndex(b, 0), pairCount,
-          [&](ImplicitLocOpBuilder &b, Value r) {
-    Value early = arith::MulIOp::create(b, r, two);
-    Value late = arith::AddIOp::create(b, early, one);
-    Value lateInChunk =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, late, tokens);
-    Value zero = constIndex(b, 0);
-    Value groups = constIndex(b, hkv);
-    emitFor(b, zero, groups, [&](ImplicitLocOpBuilder &b, Value g) {
-      for (int64_t c = 0; c < dv; c += kLanes) {
-        Value col = constIndex(b, c);
-        Value e = vector::LoadOp::create(b, half, v, ValueRange{early, g, col});
-        Value l = emitIfElse(
-            b, half, lateInChunk,
-            [&](ImplicitLocOpBuilder &b) -> Value {
-              return vector::LoadOp::create(b, half, v, ValueRange{late, g, col});
-            },
-            [&](ImplicitLocOpBuilder &) { return zeros; });
-        Value interleaved = vector::InterleaveOp::create(b, l, e);
-        vector::StoreOp::create(b, interleaved, pairs,
-                                ValueRange{r, g, constIndex(b, 2 * c)});
-      }
-    });
-  });
+  emitFor(
+      b, constIndex(b, 0), pairCount, [&](ImplicitLocOpBuilder &b, Value r) {
+        Value early = arith::MulIOp::create(b, r, two);
+        Value late = arith::AddIOp::create(b, early, one);
+        Value lateInChunk =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, late, tokens);
+        Value zero = constIndex(b, 0);
+        Value groups = constIndex(b, hkv);
+        emitFor(b, zero, groups, [&](ImplicitLocOpBuilder &b, Value g) {
+          for (int64_t c = 0; c < dv; c += kLanes) {
+            Value col = constIndex(b, c);
+            Value e =
+                vector::LoadOp::create(b, half, v, ValueRange{early, g, col});
+            Value l = emitIfElse(
+                b, half, lateInChunk,
+                [&](ImplicitLocOpBuilder &b) -> Value {
+                  return vector::LoadOp::create(b, half, v,
+                                                ValueRange{late, g, col});
+                },
+                [&](ImplicitLocOpBuilder &) { return zeros; });
+            Value interleaved = vector::InterleaveOp::create(b, l, e);
+            vector::StoreOp::create(b, interleaved, pairs,
+                                    ValueRange{r, g, constIndex(b, 2 * c)});
+          }
+        });
+      });
 }
 
 /// The kernel `@sgc_attn_…(q, k, v, k_cache, v_cache, pos0[1], [blocks],
@@ -400,13 +404,14 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
       b, constIndex(b, ring ? spec.window : spec.slots), tokens);
   // (A V-only cache's scores live in emitRebuiltKeyScores' blocks.)
   auto scoresType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-  Value scores = spec.keysFromValues
-                     ? Value()
-                     : Value(memref::AllocOp::create(b, scoresType,
-                                                     ValueRange{capacity},
-                                                     b.getI64IntegerAttr(64)));
-  Value qf = memref::AllocOp::create(b, MemRefType::get({spec.d}, b.getF32Type()),
-                                     ValueRange{}, b.getI64IntegerAttr(64));
+  Value scores =
+      spec.keysFromValues
+          ? Value()
+          : Value(memref::AllocOp::create(b, scoresType, ValueRange{capacity},
+                                          b.getI64IntegerAttr(64)));
+  Value qf =
+      memref::AllocOp::create(b, MemRefType::get({spec.d}, b.getF32Type()),
+                              ValueRange{}, b.getI64IntegerAttr(64));
 
   Value zero = constIndex(b, 0);
   Value pos0 = arith::IndexCastOp::create(
@@ -439,10 +444,11 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
   Value valuePairs;
   if (dotFlag && !spec.keysFromValues && spec.dv % kLanes == 0) {
     // Empty in a variant without the dot (the flag folds per variant).
-    Value pairCount = arith::SelectOp::create(
-        b, dotFlag, pairCountOf(b, tokens), zero);
+    Value pairCount =
+        arith::SelectOp::create(b, dotFlag, pairCountOf(b, tokens), zero);
     valuePairs = memref::AllocOp::create(
-        b, MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
+        b,
+        MemRefType::get({ShapedType::kDynamic, spec.hkv, 2 * spec.dv},
                         b.getBF16Type()),
         ValueRange{pairCount}, b.getI64IntegerAttr(64));
     auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/false);
@@ -453,162 +459,161 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
 
   // Query row i of head h, its scores in `scores`; with `cachedScored`
   // the cached keys' scores are there already.
-  auto attendRow = [&](ImplicitLocOpBuilder &b, Value h, Value i,
-                       Value scores, bool cachedScored,
-                       bool weightedSum = true) {
-      Value g = (IndexExpr(h) / group).emit(b);
-      Value p = (IndexExpr(pos0) + i).emit(b);
-      // lo = max(0, p - window + 1) on sliding layers.
-      Value lo = zero;
-      if (ring) {
-        Value start = (IndexExpr(p) + 1 - spec.window).emit(b);
-        Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                               start, zero);
-        lo = arith::SelectOp::create(b, positive, start, zero);
-      }
-      // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
-      // a query of an image block looks on to the chunk's end.
-      Value hi = (IndexExpr(p) + 1).emit(b);
-      Value bi;
+  auto attendRow = [&](ImplicitLocOpBuilder &b, Value h, Value i, Value scores,
+                       bool cachedScored, bool weightedSum = true) {
+    Value g = (IndexExpr(h) / group).emit(b);
+    Value p = (IndexExpr(pos0) + i).emit(b);
+    // lo = max(0, p - window + 1) on sliding layers.
+    Value lo = zero;
+    if (ring) {
+      Value start = (IndexExpr(p) + 1 - spec.window).emit(b);
+      Value positive =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+      lo = arith::SelectOp::create(b, positive, start, zero);
+    }
+    // Keys lo..pos0-1 come from the cache, max(lo, pos0)..p from the chunk;
+    // a query of an image block looks on to the chunk's end.
+    Value hi = (IndexExpr(p) + 1).emit(b);
+    Value bi;
+    if (blocks) {
+      bi = memref::LoadOp::create(b, blocks, ValueRange{i});
+      Value inBlock = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::sge, bi,
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
+      hi = arith::SelectOp::create(b, inBlock,
+                                   (IndexExpr(pos0) + tokens).emit(b), hi);
+    }
+    Value numKeys = arith::SubIOp::create(b, hi, lo);
+    auto slotOf = [&](ImplicitLocOpBuilder &b, Value j) -> Value {
+      return ring ? Value(arith::RemUIOp::create(b, j, windowIdx)) : j;
+    };
+    // Keys [lo, cacheEnd) come from the cache, [cacheEnd, hi) from the
+    // chunk; score t belongs to key lo + t.
+    Value cacheEnd = arith::MaxSIOp::create(
+        b, lo, Value(arith::MinSIOp::create(b, hi, pos0)));
+    Value tCache = arith::SubIOp::create(b, cacheEnd, lo);
+    emitRowToF32(b, spec.d, q, ValueRange{i, h}, qf);
+    // q·k of one key: vdpbf16ps where the variant has it (bf16 rows; the
+    // query's pairs are loaded either way, a variant without it drops
+    // them).
+    SmallVector<Value> qPairs;
+    if (dotFlag)
+      qPairs = loadQueryPairs(b, spec.d, q, ValueRange{i, h});
+    auto queryKey = [&](ImplicitLocOpBuilder &b, Value keys,
+                        ValueRange keyIdx) -> Value {
+      if (!dotFlag)
+        return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys, keyIdx);
+      return emitIfElse(
+          b, b.getF32Type(), dotFlag,
+          [&](ImplicitLocOpBuilder &b) {
+            return emitQueryKeyDotBf16(b, qPairs, keys, keyIdx);
+          },
+          [&](ImplicitLocOpBuilder &b) {
+            return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys, keyIdx);
+          });
+    };
+    // Pass 1: the dot products, the cached keys then the chunk's.
+    if (!cachedScored)
+      emitFor(b, zero, tCache, [&](ImplicitLocOpBuilder &b, Value t) {
+        Value j = arith::AddIOp::create(b, lo, t);
+        Value s = queryKey(b, kc, ValueRange{slotOf(b, j), g});
+        memref::StoreOp::create(b, s, scores, ValueRange{t});
+      });
+    emitFor(b, tCache, numKeys, [&](ImplicitLocOpBuilder &b, Value t) {
+      Value j = arith::AddIOp::create(b, lo, t);
+      auto score = [&](ImplicitLocOpBuilder &b) -> Value {
+        Value row = arith::SubIOp::create(b, j, pos0);
+        return queryKey(b, k, ValueRange{row, g});
+      };
+      Value s;
       if (blocks) {
-        bi = memref::LoadOp::create(b, blocks, ValueRange{i});
-        Value inBlock = arith::CmpIOp::create(
-            b, arith::CmpIPredicate::sge, bi,
-            arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
-        hi = arith::SelectOp::create(
-            b, inBlock, (IndexExpr(pos0) + tokens).emit(b), hi);
+        Value masked = emitAheadMasked(b, blocks, bi, j, p, pos0);
+        s = emitIfElse(
+            b, b.getF32Type(), masked,
+            [&](ImplicitLocOpBuilder &) { return negInf; }, score);
+      } else {
+        s = score(b);
       }
-      Value numKeys = arith::SubIOp::create(b, hi, lo);
-      auto slotOf = [&](ImplicitLocOpBuilder &b, Value j) -> Value {
-        return ring ? Value(arith::RemUIOp::create(b, j, windowIdx)) : j;
-      };
-      // Keys [lo, cacheEnd) come from the cache, [cacheEnd, hi) from the
-      // chunk; score t belongs to key lo + t.
-      Value cacheEnd = arith::MaxSIOp::create(
-          b, lo, Value(arith::MinSIOp::create(b, hi, pos0)));
-      Value tCache = arith::SubIOp::create(b, cacheEnd, lo);
-      emitRowToF32(b, spec.d, q, ValueRange{i, h}, qf);
-      // q·k of one key: vdpbf16ps where the variant has it (bf16 rows; the
-      // query's pairs are loaded either way, a variant without it drops
-      // them).
-      SmallVector<Value> qPairs;
-      if (dotFlag)
-        qPairs = loadQueryPairs(b, spec.d, q, ValueRange{i, h});
-      auto queryKey = [&](ImplicitLocOpBuilder &b, Value keys,
-                          ValueRange keyIdx) -> Value {
-        if (!dotFlag)
-          return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys,
-                                   keyIdx);
-        return emitIfElse(
-            b, b.getF32Type(), dotFlag,
-            [&](ImplicitLocOpBuilder &b) {
-              return emitQueryKeyDotBf16(b, qPairs, keys, keyIdx);
-            },
-            [&](ImplicitLocOpBuilder &b) {
-              return emitQueryKeyDot(b, spec.d, qf, ValueRange{}, keys,
-                                   keyIdx);
-            });
-      };
-      // Pass 1: the dot products, the cached keys then the chunk's.
-      if (!cachedScored)
-        emitFor(b, zero, tCache, [&](ImplicitLocOpBuilder &b, Value t) {
-          Value j = arith::AddIOp::create(b, lo, t);
-          Value s = queryKey(b, kc, ValueRange{slotOf(b, j), g});
-          memref::StoreOp::create(b, s, scores, ValueRange{t});
+      memref::StoreOp::create(b, s, scores, ValueRange{t});
+    });
+    // The scores, 16 keys at a time: the reference rounds q·k and the
+    // scaled score to its dtype (a masked key's -inf stays -inf); their
+    // maximum.
+    Value maxScore = emitKeyReduction(
+        b, numKeys, -std::numeric_limits<float>::infinity(),
+        vector::CombiningKind::MAXIMUMF,
+        [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+          Value qk = loadScores(b, scores, t, lanes);
+          Value sc =
+              lanes > 1
+                  ? Value(vector::BroadcastOp::create(b, qk.getType(), scale))
+                  : scale;
+          Value s = toF32(b, roundTo(b, qk, ct));
+          s = toF32(b, roundTo(b, arith::MulFOp::create(b, s, sc), ct));
+          storeScores(b, s, scores, t);
+          return s;
         });
-      emitFor(b, tCache, numKeys, [&](ImplicitLocOpBuilder &b, Value t) {
-            Value j = arith::AddIOp::create(b, lo, t);
-            auto score = [&](ImplicitLocOpBuilder &b) -> Value {
-              Value row = arith::SubIOp::create(b, j, pos0);
-              return queryKey(b, k, ValueRange{row, g});
-            };
-            Value s;
-            if (blocks) {
-              Value masked = emitAheadMasked(b, blocks, bi, j, p, pos0);
-              s = emitIfElse(b, b.getF32Type(), masked,
-                             [&](ImplicitLocOpBuilder &) { return negInf; }, score);
-            } else {
-              s = score(b);
-            }
-            memref::StoreOp::create(b, s, scores, ValueRange{t});
-          });
-      // The scores, 16 keys at a time: the reference rounds q·k and the
-      // scaled score to its dtype (a masked key's -inf stays -inf); their
-      // maximum.
-      Value maxScore = emitKeyReduction(
-          b, numKeys, -std::numeric_limits<float>::infinity(),
-          vector::CombiningKind::MAXIMUMF,
-          [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
-            Value qk = loadScores(b, scores, t, lanes);
-            Value sc = lanes > 1 ? Value(vector::BroadcastOp::create(
-                                       b, qk.getType(), scale))
-                                 : scale;
-            Value s = toF32(b, roundTo(b, qk, ct));
-            s = toF32(b, roundTo(b, arith::MulFOp::create(b, s, sc), ct));
-            storeScores(b, s, scores, t);
-            return s;
-          });
-      // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
-      // time.
-      Value sum = emitKeyReduction(
-          b, numKeys, 0.0f, vector::CombiningKind::ADD,
-          [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
-            Value s = loadScores(b, scores, t, lanes);
-            Value m = maxScore;
-            if (lanes > 1)
-              m = vector::BroadcastOp::create(b, s.getType(), maxScore);
-            Value e = math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, m)));
-            // A masked key weighs exactly 0 (the query's own key is never
-            // masked, so the maximum is finite).
-            if (blocks) {
-              Value negInf = constF32Like(b, -INFINITY, s.getType());
-              Value masked = arith::CmpFOp::create(
-                  b, arith::CmpFPredicate::OEQ, s, negInf);
-              Value zero = constF32Like(b, 0.0f, s.getType());
-              e = arith::SelectOp::create(b, masked, zero, e);
-            }
-            storeScores(b, e, scores, t);
-            return e;
-          });
-      Value inv = arith::DivFOp::create(b, constF32(b, 1.0f), sum);
-      // The probabilities, rounded to the dtype as the reference's are.
-      emitKeyChunks(b, numKeys,
-                    [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
-                      Value e = loadScores(b, scores, t, lanes);
-                      Value invV = inv;
-                      if (lanes > 1)
-                        invV = vector::BroadcastOp::create(b, e.getType(), inv);
-                      storeScores(b, toF32(b, roundTo(b, arith::MulFOp::create(b, e, invV),
-                                                ct)),
-                                  scores, t);
-                    });
-      // Pass 3: out = round(sum_t p_t · v_t), keys in order.
-      ValueRun cached{zero, tCache, vc,
-                      [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
-                        Value j = arith::AddIOp::create(b, lo, t);
-                        return {slotOf(b, j), g};
-                      }};
-      ValueRun fresh{tCache, numKeys, v,
-                     [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
-                       Value j = arith::AddIOp::create(b, lo, t);
-                       return {Value(arith::SubIOp::create(b, j, pos0)), g};
-                     }};
-      if (!weightedSum)
-        return;
-      if (!valuePairs) {
-        emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h,
-                        ct);
-        return;
-      }
-      auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      PairedValues paired{valuePairs, g,
-                          (IndexExpr(cacheEnd) - pos0).emit(b),
-                          (IndexExpr(hi) - pos0 - 1).emit(b), tCache};
-      emitWeightedSum(b, spec.dv, scores, {cached}, out, i, h, ct, &paired);
-      b.setInsertionPointToStart(ifOp.elseBlock());
+    // Pass 2: exponentials and their sum (softmax in f32), 16 keys at a
+    // time.
+    Value sum = emitKeyReduction(
+        b, numKeys, 0.0f, vector::CombiningKind::ADD,
+        [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+          Value s = loadScores(b, scores, t, lanes);
+          Value m = maxScore;
+          if (lanes > 1)
+            m = vector::BroadcastOp::create(b, s.getType(), maxScore);
+          Value e =
+              math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, m)));
+          // A masked key weighs exactly 0 (the query's own key is never
+          // masked, so the maximum is finite).
+          if (blocks) {
+            Value negInf = constF32Like(b, -INFINITY, s.getType());
+            Value masked =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
+            Value zero = constF32Like(b, 0.0f, s.getType());
+            e = arith::SelectOp::create(b, masked, zero, e);
+          }
+          storeScores(b, e, scores, t);
+          return e;
+        });
+    Value inv = arith::DivFOp::create(b, constF32(b, 1.0f), sum);
+    // The probabilities, rounded to the dtype as the reference's are.
+    emitKeyChunks(
+        b, numKeys, [&](ImplicitLocOpBuilder &b, Value t, int64_t lanes) {
+          Value e = loadScores(b, scores, t, lanes);
+          Value invV = inv;
+          if (lanes > 1)
+            invV = vector::BroadcastOp::create(b, e.getType(), inv);
+          storeScores(
+              b, toF32(b, roundTo(b, arith::MulFOp::create(b, e, invV), ct)),
+              scores, t);
+        });
+    // Pass 3: out = round(sum_t p_t · v_t), keys in order.
+    ValueRun cached{
+        zero, tCache, vc,
+        [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+          Value j = arith::AddIOp::create(b, lo, t);
+          return {slotOf(b, j), g};
+        }};
+    ValueRun fresh{tCache, numKeys, v,
+                   [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+                     Value j = arith::AddIOp::create(b, lo, t);
+                     return {Value(arith::SubIOp::create(b, j, pos0)), g};
+                   }};
+    if (!weightedSum)
+      return;
+    if (!valuePairs) {
       emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h, ct);
+      return;
+    }
+    auto ifOp = scf::IfOp::create(b, dotFlag, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    PairedValues paired{valuePairs, g, (IndexExpr(cacheEnd) - pos0).emit(b),
+                        (IndexExpr(hi) - pos0 - 1).emit(b), tCache};
+    emitWeightedSum(b, spec.dv, scores, {cached}, out, i, h, ct, &paired);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emitWeightedSum(b, spec.dv, scores, {cached, fresh}, out, i, h, ct);
   };
   if (!spec.keysFromValues) {
     emitFor(b, headBegin, headEnd, [&](ImplicitLocOpBuilder &b, Value h) {
@@ -630,33 +635,35 @@ func::FuncOp buildAttnKernel(OpBuilder &outer, ModuleOp module,
           b, b.getF32Type(), dotFlag,
           [&](ImplicitLocOpBuilder &b) {
             return emitQueryKeyDotBf16(
-                b, loadQueryPairs(b, spec.d, q, ValueRange{i, h}),
-                key, ValueRange{});
+                b, loadQueryPairs(b, spec.d, q, ValueRange{i, h}), key,
+                ValueRange{});
           },
           plain);
     };
     // The kv head's query heads weigh each value row together (causal, no
     // image blocks: row i sees keys [0, pos0 + i]).
     bool groupSum = !spec.blocks && spec.dv % kLanes == 0;
-    auto sumRow = [&](ImplicitLocOpBuilder &b, Value i, Value g,
-                      Value first, Value hLo, Value hHi,
-                      llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)>
-                          rowOf) {
-      Value numKeys = (IndexExpr(pos0) + i + 1).emit(b);
-      ValueRun cached{zero, pos0, vc,
-                      [&](ImplicitLocOpBuilder &, Value t) -> SmallVector<Value> {
-                        return {t, g};
-                      }};
-      ValueRun fresh{pos0, numKeys, v,
-                     [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
-                       return {Value(arith::SubIOp::create(b, t, pos0)), g};
-                     }};
-      emitGroupWeightedSum(b, spec.dv, group, rowOf, {cached, fresh}, out,
-                           i, first, hLo, hHi, ct);
-    };
+    auto sumRow =
+        [&](ImplicitLocOpBuilder &b, Value i, Value g, Value first, Value hLo,
+            Value hHi,
+            llvm::function_ref<Value(ImplicitLocOpBuilder &, int64_t)> rowOf) {
+          Value numKeys = (IndexExpr(pos0) + i + 1).emit(b);
+          ValueRun cached{
+              zero, pos0, vc,
+              [&](ImplicitLocOpBuilder &, Value t) -> SmallVector<Value> {
+                return {t, g};
+              }};
+          ValueRun fresh{
+              pos0, numKeys, v,
+              [&](ImplicitLocOpBuilder &b, Value t) -> SmallVector<Value> {
+                return {Value(arith::SubIOp::create(b, t, pos0)), g};
+              }};
+          emitGroupWeightedSum(b, spec.dv, group, rowOf, {cached, fresh}, out,
+                               i, first, hLo, hHi, ct);
+        };
     emitRebuiltKeyScores(
-        b, rebuilt, {spec.d, group, ct, vc, pos0, tokens, capacity,
-                          headBegin, headEnd},
+        b, rebuilt,
+        {spec.d, group, ct, vc, pos0, tokens, capacity, headBegin, headEnd},
         score,
         [&](ImplicitLocOpBuilder &b, Value i, Value h, Value row) {
           attendRow(b, h, i, row, /*cachedScored=*/true,
@@ -726,18 +733,24 @@ static LogicalResult lowerAttention(Operation *op,
     return op->emitError("convert-sg-to-cpu: the V cache must match the "
                          "K cache's element type and the values' width");
   // The position travels as a one-element buffer (dispatchers pass buffers).
-  Value posBuf = memref::AllocaOp::create(b, MemRefType::get({1}, b.getI64Type()));
+  Value posBuf =
+      memref::AllocaOp::create(b, MemRefType::get({1}, b.getI64Type()));
   memref::StoreOp::create(b, state.lookup(params.position), posBuf,
                           ValueRange{constIndex(b, 0)});
-  SmallVector<Value> args = {state.exec, withDynamicTokens(b, q),
-                             withDynamicTokens(b, k), withDynamicTokens(b, v),
-                             kc, vc, posBuf};
+  SmallVector<Value> args = {state.exec,
+                             withDynamicTokens(b, q),
+                             withDynamicTokens(b, k),
+                             withDynamicTokens(b, v),
+                             kc,
+                             vc,
+                             posBuf};
   if (blocks)
     args.push_back(withDynamicTokens(b, blocks));
   if (keyWeight)
     args.push_back(keyWeight);
   args.push_back(withDynamicTokens(b, out));
-  func::CallOp::create(b, getOrCreateAttnDispatcher(b, state.module, spec), args);
+  func::CallOp::create(b, getOrCreateAttnDispatcher(b, state.module, spec),
+                       args);
   state.buffers.map(op->getResult(0), out);
   return success();
 }

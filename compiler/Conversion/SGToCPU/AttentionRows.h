@@ -33,14 +33,14 @@ namespace attention {
 constexpr int64_t kLanes = 16;
 
 /// out[i, h, :] = round(acc[:]) for the `dv` f32 sums of one query head.
-void storeRoundedRow(ImplicitLocOpBuilder &b, Value zero, Value acc,
-                     Value out, Value i, Value h, int64_t dv, Type ct);
+void storeRoundedRow(ImplicitLocOpBuilder &b, Value zero, Value acc, Value out,
+                     Value i, Value h, int64_t dv, Type ct);
 
 /// sum_d f32(a[d]) · f32(b[d]) over d in [0, n) for the rows `a` and `b`
 /// (memref + leading indices): one chain of 16-lane partial sums (a multiply,
 /// then an add), one reassociating horizontal add, then a scalar tail.
-Value emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf,
-              ValueRange aIdx, Value bBuf, ValueRange bIdx);
+Value emitDot(ImplicitLocOpBuilder &b, int64_t n, Value aBuf, ValueRange aIdx,
+              Value bBuf, ValueRange bIdx);
 
 /// acc[dd] += p · f32(v[dd]) for dd in [0, n) (a multiply, then an add, per
 /// element: the order over keys is the caller's).
@@ -106,8 +106,8 @@ struct RebuiltKeys {
 /// key[keyIdx..., 0:d) = the key of the V row v[vIdx..., :] at position
 /// `pos` (an index): RoPE_pos(round(v · w)), rounded to `ct` as sg.norm_rope
 /// rounds keys, into `key` of element type `ct`.
-void emitRebuiltKey(ImplicitLocOpBuilder &b, const RebuiltKeys &keys,
-                    int64_t d, Value v, ValueRange vIdx, Value pos, Value key,
+void emitRebuiltKey(ImplicitLocOpBuilder &b, const RebuiltKeys &keys, int64_t d,
+                    Value v, ValueRange vIdx, Value pos, Value key,
                     ValueRange keyIdx, Type ct);
 
 /// What the scores of a V-only cache's keys loop over.
@@ -133,16 +133,15 @@ using RowSumFn = llvm::function_ref<void(
 /// (i, h) scores row; then `attend(i, h, row)` with that row (a 1-D f32
 /// memref of `capacity`) for each of g's heads, and `sumRow` (when given)
 /// once per row. Blocks hold up to 16 rows, their scores within 16 MiB.
-void emitRebuiltKeyScores(
-    ImplicitLocOpBuilder &b, const RebuiltKeys &keys,
-    const RebuiltKeyLoops &loops,
-    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value i, Value h,
-                             Value key)>
-        score,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value i, Value h,
-                            Value row)>
-        attend,
-    RowSumFn sumRow = {});
+void emitRebuiltKeyScores(ImplicitLocOpBuilder &b, const RebuiltKeys &keys,
+                          const RebuiltKeyLoops &loops,
+                          llvm::function_ref<Value(ImplicitLocOpBuilder &,
+                                                   Value i, Value h, Value key)>
+                              score,
+                          llvm::function_ref<void(ImplicitLocOpBuilder &,
+                                                  Value i, Value h, Value row)>
+                              attend,
+                          RowSumFn sumRow = {});
 
 } // namespace attention
 } // namespace mlir::sgc::lowering

@@ -42,27 +42,26 @@ static LogicalResult lowerEmbed(sg::EmbedOp op, FunctionLowering &state) {
   Value ids = state.lookup(op.getIds());
   Value out = state.bufferFor(loc, op.getResult());
   Type ct = elementTypeOf(out);
-  Value scale = constF32(b, static_cast<float>(op.getScale().convertToDouble()));
+  Value scale =
+      constF32(b, static_cast<float>(op.getScale().convertToDouble()));
   Value zero = constIndex(b, 0);
   Value hidden = dimOf(b, out, 1);
   Value vocab = dimOf(b, table, 0);
   Type tableType = op.getTable().getType().getElementType();
-  emitFor(b, zero, dimOf(b, out, 0),
-          [&](ImplicitLocOpBuilder &b, Value s) {
-            Value id = memref::LoadOp::create(b, ids, ValueRange{s});
-            Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
-            // Ids outside the table read row 0 instead of stray memory; the
-            // runtime rejects them before calling.
-            Value inRange = arith::CmpIOp::create(
-                b, arith::CmpIPredicate::ult, row, vocab);
-            row = arith::SelectOp::create(b, inRange, row, zero);
-            emitFor(b, zero, hidden, [&](ImplicitLocOpBuilder &b, Value h) {
-              Value e = loadWeightF32(b, table, tableType, row, h, 1, ct);
-              Value y = arith::MulFOp::create(b, e, scale);
-              memref::StoreOp::create(b, roundTo(b, y, ct), out,
-                                      ValueRange{s, h});
-            });
-          });
+  emitFor(b, zero, dimOf(b, out, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    Value id = memref::LoadOp::create(b, ids, ValueRange{s});
+    Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+    // Ids outside the table read row 0 instead of stray memory; the
+    // runtime rejects them before calling.
+    Value inRange =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, vocab);
+    row = arith::SelectOp::create(b, inRange, row, zero);
+    emitFor(b, zero, hidden, [&](ImplicitLocOpBuilder &b, Value h) {
+      Value e = loadWeightF32(b, table, tableType, row, h, 1, ct);
+      Value y = arith::MulFOp::create(b, e, scale);
+      memref::StoreOp::create(b, roundTo(b, y, ct), out, ValueRange{s, h});
+    });
+  });
   state.buffers.map(op.getResult(), out);
   return success();
 }
@@ -94,25 +93,25 @@ static LogicalResult lowerRMSNorm(sg::RMSNormOp op, FunctionLowering &state) {
           Value zero = constIndex(b, 0);
           Value size = dimOf(b, x, idx.size());
           emitFor(b, zero, size, [&](ImplicitLocOpBuilder &b, Value i) {
-                    SmallVector<Value> inner(idx);
-                    inner.push_back(i);
-                    rows(b, inner);
-                  });
+            SmallVector<Value> inner(idx);
+            inner.push_back(i);
+            rows(b, inner);
+          });
           return;
         }
         auto load = [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
           return emitRowLoad(b, x, idx, col, lanes);
         };
         Value r = emitRmsScale(b, width, eps, load);
-        emitRowChunks(b, width,
-                      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
-                        Value w = weight ? emitRowLoad(b, weight, ValueRange{},
-                                                       col, lanes)
-                                         : Value();
-                        emitRowStore(b, emitNormalize(b, load(b, col, lanes),
-                                                   r, w, plusOne, ct),
-                                     out, idx, col);
-                      });
+        emitRowChunks(
+            b, width, [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+              Value w = weight
+                            ? emitRowLoad(b, weight, ValueRange{}, col, lanes)
+                            : Value();
+              emitRowStore(
+                  b, emitNormalize(b, load(b, col, lanes), r, w, plusOne, ct),
+                  out, idx, col);
+            });
       };
   rows(b, {});
   state.buffers.map(op.getResult(), out);
@@ -131,8 +130,9 @@ static LogicalResult lowerSplitHeads(sg::SplitHeadsOp op,
   auto resultType = op.getResult().getType();
   auto type = MemRefType::get(resultType.getShape(), resultType.getElementType());
   SmallVector<OpFoldResult> shape = {
-      resultType.isDynamicDim(0) ? OpFoldResult(dimOf(b, x, 0))
-                                 : OpFoldResult(b.getIndexAttr(resultType.getDimSize(0))),
+      resultType.isDynamicDim(0)
+          ? OpFoldResult(dimOf(b, x, 0))
+          : OpFoldResult(b.getIndexAttr(resultType.getDimSize(0))),
       b.getIndexAttr(resultType.getDimSize(1)),
       b.getIndexAttr(resultType.getDimSize(2))};
   Value view = memref::ExpandShapeOp::create(
@@ -173,8 +173,8 @@ static LogicalResult lowerTakeRow(sg::TakeRowOp op, FunctionLowering &state) {
   Location loc = op.getLoc();
   ImplicitLocOpBuilder b(loc, state.b);
   Value out = state.bufferFor(loc, op.getResult());
-  linalg::CopyOp::create(
-      b, rowView(b, state.lookup(op.getX()), op.getRow()), out);
+  linalg::CopyOp::create(b, rowView(b, state.lookup(op.getX()), op.getRow()),
+                         out);
   state.buffers.map(op.getResult(), out);
   return success();
 }
@@ -220,8 +220,8 @@ static LogicalResult lowerRopeCommon(Operation *op, Value xTensor, Value pos0,
 
   Value zero = constIndex(b, 0);
   Value halfIdx = constIndex(b, half);
-  Value pos0Index = arith::IndexCastOp::create(b, b.getIndexType(),
-                                              state.lookup(pos0));
+  Value pos0Index =
+      arith::IndexCastOp::create(b, b.getIndexType(), state.lookup(pos0));
   emitFor(b, zero, dimOf(b, x, 0), [&](ImplicitLocOpBuilder &b, Value s) {
     Value p = arith::AddIOp::create(b, pos0Index, s);
     Value pf = arith::UIToFPOp::create(

@@ -53,7 +53,8 @@ struct EncoderAttnSpec {
 /// head_begin, head_end)`: every query of query heads [head_begin,
 /// head_end) over every key, masked keys at score −inf and probability 0.
 func::FuncOp buildEncoderAttnKernel(OpBuilder &outer, ModuleOp module,
-                                    const EncoderAttnSpec &spec, StringRef name) {
+                                    const EncoderAttnSpec &spec,
+                                    StringRef name) {
   ImplicitLocOpBuilder b(module.getLoc(), outer);
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<Type> args = {MemRefType::get({dyn, spec.hq, spec.d}, spec.ct),
@@ -77,11 +78,12 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &outer, ModuleOp module,
   int64_t group = spec.hq / spec.hkv;
 
   Value queries = dimOf(b, q, 0), keys = dimOf(b, k, 0);
-  Value scores = memref::AllocOp::create(
-      b, MemRefType::get({dyn}, b.getF32Type()), ValueRange{keys},
-      b.getI64IntegerAttr(64));
-  Value acc = memref::AllocOp::create(b, MemRefType::get({spec.dv}, b.getF32Type()),
-                                      ValueRange{}, b.getI64IntegerAttr(64));
+  Value scores =
+      memref::AllocOp::create(b, MemRefType::get({dyn}, b.getF32Type()),
+                              ValueRange{keys}, b.getI64IntegerAttr(64));
+  Value acc =
+      memref::AllocOp::create(b, MemRefType::get({spec.dv}, b.getF32Type()),
+                              ValueRange{}, b.getI64IntegerAttr(64));
   Value zero = constIndex(b, 0), one = constIndex(b, 1);
   Value scale = constF32(b, static_cast<float>(spec.scale));
   Value negInf = constF32(b, -std::numeric_limits<float>::infinity());
@@ -95,25 +97,29 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &outer, ModuleOp module,
           b, zero, keys, one, ValueRange{negInf},
           implicitLoc([&](ImplicitLocOpBuilder &b, Value j, ValueRange maxArg) {
             auto score = [&](ImplicitLocOpBuilder &b) -> Value {
-              Value qk = emitDot(b, spec.d, q, ValueRange{i, h}, k,
-                                 ValueRange{j, g});
+              Value qk =
+                  emitDot(b, spec.d, q, ValueRange{i, h}, k, ValueRange{j, g});
               // The reference rounds q·k and the scaled score to its dtype.
               Value s = toF32(b, roundTo(b, qk, ct));
-              return toF32(b, roundTo(b, arith::MulFOp::create(b, s, scale), ct));
+              return toF32(b,
+                           roundTo(b, arith::MulFOp::create(b, s, scale), ct));
             };
             Value s;
             if (mask) {
               Value px = memref::LoadOp::create(b, mask, ValueRange{j, zero});
               Value pad = arith::CmpIOp::create(
                   b, arith::CmpIPredicate::slt, px,
-                  arith::ConstantOp::create(b, b.getIntegerAttr(spec.maskType, 0)));
-              s = emitIfElse(b, b.getF32Type(), pad,
-                             [&](ImplicitLocOpBuilder &) { return negInf; }, score);
+                  arith::ConstantOp::create(
+                      b, b.getIntegerAttr(spec.maskType, 0)));
+              s = emitIfElse(
+                  b, b.getF32Type(), pad,
+                  [&](ImplicitLocOpBuilder &) { return negInf; }, score);
             } else {
               s = score(b);
             }
             memref::StoreOp::create(b, s, scores, ValueRange{j});
-            scf::YieldOp::create(b, Value(arith::MaximumFOp::create(b, maxArg[0], s)));
+            scf::YieldOp::create(
+                b, Value(arith::MaximumFOp::create(b, maxArg[0], s)));
           }));
       Value maxScore = scoreLoop.getResult(0);
       // Pass 2: exponentials (exactly 0 for a masked key) and their sum.
@@ -121,15 +127,18 @@ func::FuncOp buildEncoderAttnKernel(OpBuilder &outer, ModuleOp module,
           b, zero, keys, one, ValueRange{fzero},
           implicitLoc([&](ImplicitLocOpBuilder &b, Value j, ValueRange sum) {
             Value s = memref::LoadOp::create(b, scores, ValueRange{j});
-            Value masked = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
-            Value e = math::ExpOp::create(b, Value(arith::SubFOp::create(b, s, maxScore)));
+            Value masked =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, s, negInf);
+            Value e = math::ExpOp::create(
+                b, Value(arith::SubFOp::create(b, s, maxScore)));
             e = arith::SelectOp::create(b, masked, fzero, e);
             memref::StoreOp::create(b, e, scores, ValueRange{j});
             scf::YieldOp::create(b, Value(arith::AddFOp::create(b, sum[0], e)));
           }));
       Value total = sumLoop.getResult(0);
       // Every key masked: probabilities 0, result 0.
-      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total, fzero);
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total, fzero);
       Value inv = arith::SelectOp::create(
           b, positive,
           Value(arith::DivFOp::create(b, constF32(b, 1.0f), total)), fzero);

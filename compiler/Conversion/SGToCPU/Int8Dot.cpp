@@ -80,9 +80,9 @@ std::pair<Value, Value> linear::emitBlockScale(ImplicitLocOpBuilder &b,
                                                float range) {
   Value abs0 = math::AbsFOp::create(b, halves[0]);
   Value abs1 = math::AbsFOp::create(b, halves[1]);
-  Value amax = vector::ReductionOp::create(
-      b, vector::CombiningKind::MAXNUMF,
-      arith::MaxNumFOp::create(b, abs0, abs1));
+  Value amax =
+      vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF,
+                                  arith::MaxNumFOp::create(b, abs0, abs1));
   Value scale = arith::DivFOp::create(b, amax, constF32(b, range));
   Value zero = constF32(b, 0.0f);
   Value byRange = arith::DivFOp::create(b, constF32(b, range), amax);
@@ -91,8 +91,8 @@ std::pair<Value, Value> linear::emitBlockScale(ImplicitLocOpBuilder &b,
   return {scale, arith::SelectOp::create(b, nonzero, byRange, zero)};
 }
 
-void linear::storeRecordBytes(ImplicitLocOpBuilder &b, Value records,
-                              Value s, Value at, Value v) {
+void linear::storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s,
+                              Value at, Value v) {
   auto type = cast<VectorType>(v.getType());
   int64_t bytes =
       type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
@@ -130,75 +130,78 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &outer, ModuleOp module,
   auto i32x16 = VectorType::get({16}, b.getI32Type());
   auto i8x16 = VectorType::get({16}, b.getI8Type());
   Value zero = constIndex(b, 0);
-  emitFor(b, zero, dimOf(b, records, 0), [&](ImplicitLocOpBuilder &b,
-                                                  Value s) {
-    emitFor(b, zero, constIndex(b, k / kBlock), [&](ImplicitLocOpBuilder &b,
-                                                              Value j) {
-      IndexExpr block(j);
-      // Block j's part of its pair's record: 32 bytes from each field's
-      // start for the pair's second block.
-      IndexExpr base = block / 2 * kInt8RecordBytes + block % 2 * kBlock;
-      auto storeBytes = [&](Value v, int64_t at) {
-        storeRecordBytes(b, records, s, (base + at).emit(b), v);
-      };
-      Value halves[2];
-      for (int64_t h = 0; h < 2; ++h)
-        halves[h] = vector::LoadOp::create(
-            b, f32x16, xs, ValueRange{s, (block * kBlock + 16 * h).emit(b)});
-      // llama.cpp's x86 quantizer for the high digit: t = x · (127 / max)
-      // rounded to nearest even; an all-zero block has d = 0 and digits 0.
-      // t − high is exact; the low digit is the rest in 256ths (|rest| <=
-      // 1/2, so only 128 needs clamping).
-      auto [d, inverse] = emitBlockScale(b, halves, 127.0f);
-      Value byInverse = vector::BroadcastOp::create(b, f32x16, inverse);
-      Value by256 = vecConst(b, f32x16, b.getF32FloatAttr(256.0f));
-      Value max127 = vecConst(b, i32x16, b.getI32IntegerAttr(127));
-      Value sums[2];
-      for (int64_t h = 0; h < 2; ++h) {
-        Value t = arith::MulFOp::create(b, halves[h], byInverse);
-        Value rounded = math::RoundEvenOp::create(b, t);
-        Value hi = arith::FPToSIOp::create(b, i32x16, rounded);
-        Value lo = arith::MinSIOp::create(
-            b, arith::FPToSIOp::create(
-                b, i32x16,
-                math::RoundEvenOp::create(
-                    b, arith::MulFOp::create(
-                        b, arith::SubFOp::create(b, t, rounded),
-                        by256))),
-            max127);
-        Value whole = arith::AddIOp::create(
-            b, arith::ShLIOp::create(
-                b, hi, vecConst(b, i32x16, b.getI32IntegerAttr(8))),
-            lo);
-        sums[h] = whole;
-        storeBytes(arith::TruncIOp::create(b, i8x16, hi), 16 * h);
-        storeBytes(arith::TruncIOp::create(b, i8x16, lo), 64 + 16 * h);
-      }
-      auto i32x8 = VectorType::get({kBlockLanes}, b.getI32Type());
-      auto startOf = [&](Value whole) -> Value {
-        Value sum =
-            vector::ReductionOp::create(b, vector::CombiningKind::ADD, whole);
-        Value scale =
-            arith::ConstantOp::create(b, b.getI32IntegerAttr(-offset));
-        return arith::MulIOp::create(b, sum, scale);
-      };
-      Value starts = vecConst(b, i32x8, b.getI32IntegerAttr(0));
-      if (per16) {
-        for (int64_t h = 0; h < 2; ++h)
-          starts = vector::InsertOp::create(b, startOf(sums[h]), starts,
-                                            ArrayRef<int64_t>{4 * h});
-      } else {
-        starts = vector::InsertOp::create(
-            b, startOf(arith::AddIOp::create(b, sums[0], sums[1])),
-            starts, ArrayRef<int64_t>{0});
-      }
-      Value scale = arith::DivFOp::create(b, d, constF32(b, 256.0f));
-      storeBytes(starts, 128);
-      storeBytes(vector::BroadcastOp::create(
-                     b, VectorType::get({kBlockLanes}, b.getF32Type()),
-                     scale),
-                 192);
-    });
+  emitFor(b, zero, dimOf(b, records, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    emitFor(b, zero, constIndex(b, k / kBlock),
+            [&](ImplicitLocOpBuilder &b, Value j) {
+              IndexExpr block(j);
+              // Block j's part of its pair's record: 32 bytes from each field's
+              // start for the pair's second block.
+              IndexExpr base =
+                  block / 2 * kInt8RecordBytes + block % 2 * kBlock;
+              auto storeBytes = [&](Value v, int64_t at) {
+                storeRecordBytes(b, records, s, (base + at).emit(b), v);
+              };
+              Value halves[2];
+              for (int64_t h = 0; h < 2; ++h)
+                halves[h] = vector::LoadOp::create(
+                    b, f32x16, xs,
+                    ValueRange{s, (block * kBlock + 16 * h).emit(b)});
+              // llama.cpp's x86 quantizer for the high digit: t = x · (127 /
+              // max) rounded to nearest even; an all-zero block has d = 0 and
+              // digits 0. t − high is exact; the low digit is the rest in
+              // 256ths (|rest| <= 1/2, so only 128 needs clamping).
+              auto [d, inverse] = emitBlockScale(b, halves, 127.0f);
+              Value byInverse = vector::BroadcastOp::create(b, f32x16, inverse);
+              Value by256 = vecConst(b, f32x16, b.getF32FloatAttr(256.0f));
+              Value max127 = vecConst(b, i32x16, b.getI32IntegerAttr(127));
+              Value sums[2];
+              for (int64_t h = 0; h < 2; ++h) {
+                Value t = arith::MulFOp::create(b, halves[h], byInverse);
+                Value rounded = math::RoundEvenOp::create(b, t);
+                Value hi = arith::FPToSIOp::create(b, i32x16, rounded);
+                Value lo = arith::MinSIOp::create(
+                    b,
+                    arith::FPToSIOp::create(
+                        b, i32x16,
+                        math::RoundEvenOp::create(
+                            b, arith::MulFOp::create(
+                                   b, arith::SubFOp::create(b, t, rounded),
+                                   by256))),
+                    max127);
+                Value whole = arith::AddIOp::create(
+                    b,
+                    arith::ShLIOp::create(
+                        b, hi, vecConst(b, i32x16, b.getI32IntegerAttr(8))),
+                    lo);
+                sums[h] = whole;
+                storeBytes(arith::TruncIOp::create(b, i8x16, hi), 16 * h);
+                storeBytes(arith::TruncIOp::create(b, i8x16, lo), 64 + 16 * h);
+              }
+              auto i32x8 = VectorType::get({kBlockLanes}, b.getI32Type());
+              auto startOf = [&](Value whole) -> Value {
+                Value sum = vector::ReductionOp::create(
+                    b, vector::CombiningKind::ADD, whole);
+                Value scale =
+                    arith::ConstantOp::create(b, b.getI32IntegerAttr(-offset));
+                return arith::MulIOp::create(b, sum, scale);
+              };
+              Value starts = vecConst(b, i32x8, b.getI32IntegerAttr(0));
+              if (per16) {
+                for (int64_t h = 0; h < 2; ++h)
+                  starts = vector::InsertOp::create(b, startOf(sums[h]), starts,
+                                                    ArrayRef<int64_t>{4 * h});
+              } else {
+                starts = vector::InsertOp::create(
+                    b, startOf(arith::AddIOp::create(b, sums[0], sums[1])),
+                    starts, ArrayRef<int64_t>{0});
+              }
+              Value scale = arith::DivFOp::create(b, d, constF32(b, 256.0f));
+              storeBytes(starts, 128);
+              storeBytes(
+                  vector::BroadcastOp::create(
+                      b, VectorType::get({kBlockLanes}, b.getF32Type()), scale),
+                  192);
+            });
   });
   func::ReturnOp::create(b);
   return func;
@@ -223,8 +226,7 @@ Q6KPair q6kPair(Value pair) {
 /// 2i, 2i + 1 of qh[l], as WeightRead.cpp's dequantizer reads them. The
 /// pair's two quarters use ql[0, 64) of the half, one nibble for both, and
 /// the half's 32 bytes of qh twice, shifted by 2i and 2i + 2.
-Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row,
-                    Value pair) {
+Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row, Value pair) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i64x8 = VectorType::get({8}, b.getI64Type());
   Q6KPair at = q6kPair(pair);
@@ -233,8 +235,7 @@ Value q6kWeightPair(ImplicitLocOpBuilder &b, Value w, Value row,
   // quarter 0: shift 0 (low nibbles); quarter 2: shift 4 (high nibbles).
   Value nibbleShift = vector::BroadcastOp::create(
       b, i64x8,
-      arith::IndexCastOp::create(b, b.getI64Type(),
-                                 (at.quarter * 2).emit(b)));
+      arith::IndexCastOp::create(b, b.getI64Type(), (at.quarter * 2).emit(b)));
   Value low = vector::BitCastOp::create(b, i64x8, ql);
   low = arith::ShRUIOp::create(b, low, nibbleShift);
   low = vector::BitCastOp::create(b, i8x64, low);
@@ -275,11 +276,11 @@ Value q6kScalePair(ImplicitLocOpBuilder &b, Value w, Value row, Value pair) {
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   Value scales = arith::SIToFPOp::create(
       b, f32x16, vector::ShuffleOp::create(b, sc, sc, spread));
-  Value raw = vector::LoadOp::create(
-      b, VectorType::get({2}, b.getI8Type()), w,
-      ValueRange{row, (at.base + 208).emit(b)});
+  Value raw = vector::LoadOp::create(b, VectorType::get({2}, b.getI8Type()), w,
+                                     ValueRange{row, (at.base + 208).emit(b)});
   Value half = vector::ExtractOp::create(
-      b, vector::BitCastOp::create(b, VectorType::get({1}, b.getF16Type()), raw),
+      b,
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getF16Type()), raw),
       ArrayRef<int64_t>{0});
   Value d = arith::ExtFOp::create(b, b.getF32Type(), half);
   return arith::MulFOp::create(b, vector::BroadcastOp::create(b, f32x16, d),
@@ -388,8 +389,8 @@ Value emitInt8PairStep(ImplicitLocOpBuilder &b, Value records, Value s,
   Value total = dot(withStart, field(64, i8x64));
   Value scale = field(192, f32x16);
   Value both = arith::MulFOp::create(b, scales, scale);
-  return vector::FMAOp::create(
-      b, arith::SIToFPOp::create(b, f32x16, total), both, acc);
+  return vector::FMAOp::create(b, arith::SIToFPOp::create(b, f32x16, total),
+                               both, acc);
 }
 
 } // namespace
@@ -415,8 +416,7 @@ SmallVector<Value> linear::emitRowDotsInt8(ImplicitLocOpBuilder &b,
           Value weights = loadInt8WeightPair(b, w, wType, row, block);
           Value scales = loadBlockScalePair(b, w, wType, row, block);
           for (auto [t, s] : llvm::enumerate(tokens))
-            out.push_back(emitInt8PairStep(b, records, s, pair, weights,
-                                           scales,
+            out.push_back(emitInt8PairStep(b, records, s, pair, weights, scales,
                                            accs[r * tokens.size() + t]));
         }
         return out;
@@ -427,14 +427,13 @@ SmallVector<Value> linear::emitRowDotsInt8(ImplicitLocOpBuilder &b,
         // whole block of the encoding (4 · col elements in; 256, a K-quant
         // super-block, a step).
         Value column = (IndexExpr(col) * 4).emit(b);
-        IndexExpr byte =
-            IndexExpr(weightBufferColumn(b, wType, column)) + kInt8PrefetchBytes;
+        IndexExpr byte = IndexExpr(weightBufferColumn(b, wType, column)) +
+                         kInt8PrefetchBytes;
         int64_t stepBytes = quant.getRowBytes(4 * kLanes * kAccumulators);
         for (Value row : rows)
           for (int64_t line = 0; line < stepBytes; line += 64)
             memref::PrefetchOp::create(
-                b, w,
-                ValueRange{row, (byte + line).emit(b)},
+                b, w, ValueRange{row, (byte + line).emit(b)},
                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
       });
 }

@@ -24,8 +24,8 @@
 #include "compiler/Conversion/SGToCPU/LinearSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::sgc::lowering::linear {
 
@@ -76,8 +76,8 @@ std::pair<Value, Value> emitBlockScale(ImplicitLocOpBuilder &b,
 
 /// Stores `v` as bytes into the records at [s, at) (bitcast to i8 unless it
 /// is i8 already).
-void storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s,
-                      Value at, Value v);
+void storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
+                      Value v);
 
 /// The buffer type of the int8 activations for K = `k`.
 MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
@@ -127,10 +127,9 @@ func::FuncOp getOrCreateQ4GroupRows(OpBuilder &b, ModuleOp module, int64_t k,
 
 /// emitRowDotsInt8 for the groups: each sum the same in a group of rows and
 /// tokens as alone.
-SmallVector<Value> emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
-                                       Value records, Value w, Type wType,
-                                       ValueRange rows, ValueRange tokens,
-                                       int64_t k);
+SmallVector<Value> emitRowDotsQ4Groups(ImplicitLocOpBuilder &b, Value records,
+                                       Value w, Type wType, ValueRange rows,
+                                       ValueRange tokens, int64_t k);
 
 } // namespace mlir::sgc::lowering::linear
 

@@ -72,9 +72,8 @@ Value loadBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
                 VectorType type) {
   int64_t bytes =
       type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
-  Value raw = vector::LoadOp::create(
-      b, VectorType::get({bytes}, b.getI8Type()), records,
-      ValueRange{s, at});
+  Value raw = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
+                                     records, ValueRange{s, at});
   return vector::BitCastOp::create(b, type, raw);
 }
 
@@ -101,8 +100,7 @@ Value bytesAsWords(ImplicitLocOpBuilder &b, Value bytes,
 /// the tensor's last pair never reads past it); a word holding its byte
 /// twice is `& 15` the low nibble (elements 0-15) and `>> 12` the high
 /// (16-31). The f16 scales are words 0 and 9 of each pair's load.
-GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
-                       Value at) {
+GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row, Value at) {
   auto i8x64 = VectorType::get({64}, b.getI8Type());
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   SmallVector<bool> pairBytes(64, false);
@@ -119,8 +117,8 @@ GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
   for (int64_t p = 0; p < kGroupPairs; ++p) {
     raws[p] = vector::MaskedLoadOp::create(
         b, i8x64, w,
-        ValueRange{row, (IndexExpr(at) + 2 * kBlockBytes * p).emit(b)},
-        mask, zeroBytes);
+        ValueRange{row, (IndexExpr(at) + 2 * kBlockBytes * p).emit(b)}, mask,
+        zeroBytes);
     Value words = bytesAsWords(b, raws[p], nibbleBytes);
     group.lows[p] = arith::AndIOp::create(
         b, words, vecConst(b, i16x32, b.getI16IntegerAttr(15)));
@@ -139,8 +137,8 @@ GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
       b, firstScales, secondScales, ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   Value halfScales = vector::BitCastOp::create(
       b, VectorType::get({8}, b.getF16Type()), scaleWords);
-  group.scales = arith::ExtFOp::create(
-      b, VectorType::get({8}, b.getF32Type()), halfScales);
+  group.scales = arith::ExtFOp::create(b, VectorType::get({8}, b.getF32Type()),
+                                       halfScales);
   group.zeroScales = group.scales;
   return group;
 }
@@ -150,8 +148,7 @@ GroupWeights q4_0Group(ImplicitLocOpBuilder &b, Value w, Value row,
 /// 1). Bytes 0-15 of the chunk twice a word make lows[p] (words 0-15 `& 15`,
 /// block 2p's elements 0-15; words 16-31 `>> 12`, block 2p + 1's), bytes
 /// 16-31 highs[p]. The scales are d · sc, the minimums dmin · m.
-GroupWeights q4kGroup(ImplicitLocOpBuilder &b, Value w, Value row,
-                      Value at) {
+GroupWeights q4kGroup(ImplicitLocOpBuilder &b, Value w, Value row, Value at) {
   auto i16x32 = VectorType::get({32}, b.getI16Type());
   SmallVector<int16_t> shifts(32, 0);
   std::fill(shifts.begin() + 16, shifts.end(), 12);
@@ -163,8 +160,7 @@ GroupWeights q4kGroup(ImplicitLocOpBuilder &b, Value w, Value row,
     for (int64_t i = 0; i < 32; ++i)
       from.push_back(first + i % 16);
     return arith::AndIOp::create(
-        b, arith::ShRUIOp::create(b, bytesAsWords(b, bytes, from),
-                               byHalf),
+        b, arith::ShRUIOp::create(b, bytesAsWords(b, bytes, from), byHalf),
         low15);
   };
   GroupWeights group;
@@ -176,8 +172,8 @@ GroupWeights q4kGroup(ImplicitLocOpBuilder &b, Value w, Value row,
     group.highs[p] = nibbles(bytes, 16);
   }
   Value both = loadQ4KScalesAndMins(b, w, row, at);
-  group.scales = vector::ShuffleOp::create(b, both, both,
-                                           ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  group.scales = vector::ShuffleOp::create(
+      b, both, both, ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   group.zeroScales = vector::ShuffleOp::create(
       b, both, both, ArrayRef<int64_t>{8, 9, 10, 11, 12, 13, 14, 15});
   return group;
@@ -233,20 +229,19 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &outer, ModuleOp module,
             b, i32x16,
             math::RoundEvenOp::create(
                 b, arith::MulFOp::create(b, halves[h], byInverse)));
-        q = arith::MaxSIOp::create(
-            b, arith::MinSIOp::create(b, q, limit), negLimit);
+        q = arith::MaxSIOp::create(b, arith::MinSIOp::create(b, q, limit),
+                                   negLimit);
         qs[h] = q;
         Value at = (values + 64 * h).emit(b);
         storeRecordBytes(b, records, s, at,
                          arith::TruncIOp::create(b, i16x16, q));
       }
-      Value sum = vector::ReductionOp::create(
-          b, vector::CombiningKind::ADD,
-          arith::AddIOp::create(b, qs[0], qs[1]));
+      Value sum =
+          vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                      arith::AddIOp::create(b, qs[0], qs[1]));
       Value start = arith::SIToFPOp::create(b, b.getF32Type(), sum);
       start = arith::MulFOp::create(b, start, sa);
-      start = arith::MulFOp::create(b, start,
-                                    constF32(b, q4k ? -1.0f : -8.0f));
+      start = arith::MulFOp::create(b, start, constF32(b, q4k ? -1.0f : -8.0f));
       auto f32x1 = VectorType::get({1}, b.getF32Type());
       IndexExpr slot = group + jb * 4;
       Value scaleAt = (slot + kScaleField).emit(b);
@@ -304,12 +299,12 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
           for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
             memref::PrefetchOp::create(
                 b, w,
-                ValueRange{row, (IndexExpr(weightAt) + (kPrefetchBytes + line))
-                                    .emit(b)},
+                ValueRange{
+                    row,
+                    (IndexExpr(weightAt) + (kPrefetchBytes + line)).emit(b)},
                 /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
-          GroupWeights group =
-              q4k ? q4kGroup(b, w, row, weightAt)
-                  : q4_0Group(b, w, row, weightAt);
+          GroupWeights group = q4k ? q4kGroup(b, w, row, weightAt)
+                                   : q4_0Group(b, w, row, weightAt);
           Value *lows = group.lows, *highs = group.highs;
           Value scales = group.scales;
           for (auto [t, s] : llvm::enumerate(tokens)) {
@@ -325,11 +320,12 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
                 accs[at + 2]);
             for (int64_t p = 0; p < kGroupPairs; ++p) {
               IndexExpr pairAt = recordAt + kPairRecordBytes * p;
-              Value sums = dot(zeroSums, lows[p],
-                               loadBytes(b, records, s, pairAt.emit(b), i16x32));
-              sums = dot(sums, highs[p],
-                         loadBytes(b, records, s, (pairAt + 64).emit(b),
-                                   i16x32));
+              Value sums =
+                  dot(zeroSums, lows[p],
+                      loadBytes(b, records, s, pairAt.emit(b), i16x32));
+              sums =
+                  dot(sums, highs[p],
+                      loadBytes(b, records, s, (pairAt + 64).emit(b), i16x32));
               SmallVector<int64_t> spread;
               for (int64_t i = 0; i < 16; ++i)
                 spread.push_back(2 * p + i / 8);
@@ -337,8 +333,7 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
                   vector::ShuffleOp::create(b, both, both, spread);
               Value &acc = accs[at + p % 2];
               acc = vector::FMAOp::create(
-                  b, arith::SIToFPOp::create(b, f32x16, sums),
-                  pairScales, acc);
+                  b, arith::SIToFPOp::create(b, f32x16, sums), pairScales, acc);
             }
           }
         }
@@ -352,9 +347,9 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
         arith::AddFOp::create(b, carried[kCarried * i],
                               carried[kCarried * i + 1]),
         arith::FastMathFlags::reassoc);
-    Value starts = vector::ReductionOp::create(
-        b, vector::CombiningKind::ADD, carried[kCarried * i + 2],
-        arith::FastMathFlags::reassoc);
+    Value starts = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                               carried[kCarried * i + 2],
+                                               arith::FastMathFlags::reassoc);
     out.push_back(arith::AddFOp::create(b, pairs, starts));
   }
   return out;

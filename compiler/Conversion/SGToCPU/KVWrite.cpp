@@ -24,7 +24,8 @@ void lowering::emitCacheWrite(ImplicitLocOpBuilder &b, Value values,
   Value first = zero;
   if (window > 0) {
     Value start = arith::SubIOp::create(b, tokens, constIndex(b, window));
-    Value positive = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
+    Value positive =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, start, zero);
     first = arith::SelectOp::create(b, positive, start, zero);
   }
   Value heads = constIndex(b, cacheType.getDimSize(1));

@@ -102,8 +102,7 @@ func::FuncOp getOrCreateInputRows(OpBuilder &outer, ModuleOp module,
   auto storeRow = [&](ImplicitLocOpBuilder &b, Value v, Value s, Value col) {
     emitRowStore(b, toF32(b, v), xs, ValueRange{s}, col);
     if (xb)
-      emitRowStore(b, roundTo(b, v, b.getBF16Type()), xb,
-                   ValueRange{s}, col);
+      emitRowStore(b, roundTo(b, v, b.getBF16Type()), xb, ValueRange{s}, col);
   };
 
   Value zero = constIndex(b, 0);
@@ -114,26 +113,23 @@ func::FuncOp getOrCreateInputRows(OpBuilder &outer, ModuleOp module,
       return emitRowLoad(b, x, ValueRange{s}, col, lanes);
     };
     Value r = spec.norm ? emitRmsScale(b, spec.k, spec.eps, load) : Value();
-    emitRowChunks(b, spec.k,
-                  [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
-                    Value v = load(b, col, lanes);
-                    if (spec.norm) {
-                      Value w = normWeight ? emitRowLoad(b, normWeight,
-                                                         ValueRange{}, col, lanes)
-                                           : Value();
-                      v = emitNormalize(b, v, r, w, spec.offset == 1,
-                                        spec.xType);
-                    }
-                    storeRow(b, v, s, col);
-                  });
+    emitRowChunks(
+        b, spec.k, [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes) {
+          Value v = load(b, col, lanes);
+          if (spec.norm) {
+            Value w = normWeight
+                          ? emitRowLoad(b, normWeight, ValueRange{}, col, lanes)
+                          : Value();
+            v = emitNormalize(b, v, r, w, spec.offset == 1, spec.xType);
+          }
+          storeRow(b, v, s, col);
+        });
   });
-  emitFor(b, tokens, dimOf(b, xs, 0),
-          [&](ImplicitLocOpBuilder &b, Value s) {
-            emitFor(b, zero, kIdx,
-                    [&](ImplicitLocOpBuilder &b, Value col) {
-                      storeRow(b, constF32(b, 0.0f), s, col);
-                    });
-          });
+  emitFor(b, tokens, dimOf(b, xs, 0), [&](ImplicitLocOpBuilder &b, Value s) {
+    emitFor(b, zero, kIdx, [&](ImplicitLocOpBuilder &b, Value col) {
+      storeRow(b, constF32(b, 0.0f), s, col);
+    });
+  });
   func::ReturnOp::create(b);
   return func;
 }
@@ -159,13 +155,12 @@ Value emitInt8Activations(ImplicitLocOpBuilder &b, FunctionLowering &state,
   Value tiles = tilesInUse(b, spec, tokens);
   Value rowPath = arith::XOrIOp::create(
       b, tiles, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
-  Value quantize = arith::AndIOp::create(b, rowPath,
-                                         loadInt8DotFlag(b, state.module));
-  Value rows = arith::SelectOp::create(b, quantize, padded,
-                                       constIndex(b, 0));
-  Value records = memref::AllocOp::create(
-      b, int8ActivationType(b.getContext(), spec.k), ValueRange{rows},
-      b.getI64IntegerAttr(64));
+  Value quantize =
+      arith::AndIOp::create(b, rowPath, loadInt8DotFlag(b, state.module));
+  Value rows = arith::SelectOp::create(b, quantize, padded, constIndex(b, 0));
+  Value records =
+      memref::AllocOp::create(b, int8ActivationType(b.getContext(), spec.k),
+                              ValueRange{rows}, b.getI64IntegerAttr(64));
   state.allocated.push_back(records);
   func::CallOp::create(
       b, getOrCreateQuantRows(b, state.module, spec.k, spec.wType),
@@ -226,11 +221,12 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
       Value zero = constIndex(b, 0);
       emitFor(b, zero, constIndex(b, wType.getDimSize(0)),
               [&](ImplicitLocOpBuilder &b, Value k) {
-                emitFor(b, zero, constIndex(b, wType.getDimSize(1)),
-                        [&](ImplicitLocOpBuilder &b, Value n) {
-                          Value v = memref::LoadOp::create(b, w, ValueRange{k, n});
-                          memref::StoreOp::create(b, v, t, ValueRange{n, k});
-                        });
+                emitFor(
+                    b, zero, constIndex(b, wType.getDimSize(1)),
+                    [&](ImplicitLocOpBuilder &b, Value n) {
+                      Value v = memref::LoadOp::create(b, w, ValueRange{k, n});
+                      memref::StoreOp::create(b, v, t, ValueRange{n, k});
+                    });
               });
       w = t;
     } else if (wType.getRank() > 2) {
@@ -283,7 +279,8 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
     if (type.isBF16() && !spec.bf16Dot)
       break;
     inputRows.push_back(memref::AllocOp::create(
-        b, type.isBF16() ? bf16RowsType(b.getContext(), input.k)
+        b,
+        type.isBF16() ? bf16RowsType(b.getContext(), input.k)
                       : MemRefType::get({ShapedType::kDynamic, input.k}, type),
         ValueRange{padded}, b.getI64IntegerAttr(64)));
     state.allocated.push_back(inputRows.back());
@@ -322,8 +319,7 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
       args.push_back(outputs.front());
     else
       llvm::append_range(args, ArrayRef(outputs).slice(first, end - first));
-    func::CallOp::create(b, getOrCreateDispatcher(b, state.module, run),
-                         args);
+    func::CallOp::create(b, getOrCreateDispatcher(b, state.module, run), args);
     first = end;
   }
   return success();

@@ -39,12 +39,11 @@ namespace {
 /// `ahead` columns on (`unit` bytes a buffer column: 2 for bf16, 1 for the
 /// bytes of a block encoding): the lines a chain step will read. Past the
 /// row's end it touches the next row; prefetches never fault.
-void emitPrefetchAhead(ImplicitLocOpBuilder &b, Value w, Value row,
-                       Value col, int64_t ahead, int64_t bytes,
-                       int64_t unit = 2) {
+void emitPrefetchAhead(ImplicitLocOpBuilder &b, Value w, Value row, Value col,
+                       int64_t ahead, int64_t bytes, int64_t unit = 2) {
   for (int64_t line = 0; line < bytes; line += 64) {
-    Value at = arith::AddIOp::create(b, col,
-                                     constIndex(b, ahead + line / unit));
+    Value at =
+        arith::AddIOp::create(b, col, constIndex(b, ahead + line / unit));
     memref::PrefetchOp::create(b, w, ValueRange{row, at},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
@@ -84,9 +83,9 @@ SmallVector<Value> emitRowDots(ImplicitLocOpBuilder &b, Value xs, Value w,
           int64_t stepBytes = quant.getRowBytes(kLanes * kAccumulators *
                                                 quant.getBlockElements()) /
                               quant.getBlockElements();
-          emitPrefetchAhead(b, w, row,
-                            weightBufferColumn(b, wType, col),
-                            2 * kPrefetchElements, std::max<int64_t>(stepBytes, 1),
+          emitPrefetchAhead(b, w, row, weightBufferColumn(b, wType, col),
+                            2 * kPrefetchElements,
+                            std::max<int64_t>(stepBytes, 1),
                             /*unit=*/1);
           return;
         }
@@ -105,10 +104,9 @@ SmallVector<Value> emitRowDots(ImplicitLocOpBuilder &b, Value xs, Value w,
 /// block-encoded weights (`wType`) become their bf16 pairs in registers
 /// (loadWeightPairsBF16). Plain bf16 rows prefetch `prefetchBytes` (an index:
 /// the runtime's choice for its host, 0 for none) ahead.
-SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb,
-                                   Value w, Type wType, Value row,
-                                   ValueRange tokens, int64_t k,
-                                   Value prefetchBytes) {
+SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb, Value w,
+                                   Type wType, Value row, ValueRange tokens,
+                                   int64_t k, Value prefetchBytes) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kLanes}, b.getBF16Type());
   Value two = constIndex(b, 2);
@@ -125,15 +123,15 @@ SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb,
             for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
               Value xv = memref::LoadOp::create(b, xb, ValueRange{s, c});
               acc = arith::AddFOp::create(
-                  b, acc,
-                  Value(arith::MulFOp::create(b, wv, toF32(b, xv))));
+                  b, acc, Value(arith::MulFOp::create(b, wv, toF32(b, xv))));
             }
           }
           return out;
         }
         Value wv = loadWeightPairsBF16(b, w, wType, row, col);
         for (auto [s, acc] : llvm::zip_equal(tokens, out)) {
-          Value xv = vector::LoadOp::create(b, vecPairs, xb, ValueRange{s, col});
+          Value xv =
+              vector::LoadOp::create(b, vecPairs, xb, ValueRange{s, col});
           acc = x86vector::DotBF16Op::create(b, vecF32, acc, xv, wv);
         }
         return out;
@@ -154,12 +152,14 @@ SmallVector<Value> emitRowDotPairs(ImplicitLocOpBuilder &b, Value xb,
         Value zero = constIndex(b, 0);
         Value on = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
                                          prefetchBytes, zero);
-        scf::IfOp::create(b, on, implicitLoc([&](ImplicitLocOpBuilder &b) {
-          // bf16 weights: two bytes a column.
-          Value at = (IndexExpr(col) + IndexExpr(prefetchBytes) / 2).emit(b);
-          emitPrefetchAhead(b, w, row, at, 0, stepElements * 2);
-          scf::YieldOp::create(b);
-        }));
+        scf::IfOp::create(
+            b, on, implicitLoc([&](ImplicitLocOpBuilder &b) {
+              // bf16 weights: two bytes a column.
+              Value at =
+                  (IndexExpr(col) + IndexExpr(prefetchBytes) / 2).emit(b);
+              emitPrefetchAhead(b, w, row, at, 0, stepElements * 2);
+              scf::YieldOp::create(b);
+            }));
       });
 }
 using EpilogueFn =
@@ -200,8 +200,8 @@ SmallVector<Value> emitTile(ImplicitLocOpBuilder &b, Value xs, Value panel,
 /// The bf16 tile: for tokens t0..t0+kDotTileTokens-1, kTileRows dot products
 /// each, one vdpbf16ps per token and K pair (its pair of activations
 /// broadcast to every row), K pairs in order.
-SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb,
-                               Value panel, Value base, Value t0, int64_t k) {
+SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb, Value panel,
+                               Value base, Value t0, int64_t k) {
   auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
   auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
   auto pairType = VectorType::get({2}, b.getBF16Type());
@@ -210,15 +210,14 @@ SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb,
   Value zeroVec = arith::ConstantOp::create(
       b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> rowsOf = tileTokens(b, t0, kDotTileTokens);
-  auto step = [&](ImplicitLocOpBuilder &b, Value p,
-                  SmallVector<Value> &accs) {
+  auto step = [&](ImplicitLocOpBuilder &b, Value p, SmallVector<Value> &accs) {
     Value wv = vector::LoadOp::create(
         b, vecPairs, panel,
         ValueRange{arith::AddIOp::create(b, base, p), constIndex(b, 0)});
     Value col = arith::MulIOp::create(b, p, constIndex(b, 2));
     for (int64_t i = 0; i < kDotTileTokens; ++i) {
-      Value pair = vector::LoadOp::create(b, pairType, xb,
-                                          ValueRange{rowsOf[i], col});
+      Value pair =
+          vector::LoadOp::create(b, pairType, xb, ValueRange{rowsOf[i], col});
       Value word = vector::ExtractOp::create(
           b, vector::BitCastOp::create(b, wordType, pair),
           ArrayRef<int64_t>{0});
@@ -284,38 +283,38 @@ SmallVector<Value> emitRowDotsBest(ImplicitLocOpBuilder &b,
   using Path = std::function<SmallVector<Value>(ImplicitLocOpBuilder &)>;
   auto choose = [&](ImplicitLocOpBuilder &b, Value flag, const Path &then,
                     const Path &otherwise) -> SmallVector<Value> {
-    auto path = scf::IfOp::create(
-        b, flag,
-        implicitLoc([&](ImplicitLocOpBuilder &b) {
-          scf::YieldOp::create(b, then(b));
-        }),
-        implicitLoc([&](ImplicitLocOpBuilder &b) {
-          scf::YieldOp::create(b, otherwise(b));
-        }));
+    auto path =
+        scf::IfOp::create(b, flag, implicitLoc([&](ImplicitLocOpBuilder &b) {
+                            scf::YieldOp::create(b, then(b));
+                          }),
+                          implicitLoc([&](ImplicitLocOpBuilder &b) {
+                            scf::YieldOp::create(b, otherwise(b));
+                          }));
     return SmallVector<Value>(path.getResults());
   };
   Path f32 = [&](ImplicitLocOpBuilder &b) {
-    return emitRowDots(b, bufs.xs, w, spec.wType, n, group, spec.k,
-                       spec.yType);
+    return emitRowDots(b, bufs.xs, w, spec.wType, n, group, spec.k, spec.yType);
   };
   if (!bufs.rowDot)
     return f32(b);
   Path pairs = [&](ImplicitLocOpBuilder &b) {
-    return choose(b, bufs.rowDot,
-                  [&](ImplicitLocOpBuilder &b) {
-                    return emitRowDotPairs(b, bufs.xb, w, spec.wType, n,
-                                           group, spec.k, bufs.rowPrefetch);
-                  },
-                  f32);
+    return choose(
+        b, bufs.rowDot,
+        [&](ImplicitLocOpBuilder &b) {
+          return emitRowDotPairs(b, bufs.xb, w, spec.wType, n, group, spec.k,
+                                 bufs.rowPrefetch);
+        },
+        f32);
   };
   if (!bufs.int8Dot)
     return pairs(b);
-  return choose(b, bufs.int8Dot,
-                [&](ImplicitLocOpBuilder &b) {
-                  return emitRowDotsInt8(b, bufs.x8, w, spec.wType,
-                                         ValueRange{n}, group, spec.k);
-                },
-                pairs);
+  return choose(
+      b, bufs.int8Dot,
+      [&](ImplicitLocOpBuilder &b) {
+        return emitRowDotsInt8(b, bufs.x8, w, spec.wType, ValueRange{n}, group,
+                               spec.k);
+      },
+      pairs);
 }
 
 /// Stores `v` (scalar or the vector of rows from n on) at out[t, n].
@@ -331,9 +330,8 @@ void storeOutput(ImplicitLocOpBuilder &b, Value v, Value out, Value t,
 /// one weight into its spill.
 void spillTile(ImplicitLocOpBuilder &b, ArrayRef<Value> dots, Value spill) {
   for (auto [i, dot] : llvm::enumerate(dots))
-    vector::StoreOp::create(
-        b, dot, spill,
-        ValueRange{constIndex(b, i), constIndex(b, 0)});
+    vector::StoreOp::create(b, dot, spill,
+                            ValueRange{constIndex(b, i), constIndex(b, 0)});
 }
 
 /// The epilogue of a tile of whole kTileRows rows from row n0: for its
@@ -378,7 +376,8 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   SmallVector<Value> panels;
   for (Value w : weights) {
     Value panel = memref::AllocOp::create(
-        b, MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
+        b,
+        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
         ValueRange{(IndexExpr(numBlocks) * (spec.k / 2)).emit(b)},
         b.getI64IntegerAttr(64));
     emitFor(b, zero, numBlocks, [&](ImplicitLocOpBuilder &b, Value nb) {
@@ -392,13 +391,12 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
       std::max<int64_t>(1, kSuperBlockBytes / (spec.k * 2) / kDotTileTokens) *
       kDotTileTokens;
   Value padded = dimOf(b, bufs.xb, 0);
-  auto supers = scf::ForOp::create(b, zero, padded,
-                                   constIndex(b, superTokens));
+  auto supers = scf::ForOp::create(b, zero, padded, constIndex(b, superTokens));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(supers.getBody());
   Value tb = supers.getInductionVar();
-  Value tbEnd = arith::MinSIOp::create(
-      b, padded, (IndexExpr(tb) + superTokens).emit(b));
+  Value tbEnd =
+      arith::MinSIOp::create(b, padded, (IndexExpr(tb) + superTokens).emit(b));
   auto blocks = scf::ForOp::create(b, zero, numBlocks, constIndex(b, 1));
   b.setInsertionPointToStart(blocks.getBody());
   Value nb = blocks.getInductionVar();
@@ -407,16 +405,14 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
                                       (IndexExpr(n0) + kTileRows).emit(b), hi);
   Value blockRows = (IndexExpr(hi) - n0).emit(b);
-  auto tiles = scf::ForOp::create(b, tb, tbEnd,
-                                  constIndex(b, kDotTileTokens));
+  auto tiles = scf::ForOp::create(b, tb, tbEnd, constIndex(b, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
   Value t0 = tiles.getInductionVar();
   for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
-    spillTile(b, emitDotTile(b, bufs.xb, panel, base, t0, spec.k),
-              spill);
+    spillTile(b, emitDotTile(b, bufs.xb, panel, base, t0, spec.k), spill);
   Value tileTokens = constIndex(b, kDotTileTokens);
-  Value count = arith::MinSIOp::create(b, tileTokens,
-                                       (IndexExpr(tokens) - t0).emit(b));
+  Value count =
+      arith::MinSIOp::create(b, tileTokens, (IndexExpr(tokens) - t0).emit(b));
   auto ifWhole = scf::IfOp::create(b, whole, /*withElseRegion=*/true);
   b.setInsertionPointToStart(ifWhole.thenBlock());
   emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
@@ -425,8 +421,7 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     emitFor(b, zero, blockRows, [&](ImplicitLocOpBuilder &b, Value j) {
       SmallVector<Value> perWeight;
       for (Value spill : bufs.spills)
-        perWeight.push_back(
-            memref::LoadOp::create(b, spill, ValueRange{i, j}));
+        perWeight.push_back(memref::LoadOp::create(b, spill, ValueRange{i, j}));
       Value n = (IndexExpr(n0) + j).emit(b);
       Value y = epilogue(b, perWeight, n);
       storeOutput(b, y, out, (IndexExpr(t0) + i).emit(b), n);
@@ -459,21 +454,20 @@ Value emitWideInt8Rows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   b.setInsertionPointToStart(passes.getBody());
   SmallVector<Value> rows;
   for (int64_t r = 0; r < perPass; ++r)
-    rows.push_back(arith::AddIOp::create(b, passes.getInductionVar(),
-                                         constIndex(b, r)));
-  emitFor(b, constIndex(b, 0), tokens,
-          [&](ImplicitLocOpBuilder &b, Value s) {
-            SmallVector<SmallVector<Value>> perWeight; // [weight][row]
-            for (Value w : weights)
-              perWeight.push_back(emitRowDotsInt8(b, bufs.x8, w,
-                                                  spec.wType, rows, s, spec.k));
-            for (auto [r, n] : llvm::enumerate(rows)) {
-              SmallVector<Value> dots;
-              for (auto &sums : perWeight)
-                dots.push_back(sums[r]);
-              storeOutput(b, epilogue(b, dots, n), out, s, n);
-            }
-          });
+    rows.push_back(
+        arith::AddIOp::create(b, passes.getInductionVar(), constIndex(b, r)));
+  emitFor(b, constIndex(b, 0), tokens, [&](ImplicitLocOpBuilder &b, Value s) {
+    SmallVector<SmallVector<Value>> perWeight; // [weight][row]
+    for (Value w : weights)
+      perWeight.push_back(
+          emitRowDotsInt8(b, bufs.x8, w, spec.wType, rows, s, spec.k));
+    for (auto [r, n] : llvm::enumerate(rows)) {
+      SmallVector<Value> dots;
+      for (auto &sums : perWeight)
+        dots.push_back(sums[r]);
+      storeOutput(b, epilogue(b, dots, n), out, s, n);
+    }
+  });
   return end;
 }
 
@@ -499,8 +493,8 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     for (auto [w, panel] : llvm::zip_equal(weights, panels))
       emitPackPanel(b, w, spec.wType, n0, panel, spec.k, spec.yType);
     Value paddedTokens = dimOf(b, xs, 0);
-    auto tiles = scf::ForOp::create(b, zero, paddedTokens,
-                                    constIndex(b, kTileTokens));
+    auto tiles =
+        scf::ForOp::create(b, zero, paddedTokens, constIndex(b, kTileTokens));
     OpBuilder::InsertionGuard tileGuard(b);
     b.setInsertionPointToStart(tiles.getBody());
     Value t0 = tiles.getInductionVar();
@@ -509,16 +503,16 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
       spillTile(b, emitTile(b, xs, panel, t0, spec.k), spill);
     Value tileTokens = constIndex(b, kTileTokens);
-    Value count = arith::MinSIOp::create(b, tileTokens,
-                                         (IndexExpr(tokens) - t0).emit(b));
+    Value count =
+        arith::MinSIOp::create(b, tileTokens, (IndexExpr(tokens) - t0).emit(b));
     emitSpilledEpilogue(b, bufs.spills, out, t0, count, n0, epilogue);
   }
   // Decode's int8 rows with records past L1: kInt8WideRows rows a pass
   // (int8RowsPerPass), each summed as alone, the rest one by one below.
   Value rowsStart = blockEnd;
   if (bufs.int8Dot && !spec.rowsOnly && int8RowsPerPass(spec.wType, spec.k) > 1)
-    rowsStart = emitWideInt8Rows(b, spec, bufs, weights, out, blockEnd,
-                                 hi, tokens, useTiles, epilogue);
+    rowsStart = emitWideInt8Rows(b, spec, bufs, weights, out, blockEnd, hi,
+                                 tokens, useTiles, epilogue);
   // The other rows. With tiles in use they sum exactly as a tile lane does,
   // so which rows fill whole blocks (that depends on how the rows were split
   // over the threads) changes no bit.
@@ -528,14 +522,14 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
     Value grouped = zero;
     if (spec.rowsOnly) {
       grouped = (IndexExpr(tokens) / kRowGroup * kRowGroup).emit(b);
-      auto groups = scf::ForOp::create(b, zero, grouped,
-                                       constIndex(b, kRowGroup));
+      auto groups =
+          scf::ForOp::create(b, zero, grouped, constIndex(b, kRowGroup));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(groups.getBody());
       SmallVector<Value> group;
       for (int64_t g = 0; g < kRowGroup; ++g)
-        group.push_back(arith::AddIOp::create(
-            b, groups.getInductionVar(), constIndex(b, g)));
+        group.push_back(arith::AddIOp::create(b, groups.getInductionVar(),
+                                              constIndex(b, g)));
       SmallVector<SmallVector<Value>> perWeight; // [weight][token]
       for (Value w : weights)
         perWeight.push_back(emitRowDotsBest(b, spec, bufs, w, n, group));
@@ -550,13 +544,12 @@ void emitRowsF32(ImplicitLocOpBuilder &b, const KernelSpec &spec,
       SmallVector<Value> perWeight;
       for (Value w : weights) {
         auto dot = scf::IfOp::create(
-            b, useTiles,
-            implicitLoc([&](ImplicitLocOpBuilder &b) {
-              scf::YieldOp::create(b, emitLaneDot(b, xs, w, spec.wType, n, s, spec.k, spec.yType));
+            b, useTiles, implicitLoc([&](ImplicitLocOpBuilder &b) {
+              scf::YieldOp::create(b, emitLaneDot(b, xs, w, spec.wType, n, s,
+                                                  spec.k, spec.yType));
             }),
             implicitLoc([&](ImplicitLocOpBuilder &b) {
-              scf::YieldOp::create(
-                  b, emitRowDotsBest(b, spec, bufs, w, n, s));
+              scf::YieldOp::create(b, emitRowDotsBest(b, spec, bufs, w, n, s));
             }));
         perWeight.push_back(dot.getResult(0));
       }
@@ -665,8 +658,7 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
              [&](ImplicitLocOpBuilder &b, ValueRange dots, Value) -> Value {
                Value g = roundTo(b, dots[0], yType);
                Value u = roundTo(b, dots[1], yType);
-               Value act =
-                   roundTo(b, emitGeluTanh(b, toF32(b, g)), yType);
+               Value act = roundTo(b, emitGeluTanh(b, toF32(b, g)), yType);
                Value actF32 = toF32(b, act);
                Value p = arith::MulFOp::create(b, actF32, toF32(b, u));
                return roundTo(b, p, yType);
@@ -685,15 +677,14 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
       Value localHi = arith::SubIOp::create(b, hi, off);
       emitRows(b, spec, bufs, {weights[i]}, outputs[i], localLo, localHi,
                tokens,
-               [&](ImplicitLocOpBuilder &b, ValueRange dots,
-                   Value n) -> Value {
+               [&](ImplicitLocOpBuilder &b, ValueRange dots, Value n) -> Value {
                  Value dot = dots[0];
                  // The bias joins the f32 sum before its one rounding.
                  if (bias) {
                    Value bv;
                    if (auto vec = dyn_cast<VectorType>(dot.getType()))
-                     bv = vector::LoadOp::create(
-                         b, vec.clone(spec.biasType), bias, ValueRange{n});
+                     bv = vector::LoadOp::create(b, vec.clone(spec.biasType),
+                                                 bias, ValueRange{n});
                    else
                      bv = memref::LoadOp::create(b, bias, ValueRange{n});
                    dot = arith::AddFOp::create(b, dot, toF32(b, bv));

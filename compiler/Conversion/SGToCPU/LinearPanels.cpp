@@ -65,36 +65,29 @@ void emitPackPairsOneByOne(ImplicitLocOpBuilder &b, Value w, Type wType,
   Value first = constIndex(b, from);
   Value end = constIndex(b, to);
   emitFor(b, first, end, [&](ImplicitLocOpBuilder &b, Value p) {
-            auto pair = scf::IfOp::create(
-                b, valid,
-                implicitLoc([&](ImplicitLocOpBuilder &b) {
-                  Value k0 = arith::MulIOp::create(b, p,
-                                                   constIndex(b, 2));
-                  if (wType.isBF16()) {
-                    scf::YieldOp::create(
-                        b, Value(vector::LoadOp::create(b, pairType, w,
-                                                     ValueRange{row, k0})));
-                    return;
-                  }
-                  Value k1 = arith::AddIOp::create(b, k0,
-                                                   constIndex(b, 1));
-                  SmallVector<Value, 2> halves;
-                  for (Value kk : {k0, k1})
-                    halves.push_back(roundTo(
-                        b, loadWeightF32(b, w, wType, row, kk, 1,
-                                      b.getBF16Type()),
-                        b.getBF16Type()));
-                  scf::YieldOp::create(
-                      b, Value(vector::FromElementsOp::create(b, pairType,
-                                                           halves)));
-                }),
-                implicitLoc([&](ImplicitLocOpBuilder &b) {
-                  scf::YieldOp::create(b, zeroPair);
-                }));
-            vector::StoreOp::create(
-                b, pair.getResult(0), panel,
-                ValueRange{arith::AddIOp::create(b, base, p), col});
-          });
+    auto pair = scf::IfOp::create(
+        b, valid, implicitLoc([&](ImplicitLocOpBuilder &b) {
+          Value k0 = arith::MulIOp::create(b, p, constIndex(b, 2));
+          if (wType.isBF16()) {
+            scf::YieldOp::create(b, Value(vector::LoadOp::create(
+                                        b, pairType, w, ValueRange{row, k0})));
+            return;
+          }
+          Value k1 = arith::AddIOp::create(b, k0, constIndex(b, 1));
+          SmallVector<Value, 2> halves;
+          for (Value kk : {k0, k1})
+            halves.push_back(roundTo(
+                b, loadWeightF32(b, w, wType, row, kk, 1, b.getBF16Type()),
+                b.getBF16Type()));
+          scf::YieldOp::create(
+              b, Value(vector::FromElementsOp::create(b, pairType, halves)));
+        }),
+        implicitLoc([&](ImplicitLocOpBuilder &b) {
+          scf::YieldOp::create(b, zeroPair);
+        }));
+    vector::StoreOp::create(b, pair.getResult(0), panel,
+                            ValueRange{arith::AddIOp::create(b, base, p), col});
+  });
 }
 
 /// The pairs of row `row` of a weight that is not bf16 (f16, a block
@@ -118,8 +111,7 @@ void emitPackDequantizedRow(ImplicitLocOpBuilder &b, Value w, Type wType,
     b.setInsertionPointToStart(chunks.getBody());
     Value c = chunks.getInductionVar();
     auto pairs = scf::IfOp::create(
-        b, valid,
-        implicitLoc([&](ImplicitLocOpBuilder &b) {
+        b, valid, implicitLoc([&](ImplicitLocOpBuilder &b) {
           scf::YieldOp::create(b, loadWeightPairsBF16(b, w, wType, row, c));
         }),
         implicitLoc([&](ImplicitLocOpBuilder &b) {
@@ -128,15 +120,14 @@ void emitPackDequantizedRow(ImplicitLocOpBuilder &b, Value w, Type wType,
     IndexExpr p0 = IndexExpr(base) + IndexExpr(c) / 2;
     for (int64_t p = 0; p < kChunk / 2; ++p) {
       Value pair = vector::ExtractStridedSliceOp::create(
-          b, pairs.getResult(0), ArrayRef<int64_t>{2 * p},
-          ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-      vector::StoreOp::create(
-          b, pair, panel,
-          ValueRange{(p0 + p).emit(b), col});
+          b, pairs.getResult(0), ArrayRef<int64_t>{2 * p}, ArrayRef<int64_t>{2},
+          ArrayRef<int64_t>{1});
+      vector::StoreOp::create(b, pair, panel,
+                              ValueRange{(p0 + p).emit(b), col});
     }
   }
-  emitPackPairsOneByOne(b, w, wType, row, valid, panel, base, col,
-                        whole / 2, k / 2);
+  emitPackPairsOneByOne(b, w, wType, row, valid, panel, base, col, whole / 2,
+                        k / 2);
 }
 
 } // namespace
@@ -155,7 +146,8 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
   Value wholeEnd = constIndex(b, whole);
   Value eight = constIndex(b, 8);
   scf::ForOp::create(
-      b, zero, wholeEnd, eight, ValueRange{}, implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
+      b, zero, wholeEnd, eight, ValueRange{},
+      implicitLoc([&](ImplicitLocOpBuilder &b, Value col, ValueRange) {
         for (int64_t j0 = 0; j0 < kTileRows; j0 += 8) {
           SmallVector<Value> rows;
           for (int64_t j = j0; j < j0 + 8; ++j) {
@@ -166,9 +158,8 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
           for (int64_t c = 0; c < 8; ++c)
             vector::StoreOp::create(
                 b, cols[c], panel,
-                ValueRange{
-                    arith::AddIOp::create(b, col, constIndex(b, c)),
-                    constIndex(b, j0)});
+                ValueRange{arith::AddIOp::create(b, col, constIndex(b, c)),
+                           constIndex(b, j0)});
         }
         scf::YieldOp::create(b);
       }));
@@ -188,21 +179,19 @@ void linear::emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
 /// rows at or past `hi`: the bf16 pairs of one block of rows, K-pair-major,
 /// from row `base` of the panels (a weight that is not bf16 as its bf16
 /// pairs, emitPackDequantizedRow).
-void linear::emitPackPairPanel(ImplicitLocOpBuilder &b, Value w,
-                               Type wType, Value n0, Value hi, Value panel,
-                               Value base, int64_t k) {
+void linear::emitPackPairPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
+                               Value n0, Value hi, Value panel, Value base,
+                               int64_t k) {
   Value zero = constIndex(b, 0);
   Value rows = constIndex(b, kTileRows);
   emitFor(b, zero, rows, [&](ImplicitLocOpBuilder &b, Value j) {
-            Value row = (IndexExpr(n0) + j).emit(b);
-            Value col = (IndexExpr(j) * 2).emit(b);
-            Value valid = arith::CmpIOp::create(
-                b, arith::CmpIPredicate::slt, row, hi);
-            if (wType.isBF16())
-              emitPackPairsOneByOne(b, w, wType, row, valid, panel, base,
-                                    col, 0, k / 2);
-            else
-              emitPackDequantizedRow(b, w, wType, row, valid, panel,
-                                     base, col, k);
-          });
+    Value row = (IndexExpr(n0) + j).emit(b);
+    Value col = (IndexExpr(j) * 2).emit(b);
+    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, hi);
+    if (wType.isBF16())
+      emitPackPairsOneByOne(b, w, wType, row, valid, panel, base, col, 0,
+                            k / 2);
+    else
+      emitPackDequantizedRow(b, w, wType, row, valid, panel, base, col, k);
+  });
 }

@@ -158,14 +158,13 @@ void emitPackPanel(ImplicitLocOpBuilder &b, Value w, Type wType, Value n0,
 /// panel[base + p, 2j + e] = w[n0 + j, 2p + e] as bf16 for j < kTileRows,
 /// zero for rows at or past `hi`: the bf16 tiles' pairs of one block of
 /// rows, K-pair-major (LinearPanels.cpp).
-void emitPackPairPanel(ImplicitLocOpBuilder &b, Value w, Type wType,
-                       Value n0, Value hi, Value panel, Value base, int64_t k);
+void emitPackPairPanel(ImplicitLocOpBuilder &b, Value w, Type wType, Value n0,
+                       Value hi, Value panel, Value base, int64_t k);
 
 /// i1: whether a call of `tokens` tokens runs the tiles (enough tokens to
 /// fill one, and a spec that allows them); the other calls take the row
 /// path (LinearKernel.cpp).
-Value tilesInUse(ImplicitLocOpBuilder &b, const KernelSpec &spec,
-                 Value tokens);
+Value tilesInUse(ImplicitLocOpBuilder &b, const KernelSpec &spec, Value tokens);
 
 /// Emits the kernel function `name` for `spec` (LinearKernel.cpp).
 func::FuncOp buildKernel(OpBuilder &b, ModuleOp module, const KernelSpec &spec,

@@ -97,11 +97,12 @@ void lowering::emitFor(
     ImplicitLocOpBuilder &b, Value lb, Value ub,
     llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
   Value one = constIndex(b, 1);
-  scf::ForOp::create(b, lb, ub, one, ValueRange{},
-                     implicitLoc([&](ImplicitLocOpBuilder &nb, Value iv, ValueRange) {
-                       body(nb, iv);
-                       scf::YieldOp::create(nb);
-                     }));
+  scf::ForOp::create(
+      b, lb, ub, one, ValueRange{},
+      implicitLoc([&](ImplicitLocOpBuilder &nb, Value iv, ValueRange) {
+        body(nb, iv);
+        scf::YieldOp::create(nb);
+      }));
 }
 
 scf::ForOp lowering::emitLoop(
@@ -140,13 +141,12 @@ Value FunctionLowering::bufferFor(Location loc, Value result) {
 
 Value lowering::emitChainedSum(
     ImplicitLocOpBuilder &b, int64_t n, int64_t lanes, int64_t chains,
-    ChainTermFn term, llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> onStep) {
+    ChainTermFn term,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value)> onStep) {
   return emitChainedSums(
       b, n, lanes, chains, 1,
-      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
-          ValueRange accs) -> SmallVector<Value> {
-        return {term(b, col, lanes, accs[0])};
-      },
+      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, ValueRange accs)
+          -> SmallVector<Value> { return {term(b, col, lanes, accs[0])}; },
       onStep)[0];
 }
 
@@ -157,35 +157,35 @@ SmallVector<Value> lowering::emitChainedSums(
   auto vecF32 = VectorType::get({lanes}, b.getF32Type());
   int64_t step = lanes * chains;
   int64_t nMain = n - n % step, nVec = n - n % lanes;
-  Value zeroVec = arith::ConstantOp::create(b, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
   // Sum t's chain c is carried at t * chains + c.
   SmallVector<Value> inits(count * chains, zeroVec);
-  auto main = emitLoop(
-      b, 0, nMain, step, inits,
-      [&](ImplicitLocOpBuilder &b, Value col, ValueRange accs) {
-        if (onStep)
-          onStep(b, col);
-        SmallVector<Value> next(accs.size());
-        for (int64_t c = 0; c < chains; ++c) {
-          SmallVector<Value> chain;
-          for (int64_t t = 0; t < count; ++t)
-            chain.push_back(accs[t * chains + c]);
-          SmallVector<Value> out =
-              term(b, (IndexExpr(col) + c * lanes).emit(b), lanes, chain);
-          for (int64_t t = 0; t < count; ++t)
-            next[t * chains + c] = out[t];
-        }
-        scf::YieldOp::create(b, next);
-      });
+  auto main =
+      emitLoop(b, 0, nMain, step, inits,
+               [&](ImplicitLocOpBuilder &b, Value col, ValueRange accs) {
+                 if (onStep)
+                   onStep(b, col);
+                 SmallVector<Value> next(accs.size());
+                 for (int64_t c = 0; c < chains; ++c) {
+                   SmallVector<Value> chain;
+                   for (int64_t t = 0; t < count; ++t)
+                     chain.push_back(accs[t * chains + c]);
+                   SmallVector<Value> out = term(
+                       b, (IndexExpr(col) + c * lanes).emit(b), lanes, chain);
+                   for (int64_t t = 0; t < count; ++t)
+                     next[t * chains + c] = out[t];
+                 }
+                 scf::YieldOp::create(b, next);
+               });
   SmallVector<Value> firsts;
   for (int64_t t = 0; t < count; ++t)
     firsts.push_back(main.getResult(t * chains));
-  auto vecTail = emitLoop(
-      b, nMain, nVec, lanes, firsts,
-      [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
-        scf::YieldOp::create(b, term(b, col, lanes, acc));
-      });
+  auto vecTail =
+      emitLoop(b, nMain, nVec, lanes, firsts,
+               [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
+                 scf::YieldOp::create(b, term(b, col, lanes, acc));
+               });
   SmallVector<Value> sums;
   for (int64_t t = 0; t < count; ++t) {
     SmallVector<Value> accs(main.getResults().slice(t * chains, chains));
@@ -200,51 +200,50 @@ SmallVector<Value> lowering::emitChainedSums(
       accs = std::move(halved);
     }
     sums.push_back(vector::ReductionOp::create(
-        b, vector::CombiningKind::ADD, accs[0],
-        arith::FastMathFlags::reassoc));
+        b, vector::CombiningKind::ADD, accs[0], arith::FastMathFlags::reassoc));
   }
-  auto tail = emitLoop(
-      b, nVec, n, 1, sums,
-      [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
-        scf::YieldOp::create(b, term(b, col, 1, acc));
-      });
+  auto tail = emitLoop(b, nVec, n, 1, sums,
+                       [&](ImplicitLocOpBuilder &b, Value col, ValueRange acc) {
+                         scf::YieldOp::create(b, term(b, col, 1, acc));
+                       });
   return SmallVector<Value>(tail.getResults());
 }
 
 SmallVector<Value> lowering::emitUnrolledSteps(
     ImplicitLocOpBuilder &b, int64_t count, int64_t unroll, ValueRange inits,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, SmallVector<Value> &)>
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value,
+                            SmallVector<Value> &)>
         step) {
   int64_t main = count - count % unroll;
-  auto unrolled = emitLoop(
-      b, 0, main, unroll, inits,
-      [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
-        SmallVector<Value> values(iter);
-        for (int64_t u = 0; u < unroll; ++u)
-          step(b, (IndexExpr(s) + u).emit(b), values);
-        scf::YieldOp::create(b, values);
-      });
-  auto rest = emitLoop(
-      b, main, count, 1, unrolled.getResults(),
-      [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
-        SmallVector<Value> values(iter);
-        step(b, s, values);
-        scf::YieldOp::create(b, values);
-      });
+  auto unrolled =
+      emitLoop(b, 0, main, unroll, inits,
+               [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
+                 SmallVector<Value> values(iter);
+                 for (int64_t u = 0; u < unroll; ++u)
+                   step(b, (IndexExpr(s) + u).emit(b), values);
+                 scf::YieldOp::create(b, values);
+               });
+  auto rest = emitLoop(b, main, count, 1, unrolled.getResults(),
+                       [&](ImplicitLocOpBuilder &b, Value s, ValueRange iter) {
+                         SmallVector<Value> values(iter);
+                         step(b, s, values);
+                         scf::YieldOp::create(b, values);
+                       });
   return SmallVector<Value>(rest.getResults());
 }
 
-Value lowering::emitRmsScale(ImplicitLocOpBuilder &b, int64_t width,
-                             double eps, RowLoadFn load) {
-  Value sum = emitChainedSum(
-      b, width, kNormLanes, /*chains=*/4,
-      [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes, Value acc) -> Value {
-        Value v = toF32(b, load(b, col, lanes));
-        return arith::AddFOp::create(b, acc,
-                                     Value(arith::MulFOp::create(b, v, v)));
-      });
-  Value mean = arith::DivFOp::create(b, sum,
-                                     constF32(b, static_cast<float>(width)));
+Value lowering::emitRmsScale(ImplicitLocOpBuilder &b, int64_t width, double eps,
+                             RowLoadFn load) {
+  Value sum =
+      emitChainedSum(b, width, kNormLanes, /*chains=*/4,
+                     [&](ImplicitLocOpBuilder &b, Value col, int64_t lanes,
+                         Value acc) -> Value {
+                       Value v = toF32(b, load(b, col, lanes));
+                       return arith::AddFOp::create(
+                           b, acc, Value(arith::MulFOp::create(b, v, v)));
+                     });
+  Value mean =
+      arith::DivFOp::create(b, sum, constF32(b, static_cast<float>(width)));
   Value shifted =
       arith::AddFOp::create(b, mean, constF32(b, static_cast<float>(eps)));
   return math::RsqrtOp::create(b, shifted);
@@ -276,11 +275,9 @@ static Value loadCpuGlobal(ImplicitLocOpBuilder &b, ModuleOp module,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     global = LLVM::GlobalOp::create(b, type, isConstant,
-                                    LLVM::Linkage::External, name,
-                                    Attribute());
+                                    LLVM::Linkage::External, name, Attribute());
   }
-  return LLVM::LoadOp::create(b, type,
-                              LLVM::AddressOfOp::create(b, global));
+  return LLVM::LoadOp::create(b, type, LLVM::AddressOfOp::create(b, global));
 }
 
 /// i1: the i8 CPU flag `name`.
@@ -301,10 +298,9 @@ Value lowering::loadInt8DotFlag(ImplicitLocOpBuilder &b, ModuleOp module) {
   return loadCpuFlag(b, module, kInt8DotFlag);
 }
 
-Value lowering::loadRowPrefetchBytes(ImplicitLocOpBuilder &b,
-                                     ModuleOp module) {
+Value lowering::loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module) {
   // Not constant: the runtime writes it after loading the library.
-  Value bytes = loadCpuGlobal(b, module, kRowPrefetchGlobal,
-                              b.getI64Type(), /*isConstant=*/false);
+  Value bytes = loadCpuGlobal(b, module, kRowPrefetchGlobal, b.getI64Type(),
+                              /*isConstant=*/false);
   return arith::IndexCastOp::create(b, b.getIndexType(), bytes);
 }

@@ -16,9 +16,9 @@
 #include "lib/abi/sgc/abi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -152,11 +152,12 @@ SmallVector<Value> emitChainedSums(
 /// A loop over steps [0, count) carrying `inits`, `unroll` steps an
 /// iteration and the rest one at a time: `step(s, values)` updates the
 /// carried values in place. Returns them after the last step.
-SmallVector<Value> emitUnrolledSteps(
-    ImplicitLocOpBuilder &b, int64_t count, int64_t unroll,
-    ValueRange inits,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, SmallVector<Value> &)>
-        step);
+SmallVector<Value>
+emitUnrolledSteps(ImplicitLocOpBuilder &b, int64_t count, int64_t unroll,
+                  ValueRange inits,
+                  llvm::function_ref<void(ImplicitLocOpBuilder &, Value,
+                                          SmallVector<Value> &)>
+                      step);
 
 /// Loads `lanes` consecutive elements of a row from column `col`: a
 /// vector<lanes x T>, or the scalar T when lanes is 1.
@@ -201,10 +202,10 @@ Value loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
-void emitRowChunks(ImplicitLocOpBuilder &b, int64_t width,
-                   llvm::function_ref<void(ImplicitLocOpBuilder &, Value col,
-                                           int64_t lanes)>
-                       body);
+void emitRowChunks(
+    ImplicitLocOpBuilder &b, int64_t width,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value col, int64_t lanes)>
+        body);
 
 /// Emits `scf.for` over [lb, ub) by `step` (constants, created in that
 /// order) carrying `inits`; `body(iv, carried)` builds an iteration, its

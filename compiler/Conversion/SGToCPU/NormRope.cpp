@@ -25,8 +25,7 @@ using namespace mlir;
 using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 
-static LogicalResult lowerNormRope(sg::NormRopeOp op,
-                                   FunctionLowering &state) {
+static LogicalResult lowerNormRope(sg::NormRopeOp op, FunctionLowering &state) {
   Location loc = op.getLoc();
   ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
@@ -60,7 +59,8 @@ static LogicalResult lowerNormRope(sg::NormRopeOp op,
   Value pos0 = arith::IndexCastOp::create(b, b.getIndexType(),
                                           state.lookup(op.getPos0()));
   // The normalized head, in f32, for the rotation's pairs.
-  Value normed = memref::AllocaOp::create(b, MemRefType::get({d}, b.getF32Type()));
+  Value normed =
+      memref::AllocaOp::create(b, MemRefType::get({d}, b.getF32Type()));
   // The token's rounded cos and sin per frequency, computed once for all
   // its heads.
   Value cosSin = table ? Value(memref::AllocaOp::create(
@@ -89,8 +89,9 @@ static LogicalResult lowerNormRope(sg::NormRopeOp op,
       };
       Value r = emitRmsScale(b, d, op.getEps().convertToDouble(), load);
       emitFor(b, zero, dIdx, [&](ImplicitLocOpBuilder &b, Value k) {
-        Value w = weight ? Value(memref::LoadOp::create(b, weight, ValueRange{k}))
-                         : Value();
+        Value w = weight
+                      ? Value(memref::LoadOp::create(b, weight, ValueRange{k}))
+                      : Value();
         Value rounded = emitNormalize(b, load(b, k), r, w, plusOne, ct);
         memref::StoreOp::create(b, toF32(b, rounded), normed, ValueRange{k});
         if (!table)

@@ -291,8 +291,8 @@ static LogicalResult lowerFunction(func::FuncOp func, ModuleOp module) {
       inputs.push_back(bufferType(type));
 
   ImplicitLocOpBuilder b(func.getLoc(), func);
-  auto lowered = func::FuncOp::create(b, func.getSymName(),
-                                      b.getFunctionType(inputs, {}));
+  auto lowered =
+      func::FuncOp::create(b, func.getSymName(), b.getFunctionType(inputs, {}));
   for (NamedAttribute attr : func->getDiscardableAttrs())
     lowered->setAttr(attr.getName(), attr.getValue());
   sg::SGDialect::ResultSlotsAttrHelper(b.getContext())

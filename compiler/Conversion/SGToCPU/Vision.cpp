@@ -28,9 +28,10 @@ static Type elementTypeOf(Value v) {
 }
 
 /// init + Σ_{lb <= k < ub} term(k) in f32, one accumulator, in order.
-static Value emitSum(ImplicitLocOpBuilder &b, Value lb, Value ub,
-                     llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> term,
-                     Value init = {}) {
+static Value
+emitSum(ImplicitLocOpBuilder &b, Value lb, Value ub,
+        llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> term,
+        Value init = {}) {
   if (!init)
     init = constF32(b, 0.0f);
   auto loop = scf::ForOp::create(
@@ -45,8 +46,8 @@ static Value emitSum(ImplicitLocOpBuilder &b, Value lb, Value ub,
 /// positions[n][axis] as an index value (may be negative: padding).
 static Value loadPosition(ImplicitLocOpBuilder &b, Value positions, Value n,
                           int64_t axis) {
-  Value p = memref::LoadOp::create(b, positions,
-                                   ValueRange{n, constIndex(b, axis)});
+  Value p =
+      memref::LoadOp::create(b, positions, ValueRange{n, constIndex(b, axis)});
   return arith::IndexCastOp::create(b, b.getIndexType(), p);
 }
 
@@ -55,7 +56,8 @@ static Value loadPosition(ImplicitLocOpBuilder &b, Value positions, Value n,
 //===----------------------------------------------------------------------===//
 
 /// Per row: μ = Σx/D, σ² = Σ(x−μ)²/D, then round((x−μ)·rsqrt(σ²+eps)·w + b).
-static LogicalResult lowerLayerNorm(sg::LayerNormOp op, FunctionLowering &state) {
+static LogicalResult lowerLayerNorm(sg::LayerNormOp op,
+                                    FunctionLowering &state) {
   Location loc = op.getLoc();
   ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
@@ -73,21 +75,23 @@ static LogicalResult lowerLayerNorm(sg::LayerNormOp op, FunctionLowering &state)
     auto load = [&](ImplicitLocOpBuilder &b, Value k) {
       return toF32(b, memref::LoadOp::create(b, x, ValueRange{s, k}));
     };
-    Value mean = arith::DivFOp::create(b, emitSum(b, zero, widthIdx, load),
-                                       widthF);
-    Value sq = emitSum(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value k) {
-      Value c = arith::SubFOp::create(b, load(b, k), mean);
-      return Value(arith::MulFOp::create(b, c, c));
-    });
+    Value mean =
+        arith::DivFOp::create(b, emitSum(b, zero, widthIdx, load), widthF);
+    Value sq =
+        emitSum(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value k) {
+          Value c = arith::SubFOp::create(b, load(b, k), mean);
+          return Value(arith::MulFOp::create(b, c, c));
+        });
     Value var = arith::DivFOp::create(b, sq, widthF);
-    Value r = math::RsqrtOp::create(b, Value(arith::AddFOp::create(b, var, eps)));
+    Value r =
+        math::RsqrtOp::create(b, Value(arith::AddFOp::create(b, var, eps)));
     emitFor(b, zero, widthIdx, [&](ImplicitLocOpBuilder &b, Value k) {
       Value c = arith::SubFOp::create(b, load(b, k), mean);
       Value n = arith::MulFOp::create(b, c, r);
       Value wk = toF32(b, memref::LoadOp::create(b, w, ValueRange{k}));
       Value bk = toF32(b, memref::LoadOp::create(b, bias, ValueRange{k}));
-      Value y = arith::AddFOp::create(
-          b, Value(arith::MulFOp::create(b, n, wk)), bk);
+      Value y =
+          arith::AddFOp::create(b, Value(arith::MulFOp::create(b, n, wk)), bk);
       memref::StoreOp::create(b, roundTo(b, y, ct), out, ValueRange{s, k});
     });
   });
@@ -134,7 +138,8 @@ static LogicalResult lowerStandardize(sg::StandardizeOp op,
     maps.append({channel, channel});
   }
   maps.push_back(full);
-  Value pre = constF32(b, static_cast<float>(op.getPreScale().convertToDouble()));
+  Value pre =
+      constF32(b, static_cast<float>(op.getPreScale().convertToDouble()));
   SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
   linalg::GenericOp::create(
       b, inputs, ValueRange{out}, maps, parallel,
@@ -156,7 +161,8 @@ static LogicalResult lowerStandardize(sg::StandardizeOp op,
 
 /// Half a (0: channels [0, D/2), by column; 1: [D/2, D), by row) rotated as
 /// sg.rope rotates a head of width D/2.
-static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state) {
+static LogicalResult lowerAxialRope(sg::AxialRopeOp op,
+                                    FunctionLowering &state) {
   Location loc = op.getLoc();
   ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX()), positions = state.lookup(op.getPositions());
@@ -178,8 +184,10 @@ static LogicalResult lowerAxialRope(sg::AxialRopeOp op, FunctionLowering &state)
         Value k = (IndexExpr(j) + axis * d / 2).emit(b);
         Value k2 = (IndexExpr(k) + quarter).emit(b);
         emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value h) {
-          Value lo = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k}));
-          Value hi = toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k2}));
+          Value lo =
+              toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k}));
+          Value hi =
+              toF32(b, memref::LoadOp::create(b, x, ValueRange{s, h, k2}));
           auto [yLo, yHi] = emitRotatePair(b, lo, hi, c, sn, ct);
           memref::StoreOp::create(b, yLo, out, ValueRange{s, h, k});
           memref::StoreOp::create(b, yHi, out, ValueRange{s, h, k2});
@@ -226,8 +234,10 @@ static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
     px = arith::SelectOp::create(b, valid, px, zero);
     py = arith::SelectOp::create(b, valid, py, zero);
     emitFor(b, zero, dimOf(b, x, 1), [&](ImplicitLocOpBuilder &b, Value k) {
-      Value tx = toF32(b, memref::LoadOp::create(b, table, ValueRange{zero, px, k}));
-      Value ty = toF32(b, memref::LoadOp::create(b, table, ValueRange{one, py, k}));
+      Value tx =
+          toF32(b, memref::LoadOp::create(b, table, ValueRange{zero, px, k}));
+      Value ty =
+          toF32(b, memref::LoadOp::create(b, table, ValueRange{one, py, k}));
       Value pos = toF32(b, roundTo(b, arith::AddFOp::create(b, tx, ty), ct));
       pos = arith::SelectOp::create(b, valid, pos, constF32(b, 0.0f));
       Value xv = toF32(b, memref::LoadOp::create(b, x, ValueRange{n, k}));
@@ -243,7 +253,8 @@ static LogicalResult lowerAddPositionEmbedding(sg::AddPositionEmbeddingOp op,
 // Pooling
 //===----------------------------------------------------------------------===//
 
-static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state) {
+static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op,
+                                    FunctionLowering &state) {
   Location loc = op.getLoc();
   ImplicitLocOpBuilder b(loc, state.b);
   Value x = state.lookup(op.getX());
@@ -272,10 +283,9 @@ static LogicalResult lowerAvgPool2D(sg::AvgPool2DOp op, FunctionLowering &state)
                     Value next = emitSum(
                         b, zero, kIdx,
                         [&](ImplicitLocOpBuilder &b, Value kx) {
-                          Value patch =
-                              (IndexExpr(row) + c0 + kx).emit(b);
+                          Value patch = (IndexExpr(row) + c0 + kx).emit(b);
                           return toF32(b, memref::LoadOp::create(
-                                                   b, x, ValueRange{patch, dd}));
+                                              b, x, ValueRange{patch, dd}));
                         },
                         acc[0]);
                     scf::YieldOp::create(b, next);
@@ -365,13 +375,14 @@ static LogicalResult lowerMergeImageRows(sg::MergeImageRowsOp op,
   AffineMap row = AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx);
   SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
   linalg::GenericOp::create(
-      b, ValueRange{state.lookup(op.getX()), state.lookup(op.getEmbeds()),
+      b,
+      ValueRange{state.lookup(op.getX()), state.lookup(op.getEmbeds()),
                  state.lookup(op.getBlocks())},
       ValueRange{out}, ArrayRef<AffineMap>{full, full, row, full}, parallel,
       implicitLoc([&](ImplicitLocOpBuilder &b, ValueRange args) {
         Value zero = arith::ConstantIntOp::create(b, 0, 32);
-        Value image = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
-                                            args[2], zero);
+        Value image =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, args[2], zero);
         // The select is on f32 (a text row's value round-trips exactly): an
         // x86 select of bf16 is promoted to f32 and rounded back by a
         // __truncsfbf2 call, which no model links.

@@ -60,8 +60,8 @@ struct BlockReader {
   Value bytes(const IndexExpr &at) {
     if (lanes == 1)
       return memref::LoadOp::create(b, w, ValueRange{row, at.emit(b)});
-    return vector::LoadOp::create(b, VectorType::get({lanes}, b.getI8Type()),
-                                  w, ValueRange{row, at.emit(b)});
+    return vector::LoadOp::create(b, VectorType::get({lanes}, b.getI8Type()), w,
+                                  ValueRange{row, at.emit(b)});
   }
   /// One int8 at byte `at`, as f32.
   Value signedByte(const IndexExpr &at) {
@@ -82,8 +82,8 @@ struct BlockReader {
     auto four = VectorType::get({4}, b.getI8Type());
     auto one = VectorType::get({1}, b.getF32Type());
     Value raw = vector::LoadOp::create(b, four, w, ValueRange{row, at.emit(b)});
-    return vector::ExtractOp::create(
-        b, vector::BitCastOp::create(b, one, raw), ArrayRef<int64_t>{0});
+    return vector::ExtractOp::create(b, vector::BitCastOp::create(b, one, raw),
+                                     ArrayRef<int64_t>{0});
   }
   /// An i8 constant or index value, shaped like the loaded bytes.
   Value splat(Value scalarI8) {
@@ -180,12 +180,13 @@ Value dequantFP8Ch(BlockReader &r, IndexExpr col) {
   sign = arith::ShLIOp::create(b, sign, word(8));
   Value bits = arith::OrIOp::create(b, magnitude, sign);
   Value scaled = arith::ExtFOp::create(
-      b, r.lanes == 1 ? Type(b.getF32Type())
-                           : Type(VectorType::get({r.lanes}, b.getF32Type())),
+      b,
+      r.lanes == 1 ? Type(b.getF32Type())
+                   : Type(VectorType::get({r.lanes}, b.getF32Type())),
       Value(arith::BitcastOp::create(b, f16, bits)));
   Value stored = r.single(base);
-  Value scale = r.fmul(stored,
-                       arith::ConstantOp::create(b, b.getF32FloatAttr(256)));
+  Value scale =
+      r.fmul(stored, arith::ConstantOp::create(b, b.getF32FloatAttr(256)));
   return r.fmul(r.f32Lanes(scale), scaled);
 }
 
@@ -230,8 +231,7 @@ Value dequantQ4_K(BlockReader &r, IndexExpr col) {
   Value both = loadQ4KScalesAndMins(b, r.w, r.row, base.emit(b));
   IndexExpr j = chunk * 2 + upper;
   Value scale = vector::ExtractOp::create(b, both, OpFoldResult(j.emit(b)));
-  Value min =
-      vector::ExtractOp::create(b, both, OpFoldResult((j + 8).emit(b)));
+  Value min = vector::ExtractOp::create(b, both, OpFoldResult((j + 8).emit(b)));
   Value scaled = r.scaled(scale, q);
   return arith::SubFOp::create(b, scaled, r.f32Lanes(min));
 }
@@ -263,8 +263,8 @@ Value dequantF32(ImplicitLocOpBuilder &b, Value w, sg::QuantType quant,
 /// the one dequantizing and rounding that weight gives (the same f32
 /// product, the same rounding), for 5 instructions a block where 32 weights
 /// dequantized one by one take 14.
-Value nibblePairsByTable(ImplicitLocOpBuilder &b, Value w, Value row,
-                         Value col, StringRef encoding) {
+Value nibblePairsByTable(ImplicitLocOpBuilder &b, Value w, Value row, Value col,
+                         StringRef encoding) {
   auto i8x16 = VectorType::get({16}, b.getI8Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
   auto i16x16 = VectorType::get({16}, b.getI16Type());
@@ -301,8 +301,7 @@ Value nibblePairsByTable(ImplicitLocOpBuilder &b, Value w, Value row,
     ordered.push_back(i);
   }
   // vpermw reads a table of 32 words: the 16 values twice.
-  Value table32 =
-      vector::ShuffleOp::create(b, rounded, rounded, twice);
+  Value table32 = vector::ShuffleOp::create(b, rounded, rounded, twice);
   // Elements 0-15 are the low nibbles of the block's 16 bytes, 16-31 the
   // high ones.
   Value packed = r.bytes(packedAt);
@@ -314,13 +313,13 @@ Value nibblePairsByTable(ImplicitLocOpBuilder &b, Value w, Value row,
   Value high = arith::ShRUIOp::create(b, packed, four);
   Value nibbles = vector::ShuffleOp::create(b, low, high, ordered);
   Value index = arith::ExtUIOp::create(b, i16x32, nibbles);
-  Value words = LLVM::CallIntrinsicOp::create(
-                    b, i16x32,
-                    b.getStringAttr("llvm.x86.avx512.permvar.hi.512"),
-                    ValueRange{table32, index})
-                    .getResult(0);
-  return vector::BitCastOp::create(
-      b, VectorType::get({32}, b.getBF16Type()), words);
+  Value words =
+      LLVM::CallIntrinsicOp::create(
+          b, i16x32, b.getStringAttr("llvm.x86.avx512.permvar.hi.512"),
+          ValueRange{table32, index})
+          .getResult(0);
+  return vector::BitCastOp::create(b, VectorType::get({32}, b.getBF16Type()),
+                                   words);
 }
 
 } // namespace
@@ -329,8 +328,7 @@ Value lowering::loadWeightF32(ImplicitLocOpBuilder &b, Value w, Type wType,
                               Value row, Value col, int64_t lanes, Type ct) {
   auto quant = dyn_cast<sg::QuantType>(wType);
   if (!quant)
-    return widenWeight(b, emitRowLoad(b, w, ValueRange{row}, col, lanes),
-                       ct);
+    return widenWeight(b, emitRowLoad(b, w, ValueRange{row}, col, lanes), ct);
   Value value = dequantF32(b, w, quant, row, col, lanes);
   // Under bf16 activations the reference reads bf16(dequantized weight).
   if (ct.isBF16())
@@ -382,7 +380,7 @@ Value lowering::weightBufferColumn(ImplicitLocOpBuilder &b, Type wType,
 }
 
 Value lowering::loadQ4KScalesAndMins(ImplicitLocOpBuilder &b, Value w,
-                                    Value row, Value base) {
+                                     Value row, Value base) {
   auto i8x16 = VectorType::get({16}, b.getI8Type());
   auto i16x16 = VectorType::get({16}, b.getI16Type());
   auto f32x16 = VectorType::get({16}, b.getF32Type());
@@ -390,29 +388,29 @@ Value lowering::loadQ4KScalesAndMins(ImplicitLocOpBuilder &b, Value w,
   Value zero = arith::ConstantOp::create(
       b, i8x16, DenseElementsAttr::get(i8x16, b.getI8IntegerAttr(0)));
   auto words = [&](ArrayRef<int64_t> order) -> Value {
-    return arith::ExtUIOp::create(
-        b, i16x16, vector::ShuffleOp::create(b, h, zero, order));
+    return arith::ExtUIOp::create(b, i16x16,
+                                  vector::ShuffleOp::create(b, h, zero, order));
   };
   auto wordConst = [&](ArrayRef<int16_t> values) -> Value {
-    return arith::ConstantOp::create(
-        b, i16x16, DenseElementsAttr::get(i16x16, values));
+    return arith::ConstantOp::create(b, i16x16,
+                                     DenseElementsAttr::get(i16x16, values));
   };
   // The low bits: s[j] / s[j + 4] for the scales, s[j + 4] for the mins
   // (the high nibble for j >= 4); index 16 reads the zero vector.
   Value low = words({4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15});
   low = arith::ShRUIOp::create(
       b, low, wordConst({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4}));
-  low = arith::AndIOp::create(
-      b, low,
-      wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}));
+  low = arith::AndIOp::create(b, low,
+                              wordConst({63, 63, 63, 63, 15, 15, 15, 15, 63, 63,
+                                         63, 63, 15, 15, 15, 15}));
   // The top two bits for j >= 4: s[j − 4] (scales), s[j] (mins).
   Value top = words({16, 16, 16, 16, 4, 5, 6, 7, 16, 16, 16, 16, 8, 9, 10, 11});
   top = arith::ShRUIOp::create(
       b, top, wordConst({6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}));
   top = arith::ShLIOp::create(
       b, top, wordConst({4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}));
-  Value sixBits = arith::UIToFPOp::create(
-      b, f32x16, arith::OrIOp::create(b, low, top));
+  Value sixBits =
+      arith::UIToFPOp::create(b, f32x16, arith::OrIOp::create(b, low, top));
   // d over lanes 0-7, dmin over 8-15.
   Value halves = vector::BitCastOp::create(
       b, VectorType::get({2}, b.getF16Type()),
@@ -422,7 +420,6 @@ Value lowering::loadQ4KScalesAndMins(ImplicitLocOpBuilder &b, Value w,
   for (int64_t i = 0; i < 16; ++i)
     spread.push_back(i / 8);
   Value factors = arith::ExtFOp::create(
-      b, f32x16,
-      Value(vector::ShuffleOp::create(b, halves, halves, spread)));
+      b, f32x16, Value(vector::ShuffleOp::create(b, halves, halves, spread)));
   return arith::MulFOp::create(b, factors, sixBits);
 }

@@ -11,8 +11,8 @@
 #ifndef SGC_COMPILER_CONVERSION_SGTOCPU_WEIGHTREAD_H
 #define SGC_COMPILER_CONVERSION_SGTOCPU_WEIGHTREAD_H
 
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::sgc::lowering {
 
@@ -27,8 +27,8 @@ MemRefType weightBufferType(int64_t rows, int64_t k, Type wType);
 /// `col` is a multiple of `lanes` and `lanes` (1, 8 or 16) divides its
 /// sub-block (32 for Q8_0 / Q4_0 / Q4_K and the compressed-tensors
 /// encodings, 16 for Q6_K).
-Value loadWeightF32(ImplicitLocOpBuilder &b, Value w, Type wType,
-                    Value row, Value col, int64_t lanes, Type ct);
+Value loadWeightF32(ImplicitLocOpBuilder &b, Value w, Type wType, Value row,
+                    Value col, int64_t lanes, Type ct);
 
 /// The bf16 pairs w[row, col .. col + 32) as vector<32xbf16>, for the
 /// kernels' vdpbf16ps paths: a bf16 weight loaded as it is; an f16 or

@@ -51,31 +51,28 @@ Value emitProbabilityPair(ImplicitLocOpBuilder &b, Value probs,
     // Clamped into the scores row before the load; the select drops it.
     Value clamped = arith::MinUIOp::create(b, row, paired.rowLast);
     clamped = arith::MaxUIOp::create(b, clamped, paired.rowBegin);
-    Value t =
-        (IndexExpr(clamped) - paired.rowBegin + paired.tBegin).emit(b);
+    Value t = (IndexExpr(clamped) - paired.rowBegin + paired.tBegin).emit(b);
     Value p = memref::LoadOp::create(b, probs, ValueRange{t});
     Value bits = arith::BitcastOp::create(b, i32, p);
     return arith::SelectOp::create(
-        b, valid, bits,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
+        b, valid, bits, arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
   };
-  Value earlyBits = bitsOf(
-      early, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, early,
-                                   paired.rowBegin));
-  Value lateBits = bitsOf(
-      late, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, late,
-                                  paired.rowLast));
+  Value earlyBits =
+      bitsOf(early, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, early,
+                                          paired.rowBegin));
+  Value lateBits =
+      bitsOf(late, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, late,
+                                         paired.rowLast));
   // One op a statement: the IR's order must not depend on the host
   // compiler's order of evaluating arguments.
   Value high = arith::AndIOp::create(
       b, earlyBits,
       arith::ConstantOp::create(b, b.getI32IntegerAttr(0xFFFF0000)));
   Value low = arith::ShRUIOp::create(
-      b, lateBits,
-      arith::ConstantOp::create(b, b.getI32IntegerAttr(16)));
+      b, lateBits, arith::ConstantOp::create(b, b.getI32IntegerAttr(16)));
   Value pair = arith::OrIOp::create(b, high, low);
-  Value lanes = vector::BroadcastOp::create(
-      b, VectorType::get({kLanes}, i32), pair);
+  Value lanes =
+      vector::BroadcastOp::create(b, VectorType::get({kLanes}, i32), pair);
   return vector::BitCastOp::create(
       b, VectorType::get({2 * kLanes}, b.getBF16Type()), lanes);
 }
@@ -107,12 +104,12 @@ SmallVector<Value> emitPairedSums(ImplicitLocOpBuilder &b, Value probs,
 } // namespace
 
 void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
-                                Value probs, ArrayRef<ValueRun> runs,
-                                Value out, Value i, Value h, Type ct,
+                                Value probs, ArrayRef<ValueRun> runs, Value out,
+                                Value i, Value h, Type ct,
                                 const PairedValues *paired) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
   int64_t dVec = dv - dv % kLanes;
   assert((!paired || dVec == dv) && "paired rows need whole vectors");
   for (int64_t c0 = 0; c0 < dVec; c0 += kSumVectors * kLanes) {
@@ -130,9 +127,9 @@ void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
             for (int64_t v = 0; v < vectors; ++v) {
               SmallVector<Value> idx(row);
               idx.push_back(constIndex(b, c0 + v * kLanes));
-              Value vv = toF32(b, vector::LoadOp::create(
-                                           b, VectorType::get({kLanes}, elem),
-                                           run.vBuf, idx));
+              Value vv = toF32(
+                  b, vector::LoadOp::create(b, VectorType::get({kLanes}, elem),
+                                            run.vBuf, idx));
               next.push_back(vector::FMAOp::create(b, pv, vv, iter[v]));
             }
             scf::YieldOp::create(b, next);
@@ -143,8 +140,8 @@ void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
       accs = emitPairedSums(b, probs, *paired, c0, accs);
     for (int64_t v = 0; v < vectors; ++v) {
       Value y = roundTo(b, accs[v], ct);
-      vector::StoreOp::create(
-          b, y, out, ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
+      vector::StoreOp::create(b, y, out,
+                              ValueRange{i, h, constIndex(b, c0 + v * kLanes)});
     }
   }
   for (int64_t col = dVec; col < dv; ++col) {
@@ -157,7 +154,8 @@ void attention::emitWeightedSum(ImplicitLocOpBuilder &b, int64_t dv,
             SmallVector<Value> idx = run.rowOf(b, t);
             idx.push_back(constIndex(b, col));
             Value vv = toF32(b, memref::LoadOp::create(b, run.vBuf, idx));
-            scf::YieldOp::create(b, Value(math::FmaOp::create(b, pt, vv, iter[0])));
+            scf::YieldOp::create(
+                b, Value(math::FmaOp::create(b, pt, vv, iter[0])));
           }));
       sum = loop.getResult(0);
     }
@@ -172,8 +170,8 @@ void attention::emitGroupWeightedSum(
     ArrayRef<ValueRun> runs, Value out, Value i, Value first, Value hLo,
     Value hHi, Type ct) {
   auto vecF32 = VectorType::get({kLanes}, b.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(b, vecF32,
-                                            DenseElementsAttr::get(vecF32, 0.0f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
   SmallVector<Value> probs;
   for (int64_t k = 0; k < group; ++k)
     probs.push_back(probsOf(b, k));
@@ -189,9 +187,9 @@ void attention::emitGroupWeightedSum(
             for (int64_t v = 0; v < vectors; ++v) {
               SmallVector<Value> idx(row);
               idx.push_back(constIndex(b, c0 + v * kLanes));
-              vv.push_back(toF32(b, vector::LoadOp::create(
-                                             b, VectorType::get({kLanes}, elem),
-                                             run.vBuf, idx)));
+              vv.push_back(toF32(
+                  b, vector::LoadOp::create(b, VectorType::get({kLanes}, elem),
+                                            run.vBuf, idx)));
             }
             SmallVector<Value> next;
             for (int64_t k = 0; k < group; ++k) {
@@ -199,8 +197,8 @@ void attention::emitGroupWeightedSum(
                   b, vecF32,
                   memref::LoadOp::create(b, probs[k], ValueRange{t}));
               for (int64_t v = 0; v < vectors; ++v)
-                next.push_back(vector::FMAOp::create(b, pv, vv[v],
-                                                     iter[k * vectors + v]));
+                next.push_back(
+                    vector::FMAOp::create(b, pv, vv[v], iter[k * vectors + v]));
             }
             scf::YieldOp::create(b, next);
           }));

@@ -126,15 +126,16 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
                   auto dot = scf::ForOp::create(
                       b, lane, dims, warp, ValueRange{zeroSum},
                       [&](OpBuilder &, Location, Value c, ValueRange acc) {
-                        Value qv = toF32(
-                            b, memref::LoadOp::create(b, qb, ValueRange{i, h, c}));
+                        Value qv = toF32(b, memref::LoadOp::create(
+                                                b, qb, ValueRange{i, h, c}));
                         auto loadAt = [&](Value col) -> Value {
                           return memref::LoadOp::create(
                               b, buf, ValueRange{row, g, col});
                         };
-                        Value kv = toF32(b, keys ? emitRebuiltKeyChunk(
-                                                    k, *keys, j, c, 1, loadAt)
-                                              : loadAt(c));
+                        Value kv =
+                            toF32(b, keys ? emitRebuiltKeyChunk(k, *keys, j, c,
+                                                                1, loadAt)
+                                          : loadAt(c));
                         scf::YieldOp::create(
                             b, Value(math::FmaOp::create(b, qv, kv, acc[0])));
                       });
@@ -144,8 +145,7 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
             Value qk =
                 k.warpSum(memref::LoadOp::create(b, partial, ValueRange{zero}));
             Value s = toF32(b, roundTo(b, qk, ct));
-            return toF32(
-                b, roundTo(b, arith::MulFOp::create(b, s, scale), ct));
+            return toF32(b, roundTo(b, arith::MulFOp::create(b, s, scale), ct));
           };
           float negInf = -std::numeric_limits<float>::infinity();
           auto maxLoop = scf::ForOp::create(
@@ -178,14 +178,14 @@ FailureOr<KernelUse> gpu_kernels::emitAttention(Operation *op,
           k.forRange(lo, end, one, [&](Value j) {
             Value e = math::ExpOp::create(
                 b, Value(arith::SubFOp::create(b, score(j), maxScore)));
-            Value pt = toF32(
-                b, roundTo(b, arith::MulFOp::create(b, e, inv), ct));
+            Value pt =
+                toF32(b, roundTo(b, arith::MulFOp::create(b, e, inv), ct));
             keyRow(j, vc, vb, [&](Value buf, Value row) {
               for (int64_t s = 0; s < perLane; ++s) {
                 Value dd = dimOf(s);
                 k.ifThen(k.lessThan(dd, k.index(dv)), [&] {
-                  Value v = toF32(
-                      b, memref::LoadOp::create(b, buf, ValueRange{row, g, dd}));
+                  Value v = toF32(b, memref::LoadOp::create(
+                                         b, buf, ValueRange{row, g, dd}));
                   Value old =
                       memref::LoadOp::create(b, acc, ValueRange{k.index(s)});
                   Value sum = arith::AddFOp::create(

@@ -149,7 +149,8 @@ Value AttnDecodeBuilder::loadChunk(Value buf, Value row, Value head,
   };
   auto load = [&]() -> Value {
     if (keyAt)
-      return toF32(b, emitRebuiltKeyChunk(k, *keys, keyAt, col, kChunk, loadAt));
+      return toF32(b,
+                   emitRebuiltKeyChunk(k, *keys, keyAt, col, kChunk, loadAt));
     return toF32(b, loadAt(col));
   };
   if ((c + 1) * kSpan <= width)

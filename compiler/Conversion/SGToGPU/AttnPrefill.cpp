@@ -640,7 +640,8 @@ void AttnPrefillBuilder::build() {
       k.ifThen(r.live, [&] {
         for (int64_t nt = 0; nt < oTiles; ++nt) {
           Value pair =
-              roundTo(b, vector::FromElementsOp::create(
+              roundTo(b,
+                      vector::FromElementsOp::create(
                           b, VectorType::get({2}, f32),
                           ValueRange{loop.getResult(nt * 4 + 2 * h),
                                      loop.getResult(nt * 4 + 2 * h + 1)}),

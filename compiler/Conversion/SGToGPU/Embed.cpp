@@ -57,8 +57,8 @@ FailureOr<KernelUse> gpu_kernels::emitEmbed(Operation *operation,
                 Value e = memref::LoadOp::create(b, table, ValueRange{row, h});
                 Value wide = lowering::widenWeight(b, e, ct);
                 Value y = arith::MulFOp::create(b, wide, k.f32(scale));
-                memref::StoreOp::create(b, lowering::roundTo(b, y, ct),
-                                        out, ValueRange{t, h});
+                memref::StoreOp::create(b, lowering::roundTo(b, y, ct), out,
+                                        ValueRange{t, h});
               });
         });
       });

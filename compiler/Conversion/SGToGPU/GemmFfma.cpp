@@ -137,8 +137,7 @@ void FfmaBuilder::stage(Value kb, int w, Value rowBase) {
         wv.setAlignment(kLoad * wt.getIntOrFloatBitWidth() / 8);
         nw = wv;
       }
-      row = lowering::emitNormalize(b, row, scale, nw, g.normOffset == 1,
-                                    f32);
+      row = lowering::emitNormalize(b, row, scale, nw, g.normOffset == 1, f32);
     }
     scf::YieldOp::create(b, row);
     b.setInsertionPointToStart(ifOp.elseBlock());

@@ -207,8 +207,8 @@ void GemmBuilder::storeTile(ArrayRef<Value> regs, Value kb) {
       // The weights as bf16 activations read them (f16 rounded to bf16).
       Value chunk = regs[r++];
       if (getElementTypeOrSelf(chunk.getType()).isF16())
-        chunk = lowering::roundTo(b, lowering::toF32(b, chunk),
-                                  b.getBF16Type());
+        chunk =
+            lowering::roundTo(b, lowering::toF32(b, chunk), b.getBF16Type());
       auto st = vector::StoreOp::create(b, chunk, tile, ValueRange{n, col});
       st.setAlignment(16);
     }

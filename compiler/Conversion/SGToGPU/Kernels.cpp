@@ -431,8 +431,7 @@ Value gpu_kernels::emitProjectionEpilogue(ImplicitLocOpBuilder &b,
     return lowering::emitSoftcap(b, y, g.cap);
   case Projection::Epilogue::GatedGelu: {
     Value u = roundTo(b, up, yType);
-    Value act = roundTo(
-        b, lowering::emitGeluTanh(b, toF32(b, y)), yType);
+    Value act = roundTo(b, lowering::emitGeluTanh(b, toF32(b, y)), yType);
     // One statement each: argument order would differ between compilers
     // (this is the order GCC built).
     Value uF = toF32(b, u);

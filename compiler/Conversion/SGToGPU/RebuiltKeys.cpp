@@ -92,8 +92,7 @@ static std::pair<Value, Value> cosSinAt(KernelBody &k, const KeyRebuild &r,
   Value f = memref::LoadOp::create(b, r.invFreq, ValueRange{c});
   auto [cosA, sinA] =
       lowering::attention::emitCosSin(b, arith::MulFOp::create(b, pf, f));
-  return {toF32(b, roundTo(b, cosA, r.ct)),
-          toF32(b, roundTo(b, sinA, r.ct))};
+  return {toF32(b, roundTo(b, cosA, r.ct)), toF32(b, roundTo(b, sinA, r.ct))};
 }
 
 void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
@@ -110,10 +109,8 @@ void gpu_kernels::emitRotateKeyTile(KernelBody &k, const KeyRebuild &r,
     Value c = k.index(IndexExpr(p) % r.rotated);
     Value c2 = k.index(IndexExpr(c) + r.half);
     auto [cs, sn] = cosSinAt(k, r, k.index(IndexExpr(firstPos) + row), c);
-    Value lo =
-        toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c}));
-    Value hi =
-        toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c2}));
+    Value lo = toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c}));
+    Value hi = toF32(b, memref::LoadOp::create(b, tile, ValueRange{row, c2}));
     auto [yLo, yHi] = lowering::emitRotatePair(b, lo, hi, cs, sn, r.ct);
     memref::StoreOp::create(b, yLo, tile, ValueRange{row, c});
     memref::StoreOp::create(b, yHi, tile, ValueRange{row, c2});
@@ -161,8 +158,7 @@ Value gpu_kernels::emitRebuiltKeyChunk(KernelBody &k, const KeyRebuild &r,
     // One operand a statement (GCC's order, as above).
     Value hiE = toF32(b, element(hi, e));
     Value loE = toF32(b, element(lo, e));
-    auto [yLo, yHi] =
-        lowering::emitRotatePair(b, loE, hiE, cosR, sinR, r.ct);
+    auto [yLo, yHi] = lowering::emitRotatePair(b, loE, hiE, cosR, sinR, r.ct);
     out.push_back(arith::SelectOp::create(b, inLo, yLo, yHi));
   }
   Value rotated = n == 1 ? out[0]

@@ -88,16 +88,14 @@ Value geluStep(const RowStep &s) {
 
 Value softcapStep(const RowStep &s) {
   auto cap = cast<sg::SoftcapOp>(s.op);
-  return lowering::emitSoftcap(s.b, s.v,
-                               cap.getCap().convertToDouble());
+  return lowering::emitSoftcap(s.b, s.v, cap.getCap().convertToDouble());
 }
 
 Value normalizeStep(const RowStep &s) {
   auto norm = cast<sg::RMSNormOp>(s.op);
   Value w = s.side ? s.side() : Value();
-  return lowering::emitNormalize(s.b, s.v, s.scale, w,
-                                 norm.getWeightOffsetAttr().getInt() == 1,
-                                 s.ct);
+  return lowering::emitNormalize(
+      s.b, s.v, s.scale, w, norm.getWeightOffsetAttr().getInt() == 1, s.ct);
 }
 
 /// The ops a row chain is made of, by TypeID, with what each does to a
