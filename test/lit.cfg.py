@@ -53,6 +53,11 @@ if os.path.exists(os.path.join(config.sgc_tools_dir, "sgc-emu-sample")):
 # An x86-64 Linux host: checks that read /proc/cpuinfo and x86 code.
 if platform.machine() == "x86_64" and platform.system() == "Linux":
     config.available_features.add("x86_64-linux")
+    # The host variant runs vdpbf16ps (the bf16 tiles, pair rows and
+    # attention sums).
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512_bf16" in cpuinfo.read().split():
+            config.available_features.add("avx512-bf16")
 
 # The ASan + UBSan build (scripts/test-sanitized) runs this suite again.
 if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):

@@ -234,6 +234,51 @@ SmallVector<Value> emitDotTile(ImplicitLocOpBuilder &b, Value xb, Value panel,
   return emitUnrolledSteps(b, k / 2, kUnroll, inits, step);
 }
 
+/// emitDotTile's sums on FMAs, for hosts whose vdpbf16ps runs at a fraction
+/// of their FMA rate (Intel Emerald Rapids: half the FLOP rate). Each K pair
+/// of the panel widens in registers, its high halves (odd k) masked and its
+/// low halves (even k) shifted up, and each token adds the odd product and
+/// then the even one with one FMA each, activations broadcast from xs (the
+/// same bf16 values as xb). That is vdpbf16ps's own order of rounded adds,
+/// so the sums are emitDotTile's bit for bit, apart from vdpbf16ps flushing
+/// subnormal inputs and results to zero.
+SmallVector<Value> emitWidenedTile(ImplicitLocOpBuilder &b, Value xs,
+                                   Value panel, Value base, Value t0,
+                                   int64_t k) {
+  auto vecF32 = VectorType::get({kTileRows}, b.getF32Type());
+  auto vecPairs = VectorType::get({2 * kTileRows}, b.getBF16Type());
+  auto wordsType = VectorType::get({kTileRows}, b.getI32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecF32, DenseElementsAttr::get(vecF32, 0.0f));
+  Value highHalves = arith::ConstantOp::create(
+      b, wordsType,
+      DenseElementsAttr::get(wordsType, static_cast<int32_t>(0xffff0000u)));
+  Value halfWidth = arith::ConstantOp::create(
+      b, wordsType, DenseElementsAttr::get(wordsType, int32_t{16}));
+  SmallVector<Value> rowsOf = tileTokens(b, t0, kDotTileTokens);
+  auto step = [&](ImplicitLocOpBuilder &b, Value p, SmallVector<Value> &accs) {
+    Value wv = vector::LoadOp::create(
+        b, vecPairs, panel,
+        ValueRange{arith::AddIOp::create(b, base, p), constIndex(b, 0)});
+    Value words = vector::BitCastOp::create(b, wordsType, wv);
+    Value odd = arith::AndIOp::create(b, words, highHalves);
+    odd = vector::BitCastOp::create(b, vecF32, odd);
+    Value even = arith::ShLIOp::create(b, words, halfWidth);
+    even = vector::BitCastOp::create(b, vecF32, even);
+    Value colEven = arith::MulIOp::create(b, p, constIndex(b, 2));
+    Value colOdd = arith::AddIOp::create(b, colEven, constIndex(b, 1));
+    for (int64_t i = 0; i < kDotTileTokens; ++i) {
+      for (auto [w, col] : {std::pair(odd, colOdd), std::pair(even, colEven)}) {
+        Value x = memref::LoadOp::create(b, xs, ValueRange{rowsOf[i], col});
+        Value xv = vector::BroadcastOp::create(b, vecF32, x);
+        accs[i] = vector::FMAOp::create(b, xv, w, accs[i]);
+      }
+    }
+  };
+  SmallVector<Value> inits(kDotTileTokens, zeroVec);
+  return emitUnrolledSteps(b, k / 2, kUnroll, inits, step);
+}
+
 /// sum_k xs[s, k] · f32(w[row, k]) as one lane of a tile computes it: one
 /// fused multiply-add per k, in order.
 Value emitLaneDot(ImplicitLocOpBuilder &b, Value xs, Value w, Type wType,
@@ -267,6 +312,9 @@ struct TileBuffers {
   Value rowDot;
   /// How far ahead the pair rows prefetch (index, bytes); set with rowDot.
   Value rowPrefetch;
+  /// i1, the runtime's choice for this host: the bf16 tiles on FMAs
+  /// (emitWidenedTile) instead of vdpbf16ps; set with rowDot.
+  Value widenedTiles;
   /// The int8 activations' records and the variant's int8 flag (i1): rows
   /// outside tiles take emitRowDotsInt8 where it is set; null in a kernel
   /// without int8 rows.
@@ -408,8 +456,15 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   auto tiles = scf::ForOp::create(b, tb, tbEnd, constIndex(b, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
   Value t0 = tiles.getInductionVar();
-  for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills))
+  for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills)) {
+    auto tile =
+        scf::IfOp::create(b, bufs.widenedTiles, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard tileGuard(b);
+    b.setInsertionPointToStart(tile.thenBlock());
+    spillTile(b, emitWidenedTile(b, bufs.xs, panel, base, t0, spec.k), spill);
+    b.setInsertionPointToStart(tile.elseBlock());
     spillTile(b, emitDotTile(b, bufs.xb, panel, base, t0, spec.k), spill);
+  }
   Value tileTokens = constIndex(b, kDotTileTokens);
   Value count =
       arith::MinSIOp::create(b, tileTokens, (IndexExpr(tokens) - t0).emit(b));
@@ -633,6 +688,7 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
   if (spec.bf16Dot) {
     bufs.rowDot = loadBf16DotFlag(b, module);
     bufs.rowPrefetch = loadRowPrefetchBytes(b, module);
+    bufs.widenedTiles = loadBf16TilesOnFma(b, module);
     if (spec.int8Dot)
       bufs.int8Dot = loadInt8DotFlag(b, module);
     bufs.useDot = arith::AndIOp::create(b, useTiles, bufs.rowDot);

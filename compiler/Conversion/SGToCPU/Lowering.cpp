@@ -304,3 +304,12 @@ Value lowering::loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module) {
                               /*isConstant=*/false);
   return arith::IndexCastOp::create(b, b.getIndexType(), bytes);
 }
+
+Value lowering::loadBf16TilesOnFma(ImplicitLocOpBuilder &b, ModuleOp module) {
+  // Not constant either: the runtime's choice for its host.
+  Value set = loadCpuGlobal(b, module, kBf16TilesGlobal, b.getI64Type(),
+                            /*isConstant=*/false);
+  return arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ne, set,
+      arith::ConstantOp::create(b, b.getI64IntegerAttr(0)));
+}

@@ -200,6 +200,15 @@ constexpr int64_t kDefaultRowPrefetchBytes = 4096;
 /// first use.
 Value loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module);
 
+/// The i64 global, like kRowPrefetchGlobal one per library and written by
+/// the runtime, that is nonzero where the host's vdpbf16ps is slower than
+/// FMAs on widened pairs (runtime/src/cpu/bf16_tile_probe.cc): the bf16
+/// tiles then take the FMAs, which compute the same sums. 0 by default.
+constexpr llvm::StringLiteral kBf16TilesGlobal = SGC_ABI_BF16_TILES_SYMBOL;
+
+/// i1: whether kBf16TilesGlobal is set, declared in `module` on first use.
+Value loadBf16TilesOnFma(ImplicitLocOpBuilder &b, ModuleOp module);
+
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).
 void emitRowChunks(

@@ -167,7 +167,10 @@ LogicalResult Glue::emit() {
   // Read by the bf16 pair rows of every variant, set by the runtime for its
   // host (sgc/abi.h).
   os << "SGC_ABI_EXPORT int64_t " << lowering::kRowPrefetchGlobal << " = "
-     << lowering::kDefaultRowPrefetchBytes << ";\n\n";
+     << lowering::kDefaultRowPrefetchBytes << ";\n";
+  // Read by the bf16 tiles of the AVX512-BF16 variants, likewise.
+  os << "SGC_ABI_EXPORT int64_t " << lowering::kBf16TilesGlobal
+     << " = 0;\n\n";
   plan.writeModel(os, "cpu", "SGC_ABI_DEVICE_CPU", "sgc_variants",
                   variants.size());
   return success();

@@ -54,11 +54,16 @@ extern "C" {
 #define SGC_ABI_VERSION_MINOR 9u
 
 /** The symbol every compiled model exports (dlsym name). A CPU model may also
- *  export SGC_ABI_ROW_PREFETCH_SYMBOL, an int64_t the runtime sets before any
- *  call where present: how many bytes ahead its bf16 rows prefetch (0: none).
- *  No value changes a result. */
+ *  export int64_t knobs that the runtime sets for its host before any call,
+ *  where present:
+ *  - SGC_ABI_ROW_PREFETCH_SYMBOL: how many bytes ahead its bf16 rows
+ *    prefetch (0: none). No value changes a result.
+ *  - SGC_ABI_BF16_TILES_SYMBOL: nonzero: its bf16 prefill tiles run on f32
+ *    FMAs instead of vdpbf16ps (AVX512-BF16 variants only). The sums are the
+ *    same but for vdpbf16ps flushing subnormals to zero. */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
 #define SGC_ABI_ROW_PREFETCH_SYMBOL "sgc_cpu_row_prefetch_bytes"
+#define SGC_ABI_BF16_TILES_SYMBOL "sgc_cpu_bf16_tiles_on_fma"
 
 /** Largest tensor rank the manifest can describe. */
 #define SGC_ABI_MAX_RANK 8

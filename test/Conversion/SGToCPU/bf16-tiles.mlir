@@ -17,10 +17,14 @@
 // CHECK: memref.store %[[V]], %[[RXB]]
 // The kernel: the flag and the tile condition choose the path.
 // CHECK-LABEL: func.func @sgc_linear_64x96_bf16_bf16_dot(
-// CHECK-SAME: %{{.*}}: memref<?x96xf32>, %[[KXB:[a-z0-9]+]]: memref<?x96xbf16>, %[[W:[a-z0-9]+]]: memref<64x96xbf16>
+// CHECK-SAME: %[[KXS:[a-z0-9]+]]: memref<?x96xf32>, %[[KXB:[a-z0-9]+]]: memref<?x96xbf16>, %[[W:[a-z0-9]+]]: memref<64x96xbf16>
 // CHECK: %[[ADDR:.*]] = llvm.mlir.addressof @sgc_cpu_bf16_dot : !llvm.ptr
 // CHECK: %[[FLAG:.*]] = llvm.load %[[ADDR]] : !llvm.ptr -> i8
 // CHECK: %[[ON:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i8
+// The runtime's choice for its host: the tiles on FMAs (sgc/abi.h).
+// CHECK: %[[KNOB:.*]] = llvm.mlir.addressof @sgc_cpu_bf16_tiles_on_fma : !llvm.ptr
+// CHECK: %[[KNOBV:.*]] = llvm.load %[[KNOB]] : !llvm.ptr -> i64
+// CHECK: %[[FMA:.*]] = arith.cmpi ne, %[[KNOBV]], %{{.*}} : i64
 // CHECK: %[[DOT:.*]] = arith.andi %[[TILES:.*]], %[[ON]] : i1
 // CHECK: %[[SPILL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<12x16xf32>
 // CHECK: scf.if %[[DOT]] {
@@ -32,7 +36,34 @@
 // Then per super-block of tokens, per row block, its tiles.
 // CHECK: scf.for %[[TB:.*]] = %{{.*}} to %{{.*}} step %c2724
 // CHECK: scf.for %[[NB:.*]] = %{{.*}} to %{{.*}} step %{{.*}}
-// CHECK: scf.for %{{.*}} = %[[TB]] to %{{.*}} step %c12
+// CHECK: scf.for %[[T0:.*]] = %[[TB]] to %{{.*}} step %c12
+// With the knob set, the same sums on FMAs: each K pair of the panel widened
+// in registers (odd k: the high halves masked; even k: the low halves
+// shifted up), and per token the odd product added first, then the even
+// one, activations broadcast from the f32 rows: vdpbf16ps's order.
+// CHECK: scf.if %[[FMA]] {
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<-65536> : vector<16xi32>
+// CHECK-DAG: %[[HALF:.*]] = arith.constant dense<16> : vector<16xi32>
+// CHECK-DAG: %[[T00:.*]] = arith.addi %[[T0]], %c0{{.*}} : index
+// CHECK: %[[WW:.*]] = vector.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<?x32xbf16>, vector<32xbf16>
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[WW]] : vector<32xbf16> to vector<16xi32>
+// CHECK: %[[ODDI:.*]] = arith.andi %[[WORDS]], %[[HIGH]] : vector<16xi32>
+// CHECK: %[[ODD:.*]] = vector.bitcast %[[ODDI]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[EVENI:.*]] = arith.shli %[[WORDS]], %[[HALF]] : vector<16xi32>
+// CHECK: %[[EVEN:.*]] = vector.bitcast %[[EVENI]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[COLE:.*]] = arith.muli %{{.*}}, %c2{{.*}} : index
+// CHECK: %[[COLO:.*]] = arith.addi %[[COLE]], %c1{{.*}} : index
+// CHECK: %[[XO:.*]] = memref.load %[[KXS]][%[[T00]], %[[COLO]]] : memref<?x96xf32>
+// CHECK: %[[XOV:.*]] = vector.broadcast %[[XO]] : f32 to vector<16xf32>
+// CHECK: %[[SUM:.*]] = vector.fma %[[XOV]], %[[ODD]], %{{.*}} : vector<16xf32>
+// CHECK: %[[XE:.*]] = memref.load %[[KXS]][%[[T00]], %[[COLE]]] : memref<?x96xf32>
+// CHECK: %[[XEV:.*]] = vector.broadcast %[[XE]] : f32 to vector<16xf32>
+// CHECK: vector.fma %[[XEV]], %[[EVEN]], %[[SUM]] : vector<16xf32>
+// CHECK-COUNT-22: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: x86vector
+// CHECK: vector.store %{{.*}}, %[[SPILL]][%{{.*}}, %{{.*}}] : memref<12x16xf32>, vector<16xf32>
+// Unset (the default), vdpbf16ps.
+// CHECK: } else {
 // One step: 16 rows x 2 K from the panel, each token's pair broadcast, one
 // dot product per token of the 12, the broadcast pair its last source (the
 // operand x86 lets be memory: LLVM folds the load and broadcast into the
