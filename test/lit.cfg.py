@@ -56,8 +56,12 @@ if platform.machine() == "x86_64" and platform.system() == "Linux":
     # The host variant runs vdpbf16ps (the bf16 tiles, pair rows and
     # attention sums).
     with open("/proc/cpuinfo") as cpuinfo:
-        if "avx512_bf16" in cpuinfo.read().split():
-            config.available_features.add("avx512-bf16")
+        words = cpuinfo.read().split()
+    if "avx512_bf16" in words:
+        config.available_features.add("avx512-bf16")
+    # Checks of how Intel's vdpbf16ps rounds (another vendor's may differ).
+    if "GenuineIntel" in words:
+        config.available_features.add("cpu-intel")
 
 # The ASan + UBSan build (scripts/test-sanitized) runs this suite again.
 if config.sgc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):
