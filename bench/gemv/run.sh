@@ -103,7 +103,7 @@ grep -o '_mlir_ciface_sgc_dispatch_[A-Za-z0-9_]*' "$W/gemv.ll" | sort -u |
 # reads it, else the compiled default.
 echo "long long sgc_cpu_row_prefetch_bytes = ${SGC_ROW_PREFETCH_BYTES:-4096};" >>"$W/stubs.c"
 # The bf16 tiles' instruction (the runtime probes it): decode never tiles.
-echo "long long sgc_cpu_bf16_tiles_on_fma = 0;" >>"$W/stubs.c"
+echo "long long sgc_cpu_bf16_on_fma = 0;" >>"$W/stubs.c"
 # The per-variant flag, defined as the object emitter defines it: an
 # internal constant, 1 where this host has AVX512-BF16 (clang compiles for
 # -march=native), so the branch folds and a host without it never sees the

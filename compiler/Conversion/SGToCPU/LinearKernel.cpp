@@ -688,7 +688,7 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
   if (spec.bf16Dot) {
     bufs.rowDot = loadBf16DotFlag(b, module);
     bufs.rowPrefetch = loadRowPrefetchBytes(b, module);
-    bufs.widenedTiles = loadBf16TilesOnFma(b, module);
+    bufs.widenedTiles = loadBf16OnFma(b, module);
     if (spec.int8Dot)
       bufs.int8Dot = loadInt8DotFlag(b, module);
     bufs.useDot = arith::AndIOp::create(b, useTiles, bufs.rowDot);

@@ -305,9 +305,9 @@ Value lowering::loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module) {
   return arith::IndexCastOp::create(b, b.getIndexType(), bytes);
 }
 
-Value lowering::loadBf16TilesOnFma(ImplicitLocOpBuilder &b, ModuleOp module) {
+Value lowering::loadBf16OnFma(ImplicitLocOpBuilder &b, ModuleOp module) {
   // Not constant either: the runtime's choice for its host.
-  Value set = loadCpuGlobal(b, module, kBf16TilesGlobal, b.getI64Type(),
+  Value set = loadCpuGlobal(b, module, kBf16OnFmaGlobal, b.getI64Type(),
                             /*isConstant=*/false);
   return arith::CmpIOp::create(
       b, arith::CmpIPredicate::ne, set,

@@ -202,12 +202,14 @@ Value loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// The i64 global, like kRowPrefetchGlobal one per library and written by
 /// the runtime, that is nonzero where the host's vdpbf16ps is slower than
-/// FMAs on widened pairs (runtime/src/cpu/bf16_tile_probe.cc): the bf16
-/// tiles then take the FMAs, which compute the same sums. 0 by default.
-constexpr llvm::StringLiteral kBf16TilesGlobal = SGC_ABI_BF16_TILES_SYMBOL;
+/// FMAs on widened values (runtime/src/cpu/bf16_dot_probe.cc): the bf16
+/// tiles then take FMAs that add the same products in the same order (not
+/// attention's paired sums: a key's widening costs as much as the FMA, and
+/// they ran slower so on Emerald Rapids). 0 by default.
+constexpr llvm::StringLiteral kBf16OnFmaGlobal = SGC_ABI_BF16_ON_FMA_SYMBOL;
 
-/// i1: whether kBf16TilesGlobal is set, declared in `module` on first use.
-Value loadBf16TilesOnFma(ImplicitLocOpBuilder &b, ModuleOp module);
+/// i1: whether kBf16OnFmaGlobal is set, declared in `module` on first use.
+Value loadBf16OnFma(ImplicitLocOpBuilder &b, ModuleOp module);
 
 /// Calls `body(col, lanes)` for the columns [0, width) of a row: kNormLanes
 /// at a time, then one at a time (lanes 1).

@@ -118,7 +118,7 @@ EmitResult mlir::sgc::linkModelLibrary(ModuleOp module, StringRef glueName,
   std::string script = writeFileIn(
       loc, dir, "exports.map",
       "{ global: " SGC_ABI_QUERY_SYMBOL "; " SGC_ABI_ROW_PREFETCH_SYMBOL
-      "; " SGC_ABI_BF16_TILES_SYMBOL "; local: *; };\n");
+      "; " SGC_ABI_BF16_ON_FMA_SYMBOL "; local: *; };\n");
   for (const std::string &input : inputs)
     if (input.empty())
       return EmitResult::OutputError;

@@ -58,12 +58,14 @@ extern "C" {
  *  where present:
  *  - SGC_ABI_ROW_PREFETCH_SYMBOL: how many bytes ahead its bf16 rows
  *    prefetch (0: none). No value changes a result.
- *  - SGC_ABI_BF16_TILES_SYMBOL: nonzero: its bf16 prefill tiles run on f32
- *    FMAs instead of vdpbf16ps (AVX512-BF16 variants only). The sums are the
- *    same but for vdpbf16ps flushing subnormals to zero. */
+ *  - SGC_ABI_BF16_ON_FMA_SYMBOL: nonzero: the sums of bf16 products that
+ *    can take either run on f32 FMAs instead of vdpbf16ps (AVX512-BF16
+ *    variants only; today the prefill tiles). The FMAs add the products in
+ *    vdpbf16ps's order, so the results are Intel's vdpbf16ps's but for its
+ *    flushing subnormals to zero. */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
 #define SGC_ABI_ROW_PREFETCH_SYMBOL "sgc_cpu_row_prefetch_bytes"
-#define SGC_ABI_BF16_TILES_SYMBOL "sgc_cpu_bf16_tiles_on_fma"
+#define SGC_ABI_BF16_ON_FMA_SYMBOL "sgc_cpu_bf16_on_fma"
 
 /** Largest tensor rank the manifest can describe. */
 #define SGC_ABI_MAX_RANK 8

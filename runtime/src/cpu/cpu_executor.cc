@@ -88,20 +88,20 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
     e->tuning_ = "row prefetch " + std::to_string(*bytes) + " B (" +
                  choice.why + ")";
   }
-  // The bf16 tiles' instruction, where the variant has them.
+  // The bf16 sums' instruction, where the variant has vdpbf16ps.
   auto *on_fma =
-      static_cast<int64_t *>(model->symbol(SGC_ABI_BF16_TILES_SYMBOL));
+      static_cast<int64_t *>(model->symbol(SGC_ABI_BF16_ON_FMA_SYMBOL));
   if (on_fma) {
     const bool has_dot =
         e->variant_->required_cpu_features & SGC_ABI_CPU_AVX512BF16;
-    bf16_tiles_choice choice;
-    st = choose_bf16_tiles(has_dot, &choice);
+    bf16_sums_choice choice;
+    st = choose_bf16_sums(has_dot, &choice);
     if (!st.ok())
       return st;
     *on_fma = choice.on_fma ? 1 : 0;
     if (has_dot)
       e->tuning_ += std::string(e->tuning_.empty() ? "" : "; ") +
-                    "bf16 tiles on " + (*on_fma ? "FMAs" : "vdpbf16ps") +
+                    "bf16 sums on " + (*on_fma ? "FMAs" : "vdpbf16ps") +
                     " (" + choice.why + ")";
   }
   keep_freed_blocks();

@@ -3,7 +3,7 @@
  */
 #include "runtime/src/cpu/host_tuning.h"
 
-#include "runtime/src/cpu/bf16_tile_probe.h"
+#include "runtime/src/cpu/bf16_dot_probe.h"
 #include "runtime/src/cpu/cpu_features.h"
 
 #include <cstdio>
@@ -66,24 +66,24 @@ status choose_row_prefetch(int64_t compiled_default, row_prefetch_choice *out) {
   return status();
 }
 
-status choose_bf16_tiles(bool variant_has_dot, bf16_tiles_choice *out) {
-  if (const char *set = std::getenv("SGC_BF16_TILES")) {
+status choose_bf16_sums(bool variant_has_dot, bf16_sums_choice *out) {
+  if (const char *set = std::getenv("SGC_BF16_SUMS")) {
     const std::string value = set;
     if (value != "dot" && value != "fma")
-      return usage_error("SGC_BF16_TILES='" + value +
+      return usage_error("SGC_BF16_SUMS='" + value +
                          "' is neither 'dot' nor 'fma'");
-    *out = {variant_has_dot && value == "fma", "SGC_BF16_TILES"};
+    *out = {variant_has_dot && value == "fma", "SGC_BF16_SUMS"};
     return status();
   }
   if (!variant_has_dot) {
     *out = {false, "the variant has no vdpbf16ps"};
     return status();
   }
-  const bf16_tile_rates rates = probe_bf16_tile_rates();
+  const bf16_dot_rates rates = probe_bf16_dot_rates();
   char why[96];
   std::snprintf(why, sizeof why, "probed: vdpbf16ps %.2f/ns, FMA %.2f/ns",
                 rates.dot, rates.fma);
-  *out = {bf16_tiles_on_fma(rates), why};
+  *out = {bf16_sums_on_fma(rates), why};
   return status();
 }
 

@@ -30,22 +30,23 @@ struct row_prefetch_choice {
 /// error naming it.
 status choose_row_prefetch(int64_t compiled_default, row_prefetch_choice *out);
 
-/// Whether the bf16 prefill tiles run on FMAs instead of vdpbf16ps, and why.
-struct bf16_tiles_choice {
+/// Whether the bf16 sums that can take either (the prefill tiles) run on
+/// FMAs instead of vdpbf16ps, and why.
+struct bf16_sums_choice {
   bool on_fma = false;
   std::string why;
 };
 
 /// For a variant with AVX512-BF16 (|variant_has_dot|): the environment's
-/// SGC_BF16_TILES ("dot" or "fma") when set, else what probe_bf16_tile_rates
-/// measures on this core (bf16_tile_probe.h), the rates named in |why|.
+/// SGC_BF16_SUMS ("dot" or "fma") when set, else what probe_bf16_dot_rates
+/// measures on this core (bf16_dot_probe.h), the rates named in |why|.
 /// Probed rather than looked up by CPU model: the ratio of the two rates
 /// differs 4x between the hosts met so far, so a probe of a fraction of a
 /// millisecond tells them apart on any host, known or not, and either choice
-/// computes the same sums. For another variant: vdpbf16ps (it has no tiles
-/// to choose), no probe. A malformed variable is a usage error naming it,
+/// computes the same sums. For another variant: vdpbf16ps (it has no such
+/// sums), no probe. A malformed variable is a usage error naming it,
 /// whatever the variant.
-status choose_bf16_tiles(bool variant_has_dot, bf16_tiles_choice *out);
+status choose_bf16_sums(bool variant_has_dot, bf16_sums_choice *out);
 
 } // namespace runtime
 } // namespace sgc

@@ -22,7 +22,7 @@
 // CHECK: %[[FLAG:.*]] = llvm.load %[[ADDR]] : !llvm.ptr -> i8
 // CHECK: %[[ON:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i8
 // The runtime's choice for its host: the tiles on FMAs (sgc/abi.h).
-// CHECK: %[[KNOB:.*]] = llvm.mlir.addressof @sgc_cpu_bf16_tiles_on_fma : !llvm.ptr
+// CHECK: %[[KNOB:.*]] = llvm.mlir.addressof @sgc_cpu_bf16_on_fma : !llvm.ptr
 // CHECK: %[[KNOBV:.*]] = llvm.load %[[KNOB]] : !llvm.ptr -> i64
 // CHECK: %[[FMA:.*]] = arith.cmpi ne, %[[KNOBV]], %{{.*}} : i64
 // CHECK: %[[DOT:.*]] = arith.andi %[[TILES:.*]], %[[ON]] : i1

@@ -65,7 +65,7 @@ def driver(lowered_path, knob):
     body = text[len("module {"):-1]
     # The globals the object emitter and the glue define for a library.
     values = {"sgc_cpu_bf16_dot": ("i8", 1),
-              "sgc_cpu_bf16_tiles_on_fma": ("i64", knob),
+              "sgc_cpu_bf16_on_fma": ("i64", knob),
               "sgc_cpu_row_prefetch_bytes": ("i64", 0)}
     decl = re.compile(r"^\s*llvm\.mlir\.global external (constant )?@(\w+)\(\).*$",
                       re.M)

@@ -1,12 +1,12 @@
 /*
- * bf16_tile_probe.cc - vdpbf16ps against f32 FMAs on this core.
+ * bf16_dot_probe.cc - vdpbf16ps against f32 FMAs on this core.
  *
  * Twelve independent accumulators of each (as many as a bf16 tile has
  * tokens), so the count that retires per nanosecond is the unit's rate, not
  * its latency. The ratio is what matters and it is far from the bar on the
  * hosts met so far, so a short run suffices.
  */
-#include "runtime/src/cpu/bf16_tile_probe.h"
+#include "runtime/src/cpu/bf16_dot_probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -78,8 +78,8 @@ template <typename Run> double rate(Run run, volatile float &sink) {
 
 } // namespace
 
-bf16_tile_rates probe_bf16_tile_rates() {
-  bf16_tile_rates best;
+bf16_dot_rates probe_bf16_dot_rates() {
+  bf16_dot_rates best;
 #if defined(__x86_64__)
   volatile float sink = 0;
   // One untimed round first: the core may change its clock for 512-bit
@@ -94,7 +94,7 @@ bf16_tile_rates probe_bf16_tile_rates() {
   return best;
 }
 
-bool bf16_tiles_on_fma(const bf16_tile_rates &rates) {
+bool bf16_sums_on_fma(const bf16_dot_rates &rates) {
   return rates.dot > 0 && rates.fma >= 1.5 * rates.dot;
 }
 
