@@ -62,6 +62,7 @@ PROMPT=32
 PREFILL=512
 W=$BENCH_WORK/b1
 mkdir -p "$W"
+rm -f "$W/tuning"
 
 if [[ ! -f $B1_DIR/system_graph.json || ! -f $B1_DIR/hf/model.safetensors ]]; then
   echo "writing the B1 model to $B1_DIR (~1 GiB, ~40 s)" >&2
@@ -108,7 +109,9 @@ run_case() {
     printf 'dot_gflops=%s\nother_load=%s\n' "$g" "$o" >"$out"
     ;;
   sgc) "$harness" "${so[$dt]}" "$B1_DIR" "$t" $PROMPT "$SGC_STEPS" >"$out" ;;
-  sgc-pf) "$harness" "${so[$dt]}" "$B1_DIR" "$t" $PROMPT 1 $PREFILL 1 >"$out" ;;
+  sgc-pf) "$harness" "${so[$dt]}" "$B1_DIR" "$t" $PROMPT 1 $PREFILL 1 >"$out"
+    # What the runtime chose for this host (the last bf16 prefill's).
+    if [[ $dt == bf16 ]]; then sed -n 's/^tuning=//p' "$out" >"$W/tuning"; fi ;;
   llama | llama-pf)
     local args=(-p 0 -n "$LLAMA_STEPS")
     [[ $impl == llama-pf ]] && args=(-p $PREFILL -n 0)
@@ -302,6 +305,8 @@ if [[ $B2 != 0 ]]; then
         -v n=$PREFILL -v f=$flop_tok 'BEGIN { print f * n / s / 1e9 / d }'
     done | pct_stats)
     echo "bf16 dot peak: the same probe timing vdpbf16ps (bench/fma, 'dot'; the instruction of" \
-      "sgc's and llama.cpp's bf16 GEMMs on this host), 2 threads; sgc bf16 reaches $share of it"
+      "llama.cpp's bf16 GEMM, and of sgc's where the runtime keeps it), 2 threads; sgc bf16" \
+      "reaches $share of it"
   fi
+  if [[ -s $W/tuning ]]; then echo "sgc's runtime on this host: $(cat "$W/tuning")"; fi
 fi

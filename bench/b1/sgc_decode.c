@@ -34,6 +34,9 @@
 
 #include "../other_load.h"
 
+/* Weak: a runtime from before it (compare.sh's older build) links too. */
+#pragma weak sgc_session_tuning
+
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -166,6 +169,9 @@ int main(int argc, char **argv) {
   double mean = (rec.t[decode] - rec.t[0]) / decode;
 
   printf("threads=%d\n", sgc_session_num_threads(session));
+  /* The runtime's choices for this host (absent before b130e8d). */
+  if (sgc_session_tuning)
+    printf("tuning=%s\n", sgc_session_tuning(session));
   /* The runtime's name for it changed with ABI 2 (device-neutral); the
      harness builds against either, so two builds can be timed side by side. */
 #ifdef SGC_RUNTIME_CPU_VARIANT_API
