@@ -119,8 +119,7 @@ func::FuncOp linear::getOrCreateQuantRows(OpBuilder &outer, ModuleOp module,
                                    per16 ? "_s16" : "");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  SmallVector<Type> args = {
-      MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type())};
+  SmallVector<Type> args = {f32RowsType(b.getContext(), k)};
   args.push_back(int8ActivationType(b.getContext(), k));
   OpBuilder::InsertionGuard guard(b);
   func::FuncOp func = createPrivateFunction(b, module, name, args);

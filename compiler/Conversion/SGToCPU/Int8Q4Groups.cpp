@@ -195,9 +195,8 @@ func::FuncOp linear::getOrCreateQ4GroupRows(OpBuilder &outer, ModuleOp module,
       llvm::formatv("sgc_quant_rows_{0}_{1}", k, q4k ? "q4kg" : "q4g");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  SmallVector<Type> args = {
-      MemRefType::get({ShapedType::kDynamic, k}, b.getF32Type()),
-      int8ActivationType(b.getContext(), k)};
+  SmallVector<Type> args = {f32RowsType(b.getContext(), k),
+                            int8ActivationType(b.getContext(), k)};
   OpBuilder::InsertionGuard guard(b);
   func::FuncOp func = createPrivateFunction(b, module, name, args);
   Value xs = func.getArgument(0), records = func.getArgument(1);

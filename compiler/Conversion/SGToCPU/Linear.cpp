@@ -89,7 +89,7 @@ func::FuncOp getOrCreateInputRows(OpBuilder &outer, ModuleOp module,
   SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, spec.xType)};
   if (spec.normWeight)
     args.push_back(MemRefType::get({spec.k}, spec.normType));
-  args.push_back(MemRefType::get({dyn, spec.k}, b.getF32Type()));
+  args.push_back(f32RowsType(b.getContext(), spec.k));
   if (spec.bf16Copy)
     args.push_back(bf16RowsType(b.getContext(), spec.k));
   OpBuilder::InsertionGuard guard(b);
@@ -281,7 +281,7 @@ static LogicalResult lowerLinear(Operation *op, FunctionLowering &state) {
     inputRows.push_back(memref::AllocOp::create(
         b,
         type.isBF16() ? bf16RowsType(b.getContext(), input.k)
-                      : MemRefType::get({ShapedType::kDynamic, input.k}, type),
+                      : f32RowsType(b.getContext(), input.k),
         ValueRange{padded}, b.getI64IntegerAttr(64)));
     state.allocated.push_back(inputRows.back());
   }

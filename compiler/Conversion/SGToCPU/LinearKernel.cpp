@@ -646,7 +646,7 @@ func::FuncOp linear::buildKernel(OpBuilder &outer, ModuleOp module,
                                  const KernelSpec &spec, StringRef name) {
   ImplicitLocOpBuilder b(module.getLoc(), outer);
   int64_t dyn = ShapedType::kDynamic;
-  SmallVector<Type> args = {MemRefType::get({dyn, spec.k}, b.getF32Type())};
+  SmallVector<Type> args = {f32RowsType(b.getContext(), spec.k)};
   if (spec.bf16Dot)
     args.push_back(bf16RowsType(b.getContext(), spec.k));
   if (spec.int8Dot)

@@ -58,6 +58,18 @@ inline MemRefType bf16RowsType(MLIRContext *context, int64_t k) {
                          BFloat16Type::get(context));
 }
 
+/// The type of xs, the f32 copy of the input rows (the f32 tiles and rows,
+/// and the bf16 tiles on FMAs, which broadcast from it): rows of K columns,
+/// padded by one 64-byte line where a row is a multiple of 4 KiB (K = 2048
+/// in B1's down projection, 15360 and 21504 in the seeds'), whose 12 token
+/// rows at one column would all fall in one L1 set. Columns past K are
+/// never read.
+inline MemRefType f32RowsType(MLIRContext *context, int64_t k) {
+  int64_t columns = (4 * k) % 4096 == 0 ? k + 16 : k;
+  return MemRefType::get({ShapedType::kDynamic, columns},
+                         Float32Type::get(context));
+}
+
 using Epilogue = sg::ProjectionEpilogue;
 
 /// What the input rows need before the kernel: widening, maybe the norm.

@@ -169,3 +169,21 @@ func.func @decode_tail(%x1: tensor<1x170xbf16>, %w: tensor<8x170xbf16>) -> tenso
   %c = sg.linear %x1, %w : (tensor<1x170xbf16>, tensor<8x170xbf16>) -> tensor<1x8xbf16>
   return %c : tensor<1x8xbf16>
 }
+
+// -----
+
+// K = 1024: an f32 row of 4 KiB. The f32 copy's rows are padded by one line
+// (1040 columns), so the 12 token rows a bf16 tile on FMAs broadcasts from
+// sit in different L1 sets (B1's down projection, K = 2048: 4 % faster
+// prefill on Emerald Rapids); K = 96 and 128 above are not padded.
+// CHECK-LABEL: func.func @wide(
+// CHECK: %[[WXS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x1040xf32>
+// CHECK: %[[WXB:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x1056xbf16>
+// CHECK: call @sgc_rows_1024_bf16_b(%{{.*}}, %[[WXS]], %[[WXB]]) : (memref<?x1024xbf16>, memref<?x1040xf32>, memref<?x1056xbf16>) -> ()
+// CHECK-LABEL: func.func @sgc_linear_16x1024_bf16_bf16_dot(
+// CHECK-SAME: %[[KXS:[a-z0-9]+]]: memref<?x1040xf32>, %{{[a-z0-9]+}}: memref<?x1056xbf16>
+// CHECK: memref.load %[[KXS]][%{{.*}}, %{{.*}}] : memref<?x1040xf32>
+func.func @wide(%x: tensor<?x1024xbf16>, %w: tensor<16x1024xbf16>) -> tensor<?x16xbf16> {
+  %y = sg.linear %x, %w : (tensor<?x1024xbf16>, tensor<16x1024xbf16>) -> tensor<?x16xbf16>
+  return %y : tensor<?x16xbf16>
+}
