@@ -54,15 +54,9 @@ extern "C" {
 #define SGC_ABI_VERSION_MINOR 9u
 
 /** The symbol every compiled model exports (dlsym name). A CPU model may also
- *  export int64_t knobs that the runtime sets for its host before any call,
- *  where present:
- *  - SGC_ABI_ROW_PREFETCH_SYMBOL: how many bytes ahead its bf16 rows
- *    prefetch (0: none). No value changes a result.
- *  - SGC_ABI_BF16_ON_FMA_SYMBOL: nonzero: the sums of bf16 products that
- *    can take either run on f32 FMAs instead of vdpbf16ps (AVX512-BF16
- *    variants only; today the prefill tiles). The FMAs add the products in
- *    vdpbf16ps's order, so the results are Intel's vdpbf16ps's but for its
- *    flushing subnormals to zero. */
+ *  export int64_t knobs the runtime sets for its host before any call: bytes
+ *  its bf16 rows prefetch ahead (0: none), and, nonzero, bf16 prefill tiles
+ *  on FMAs in vdpbf16ps's order of adds (Intel's bits, subnormals kept). */
 #define SGC_ABI_QUERY_SYMBOL "sgc_model_query"
 #define SGC_ABI_ROW_PREFETCH_SYMBOL "sgc_cpu_row_prefetch_bytes"
 #define SGC_ABI_BF16_ON_FMA_SYMBOL "sgc_cpu_bf16_on_fma"

@@ -27,35 +27,27 @@ constexpr int tries = 7;
 #define SGC_TWELVE(X)                                                          \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
-__attribute__((target("avx512f,avx512bf16"))) float
-run_dots(float seed) {
-  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80); // bf16 1.0
-  const __m512bh b = (__m512bh)_mm512_set1_epi32(0);
-#define SGC_INIT(i) __m512 acc##i = _mm512_set1_ps(seed + i);
+/// Twelve chains of vdpbf16ps (|dot|) or of f32 FMAs, |iterations| long.
+__attribute__((target("avx512f,avx512bf16"))) float run_chains(bool dot,
+                                                              float seed) {
+  // Operands from the caller's value, which no compiler can fold away.
+  const __m512 x = _mm512_set1_ps(seed);
+  const __m512bh pairs = _mm512_cvtne2ps_pbh(x, x);
+#define SGC_INIT(i) __m512 acc##i = _mm512_set1_ps(seed * i);
   SGC_TWELVE(SGC_INIT)
 #undef SGC_INIT
-  for (int n = 0; n < iterations; ++n) {
-#define SGC_STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, a, b);
-    SGC_TWELVE(SGC_STEP)
+  if (dot) {
+    for (int n = 0; n < iterations; ++n) {
+#define SGC_STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, pairs, pairs);
+      SGC_TWELVE(SGC_STEP)
 #undef SGC_STEP
-  }
-  __m512 sum = _mm512_setzero_ps();
-#define SGC_SUM(i) sum = _mm512_add_ps(sum, acc##i);
-  SGC_TWELVE(SGC_SUM)
-#undef SGC_SUM
-  return _mm512_cvtss_f32(sum);
-}
-
-__attribute__((target("avx512f"))) float run_fmas(float seed) {
-  const __m512 a = _mm512_set1_ps(1.0f);
-  const __m512 b = _mm512_set1_ps(0.0f);
-#define SGC_INIT(i) __m512 acc##i = _mm512_set1_ps(seed + i);
-  SGC_TWELVE(SGC_INIT)
-#undef SGC_INIT
-  for (int n = 0; n < iterations; ++n) {
-#define SGC_STEP(i) acc##i = _mm512_fmadd_ps(a, b, acc##i);
-    SGC_TWELVE(SGC_STEP)
+    }
+  } else {
+    for (int n = 0; n < iterations; ++n) {
+#define SGC_STEP(i) acc##i = _mm512_fmadd_ps(x, x, acc##i);
+      SGC_TWELVE(SGC_STEP)
 #undef SGC_STEP
+    }
   }
   __m512 sum = _mm512_setzero_ps();
 #define SGC_SUM(i) sum = _mm512_add_ps(sum, acc##i);
@@ -65,10 +57,12 @@ __attribute__((target("avx512f"))) float run_fmas(float seed) {
 }
 #undef SGC_TWELVE
 
-/// Instructions per nanosecond of one call of `run`.
-template <typename Run> double rate(Run run, volatile float &sink) {
+/// Instructions per nanosecond of one run_chains(dot). Its operand is 0.5
+/// read through a volatile (the sums stay far from subnormals and
+/// infinities, which some cores take slower); its result goes to one.
+double rate(bool dot, volatile float &half, volatile float &sink) {
   auto start = std::chrono::steady_clock::now();
-  sink = sink + run(sink);
+  sink = run_chains(dot, half);
   auto ns = std::chrono::duration<double, std::nano>(
                 std::chrono::steady_clock::now() - start)
                 .count();
@@ -81,14 +75,14 @@ template <typename Run> double rate(Run run, volatile float &sink) {
 bf16_dot_rates probe_bf16_dot_rates() {
   bf16_dot_rates best;
 #if defined(__x86_64__)
-  volatile float sink = 0;
+  volatile float half = 0.5f, sink = 0;
   // One untimed round first: the core may change its clock for 512-bit
   // work.
-  rate(run_dots, sink);
-  rate(run_fmas, sink);
+  rate(true, half, sink);
+  rate(false, half, sink);
   for (int t = 0; t < tries; ++t) {
-    best.dot = std::max(best.dot, rate(run_dots, sink));
-    best.fma = std::max(best.fma, rate(run_fmas, sink));
+    best.dot = std::max(best.dot, rate(true, half, sink));
+    best.fma = std::max(best.fma, rate(false, half, sink));
   }
 #endif
   return best;
