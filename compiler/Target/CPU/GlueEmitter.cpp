@@ -169,8 +169,7 @@ LogicalResult Glue::emit() {
   os << "SGC_ABI_EXPORT int64_t " << lowering::kRowPrefetchGlobal << " = "
      << lowering::kDefaultRowPrefetchBytes << ";\n";
   // Read by the bf16 tiles of the AVX512-BF16 variants, likewise.
-  os << "SGC_ABI_EXPORT int64_t " << lowering::kBf16OnFmaGlobal
-     << " = 0;\n\n";
+  os << "SGC_ABI_EXPORT int64_t " << lowering::kBf16OnFmaGlobal << " = 0;\n\n";
   plan.writeModel(os, "cpu", "SGC_ABI_DEVICE_CPU", "sgc_variants",
                   variants.size());
   return success();

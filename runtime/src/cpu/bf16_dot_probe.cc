@@ -29,7 +29,7 @@ constexpr int tries = 7;
 
 /// Twelve chains of vdpbf16ps (|dot|) or of f32 FMAs, |iterations| long.
 __attribute__((target("avx512f,avx512bf16"))) float run_chains(bool dot,
-                                                              float seed) {
+                                                               float seed) {
   // Operands from the caller's value, which no compiler can fold away.
   const __m512 x = _mm512_set1_ps(seed);
   const __m512bh pairs = _mm512_cvtne2ps_pbh(x, x);

@@ -101,8 +101,8 @@ status cpu_executor::create(std::shared_ptr<model_library> model,
     *on_fma = choice.on_fma ? 1 : 0;
     if (has_dot)
       e->tuning_ += std::string(e->tuning_.empty() ? "" : "; ") +
-                    "bf16 sums on " + (*on_fma ? "FMAs" : "vdpbf16ps") +
-                    " (" + choice.why + ")";
+                    "bf16 sums on " + (*on_fma ? "FMAs" : "vdpbf16ps") + " (" +
+                    choice.why + ")";
   }
   keep_freed_blocks();
   e->model_ = std::move(model);
