@@ -81,7 +81,9 @@ status choose_bf16_sums(bool variant_has_dot, bf16_sums_choice *out) {
     *out = {false, "the variant has no vdpbf16ps"};
     return status();
   }
-  const bf16_dot_rates rates = probe_bf16_dot_rates();
+  // Once a process, as the CPU's features are: every session (sgc-serve
+  // opens many) would otherwise time the same core again.
+  static const bf16_dot_rates rates = probe_bf16_dot_rates();
   char why[96];
   std::snprintf(why, sizeof why, "probed: vdpbf16ps %.2f/ns, FMA %.2f/ns",
                 rates.dot, rates.fma);

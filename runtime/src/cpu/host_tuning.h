@@ -39,7 +39,8 @@ struct bf16_sums_choice {
 
 /// For a variant with AVX512-BF16 (|variant_has_dot|): the environment's
 /// SGC_BF16_SUMS ("dot" or "fma") when set, else what probe_bf16_dot_rates
-/// measures on this core (bf16_dot_probe.h), the rates named in |why|.
+/// measured on this core (bf16_dot_probe.h; once a process), the rates named
+/// in |why|.
 /// Probed rather than looked up by CPU model: the ratio of the two rates
 /// differs 4x between the hosts met so far, so a probe of a fraction of a
 /// millisecond tells them apart on any host, known or not, and either choice
