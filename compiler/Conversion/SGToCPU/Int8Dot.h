@@ -116,6 +116,8 @@ SmallVector<Value> emitRowDotsInt8(ImplicitLocOpBuilder &b, Value records,
 /// maximum.
 constexpr int64_t kQ4GroupElements = 256;
 constexpr int64_t kQ4GroupRecordBytes = 576;
+constexpr int64_t kQ4PairRecordBytes = 128;
+constexpr int64_t kQ4ScaleField = 512;
 
 /// Whether decode rows of `wType` over K = `k` take the groups.
 bool usesQ4Groups(Type wType, int64_t k);

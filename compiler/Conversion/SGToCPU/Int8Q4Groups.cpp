@@ -52,8 +52,9 @@ constexpr int64_t kGroupWeightBytes = kGroupBlocks * kBlockBytes;
 /// A group's record: per pair, x_lo (i16 x 32: each block's elements 0-15)
 /// and x_hi (elements 16-31); then the 8 blocks' sa (f32) and −8 · sa · Σ q
 /// (f32).
-constexpr int64_t kPairRecordBytes = 128;
-constexpr int64_t kScaleField = kGroupPairs * kPairRecordBytes;
+constexpr int64_t kPairRecordBytes = kQ4PairRecordBytes;
+constexpr int64_t kScaleField = kQ4ScaleField;
+static_assert(kScaleField == kGroupPairs * kPairRecordBytes);
 constexpr int64_t kStartField = kScaleField + 4 * kGroupBlocks;
 /// How far ahead along the weight stream the rows prefetch into L2.
 constexpr int64_t kPrefetchBytes = 8192;

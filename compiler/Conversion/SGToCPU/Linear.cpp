@@ -48,6 +48,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/SGToCPU/Int16Tiles.h"
 #include "compiler/Conversion/SGToCPU/Int8Dot.h"
 #include "compiler/Conversion/SGToCPU/LinearSpec.h"
 #include "compiler/Conversion/SGToCPU/WeightRead.h"
@@ -147,16 +148,20 @@ func::FuncOp getOrCreateDispatcher(OpBuilder &b, ModuleOp module,
 }
 
 /// The int8 activations of `xs` for `spec`'s weights, where the variant has
-/// the int8 rows and the call takes the row path (decode); otherwise an
-/// empty buffer.
+/// the int8 rows and the call takes the row path (decode) or the i16 tiles
+/// (Int16Tiles.h); otherwise an empty buffer.
 Value emitInt8Activations(ImplicitLocOpBuilder &b, FunctionLowering &state,
                           const KernelSpec &spec, Value xs, Value tokens,
                           Value padded) {
   Value tiles = tilesInUse(b, spec, tokens);
-  Value rowPath = arith::XOrIOp::create(
+  Value quantize = arith::XOrIOp::create(
       b, tiles, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
-  Value quantize =
-      arith::AndIOp::create(b, rowPath, loadInt8DotFlag(b, state.module));
+  if (usesInt16Tiles(spec.wType, spec.k))
+    quantize = arith::OrIOp::create(
+        b, quantize,
+        arith::AndIOp::create(b, tiles, loadBf16DotFlag(b, state.module)));
+  quantize =
+      arith::AndIOp::create(b, quantize, loadInt8DotFlag(b, state.module));
   Value rows = arith::SelectOp::create(b, quantize, padded, constIndex(b, 0));
   Value records =
       memref::AllocOp::create(b, int8ActivationType(b.getContext(), spec.k),

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 
+#include "compiler/Conversion/SGToCPU/Int16Tiles.h"
 #include "compiler/Conversion/SGToCPU/Int8Dot.h"
 #include "compiler/Conversion/SGToCPU/LinearSpec.h"
 #include "compiler/Conversion/SGToCPU/WeightRead.h"
@@ -418,22 +419,38 @@ static constexpr int64_t kSuperBlockBytes = 512 * 1024;
 /// pairs in order in one tile, so the blocking changes no bit.
 void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                  const TileBuffers &bufs, ArrayRef<Value> weights, Value out,
-                 Value lo, Value hi, Value tokens, EpilogueFn epilogue) {
+                 Value lo, Value hi, Value tokens, EpilogueFn epilogue,
+                 bool int16) {
   Value zero = constIndex(b, 0);
   Value numBlocks = (IndexExpr(hi) - lo).ceilDiv(kTileRows).emit(b);
+  // The bf16 pairs' panels, or (int16) the i16 tiles' pairs and scales.
   SmallVector<Value> panels;
+  SmallVector<Int16Panel> intPanels;
   for (Value w : weights) {
-    Value panel = memref::AllocOp::create(
-        b,
-        MemRefType::get({ShapedType::kDynamic, 2 * kTileRows}, b.getBF16Type()),
-        ValueRange{(IndexExpr(numBlocks) * (spec.k / 2)).emit(b)},
-        b.getI64IntegerAttr(64));
+    Value panel;
+    Int16Panel intPanel;
+    if (int16)
+      intPanel = allocInt16Panel(b, numBlocks, spec.k);
+    else
+      panel = memref::AllocOp::create(
+          b,
+          MemRefType::get({ShapedType::kDynamic, 2 * kTileRows},
+                          b.getBF16Type()),
+          ValueRange{(IndexExpr(numBlocks) * (spec.k / 2)).emit(b)},
+          b.getI64IntegerAttr(64));
     emitFor(b, zero, numBlocks, [&](ImplicitLocOpBuilder &b, Value nb) {
       Value n0 = (IndexExpr(lo) + IndexExpr(nb) * kTileRows).emit(b);
+      if (int16) {
+        emitPackInt16Panel(b, w, n0, hi, intPanel, nb, spec.k);
+        return;
+      }
       Value base = (IndexExpr(nb) * (spec.k / 2)).emit(b);
       emitPackPairPanel(b, w, spec.wType, n0, hi, panel, base, spec.k);
     });
-    panels.push_back(panel);
+    if (int16)
+      intPanels.push_back(intPanel);
+    else
+      panels.push_back(panel);
   }
   int64_t superTokens =
       std::max<int64_t>(1, kSuperBlockBytes / (spec.k * 2) / kDotTileTokens) *
@@ -456,7 +473,9 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   auto tiles = scf::ForOp::create(b, tb, tbEnd, constIndex(b, kDotTileTokens));
   b.setInsertionPointToStart(tiles.getBody());
   Value t0 = tiles.getInductionVar();
-  for (auto [panel, spill] : llvm::zip_equal(panels, bufs.spills)) {
+  for (auto [intPanel, spill] : llvm::zip(intPanels, bufs.spills))
+    spillTile(b, emitInt16Tile(b, bufs.x8, intPanel, nb, t0, spec.k), spill);
+  for (auto [panel, spill] : llvm::zip(panels, bufs.spills)) {
     auto tile =
         scf::IfOp::create(b, bufs.widenedTiles, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard tileGuard(b);
@@ -485,6 +504,9 @@ void emitDotRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   b.setInsertionPointAfter(supers);
   for (Value panel : panels)
     memref::DeallocOp::create(b, panel);
+  for (const Int16Panel &panel : intPanels)
+    for (Value buffer : {panel.pairs, panel.scales})
+      memref::DeallocOp::create(b, buffer);
 }
 
 /// The rows [lo, lo + whole passes) of decode's int8 rows, int8RowsPerPass
@@ -627,7 +649,15 @@ void emitRows(ImplicitLocOpBuilder &b, const KernelSpec &spec,
   auto path = scf::IfOp::create(b, bufs.useDot, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(path.thenBlock());
-  emitDotRows(b, spec, bufs, weights, out, lo, hi, tokens, epilogue);
+  if (spec.int8Dot && usesInt16Tiles(spec.wType, spec.k)) {
+    auto tiles = scf::IfOp::create(b, bufs.int8Dot, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(tiles.thenBlock());
+    emitDotRows(b, spec, bufs, weights, out, lo, hi, tokens, epilogue,
+                /*int16=*/true);
+    b.setInsertionPointToStart(tiles.elseBlock());
+  }
+  emitDotRows(b, spec, bufs, weights, out, lo, hi, tokens, epilogue,
+              /*int16=*/false);
   b.setInsertionPointToStart(path.elseBlock());
   emitRowsF32(b, spec, bufs, weights, out, lo, hi, tokens, epilogue);
 }

@@ -20,12 +20,8 @@ using namespace mlir::sgc;
 using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::linear;
 
-namespace {
-/// The transpose of 8 vectors of 8 elements (rows) as its 8 columns, in
-/// three stages of two-input shuffles that x86 has as single instructions
-/// (unpack low/high, shufps, vperm2f128).
-SmallVector<Value> emitTranspose8x8(ImplicitLocOpBuilder &b,
-                                    ArrayRef<Value> rows) {
+SmallVector<Value> linear::emitTranspose8x8(ImplicitLocOpBuilder &b,
+                                            ArrayRef<Value> rows) {
   assert(rows.size() == 8 && "an 8 x 8 block");
   auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
     return vector::ShuffleOp::create(b, x, y, mask);
@@ -53,6 +49,7 @@ SmallVector<Value> emitTranspose8x8(ImplicitLocOpBuilder &b,
   return cols;
 }
 
+namespace {
 /// panel[base + p, col .. col + 2) = w[row, 2p .. 2p + 2) as bf16 for p in
 /// [from, to), zero pairs when `valid` is false: a bf16 weight's pair as it
 /// is stored, another's as loadWeightF32 reads it under bf16 activations.

@@ -161,6 +161,11 @@ struct KernelSpec {
   }
 };
 
+/// The transpose of 8 vectors of 8 elements (rows) as its 8 columns, in
+/// three stages of two-input shuffles that x86 has as single instructions
+/// (unpack low/high, shufps, vperm2f128) (LinearPanels.cpp).
+SmallVector<Value> emitTranspose8x8(ImplicitLocOpBuilder &b,
+                                    ArrayRef<Value> rows);
 /// panel[k, j] = f32(w[n0 + j, k]) for j < kTileRows, the weights (of
 /// logical type `wType`) as activations of type `ct` read them: the f32
 /// tiles' panel of one block of rows (LinearPanels.cpp).
