@@ -61,8 +61,8 @@ std::vector<CPUVariant> mlir::sgc::defaultCPUVariants() {
   // (Intel's, where the pair has the shorter latency): twice the
   // instructions, and the split vpmaddwd cannot take an embedded broadcast.
   // The int8 rows and the i16 tiles are limited by issue, not latency (12
-  // independent sums): on Emerald Rapids, B8's Q4_0 prefill ran N % faster
-  // with it.
+  // independent sums): on Emerald Rapids B8's 256-token Q4_0 prefill took
+  // 5.7-7.4 s with it, 7.4-8.1 s without (3 alternating runs, 2 threads).
   if (native.requiredFeatures & abiFeatureBit("avx512vnni"))
     features += ",+fast-dpwssd";
   native.features = features;
