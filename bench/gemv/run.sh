@@ -83,14 +83,14 @@ gemv_func() { # NAME N K WEIGHT_ELEMENT
 # the rows after the f32 one (the bf16 dot kernels: XT "dot").
 "$SGC" compile "$W/gemv.mlir" --compile-to=lower -o "$W/gemv.lower.mlir"
 kernel_specs=$(sed -n \
-  -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4/p' \
-  -e 's/^ *func\.func @\(sgc_linear_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)x\([a-z0-9]*\)>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\4x\2:_mlir_ciface_\1:\3:\5/p' \
+  -e 's/^ *func\.func @\(sgc_linear_\([0-9]*x[0-9]*\)_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x[0-9]*xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<[0-9]*x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\2:_mlir_ciface_\1:dot:\3/p' \
+  -e 's/^ *func\.func @\(sgc_linear_\([0-9]*x[0-9]*\)_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: memref<[0-9]*x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\2:_mlir_ciface_\1:\3:\4/p' \
   "$W/gemv.lower.mlir")
 # Q4_0 kernels (the dot form, with the int8 rows' activations after xb
 # where the kernel has them: XT "dot8"): memref<NxBYTESxi8> weights.
 q4_specs=$(sed -n \
-  -e 's/^ *func\.func @\(sgc_linear_[0-9x]*_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*xi8>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot8:\4:q4_0/p' \
-  -e 's/^ *func\.func @\(sgc_linear_[0-9x]*_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x\([0-9]*\)xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<\([0-9]*\)x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\3x\2:_mlir_ciface_\1:dot:\4:q4_0/p' \
+  -e 's/^ *func\.func @\(sgc_linear_\([0-9]*x[0-9]*\)_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x[0-9]*xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<?x[0-9]*xi8>, %[a-z0-9]*: memref<[0-9]*x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\2:_mlir_ciface_\1:dot8:\3:q4_0/p' \
+  -e 's/^ *func\.func @\(sgc_linear_\([0-9]*x[0-9]*\)_q4_0_[A-Za-z0-9_]*\)(%[a-z0-9]*: memref<?x[0-9]*xf32>, %[a-z0-9]*: memref<?x[0-9]*xbf16>, %[a-z0-9]*: memref<[0-9]*x[0-9]*xi8>, %[a-z0-9]*: memref<?x[0-9]*x\([a-z0-9]*\)>, %[a-z0-9]*: index, %[a-z0-9]*: index).*/\2:_mlir_ciface_\1:dot:\3:q4_0/p' \
   "$W/gemv.lower.mlir")
 mlir-translate-22 --mlir-to-llvmir "$W/gemv.llvm.mlir" -o "$W/gemv.ll"
 # The generated wrappers call a per-shape dispatcher the model glue defines;
