@@ -16,8 +16,9 @@
 //   - the weight scales of a group of 4 pairs are gathered into one vector,
 //     converted and multiplied by the activation scales once, and spread to
 //     each pair's lanes by one vpermps;
-//   - the weights are prefetched to L2 only (prefetcht1), so the records
-//     stay in L1 at every K.
+//   - the weights are prefetched to L2 only (prefetcht1) on AMD Zen, so the
+//     records stay in L1 at every K; into L1 elsewhere (Lowering.h,
+//     kPrefetchToL1Flag).
 // The rows of bench/gemv's C prototype: 16-18 GB/s at every seed shape on
 // one core, where the two-digit rows moved 9-15.
 //
@@ -283,6 +284,8 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
         .getResult(0);
   };
 
+  Value toL1 = loadPrefetchToL1Flag(
+      b, w.getParentRegion()->getParentOfType<ModuleOp>());
   Value zero = constIndex(b, 0);
   Value numGroups = constIndex(b, k / kQ4GroupElements);
   Value one = constIndex(b, 1);
@@ -294,15 +297,25 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
         Value weightAt = (group * kGroupWeightBytes).emit(b);
         IndexExpr recordAt = group * kQ4GroupRecordBytes;
         for (auto [r, row] : llvm::enumerate(rows)) {
-          // The row's bytes 8 KiB ahead, into L2 (past the row's end: the
-          // next rows, one stream).
-          for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
-            memref::PrefetchOp::create(
-                b, w,
-                ValueRange{
-                    row,
-                    (IndexExpr(weightAt) + (kPrefetchBytes + line)).emit(b)},
-                /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+          // The row's bytes 8 KiB ahead (past the row's end: the next rows,
+          // one stream), into L1 or L2 as the variant's flag says.
+          auto prefetch = [&](ImplicitLocOpBuilder &b, int64_t locality) {
+            for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
+              memref::PrefetchOp::create(
+                  b, w,
+                  ValueRange{row, (IndexExpr(weightAt) +
+                                   (kPrefetchBytes + line))
+                                      .emit(b)},
+                  /*isWrite=*/false, locality, /*isDataCache=*/true);
+          };
+          auto where = scf::IfOp::create(b, toL1, /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(where.thenBlock());
+            prefetch(b, 3);
+            b.setInsertionPointToStart(where.elseBlock());
+            prefetch(b, 2);
+          }
           GroupWeights group = q4k ? q4kGroup(b, w, row, weightAt)
                                    : q4_0Group(b, w, row, weightAt);
           Value *lows = group.lows, *highs = group.highs;

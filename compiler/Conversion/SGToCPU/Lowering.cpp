@@ -298,6 +298,11 @@ Value lowering::loadInt8DotFlag(ImplicitLocOpBuilder &b, ModuleOp module) {
   return loadCpuFlag(b, module, kInt8DotFlag);
 }
 
+Value lowering::loadPrefetchToL1Flag(ImplicitLocOpBuilder &b,
+                                     ModuleOp module) {
+  return loadCpuFlag(b, module, kPrefetchToL1Flag);
+}
+
 Value lowering::loadRowPrefetchBytes(ImplicitLocOpBuilder &b, ModuleOp module) {
   // Not constant: the runtime writes it after loading the library.
   Value bytes = loadCpuGlobal(b, module, kRowPrefetchGlobal, b.getI64Type(),

@@ -80,6 +80,9 @@ static bool hasFeature(const CPUVariant &variant, StringRef name) {
 /// (vdpbf16ps); int8: the int8 decode rows (512-bit vpdpbusd).
 static constexpr llvm::StringLiteral kBf16DotFlag = "sgc_cpu_bf16_dot";
 static constexpr llvm::StringLiteral kInt8DotFlag = "sgc_cpu_int8_dot";
+/// Where the 4-bit decode rows prefetch: L1, except on AMD Zen (L2).
+static constexpr llvm::StringLiteral kPrefetchToL1Flag =
+    "sgc_cpu_prefetch_to_l1";
 
 static void defineFeatureFlags(llvm::Module &module,
                                const CPUVariant &variant) {
@@ -95,6 +98,7 @@ static void defineFeatureFlags(llvm::Module &module,
   define(kBf16DotFlag, hasFeature(variant, "avx512bf16"));
   define(kInt8DotFlag, hasFeature(variant, "avx512vnni") &&
                            hasFeature(variant, "avx512bw"));
+  define(kPrefetchToL1Flag, !StringRef(variant.cpu).starts_with("znver"));
 }
 
 /// Marks every loop of the kernels (functions sgc_*, named before a

@@ -194,15 +194,23 @@ func.func @q4k(%x: tensor<?x256xbf16>, %w: tensor<64x256x!sg.quant<"Q4_K">>) -> 
 // CHECK: %[[SUMF:.*]] = arith.sitofp %[[SUMQ]] : i32 to f32
 // CHECK: %[[SUMX:.*]] = arith.mulf %[[SUMF]], %[[SA]] : f32
 // CHECK: arith.mulf %[[SUMX]], %cst{{.*}} : f32
-// The kernel, a group a step: the weights 8 KiB ahead into L2 (locality
-// 2), each pair's 36 bytes by a masked load, its nibble bytes twice a word
+// The kernel, a group a step: the weights 8 KiB ahead, into L1 (locality
+// 3) where the variant's @sgc_cpu_prefetch_to_l1 says so, else into L2
+// (locality 2), each pair's 36 bytes by a masked load, its nibble bytes twice a word
 // (& 15: the low nibble, >> 12: the high), the 8 f16 scales (words 0 and 9
 // of each pair) times the records' scales, the zero point's sums in their
 // own 8 lanes, and per pair two vpdpwssd and one FMA by its blocks' scales.
 // CHECK-LABEL: func.func @sgc_linear_64x512_q4_0_bf16_dot_i8(
 // CHECK-SAME: %[[GR:[a-z0-9]+]]: memref<?x2048xi8>, %[[GW:[a-z0-9]+]]: memref<64x288xi8>
-// CHECK: arith.constant 8192 : index
-// CHECK: memref.prefetch %[[GW]][%{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK: llvm.mlir.addressof @sgc_cpu_prefetch_to_l1 : !llvm.ptr
+// CHECK: %[[TOL1:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : i8
+// CHECK: scf.for
+// CHECK: scf.if %[[TOL1]] {
+// CHECK-NEXT: arith.constant 8192 : index
+// CHECK-COUNT-3: memref.prefetch %[[GW]][%{{.*}}, %{{.*}}], read, locality<3>, data
+// CHECK: } else {
+// CHECK-COUNT-3: memref.prefetch %[[GW]][%{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK: }
 // CHECK: %[[RAW:.*]] = vector.maskedload %[[GW]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<64x288xi8>, vector<64xi1>, vector<64xi8> into vector<64xi8>
 // CHECK: %[[TWICE:.*]] = vector.shuffle %[[RAW]], %[[RAW]] [2, 2, 3, 3, {{.*}}, 17, 17, 20, 20, {{.*}}, 35, 35] : vector<64xi8>, vector<64xi8>
 // CHECK: %[[WORDS:.*]] = vector.bitcast %[[TWICE]] : vector<64xi8> to vector<32xi16>

@@ -7,7 +7,9 @@ Prints, per variant prefix (sgc_v0_ = the host's, sgc_v1_ = x86-64-v3),
 whether its Q4_0 kernels hold vpdpwssd as the CPU says they should (the host
 variant exactly when CPUINFO lists avx512_vnni, the baseline never) and how
 many vpmaddwd they hold: LLVM splits vpdpwssd into vpmaddwd + vpaddd for
-CPUs without its fast-dpwssd tuning, which the compiler turns on.
+CPUs without its fast-dpwssd tuning, which the compiler turns on. Then
+where the host variant's 4-bit rows prefetch their weights: prefetcht1 (L2)
+on AMD Zen, none elsewhere (prefetcht0, L1).
 """
 import re
 import sys
@@ -17,8 +19,12 @@ with open(cpuinfo) as f:
     flags = next((line.split(":", 1)[1].split() for line in f
                   if line.startswith("flags")), [])
 host_vnni = "avx512_vnni" in flags
+with open(cpuinfo) as f:
+    host_amd = any(line.startswith("vendor_id") and "AuthenticAMD" in line
+                   for line in f)
 
-counts = {p: {"vpdpwssd": 0, "vpmaddwd": 0} for p in ("sgc_v0_", "sgc_v1_")}
+counts = {p: {"vpdpwssd": 0, "vpmaddwd": 0, "prefetcht1": 0}
+          for p in ("sgc_v0_", "sgc_v1_")}
 current = None
 label = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
 with open(disassembly) as f:
@@ -42,3 +48,8 @@ print("sgc_v0_ vpdpwssd: %s the host (avx512_vnni %s, %d instructions)"
          v0["vpdpwssd"]))
 print("sgc_v0_ vpmaddwd: %d" % v0["vpmaddwd"])
 print("sgc_v1_ vpdpwssd: %d" % counts["sgc_v1_"]["vpdpwssd"])
+l2 = v0["prefetcht1"] > 0
+agrees = l2 == (host_vnni and host_amd)
+print("sgc_v0_ 4-bit rows prefetch into %s: %s the host (%s, %d prefetcht1)"
+      % ("L2" if l2 else "L1", "as" if agrees else "NOT as",
+         "AMD" if host_amd else "not AMD", v0["prefetcht1"]))
