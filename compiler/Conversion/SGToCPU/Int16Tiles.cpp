@@ -91,73 +91,74 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
   }
   IndexExpr pairBase = IndexExpr(nb) * (k / 2);
   IndexExpr scaleBase = IndexExpr(nb) * (k / kBlock);
-  emitFor(b, zero, constIndex(b, k / kBlock), [&](ImplicitLocOpBuilder &b,
-                                                  Value c) {
-    IndexExpr at = IndexExpr(c) * kBlockBytes;
-    // Row j's block c as 16 pairs of q − 8 (zero past `hi`), and its d.
-    SmallVector<Value> pairs;
-    for (int64_t j = 0; j < kTileRows; ++j) {
-      Value row = rows[j];
-      auto packed = scf::IfOp::create(
-          b, valid[j],
-          implicitLoc([&](ImplicitLocOpBuilder &b) {
-            Value bytes = vector::LoadOp::create(
-                b, i8x16, w, ValueRange{row, (at + 2).emit(b)});
-            Value low = arith::AndIOp::create(
-                b, bytes, splat(b, i8x16, b.getI8IntegerAttr(15)));
-            Value high = arith::ShRUIOp::create(
-                b, bytes, splat(b, i8x16, b.getI8IntegerAttr(4)));
-            SmallVector<int64_t> inOrder;
-            for (int64_t i = 0; i < kBlock; ++i)
-              inOrder.push_back(i);
-            Value nibbles = vector::ShuffleOp::create(b, low, high, inOrder);
-            Value q = arith::SubIOp::create(
-                b, arith::ExtUIOp::create(b, i16x32, nibbles),
-                splat(b, i16x32, b.getI16IntegerAttr(8)));
-            Value d = vector::LoadOp::create(
-                b, VectorType::get({2}, b.getI8Type()), w,
-                ValueRange{row, at.emit(b)});
-            d = vector::ExtractOp::create(
-                b,
-                vector::BitCastOp::create(
-                    b, VectorType::get({1}, b.getF16Type()), d),
-                ArrayRef<int64_t>{0});
-            scf::YieldOp::create(
-                b, ValueRange{vector::BitCastOp::create(b, i32x16, q),
-                              arith::ExtFOp::create(b, b.getF32Type(), d)});
-          }),
-          implicitLoc([&](ImplicitLocOpBuilder &b) {
-            scf::YieldOp::create(
-                b, ValueRange{splat(b, i32x16, b.getI32IntegerAttr(0)),
-                              constF32(b, 0.0f)});
-          }));
-      pairs.push_back(packed.getResult(0));
-      memref::StoreOp::create(b, packed.getResult(1), panel.scales,
-                              ValueRange{(scaleBase + c).emit(b),
-                                         constIndex(b, j)});
-    }
-    // Pairs 8h .. 8h + 8 of rows 8r .. 8r + 8, transposed: each store
-    // writes 8 rows' pair p (32 contiguous bytes).
-    IndexExpr first = pairBase + IndexExpr(c) * kBlockPairs;
-    for (int64_t r = 0; r < 2; ++r)
-      for (int64_t h = 0; h < 2; ++h) {
-        SmallVector<Value> eight;
-        for (int64_t j = 8 * r; j < 8 * r + 8; ++j)
-          eight.push_back(vector::ExtractStridedSliceOp::create(
-              b, pairs[j], ArrayRef<int64_t>{8 * h}, ArrayRef<int64_t>{8},
-              ArrayRef<int64_t>{1}));
-        SmallVector<Value> cols = emitTranspose8x8(b, eight);
-        for (int64_t p = 0; p < 8; ++p)
-          vector::StoreOp::create(
-              b, cols[p], panel.pairs,
-              ValueRange{(first + (8 * h + p)).emit(b), constIndex(b, 8 * r)});
-      }
-  });
+  emitFor(
+      b, zero, constIndex(b, k / kBlock),
+      [&](ImplicitLocOpBuilder &b, Value c) {
+        IndexExpr at = IndexExpr(c) * kBlockBytes;
+        // Row j's block c as 16 pairs of q − 8 (zero past `hi`), and its d.
+        SmallVector<Value> pairs;
+        for (int64_t j = 0; j < kTileRows; ++j) {
+          Value row = rows[j];
+          auto packed = scf::IfOp::create(
+              b, valid[j], implicitLoc([&](ImplicitLocOpBuilder &b) {
+                Value bytes = vector::LoadOp::create(
+                    b, i8x16, w, ValueRange{row, (at + 2).emit(b)});
+                Value low = arith::AndIOp::create(
+                    b, bytes, splat(b, i8x16, b.getI8IntegerAttr(15)));
+                Value high = arith::ShRUIOp::create(
+                    b, bytes, splat(b, i8x16, b.getI8IntegerAttr(4)));
+                SmallVector<int64_t> inOrder;
+                for (int64_t i = 0; i < kBlock; ++i)
+                  inOrder.push_back(i);
+                Value nibbles =
+                    vector::ShuffleOp::create(b, low, high, inOrder);
+                Value q = arith::SubIOp::create(
+                    b, arith::ExtUIOp::create(b, i16x32, nibbles),
+                    splat(b, i16x32, b.getI16IntegerAttr(8)));
+                Value d = vector::LoadOp::create(
+                    b, VectorType::get({2}, b.getI8Type()), w,
+                    ValueRange{row, at.emit(b)});
+                d = vector::ExtractOp::create(
+                    b,
+                    vector::BitCastOp::create(
+                        b, VectorType::get({1}, b.getF16Type()), d),
+                    ArrayRef<int64_t>{0});
+                scf::YieldOp::create(
+                    b, ValueRange{vector::BitCastOp::create(b, i32x16, q),
+                                  arith::ExtFOp::create(b, b.getF32Type(), d)});
+              }),
+              implicitLoc([&](ImplicitLocOpBuilder &b) {
+                scf::YieldOp::create(
+                    b, ValueRange{splat(b, i32x16, b.getI32IntegerAttr(0)),
+                                  constF32(b, 0.0f)});
+              }));
+          pairs.push_back(packed.getResult(0));
+          memref::StoreOp::create(
+              b, packed.getResult(1), panel.scales,
+              ValueRange{(scaleBase + c).emit(b), constIndex(b, j)});
+        }
+        // Pairs 8h .. 8h + 8 of rows 8r .. 8r + 8, transposed: each store
+        // writes 8 rows' pair p (32 contiguous bytes).
+        IndexExpr first = pairBase + IndexExpr(c) * kBlockPairs;
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t h = 0; h < 2; ++h) {
+            SmallVector<Value> eight;
+            for (int64_t j = 8 * r; j < 8 * r + 8; ++j)
+              eight.push_back(vector::ExtractStridedSliceOp::create(
+                  b, pairs[j], ArrayRef<int64_t>{8 * h}, ArrayRef<int64_t>{8},
+                  ArrayRef<int64_t>{1}));
+            SmallVector<Value> cols = emitTranspose8x8(b, eight);
+            for (int64_t p = 0; p < 8; ++p)
+              vector::StoreOp::create(b, cols[p], panel.pairs,
+                                      ValueRange{(first + (8 * h + p)).emit(b),
+                                                 constIndex(b, 8 * r)});
+          }
+      });
 }
 
-SmallVector<Value> linear::emitInt16Tile(ImplicitLocOpBuilder &b,
-                                         Value records, const Int16Panel &panel,
-                                         Value nb, Value t0, int64_t k) {
+SmallVector<Value> linear::emitInt16Tile(ImplicitLocOpBuilder &b, Value records,
+                                         const Int16Panel &panel, Value nb,
+                                         Value t0, int64_t k) {
   auto f32x16 = VectorType::get({kTileRows}, b.getF32Type());
   auto i32x16 = VectorType::get({kTileRows}, b.getI32Type());
   auto i16x32 = VectorType::get({2 * kTileRows}, b.getI16Type());
@@ -190,11 +191,11 @@ SmallVector<Value> linear::emitInt16Tile(ImplicitLocOpBuilder &b,
             Value xv = vector::BitCastOp::create(
                 b, i16x32,
                 broadcastRecordWord(b, records, s, at, b.getI32Type()));
-            sums[i] = LLVM::CallIntrinsicOp::create(
-                          b, i32x16,
-                          b.getStringAttr("llvm.x86.avx512.vpdpwssd.512"),
-                          ValueRange{sums[i], wv, xv})
-                          .getResult(0);
+            sums[i] =
+                LLVM::CallIntrinsicOp::create(
+                    b, i32x16, b.getStringAttr("llvm.x86.avx512.vpdpwssd.512"),
+                    ValueRange{sums[i], wv, xv})
+                    .getResult(0);
           }
         }
         Value d = vector::LoadOp::create(

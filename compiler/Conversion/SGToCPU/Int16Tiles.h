@@ -30,8 +30,7 @@ struct Int16Panel {
   Value pairs;  // memref<numBlocks · K/2 x kTileRows x i32>
   Value scales; // memref<numBlocks · K/32 x kTileRows x f32>
 };
-Int16Panel allocInt16Panel(ImplicitLocOpBuilder &b, Value numBlocks,
-                           int64_t k);
+Int16Panel allocInt16Panel(ImplicitLocOpBuilder &b, Value numBlocks, int64_t k);
 
 /// Packs rows n0 .. n0 + kTileRows of the Q4_0 weight `w` into block `nb`
 /// of the panel, zero for rows at or past `hi`.

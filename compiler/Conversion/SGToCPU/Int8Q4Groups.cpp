@@ -1,9 +1,9 @@
 //===- Int8Q4Groups.cpp - 4-bit decode rows on 16-bit activations ---------===//
 //
 // Part of sgc. Q4_0's and Q4_K's decode rows where K is a multiple of 256
-// (Int8Dot.h, usesQ4Groups). The two-digit records of the other encodings cost a pair of
-// blocks 15 vector instructions and four 64-byte record loads; on one Zen 4
-// core that, not DRAM, set the speed (15 GB/s of blocks, 9-11 at K past
+// (Int8Dot.h, usesQ4Groups). The two-digit records of the other encodings cost
+// a pair of blocks 15 vector instructions and four 64-byte record loads; on one
+// Zen 4 core that, not DRAM, set the speed (15 GB/s of blocks, 9-11 at K past
 // 10,240). Here:
 //   - an activation is one i16, x = sa · q with q = round-to-even(x · 32767
 //     / max|x of its block|) (2^-16 of the block's maximum, as fine as the
@@ -284,8 +284,8 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
         .getResult(0);
   };
 
-  Value toL1 = loadPrefetchToL1Flag(
-      b, w.getParentRegion()->getParentOfType<ModuleOp>());
+  Value toL1 =
+      loadPrefetchToL1Flag(b, w.getParentRegion()->getParentOfType<ModuleOp>());
   Value zero = constIndex(b, 0);
   Value numGroups = constIndex(b, k / kQ4GroupElements);
   Value one = constIndex(b, 1);
@@ -303,9 +303,9 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
             for (int64_t line = 0; line < kGroupWeightBytes; line += 64)
               memref::PrefetchOp::create(
                   b, w,
-                  ValueRange{row, (IndexExpr(weightAt) +
-                                   (kPrefetchBytes + line))
-                                      .emit(b)},
+                  ValueRange{
+                      row,
+                      (IndexExpr(weightAt) + (kPrefetchBytes + line)).emit(b)},
                   /*isWrite=*/false, locality, /*isDataCache=*/true);
           };
           auto where = scf::IfOp::create(b, toL1, /*withElseRegion=*/true);

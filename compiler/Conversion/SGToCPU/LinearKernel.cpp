@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-
 #include "compiler/Conversion/SGToCPU/Int16Tiles.h"
 #include "compiler/Conversion/SGToCPU/Int8Dot.h"
 #include "compiler/Conversion/SGToCPU/LinearSpec.h"

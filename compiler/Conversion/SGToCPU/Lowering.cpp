@@ -298,8 +298,7 @@ Value lowering::loadInt8DotFlag(ImplicitLocOpBuilder &b, ModuleOp module) {
   return loadCpuFlag(b, module, kInt8DotFlag);
 }
 
-Value lowering::loadPrefetchToL1Flag(ImplicitLocOpBuilder &b,
-                                     ModuleOp module) {
+Value lowering::loadPrefetchToL1Flag(ImplicitLocOpBuilder &b, ModuleOp module) {
   return loadCpuFlag(b, module, kPrefetchToL1Flag);
 }
 
