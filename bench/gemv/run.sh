@@ -117,6 +117,11 @@ grep -q "^@sgc_cpu_bf16_dot = internal constant i8 $dot\$" "$W/gemv.ll" ||
 int8=0
 grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && int8=1
 sed -i "s/^@sgc_cpu_int8_dot = external constant i8\$/@sgc_cpu_int8_dot = internal constant i8 $int8/" "$W/gemv.ll"
+# Where the 4-bit rows prefetch, as the object emitter sets it: L2 (0) on
+# AMD Zen, L1 (1) elsewhere.
+l1=1
+grep -q AuthenticAMD /proc/cpuinfo && l1=0
+sed -i "s/^@sgc_cpu_prefetch_to_l1 = external constant i8\$/@sgc_cpu_prefetch_to_l1 = internal constant i8 $l1/" "$W/gemv.ll"
 clang-22 -O3 -march=native -fPIC -shared -Wno-override-module \
   -o "$W/libsgc_gemv.so" "$W/gemv.ll" "$W/stubs.c"
 build_c "$BENCH_WORK/bin/gemv_bench" "$BENCH_SRC/bench/gemv/gemv_bench.c" -- -ldl
