@@ -25,10 +25,8 @@ using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::linear;
 
 namespace {
-/// Q4_0's block: an f16 scale d, then 16 bytes whose low nibbles are
-/// elements 0-15 and high nibbles 16-31, each q + 8.
-constexpr int64_t kBlock = 32;
-constexpr int64_t kBlockBytes = 18;
+constexpr int64_t kBlock = kQ4_0Block;
+constexpr int64_t kBlockBytes = kQ4_0BlockBytes;
 constexpr int64_t kBlockPairs = kBlock / 2;
 constexpr int64_t kGroupBlocks = kQ4GroupElements / kBlock;
 

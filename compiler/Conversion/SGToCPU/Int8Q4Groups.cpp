@@ -43,9 +43,8 @@ using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::linear;
 
 namespace {
-/// Q4_0's block: an f16 scale, then 16 bytes of nibble pairs.
-constexpr int64_t kBlock = 32;
-constexpr int64_t kBlockBytes = 18;
+constexpr int64_t kBlock = kQ4_0Block;
+constexpr int64_t kBlockBytes = kQ4_0BlockBytes;
 /// A group: 4 pairs of blocks, 256 weights, 144 bytes of a weight row.
 constexpr int64_t kGroupBlocks = 8;
 constexpr int64_t kGroupPairs = 4;
