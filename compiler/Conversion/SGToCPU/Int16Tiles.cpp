@@ -30,18 +30,11 @@ constexpr int64_t kBlockBytes = kQ4_0BlockBytes;
 constexpr int64_t kBlockPairs = kBlock / 2;
 constexpr int64_t kGroupBlocks = kQ4GroupElements / kBlock;
 
-Value splat(ImplicitLocOpBuilder &b, VectorType type, Attribute value) {
-  return arith::ConstantOp::create(b, type,
-                                   DenseElementsAttr::get(type, value));
-}
-
 /// The 4 bytes at records[s, at] as one `type` scalar, broadcast to 16 lanes.
 Value broadcastRecordWord(ImplicitLocOpBuilder &b, Value records, Value s,
                           Value at, Type type) {
-  Value bytes = vector::LoadOp::create(b, VectorType::get({4}, b.getI8Type()),
-                                       records, ValueRange{s, at});
   Value word = vector::ExtractOp::create(
-      b, vector::BitCastOp::create(b, VectorType::get({1}, type), bytes),
+      b, loadRecordBytes(b, records, s, at, VectorType::get({1}, type)),
       ArrayRef<int64_t>{0});
   return vector::BroadcastOp::create(b, VectorType::get({kTileRows}, type),
                                      word);
@@ -102,9 +95,9 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
                 Value bytes = vector::LoadOp::create(
                     b, i8x16, w, ValueRange{row, (at + 2).emit(b)});
                 Value low = arith::AndIOp::create(
-                    b, bytes, splat(b, i8x16, b.getI8IntegerAttr(15)));
+                    b, bytes, vecConst(b, i8x16, b.getI8IntegerAttr(15)));
                 Value high = arith::ShRUIOp::create(
-                    b, bytes, splat(b, i8x16, b.getI8IntegerAttr(4)));
+                    b, bytes, vecConst(b, i8x16, b.getI8IntegerAttr(4)));
                 SmallVector<int64_t> inOrder;
                 for (int64_t i = 0; i < kBlock; ++i)
                   inOrder.push_back(i);
@@ -112,7 +105,7 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
                     vector::ShuffleOp::create(b, low, high, inOrder);
                 Value q = arith::SubIOp::create(
                     b, arith::ExtUIOp::create(b, i16x32, nibbles),
-                    splat(b, i16x32, b.getI16IntegerAttr(8)));
+                    vecConst(b, i16x32, b.getI16IntegerAttr(8)));
                 Value d = vector::LoadOp::create(
                     b, VectorType::get({2}, b.getI8Type()), w,
                     ValueRange{row, at.emit(b)});
@@ -127,7 +120,7 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
               }),
               implicitLoc([&](ImplicitLocOpBuilder &b) {
                 scf::YieldOp::create(
-                    b, ValueRange{splat(b, i32x16, b.getI32IntegerAttr(0)),
+                    b, ValueRange{vecConst(b, i32x16, b.getI32IntegerAttr(0)),
                                   constF32(b, 0.0f)});
               }));
           pairs.push_back(packed.getResult(0));
@@ -163,9 +156,9 @@ SmallVector<Value> linear::emitInt16Tile(ImplicitLocOpBuilder &b, Value records,
   SmallVector<Value> tokens;
   for (int64_t i = 0; i < kDotTileTokens; ++i)
     tokens.push_back((IndexExpr(t0) + i).emit(b));
-  Value zeroSums = splat(b, i32x16, b.getI32IntegerAttr(0));
+  Value zeroSums = vecConst(b, i32x16, b.getI32IntegerAttr(0));
   SmallVector<Value> inits(kDotTileTokens,
-                           splat(b, f32x16, b.getF32FloatAttr(0.0f)));
+                           vecConst(b, f32x16, b.getF32FloatAttr(0.0f)));
   IndexExpr pairBase = IndexExpr(nb) * (k / 2);
   IndexExpr scaleBase = IndexExpr(nb) * (k / kBlock);
   auto blocks = scf::ForOp::create(

@@ -51,11 +51,6 @@ int64_t zeroPoint(sg::QuantType quant) {
 /// Whether the encoding scales every 16 weights (Q6_K's sub-blocks), so a
 /// block's start is split by 16 elements: lanes 0 and 4 of its 8.
 bool startsPer16(sg::QuantType quant) { return quant.getEncoding() == "Q6_K"; }
-
-Value vecConst(ImplicitLocOpBuilder &b, VectorType type, Attribute value) {
-  return arith::ConstantOp::create(b, type,
-                                   DenseElementsAttr::get(type, value));
-}
 } // namespace
 
 bool linear::hasInt8Dot(Type wType, int64_t k) {
@@ -100,6 +95,21 @@ void linear::storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s,
   if (type != asBytes)
     v = vector::BitCastOp::create(b, asBytes, v);
   vector::StoreOp::create(b, v, records, ValueRange{s, at});
+}
+
+Value linear::loadRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s,
+                              Value at, VectorType type) {
+  int64_t bytes =
+      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
+  Value raw = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
+                                     records, ValueRange{s, at});
+  return vector::BitCastOp::create(b, type, raw);
+}
+
+Value linear::vecConst(ImplicitLocOpBuilder &b, VectorType type,
+                       Attribute value) {
+  return arith::ConstantOp::create(b, type,
+                                   DenseElementsAttr::get(type, value));
 }
 
 MemRefType linear::int8ActivationType(MLIRContext *ctx, int64_t k) {

@@ -79,6 +79,13 @@ std::pair<Value, Value> emitBlockScale(ImplicitLocOpBuilder &b,
 void storeRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
                       Value v);
 
+/// Loads `type` from the records at [s, at) (its bytes, bitcast).
+Value loadRecordBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
+                      VectorType type);
+
+/// A constant vector of `type` with every lane `value`.
+Value vecConst(ImplicitLocOpBuilder &b, VectorType type, Attribute value);
+
 /// The buffer type of the int8 activations for K = `k`.
 MemRefType int8ActivationType(MLIRContext *ctx, int64_t k);
 

@@ -63,21 +63,6 @@ bool isQ4K(Type wType) {
   return cast<sg::QuantType>(wType).getEncoding() == "Q4_K";
 }
 
-Value vecConst(ImplicitLocOpBuilder &b, VectorType type, Attribute value) {
-  return arith::ConstantOp::create(b, type,
-                                   DenseElementsAttr::get(type, value));
-}
-
-/// Loads `type` from the records at [s, at).
-Value loadBytes(ImplicitLocOpBuilder &b, Value records, Value s, Value at,
-                VectorType type) {
-  int64_t bytes =
-      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth() / 8;
-  Value raw = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
-                                     records, ValueRange{s, at});
-  return vector::BitCastOp::create(b, type, raw);
-}
-
 /// A group's weights as vpdpwssd's word operands, pair p's in lows[p] (each
 /// block's elements 0-15: x_lo's order) and highs[p] (16-31); the 8 blocks'
 /// scales, and what multiplies the records' −z · sa · Σ q.
@@ -323,21 +308,21 @@ SmallVector<Value> linear::emitRowDotsQ4Groups(ImplicitLocOpBuilder &b,
             int64_t at = kCarried * (r * tokens.size() + t);
             Value both = arith::MulFOp::create(
                 b, scales,
-                loadBytes(b, records, s, (recordAt + kScaleField).emit(b),
-                          f32x8));
+                loadRecordBytes(b, records, s, (recordAt + kScaleField).emit(b),
+                                f32x8));
             accs[at + 2] = vector::FMAOp::create(
                 b, group.zeroScales,
-                loadBytes(b, records, s, (recordAt + kStartField).emit(b),
-                          f32x8),
+                loadRecordBytes(b, records, s, (recordAt + kStartField).emit(b),
+                                f32x8),
                 accs[at + 2]);
             for (int64_t p = 0; p < kGroupPairs; ++p) {
               IndexExpr pairAt = recordAt + kPairRecordBytes * p;
               Value sums =
                   dot(zeroSums, lows[p],
-                      loadBytes(b, records, s, pairAt.emit(b), i16x32));
-              sums =
-                  dot(sums, highs[p],
-                      loadBytes(b, records, s, (pairAt + 64).emit(b), i16x32));
+                      loadRecordBytes(b, records, s, pairAt.emit(b), i16x32));
+              sums = dot(sums, highs[p],
+                         loadRecordBytes(b, records, s, (pairAt + 64).emit(b),
+                                         i16x32));
               SmallVector<int64_t> spread;
               for (int64_t i = 0; i < 16; ++i)
                 spread.push_back(2 * p + i / 8);
