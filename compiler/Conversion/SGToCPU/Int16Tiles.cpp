@@ -25,10 +25,8 @@ using namespace mlir::sgc::lowering;
 using namespace mlir::sgc::lowering::linear;
 
 namespace {
-constexpr int64_t kBlock = kQ4_0Block;
-constexpr int64_t kBlockBytes = kQ4_0BlockBytes;
-constexpr int64_t kBlockPairs = kBlock / 2;
-constexpr int64_t kGroupBlocks = kQ4GroupElements / kBlock;
+constexpr int64_t kBlockPairs = kQ4_0Block / 2;
+constexpr int64_t kGroupBlocks = kQ4GroupElements / kQ4_0Block;
 
 /// The 4 bytes at records[s, at] as one `type` scalar, broadcast to 16 lanes.
 Value broadcastRecordWord(ImplicitLocOpBuilder &b, Value records, Value s,
@@ -62,7 +60,7 @@ Int16Panel linear::allocInt16Panel(ImplicitLocOpBuilder &b, Value numBlocks,
         ValueRange{(IndexExpr(numBlocks) * perBlock).emit(b)},
         b.getI64IntegerAttr(64));
   };
-  return {alloc(b.getI32Type(), k / 2), alloc(b.getF32Type(), k / kBlock)};
+  return {alloc(b.getI32Type(), k / 2), alloc(b.getF32Type(), k / kQ4_0Block)};
 }
 
 void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
@@ -81,11 +79,11 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, rows.back(), hi));
   }
   IndexExpr pairBase = IndexExpr(nb) * (k / 2);
-  IndexExpr scaleBase = IndexExpr(nb) * (k / kBlock);
+  IndexExpr scaleBase = IndexExpr(nb) * (k / kQ4_0Block);
   emitFor(
-      b, zero, constIndex(b, k / kBlock),
+      b, zero, constIndex(b, k / kQ4_0Block),
       [&](ImplicitLocOpBuilder &b, Value c) {
-        IndexExpr at = IndexExpr(c) * kBlockBytes;
+        IndexExpr at = IndexExpr(c) * kQ4_0BlockBytes;
         // Row j's block c as 16 pairs of q − 8 (zero past `hi`), and its d.
         SmallVector<Value> pairs;
         for (int64_t j = 0; j < kTileRows; ++j) {
@@ -99,7 +97,7 @@ void linear::emitPackInt16Panel(ImplicitLocOpBuilder &b, Value w, Value n0,
                 Value high = arith::ShRUIOp::create(
                     b, bytes, vecConst(b, i8x16, b.getI8IntegerAttr(4)));
                 SmallVector<int64_t> inOrder;
-                for (int64_t i = 0; i < kBlock; ++i)
+                for (int64_t i = 0; i < kQ4_0Block; ++i)
                   inOrder.push_back(i);
                 Value nibbles =
                     vector::ShuffleOp::create(b, low, high, inOrder);
@@ -160,9 +158,10 @@ SmallVector<Value> linear::emitInt16Tile(ImplicitLocOpBuilder &b, Value records,
   SmallVector<Value> inits(kDotTileTokens,
                            vecConst(b, f32x16, b.getF32FloatAttr(0.0f)));
   IndexExpr pairBase = IndexExpr(nb) * (k / 2);
-  IndexExpr scaleBase = IndexExpr(nb) * (k / kBlock);
+  IndexExpr scaleBase = IndexExpr(nb) * (k / kQ4_0Block);
   auto blocks = scf::ForOp::create(
-      b, constIndex(b, 0), constIndex(b, k / kBlock), constIndex(b, 1), inits,
+      b, constIndex(b, 0), constIndex(b, k / kQ4_0Block), constIndex(b, 1),
+      inits,
       implicitLoc([&](ImplicitLocOpBuilder &b, Value c, ValueRange iter) {
         SmallVector<Value> accs(iter);
         IndexExpr group = IndexExpr(c) / kGroupBlocks;

@@ -122,13 +122,14 @@ SmallVector<Value> emitRowDotsInt8(ImplicitLocOpBuilder &b, Value records,
 /// with q = round-to-even(x / sa), so x = sa · q to 2^-16 of the block's
 /// maximum.
 constexpr int64_t kQ4GroupElements = 256;
+constexpr int64_t kQ4GroupRecordBytes = 576;
+constexpr int64_t kQ4PairRecordBytes = 128;
+constexpr int64_t kQ4ScaleField = 512;
+
 /// Q4_0's block: 32 weights as an f16 scale d, then 16 bytes whose low
 /// nibbles are elements 0-15 and high nibbles 16-31, each q + 8.
 constexpr int64_t kQ4_0Block = 32;
 constexpr int64_t kQ4_0BlockBytes = 18;
-constexpr int64_t kQ4GroupRecordBytes = 576;
-constexpr int64_t kQ4PairRecordBytes = 128;
-constexpr int64_t kQ4ScaleField = 512;
 
 /// Whether decode rows of `wType` over K = `k` take the groups.
 bool usesQ4Groups(Type wType, int64_t k);

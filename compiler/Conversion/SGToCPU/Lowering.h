@@ -190,7 +190,7 @@ Value loadInt8DotFlag(ImplicitLocOpBuilder &b, ModuleOp module);
 /// The same for where the 4-bit decode rows prefetch their weights: 1 into
 /// L1 (prefetcht0), 0 into L2 only (prefetcht1). The object emitter sets it
 /// by the variant's CPU: L2 on AMD Zen, where records kept in L1 ran faster
-/// (Zen 4), L1 elsewhere (Intel Emerald Rapids: B8's Q4_0 decode 5-10 %
+/// (Zen 4), L1 elsewhere (Intel Emerald Rapids: B8's Q4_0 decode 3-5 %
 /// faster on 1 and 2 threads). A prefetch changes no result.
 constexpr llvm::StringLiteral kPrefetchToL1Flag = "sgc_cpu_prefetch_to_l1";
 Value loadPrefetchToL1Flag(ImplicitLocOpBuilder &b, ModuleOp module);
