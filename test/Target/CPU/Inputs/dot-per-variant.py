@@ -7,26 +7,15 @@ many vdpbf16ps its functions hold and whether that agrees with the CPU: the
 host variant has them exactly when CPUINFO lists avx512_bf16, the baseline
 never.
 """
-import re
 import sys
 
-disassembly, cpuinfo = sys.argv[1], sys.argv[2]
-with open(cpuinfo) as f:
-    flags = next((line.split(":", 1)[1].split() for line in f
-                  if line.startswith("flags")), [])
-host_bf16 = "avx512_bf16" in flags
+from variant_counts import count_per_variant, host_cpu
 
-counts = {"sgc_v0_": 0, "sgc_v1_": 0}
-current = None
-label = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
-with open(disassembly) as f:
-    for line in f:
-        m = label.match(line.strip())
-        if m:
-            name = m.group(1)
-            current = next((p for p in counts if name.startswith(p)), None)
-        elif current and "vdpbf16ps" in line:
-            counts[current] += 1
+disassembly, cpuinfo = sys.argv[1], sys.argv[2]
+flags, _ = host_cpu(cpuinfo)
+host_bf16 = "avx512_bf16" in flags
+counts = {p: c["vdpbf16ps"]
+          for p, c in count_per_variant(disassembly, ["vdpbf16ps"]).items()}
 
 v0 = counts["sgc_v0_"]
 agrees = (v0 > 0) == host_bf16

@@ -11,35 +11,15 @@ CPUs without its fast-dpwssd tuning, which the compiler turns on. Then
 where the host variant's 4-bit rows prefetch their weights: prefetcht1 (L2)
 on AMD Zen, none elsewhere (prefetcht0, L1).
 """
-import re
 import sys
 
-disassembly, cpuinfo = sys.argv[1], sys.argv[2]
-with open(cpuinfo) as f:
-    flags = next((line.split(":", 1)[1].split() for line in f
-                  if line.startswith("flags")), [])
-host_vnni = "avx512_vnni" in flags
-with open(cpuinfo) as f:
-    host_amd = any(line.startswith("vendor_id") and "AuthenticAMD" in line
-                   for line in f)
+from variant_counts import count_per_variant, host_cpu
 
-counts = {p: {"vpdpwssd": 0, "vpmaddwd": 0, "prefetcht1": 0}
-          for p in ("sgc_v0_", "sgc_v1_")}
-current = None
-label = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
-with open(disassembly) as f:
-    for line in f:
-        m = label.match(line.strip())
-        if m:
-            name = m.group(1)
-            current = next((p for p in counts
-                            if name.startswith(p) and "_q4_0_" in name), None)
-            continue
-        if current:
-            words = line.split()
-            for instruction in counts[current]:
-                if instruction in words:
-                    counts[current][instruction] += 1
+disassembly, cpuinfo = sys.argv[1], sys.argv[2]
+flags, host_amd = host_cpu(cpuinfo)
+host_vnni = "avx512_vnni" in flags
+counts = count_per_variant(disassembly, ["vpdpwssd", "vpmaddwd", "prefetcht1"],
+                           keep=lambda name: "_q4_0_" in name)
 
 v0 = counts["sgc_v0_"]
 agrees = (v0["vpdpwssd"] > 0) == host_vnni
